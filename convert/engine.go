@@ -1,0 +1,207 @@
+// Package convert moves datasets between formats. Every format is read into,
+// or written from, one intermediate model: a dataset is a sequence of shards,
+// a shard a sequence of Rows (one file, member or sample each). A Source
+// lists the rows of each shard; a Sink consumes them. Run scans shards on
+// parallel workers and delivers their rows to the sink in dataset order, so
+// the output is the same whatever the number of workers.
+package convert
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Kind is what a row is.
+type Kind uint8
+
+const (
+	KindFile     Kind = iota // a regular file: its payload is its content
+	KindDir                  // a directory
+	KindSymlink              // a symbolic link (Linkname)
+	KindHardlink             // a hard link to an earlier file (Linkname)
+	KindOther                // devices, fifos, format-specific records
+)
+
+func (k Kind) String() string {
+	return [...]string{"file", "dir", "symlink", "hardlink", "other"}[k]
+}
+
+// Row is one entry of a dataset in the intermediate model.
+type Row struct {
+	Name     []byte // path inside the dataset, raw bytes as stored
+	Linkname []byte // link target, for links
+	Kind     Kind
+	Type     byte // the source format's own type code (tar typeflag, ...)
+
+	Size        int64 // payload bytes
+	Mode        int64 // permission bits
+	UID, GID    int64
+	ModTime     int64 // seconds since the epoch
+	ModTimeNsec int32
+
+	// Where the row lives in its source shard, for sources that can be
+	// addressed in place (tar): the offset of its record (tar header) and
+	// of its payload. -1 when not applicable.
+	Offset     int64
+	DataOffset int64
+}
+
+// Batch is a run of consecutive rows of one shard.
+type Batch struct {
+	Shard int
+	Rows  []Row
+	// Prep holds what the sink's Prepare computed for these rows.
+	Prep any
+	// Bytes is the sum of the rows' payload sizes.
+	Bytes int64
+}
+
+// Source is a dataset to read. Scan is called from several goroutines at
+// once, each with a different shard.
+type Source interface {
+	NumShards() int
+	ShardName(shard int) string
+	// Scan reads one shard and hands its rows, in order, to emit in batches.
+	// The rows (and their byte slices) belong to the batch afterwards.
+	Scan(ctx context.Context, shard int, emit func(rows []Row) error) error
+}
+
+// Sink consumes a dataset.
+type Sink interface {
+	// Prepare does per-row work that needs no order (parsing names,
+	// hashing) on the worker that scanned the batch, in parallel.
+	Prepare(b *Batch) error
+	// Write receives every batch in dataset order from one goroutine.
+	Write(b *Batch) error
+	// EndShard follows the last batch of each shard, in order, including
+	// shards without rows.
+	EndShard(shard int) error
+}
+
+// Options tune Run.
+type Options struct {
+	// Workers is the number of shards scanned at once (default: all cores).
+	Workers int
+	// Progress, if set, is called from the ordered writer after each batch.
+	Progress func(p Progress)
+}
+
+// Progress is reported as rows reach the sink.
+type Progress struct {
+	ShardsDone, Shards int
+	Rows               int64
+	Bytes              int64
+}
+
+// queueDepth bounds the batches waiting per shard: memory stays at about
+// workers x queueDepth x batch size rows whatever the dataset's size.
+const queueDepth = 8
+
+type result struct {
+	batch *Batch
+	err   error
+}
+
+// Run reads every shard of src and feeds its rows to sink in order. Shards
+// are scanned by opts.Workers goroutines taking shards in increasing order;
+// the calling goroutine writes. The first error stops the run and is returned.
+func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
+	n := src.NumShards()
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers > n {
+		workers = n
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	queues := make([]chan result, n)
+	for i := range queues {
+		queues[i] = make(chan result, queueDepth)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				shard := int(next.Add(1) - 1)
+				if shard >= n {
+					return
+				}
+				scanShard(ctx, src, sink, shard, queues[shard])
+			}
+		}()
+	}
+	defer wg.Wait()
+
+	var p Progress
+	p.Shards = n
+	for shard := 0; shard < n; shard++ {
+		for res := range queues[shard] {
+			if res.err != nil {
+				cancel()
+				return res.err
+			}
+			if err := sink.Write(res.batch); err != nil {
+				cancel()
+				return err
+			}
+			p.Rows += int64(len(res.batch.Rows))
+			p.Bytes += res.batch.Bytes
+			if opts.Progress != nil {
+				opts.Progress(p)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := sink.EndShard(shard); err != nil {
+			cancel()
+			return err
+		}
+		p.ShardsDone++
+		if opts.Progress != nil {
+			opts.Progress(p)
+		}
+	}
+	return nil
+}
+
+var errCanceled = errors.New("canceled")
+
+// scanShard runs on a worker: it scans one shard, prepares each batch and
+// queues it for the writer. The queue is closed when the shard is done.
+func scanShard(ctx context.Context, src Source, sink Sink, shard int, q chan<- result) {
+	defer close(q)
+	send := func(r result) error {
+		select {
+		case q <- r:
+			return nil
+		case <-ctx.Done():
+			return errCanceled
+		}
+	}
+	err := src.Scan(ctx, shard, func(rows []Row) error {
+		if len(rows) == 0 {
+			return nil
+		}
+		b := &Batch{Shard: shard, Rows: rows}
+		for i := range rows {
+			b.Bytes += rows[i].Size
+		}
+		if err := sink.Prepare(b); err != nil {
+			return err
+		}
+		return send(result{batch: b})
+	})
+	if err != nil && err != errCanceled && ctx.Err() == nil {
+		send(result{err: err})
+	}
+}

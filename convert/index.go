@@ -1,0 +1,181 @@
+package convert
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/formats/tarscan"
+)
+
+// IndexOptions tune BuildIndex.
+type IndexOptions struct {
+	// CompatGLZN reproduces glzn's indexer: every header block is a row,
+	// named by its 100-byte name field, whatever its type.
+	CompatGLZN bool
+	Stem       taridx.StemMode
+	Contiguous bool
+	Workers    int
+	Scan       tarscan.Options
+	Progress   func(Progress)
+}
+
+// IndexStats describes a finished index.
+type IndexStats struct {
+	Output     string
+	Shards     int
+	Members    int64 // tar entries seen (header blocks with CompatGLZN)
+	Rows       uint64
+	Stems      uint64
+	Exts       []string
+	Crash      int
+	Contiguous bool
+	Bytes      int64 // payload bytes the rows address
+	// Rows left out, by reason, and a few example names for each.
+	NotRegular    map[string]int64 // by kind
+	NoExt         int64
+	SpaceInExt    int64
+	Sparse        int64
+	SkippedNames  []string
+	SparseNames   []string
+	Reads         int64
+	ReadBytes     int64
+	Elapsed       time.Duration
+	MembersPerSec float64
+}
+
+// BuildIndex indexes the tar shards (in fid order) into a TARIDX file at out.
+// out appears only when complete; on error nothing new is left behind.
+func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOptions) (*IndexStats, error) {
+	if len(shards) > taridx.MaxShards {
+		return nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d", len(shards), taridx.MaxShards)
+	}
+	start := time.Now()
+	w, err := taridx.Create(out, taridx.WriterOptions{Contiguous: opts.Contiguous})
+	if err != nil {
+		return nil, err
+	}
+	scan := opts.Scan
+	scan.HeaderBlocks = opts.CompatGLZN
+	src := NewTarShards(shards, scan)
+	sink := &taridxSink{w: w, compat: opts.CompatGLZN, stem: opts.Stem, notRegular: map[string]int64{}}
+	err = Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress})
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
+	st := &IndexStats{
+		Output:     out,
+		Shards:     len(shards),
+		Rows:       w.Rows(),
+		Stems:      w.NStems(),
+		Exts:       append([]string(nil), w.Exts()...),
+		Crash:      len(w.CrashStems()),
+		Contiguous: w.Contiguous(),
+		Bytes:      sink.bytes,
+		NotRegular: sink.notRegular,
+		NoExt:      sink.noExt, SpaceInExt: sink.spaceExt,
+		SkippedNames: sink.skippedNames,
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	for _, s := range src.Stats {
+		st.Members += s.Members
+		st.Sparse += s.Sparse
+		st.Reads += s.Reads
+		st.ReadBytes += s.ReadBytes
+		for _, n := range s.SparseNames {
+			if len(st.SparseNames) < maxReportedNames {
+				st.SparseNames = append(st.SparseNames, n)
+			}
+		}
+	}
+	st.Elapsed = time.Since(start)
+	if secs := st.Elapsed.Seconds(); secs > 0 {
+		st.MembersPerSec = float64(st.Members) / secs
+	}
+	return st, nil
+}
+
+// taridxSink turns rows into TARIDX entries. Prepare decodes names and
+// hashes stems on the workers; Write assigns ids in order.
+type taridxSink struct {
+	w      *taridx.Writer
+	compat bool
+	stem   taridx.StemMode
+
+	bytes        int64
+	notRegular   map[string]int64
+	noExt        int64
+	spaceExt     int64
+	skippedNames []string
+}
+
+type preparedEntries struct {
+	entries []taridx.Entry
+	skipped []skip
+}
+
+type skip struct {
+	kind   Kind
+	reason int // 0 not regular, 1 no extension, 2 white space in extension
+	name   string
+}
+
+func (s *taridxSink) Prepare(b *Batch) error {
+	p := &preparedEntries{entries: make([]taridx.Entry, 0, len(b.Rows))}
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if !s.compat && r.Kind != KindFile {
+			p.skipped = append(p.skipped, skip{kind: r.Kind, reason: 0})
+			continue
+		}
+		name := taridx.DecodeName(r.Name)
+		stem, ext := taridx.SplitName(name, s.stem)
+		if !s.compat {
+			if ext == "" {
+				p.skipped = append(p.skipped, skip{reason: 1, name: name})
+				continue
+			}
+			if taridx.HasPySpace(ext) {
+				p.skipped = append(p.skipped, skip{reason: 2, name: name})
+				continue
+			}
+		}
+		p.entries = append(p.entries, taridx.Entry{
+			Fid: uint16(b.Shard), Offset: uint64(r.Offset), Size: uint64(r.Size),
+			Stem: stem, Ext: ext, KeyHash: taridx.KeyHash(stem),
+		})
+	}
+	b.Prep = p
+	return nil
+}
+
+func (s *taridxSink) Write(b *Batch) error {
+	p := b.Prep.(*preparedEntries)
+	for _, e := range p.entries {
+		if err := s.w.Add(e); err != nil {
+			return err
+		}
+		s.bytes += int64(e.Size)
+	}
+	for _, k := range p.skipped {
+		switch k.reason {
+		case 0:
+			s.notRegular[k.kind.String()]++
+			continue
+		case 1:
+			s.noExt++
+		case 2:
+			s.spaceExt++
+		}
+		if len(s.skippedNames) < maxReportedNames {
+			s.skippedNames = append(s.skippedNames, k.name)
+		}
+	}
+	return nil
+}
+
+func (s *taridxSink) EndShard(int) error { return nil }

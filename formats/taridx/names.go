@@ -1,0 +1,189 @@
+package taridx
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// DecodeName turns a member name's bytes into text the way glzn does
+// (Python's bytes.decode("utf-8", "replace")), so that stems, and therefore
+// key hashes, agree with indexes glzn wrote. Each maximal prefix of a valid
+// UTF-8 sequence that is cut short becomes one U+FFFD; any other invalid
+// byte becomes one U+FFFD of its own. Go's strings.ToValidUTF8 and
+// utf8.DecodeRune loops differ from this ("e6 97" is one U+FFFD here, two
+// with DecodeRune).
+func DecodeName(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	sb.Grow(len(b) + 8)
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			sb.WriteByte(c)
+			i++
+			continue
+		}
+		n := validPrefix(b[i:])
+		if n > 0 {
+			sb.Write(b[i : i+n])
+			i += n
+			continue
+		}
+		sb.WriteRune(utf8.RuneError)
+		i += -n
+	}
+	return sb.String()
+}
+
+// validPrefix looks at the multi-byte sequence starting b. It returns its
+// length when the sequence is a whole valid character, or minus the number
+// of bytes that form the maximal invalid subpart to replace (at least 1).
+func validPrefix(b []byte) int {
+	c := b[0]
+	var need int
+	lo, hi := byte(0x80), byte(0xbf) // range of the second byte
+	switch {
+	case c >= 0xc2 && c <= 0xdf:
+		need = 1
+	case c == 0xe0:
+		need, lo = 2, 0xa0
+	case c >= 0xe1 && c <= 0xec, c == 0xee, c == 0xef:
+		need = 2
+	case c == 0xed:
+		need, hi = 2, 0x9f
+	case c == 0xf0:
+		need, lo = 3, 0x90
+	case c >= 0xf1 && c <= 0xf3:
+		need = 3
+	case c == 0xf4:
+		need, hi = 3, 0x8f
+	default:
+		return -1
+	}
+	for k := 1; k <= need; k++ {
+		if k >= len(b) {
+			return -k
+		}
+		if b[k] < lo || b[k] > hi {
+			return -k
+		}
+		lo, hi = 0x80, 0xbf
+	}
+	return need + 1
+}
+
+// StemMode chooses what part of a member name is its stem.
+type StemMode uint8
+
+const (
+	// StemBasename: the basename before its first dot (glzn's rule).
+	StemBasename StemMode = iota
+	// StemPath: the whole name before the basename's first dot, directory
+	// included, as WebDataset groups a sample's files.
+	StemPath
+)
+
+// SplitName splits a decoded member name into stem and extension: the
+// extension is what follows the basename's first dot, lowercased; a name
+// without a dot has an empty extension. "a/b.c.jpg" -> ("b", "c.jpg").
+func SplitName(name string, mode StemMode) (stem, ext string) {
+	slash := strings.LastIndexByte(name, '/')
+	base := name[slash+1:]
+	dot := strings.IndexByte(base, '.')
+	if dot < 0 {
+		stem = base
+	} else {
+		stem, ext = base[:dot], pyLower(base[dot+1:])
+	}
+	if mode == StemPath {
+		stem = name[:slash+1] + stem
+	}
+	return stem, ext
+}
+
+// pyLower lowercases like Python's str.lower: full case mapping, so U+0130
+// becomes "i̇" and a word-final capital sigma becomes "ς".
+func pyLower(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToLower(s)
+	}
+	var sb strings.Builder
+	rs := []rune(s)
+	for i, r := range rs {
+		switch r {
+		case 0x130: // LATIN CAPITAL LETTER I WITH DOT ABOVE
+			sb.WriteString("i\u0307")
+		case 0x3a3: // GREEK CAPITAL LETTER SIGMA
+			if finalSigma(rs, i) {
+				sb.WriteRune(0x3c2)
+			} else {
+				sb.WriteRune(0x3c3)
+			}
+		default:
+			sb.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return sb.String()
+}
+
+// finalSigma applies Unicode's Final_Sigma condition: a cased letter before
+// the sigma and none after it, skipping case-ignorable characters.
+func finalSigma(rs []rune, i int) bool {
+	before := false
+	for j := i - 1; j >= 0; j-- {
+		if caseIgnorable(rs[j]) {
+			continue
+		}
+		before = cased(rs[j])
+		break
+	}
+	if !before {
+		return false
+	}
+	for j := i + 1; j < len(rs); j++ {
+		if caseIgnorable(rs[j]) {
+			continue
+		}
+		return !cased(rs[j])
+	}
+	return true
+}
+
+func cased(r rune) bool {
+	return unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r)
+}
+
+func caseIgnorable(r rune) bool {
+	switch r {
+	case '\'', '.', ':', '^', '`', 0xad, 0xb7, 0x2019:
+		return true
+	}
+	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
+}
+
+// HasPySpace reports whether s contains a character that Python's
+// str.split() splits on. glzn's loader splits the extension block that way,
+// so an index holding such an extension cannot be loaded by glzn.
+func HasPySpace(s string) bool {
+	for _, r := range s {
+		if unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) {
+			return true
+		}
+	}
+	return false
+}
+
+// KeyHash is the row key of a stem: xxh64 of its UTF-8 bytes, seed 0.
+func KeyHash(stem string) uint64 { return xxhash.Sum64String(stem) }

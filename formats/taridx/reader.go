@@ -1,0 +1,138 @@
+package taridx
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+)
+
+// Index is a TARIDX file read into memory: its header, tables and rows (32
+// bytes a row, decoded on access).
+type Index struct {
+	Path       string
+	Header     Header
+	Exts       []string // extension names by id
+	CrashStems []string // crash stems; crash id i+1 is CrashStems[i]
+	rows       []byte
+}
+
+// Len is the number of rows.
+func (x *Index) Len() int { return len(x.rows) / RecordSize }
+
+// Row returns row i.
+func (x *Index) Row(i int) Row { return DecodeRow(x.rows[i*RecordSize:]) }
+
+// ExtID returns the id of an extension, or -1.
+func (x *Index) ExtID(ext string) int {
+	for i, e := range x.Exts {
+		if e == ext {
+			return i
+		}
+	}
+	return -1
+}
+
+// ReadFile reads and validates the TARIDX file at path.
+func ReadFile(path string) (*Index, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Read reads and validates a TARIDX file from r; name is used in errors.
+func Read(name string, r io.Reader) (*Index, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(name, data)
+}
+
+// Parse validates a whole TARIDX file held in data. It checks everything the
+// format's reader requirements list, MUST and SHOULD alike: the magic, the
+// version, the header and record sizes, the region offsets, the row count,
+// the extension and crash-stem counts (blocks split on "\n" only, guided by
+// the counts), that the tables are valid UTF-8 without duplicates, and that
+// every row's extension and crash ids exist. The reserved bytes and unknown
+// flag bits are ignored, as the format requires.
+func Parse(name string, data []byte) (*Index, error) {
+	fail := func(off int64, kind error, format string, args ...any) error {
+		return &Error{Path: name, Offset: off, Err: kind, Detail: fmt.Sprintf(format, args...)}
+	}
+	size := uint64(len(data))
+	if size < HeaderSize {
+		return nil, fail(0, ErrFormat, "file of %d bytes is shorter than the %d-byte header", size, HeaderSize)
+	}
+	if !bytes.Equal(data[:8], []byte(Magic+"\x00\x00")) {
+		return nil, fail(0, ErrFormat, "bad magic %q", data[:8])
+	}
+	h := decodeHeader(data)
+	switch {
+	case h.Major != Major:
+		return nil, fail(8, ErrVersion, "major version %d (this reader knows %d)", h.Major, Major)
+	case h.HdrSize != HeaderSize:
+		return nil, fail(14, ErrFormat, "hdr_size %d, want %d", h.HdrSize, HeaderSize)
+	case h.RecSize != RecordSize:
+		return nil, fail(12, ErrFormat, "rec_size %d, want %d", h.RecSize, RecordSize)
+	case h.OffCrash < HeaderSize:
+		return nil, fail(40, ErrCorrupt, "off_crash %d is inside the header", h.OffCrash)
+	case h.OffArr < h.OffCrash:
+		return nil, fail(48, ErrCorrupt, "off_arr %d is before off_crash %d", h.OffArr, h.OffCrash)
+	case h.OffArr > size:
+		return nil, fail(48, ErrCorrupt, "off_arr %d is past the end of the file (%d bytes)", h.OffArr, size)
+	case (size-h.OffArr)%RecordSize != 0:
+		return nil, fail(int64(h.OffArr), ErrCorrupt, "row region of %d bytes is not a whole number of %d-byte rows", size-h.OffArr, RecordSize)
+	case (size-h.OffArr)/RecordSize != h.NRows:
+		return nil, fail(24, ErrCorrupt, "n_rows is %d but the file holds %d rows", h.NRows, (size-h.OffArr)/RecordSize)
+	}
+	exts, err := splitBlock(data[HeaderSize:h.OffCrash], int(h.NExt))
+	if err != nil {
+		return nil, fail(HeaderSize, ErrCorrupt, "extension block: n_ext is %d: %v", h.NExt, err)
+	}
+	crash, err := splitBlock(data[h.OffCrash:h.OffArr], int(h.NCrash))
+	if err != nil {
+		return nil, fail(int64(h.OffCrash), ErrCorrupt, "crash-stem block: n_crash is %d: %v", h.NCrash, err)
+	}
+	x := &Index{Path: name, Header: h, Exts: exts, CrashStems: crash, rows: data[h.OffArr:]}
+	for i, n := 0, x.Len(); i < n; i++ {
+		r := x.Row(i)
+		if uint32(r.ExtID) >= h.NExt {
+			return nil, fail(int64(h.OffArr)+int64(i)*RecordSize+18, ErrCorrupt, "row %d: extid %d, but n_ext is %d", i, r.ExtID, h.NExt)
+		}
+		if r.CrashID > h.NCrash {
+			return nil, fail(int64(h.OffArr)+int64(i)*RecordSize+20, ErrCorrupt, "row %d: crashid %d, but n_crash is %d", i, r.CrashID, h.NCrash)
+		}
+	}
+	return x, nil
+}
+
+// splitBlock splits a text block into exactly n newline-separated entries.
+// n == 0 needs an empty block; a block "" with n == 1 is one empty entry.
+func splitBlock(b []byte, n int) ([]string, error) {
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("not valid UTF-8")
+	}
+	if n == 0 {
+		if len(b) != 0 {
+			return nil, fmt.Errorf("block of %d bytes for no entries", len(b))
+		}
+		return nil, nil
+	}
+	parts := strings.Split(string(b), "\n")
+	if len(parts) != n {
+		return nil, fmt.Errorf("block holds %d newline-separated entries", len(parts))
+	}
+	seen := make(map[string]bool, n)
+	for _, p := range parts {
+		if seen[p] {
+			return nil, fmt.Errorf("entry %q appears twice", p)
+		}
+		seen[p] = true
+	}
+	return parts, nil
+}

@@ -1,0 +1,293 @@
+package taridx
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// Entry is one member to index, as the writer receives it.
+type Entry struct {
+	Fid     uint16
+	Offset  uint64 // offset of the member's own header block
+	Size    uint64 // payload size
+	Stem    string
+	Ext     string
+	KeyHash uint64 // KeyHash(Stem), computed by the caller (often in parallel)
+}
+
+// WriterOptions tune a Writer.
+type WriterOptions struct {
+	// Contiguous reorders rows by a stable sort on (keyhash, crashid) before
+	// writing and sets the contiguity flag, as glzn's enforce_contiguous.
+	// It holds all rows in memory (32 bytes each) to sort them.
+	Contiguous bool
+	// SpoolMemory is how many bytes of rows are buffered in memory before
+	// they spill to a temporary file beside the output (default 16 MiB).
+	SpoolMemory int
+}
+
+// ErrUnrepresentable: an extension or crash stem contains "\n", which the
+// newline-joined tables cannot hold, or a table outgrew its id type.
+var ErrUnrepresentable = errors.New("cannot be represented in a TARIDX file")
+
+// Writer builds a TARIDX file from a stream of entries with glzn's rules:
+// extension ids and crash ids in order of first appearance, n_stems the
+// number of distinct stems, the contiguity flag set when rows of each
+// (keyhash, crashid) form one run. Rows are spooled (to memory, then a
+// temporary file) because the header and tables that precede them are known
+// only at the end; memory grows with the number of distinct stems, not rows.
+type Writer struct {
+	out  *safefile.File
+	opts WriterOptions
+
+	extIDs map[string]uint16
+	exts   []string
+
+	// canon maps a key hash to the first stem seen with it, kept in arena.
+	canon      map[uint64]stemRef
+	arena      [][]byte
+	crashIDs   map[string]uint32
+	crashStems []string
+
+	nRows   uint64
+	runs    uint64
+	lastKey Key
+	sorted  []Row // only with Contiguous
+
+	spool    []byte
+	spill    *os.File
+	spillBuf *bufio.Writer
+	err      error
+}
+
+// stemRef locates a stem in the arena: chunk<<40 | offset<<20 | length.
+type stemRef uint64
+
+const (
+	arenaChunk = 1 << 20
+	maxStemLen = 1<<20 - 1
+)
+
+// Create starts a TARIDX file at path. Nothing appears at path until Close
+// succeeds; Abort (or a failed Close) leaves an earlier file untouched.
+func Create(path string, opts WriterOptions) (*Writer, error) {
+	out, err := safefile.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if opts.SpoolMemory <= 0 {
+		opts.SpoolMemory = 16 << 20
+	}
+	return &Writer{
+		out:      out,
+		opts:     opts,
+		extIDs:   make(map[string]uint16),
+		canon:    make(map[uint64]stemRef),
+		crashIDs: make(map[string]uint32),
+	}, nil
+}
+
+func (w *Writer) stem(ref stemRef) []byte {
+	chunk, off, n := ref>>40, (ref>>20)&(1<<20-1), ref&(1<<20-1)
+	return w.arena[chunk][off : off+n]
+}
+
+func (w *Writer) keep(stem string) stemRef {
+	last := len(w.arena) - 1
+	if last < 0 || len(w.arena[last])+len(stem) > cap(w.arena[last]) {
+		w.arena = append(w.arena, make([]byte, 0, arenaChunk))
+		last++
+	}
+	off := len(w.arena[last])
+	w.arena[last] = append(w.arena[last], stem...)
+	return stemRef(uint64(last)<<40 | uint64(off)<<20 | uint64(len(stem)))
+}
+
+// Add appends one row.
+func (w *Writer) Add(e Entry) error {
+	if w.err != nil {
+		return w.err
+	}
+	extID, ok := w.extIDs[e.Ext]
+	if !ok {
+		if strings.IndexByte(e.Ext, '\n') >= 0 {
+			return w.fail(fmt.Errorf("extension %q contains a newline: %w", e.Ext, ErrUnrepresentable))
+		}
+		if len(w.exts) == 1<<16 {
+			return w.fail(fmt.Errorf("more than 65536 extensions: %w", ErrUnrepresentable))
+		}
+		extID = uint16(len(w.exts))
+		w.extIDs[e.Ext] = extID
+		w.exts = append(w.exts, e.Ext)
+	}
+	var crashID uint32
+	if ref, ok := w.canon[e.KeyHash]; !ok {
+		if len(e.Stem) > maxStemLen {
+			return w.fail(fmt.Errorf("stem of %d bytes is too long", len(e.Stem)))
+		}
+		w.canon[e.KeyHash] = w.keep(e.Stem)
+	} else if string(w.stem(ref)) != e.Stem {
+		// A different stem with the same hash: a crash. Number it in order
+		// of first appearance, as glzn does.
+		if crashID, ok = w.crashIDs[e.Stem]; !ok {
+			if strings.IndexByte(e.Stem, '\n') >= 0 {
+				return w.fail(fmt.Errorf("crash stem %q contains a newline: %w", e.Stem, ErrUnrepresentable))
+			}
+			crashID = uint32(len(w.crashStems) + 1)
+			w.crashIDs[e.Stem] = crashID
+			w.crashStems = append(w.crashStems, e.Stem)
+		}
+	}
+	r := Row{Fid: e.Fid, Offset: e.Offset, Size: e.Size, ExtID: extID, CrashID: crashID, KeyHash: e.KeyHash}
+	if k := r.Key(); w.nRows == 0 || k != w.lastKey {
+		w.runs++
+		w.lastKey = k
+	}
+	w.nRows++
+	if w.opts.Contiguous {
+		w.sorted = append(w.sorted, r)
+		return nil
+	}
+	return w.put(r)
+}
+
+func (w *Writer) put(r Row) error {
+	var b [RecordSize]byte
+	PutRow(b[:], r)
+	if w.spill == nil {
+		w.spool = append(w.spool, b[:]...)
+		if len(w.spool) < w.opts.SpoolMemory {
+			return nil
+		}
+		dir := filepath.Dir(w.out.Target())
+		f, err := os.CreateTemp(dir, safefile.TempPrefix+"rows-*")
+		if err != nil {
+			return w.fail(err)
+		}
+		os.Remove(f.Name()) // unnamed: vanishes with the process
+		w.spill, w.spillBuf = f, bufio.NewWriterSize(f, 1<<20)
+		if _, err := w.spillBuf.Write(w.spool); err != nil {
+			return w.fail(err)
+		}
+		w.spool = nil
+		return nil
+	}
+	if _, err := w.spillBuf.Write(b[:]); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+func (w *Writer) fail(err error) error {
+	w.err = err
+	return err
+}
+
+// NStems is the number of distinct stems added so far.
+func (w *Writer) NStems() uint64 { return uint64(len(w.canon) + len(w.crashStems)) }
+
+// Rows is the number of rows added so far.
+func (w *Writer) Rows() uint64 { return w.nRows }
+
+// Exts returns the extension table so far, by id.
+func (w *Writer) Exts() []string { return w.exts }
+
+// CrashStems returns the crash-stem table so far, by crash id - 1.
+func (w *Writer) CrashStems() []string { return w.crashStems }
+
+// Contiguous reports whether the rows as written form one run per sample.
+func (w *Writer) Contiguous() bool {
+	return w.opts.Contiguous || w.nRows < 2 || w.runs == w.NStems()
+}
+
+// Close writes the header, tables and rows and renames the file into place.
+func (w *Writer) Close() error {
+	defer w.release()
+	if w.err != nil {
+		w.out.Abort()
+		return w.err
+	}
+	err := w.finish()
+	if err != nil {
+		w.out.Abort()
+		return fmt.Errorf("writing %s: %w", w.out.Target(), err)
+	}
+	return w.out.Commit()
+}
+
+// Abort discards the output.
+func (w *Writer) Abort() {
+	w.release()
+	w.out.Abort()
+}
+
+func (w *Writer) release() {
+	if w.spill != nil {
+		w.spill.Close()
+		w.spill = nil
+	}
+	w.canon, w.arena, w.sorted, w.spool = nil, nil, nil, nil
+}
+
+func (w *Writer) finish() error {
+	extBlock := strings.Join(w.exts, "\n")
+	crashBlock := strings.Join(w.crashStems, "\n")
+	h := Header{
+		Major: Major, Minor: Minor, RecSize: RecordSize, HdrSize: HeaderSize,
+		NStems:   w.NStems(),
+		NRows:    w.nRows,
+		NExt:     uint32(len(w.exts)),
+		NCrash:   uint32(len(w.crashStems)),
+		OffCrash: HeaderSize + uint64(len(extBlock)),
+		OffArr:   HeaderSize + uint64(len(extBlock)) + uint64(len(crashBlock)),
+	}
+	if w.Contiguous() {
+		h.Flags |= FlagContiguous
+	}
+	hb, _ := h.MarshalBinary()
+	bw := bufio.NewWriterSize(w.out, 1<<20)
+	bw.Write(hb)
+	bw.WriteString(extBlock)
+	bw.WriteString(crashBlock)
+	if w.opts.Contiguous {
+		slices.SortStableFunc(w.sorted, func(a, b Row) int {
+			if a.KeyHash != b.KeyHash {
+				if a.KeyHash < b.KeyHash {
+					return -1
+				}
+				return 1
+			}
+			return int(int64(a.CrashID) - int64(b.CrashID))
+		})
+		var b [RecordSize]byte
+		for _, r := range w.sorted {
+			PutRow(b[:], r)
+			bw.Write(b[:])
+		}
+		return bw.Flush()
+	}
+	if w.spill == nil {
+		bw.Write(w.spool)
+		return bw.Flush()
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := w.spillBuf.Flush(); err != nil {
+		return err
+	}
+	if _, err := w.spill.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	// Both are files: io.Copy moves the rows in the kernel (copy_file_range).
+	_, err := io.Copy(w.out.File, w.spill)
+	return err
+}

@@ -1,0 +1,290 @@
+package tarscan
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+)
+
+// BlockSize is the size of a tar header block and the unit of payload padding.
+const BlockSize = 512
+
+// Field positions inside a 512-byte header block. The v7 fields are shared
+// by every format; the rest depend on the magic.
+const (
+	offName        = 0   // [100]
+	offMode        = 100 // [8]
+	offUID         = 108 // [8]
+	offGID         = 116 // [8]
+	offSize        = 124 // [12]
+	offMtime       = 136 // [12]
+	offChksum      = 148 // [8]
+	offTypeflag    = 156 // [1]
+	offLinkname    = 157 // [100]
+	offMagic       = 257 // [6]
+	offVersion     = 263 // [2]
+	offUname       = 265 // [32]
+	offGname       = 297 // [32]
+	offPrefix      = 345 // [155] ustar; [131] star
+	offGNUAtime    = 345 // [12] GNU
+	offGNUCtime    = 357 // [12] GNU
+	offGNUSparse   = 386 // [4][24] GNU sparse map
+	offGNUExtended = 482 // [1] GNU: more sparse blocks follow
+	offGNURealSize = 483 // [12] GNU: sparse file's logical size
+	offSTARTrailer = 508 // [4] star: "tar\x00"
+)
+
+// Format is the header dialect a block was written in, as told by its magic.
+type Format uint8
+
+const (
+	FormatV7    Format = iota // no magic: original Unix v7
+	FormatUSTAR               // "ustar\x00": POSIX ustar, and pax
+	FormatGNU                 // "ustar  \x00": GNU and old GNU
+	FormatSTAR                // ustar magic with "tar\x00" trailer: Schily star
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatUSTAR:
+		return "ustar"
+	case FormatGNU:
+		return "gnu"
+	case FormatSTAR:
+		return "star"
+	}
+	return "v7"
+}
+
+var zeroBlock [BlockSize]byte
+
+func isZeroBlock(b []byte) bool { return bytes.Equal(b, zeroBlock[:]) }
+
+// cString returns b up to its first NUL byte.
+func cString(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
+
+// parseOctal reads an octal field the way tar readers do: NULs and spaces
+// around the digits are ignored and an empty field is zero.
+func parseOctal(b []byte) (int64, bool) {
+	b = bytes.Trim(b, " \x00")
+	if len(b) == 0 {
+		return 0, true
+	}
+	b = cString(b)
+	var x uint64
+	for _, c := range b {
+		if c < '0' || c > '7' || x>>61 != 0 {
+			return 0, false
+		}
+		x = x<<3 | uint64(c-'0')
+	}
+	if x>>63 != 0 {
+		return 0, false
+	}
+	return int64(x), true
+}
+
+// parseNumeric reads a numeric field that is either octal or, when the top
+// bit of the first byte is set, GNU base-256 (two's complement, big-endian).
+func parseNumeric(b []byte) (int64, bool) {
+	if len(b) == 0 || b[0]&0x80 == 0 {
+		return parseOctal(b)
+	}
+	var inv byte // 0xff for negative numbers: -a-1 == ^a
+	if b[0]&0x40 != 0 {
+		inv = 0xff
+	}
+	var x uint64
+	for i, c := range b {
+		c ^= inv
+		if i == 0 {
+			c &= 0x7f
+		}
+		if x>>56 != 0 {
+			return 0, false
+		}
+		x = x<<8 | uint64(c)
+	}
+	if x>>63 != 0 {
+		return 0, false
+	}
+	if inv == 0xff {
+		return ^int64(x), true
+	}
+	return int64(x), true
+}
+
+// checksums returns the unsigned and signed sums of a header block with its
+// checksum field counted as spaces. Historic writers used either.
+func checksums(b []byte) (unsigned, signed int64) {
+	unsigned = unsignedSum(b)
+	for i, c := range b {
+		if i >= offChksum && i < offChksum+8 {
+			c = ' '
+		}
+		signed += int64(int8(c))
+	}
+	return unsigned, signed
+}
+
+// unsignedSum adds the block's bytes eight at a time (the checksum field
+// counted as spaces): the hot path of every scan.
+func unsignedSum(b []byte) int64 {
+	const lo = 0x00ff00ff00ff00ff
+	var acc uint64
+	for i := 0; i+8 <= BlockSize; i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		acc += w&lo + (w>>8)&lo // four 16-bit lanes, at most 64*510 each
+	}
+	var sum int64
+	for ; acc != 0; acc >>= 16 {
+		sum += int64(acc & 0xffff)
+	}
+	for _, c := range b[offChksum : offChksum+8] {
+		sum += int64(' ') - int64(c)
+	}
+	return sum
+}
+
+// checksumOK reports whether the block's stored checksum matches.
+func checksumOK(b []byte) bool {
+	stored, ok := parseOctal(b[offChksum : offChksum+8])
+	if !ok {
+		return false
+	}
+	if stored == unsignedSum(b) {
+		return true
+	}
+	_, signed := checksums(b)
+	return stored == signed
+}
+
+// formatOf tells the dialect of a block whose checksum is valid.
+func formatOf(b []byte) Format {
+	magic := string(b[offMagic : offMagic+6])
+	switch {
+	case magic == "ustar\x00" && string(b[offSTARTrailer:offSTARTrailer+4]) == "tar\x00":
+		return FormatSTAR
+	case magic == "ustar\x00":
+		return FormatUSTAR
+	case magic == "ustar " && string(b[offVersion:offVersion+2]) == " \x00":
+		return FormatGNU
+	}
+	return FormatV7
+}
+
+// isASCII reports whether b has no byte above 0x7f.
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// compressedMagic names the compression of a file that starts with b, or "".
+func compressedMagic(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte{0x1f, 0x8b}):
+		return "gzip"
+	case bytes.HasPrefix(b, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return "zstd"
+	case bytes.HasPrefix(b, []byte("BZh")):
+		return "bzip2"
+	case bytes.HasPrefix(b, []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}):
+		return "xz"
+	case bytes.HasPrefix(b, []byte{0x04, 0x22, 0x4d, 0x18}):
+		return "lz4"
+	case bytes.HasPrefix(b, []byte{0x1f, 0x9d}):
+		return "compress (.Z)"
+	}
+	return ""
+}
+
+// parsePAXRecords parses "%d %s=%s\n" records into recs, in order.
+// It returns false on any malformed record.
+func parsePAXRecords(data []byte, recs []PAXRecord) ([]PAXRecord, bool) {
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp <= 0 {
+			return recs, false
+		}
+		n, err := strconv.ParseInt(string(data[:sp]), 10, 0)
+		if err != nil || n < 5 || n > int64(len(data)) || n <= int64(sp+1) {
+			return recs, false
+		}
+		rec := data[sp+1 : n]
+		if rec[len(rec)-1] != '\n' {
+			return recs, false
+		}
+		rec = rec[:len(rec)-1]
+		eq := bytes.IndexByte(rec, '=')
+		if eq <= 0 {
+			return recs, false
+		}
+		k, v := string(rec[:eq]), string(rec[eq+1:])
+		switch k {
+		case "path", "linkpath", "uname", "gname":
+			if bytes.IndexByte(rec[eq+1:], 0) >= 0 {
+				return recs, false
+			}
+		default:
+			if bytes.IndexByte(rec[:eq], 0) >= 0 {
+				return recs, false
+			}
+		}
+		recs = append(recs, PAXRecord{Key: k, Value: v})
+		data = data[n:]
+	}
+	return recs, true
+}
+
+// parsePAXTime parses a pax time value "sec[.frac]" into seconds and
+// nanoseconds (truncated past nanoseconds, as tar readers do).
+func parsePAXTime(s string) (sec int64, nsec int32, ok bool) {
+	whole, frac, _ := cutByte(s, '.')
+	neg := len(whole) > 0 && whole[0] == '-'
+	sec, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	if frac == "" {
+		return sec, 0, true
+	}
+	var ns int64
+	for i := 0; i < 9; i++ {
+		ns *= 10
+		if i < len(frac) {
+			c := frac[i]
+			if c < '0' || c > '9' {
+				return 0, 0, false
+			}
+			ns += int64(c - '0')
+		}
+	}
+	for i := 9; i < len(frac); i++ {
+		if frac[i] < '0' || frac[i] > '9' {
+			return 0, 0, false
+		}
+	}
+	if neg && ns != 0 {
+		sec--
+		ns = 1e9 - ns
+	}
+	return sec, int32(ns), true
+}
+
+func cutByte(s string, c byte) (before, after string, found bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}

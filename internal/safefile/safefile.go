@@ -1,0 +1,78 @@
+// Package safefile writes a file so that it appears under its name only when
+// complete: bytes go to a temporary file in the same directory, which is
+// synced and renamed over the target on Commit. A failure, or a kill, leaves
+// any earlier file of that name untouched and, after Abort, nothing behind.
+package safefile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// File is an output file being written.
+type File struct {
+	*os.File
+	target string
+	done   bool
+}
+
+// TempPrefix starts the name of every temporary file this package creates,
+// so that leftovers of a killed run are recognisable.
+const TempPrefix = ".itarconv-tmp-"
+
+// Create starts writing the file that will be named path.
+func Create(path string) (*File, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
+	if err != nil {
+		return nil, err
+	}
+	return &File{File: f, target: path}, nil
+}
+
+// Target is the name the file gets on Commit.
+func (f *File) Target() string { return f.target }
+
+// Commit syncs the file, closes it and renames it into place, then syncs the
+// directory so that the rename survives a crash.
+func (f *File) Commit() error {
+	if f.done {
+		return fmt.Errorf("safefile: %s already committed or aborted", f.target)
+	}
+	f.done = true
+	tmp := f.Name()
+	err := f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, f.target)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", f.target, err)
+	}
+	if d, err := os.Open(filepath.Dir(f.target)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Abort closes and removes the temporary file. It is a no-op after Commit,
+// so it can be deferred.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	f.Close()
+	os.Remove(f.Name())
+}

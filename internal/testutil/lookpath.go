@@ -1,0 +1,5 @@
+package testutil
+
+import "os/exec"
+
+var execLookPath = exec.LookPath
