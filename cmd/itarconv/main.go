@@ -1,0 +1,13 @@
+// Command itarconv indexes tar shards for random access (TARIDX) and
+// converts datasets between formats. See README.md.
+package main
+
+import (
+	"os"
+
+	"github.com/itarconv/itarconv/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,162 @@
+// Package fold works with an indexed fold: the tar shards of one fold and the
+// TARIDX file that indexes them. It opens a fold from a dataset directory or
+// an index file, finds a sample's member in O(1) reads, lists rows with the
+// names their tar headers hold, and verifies that an index still matches its
+// shards.
+package fold
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/formats/tarscan"
+)
+
+// ErrNotFound: no row has the requested key and extension.
+var ErrNotFound = errors.New("no such member in the index")
+
+// ErrStale: the index does not match its shards any more.
+var ErrStale = errors.New("index does not match its shards")
+
+// Fold is an index and the shards its fids address.
+type Fold struct {
+	Name   string
+	Index  *taridx.Index
+	Shards []string // paths, by fid
+}
+
+// Open opens the fold an index file belongs to. Without explicit shards the
+// fold's shards are the <fold>_<suffix>.tar files beside the index.
+func Open(indexPath string, shards []string) (*Fold, error) {
+	x, err := taridx.ReadFile(indexPath)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(indexPath), ".taridx")
+	if len(shards) == 0 {
+		folds, err := taridx.Discover(filepath.Dir(indexPath))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range folds {
+			if f.Name == name {
+				shards = f.Shards
+			}
+		}
+		if len(shards) == 0 {
+			return nil, fmt.Errorf("%s: no %s_*.tar shards beside the index", indexPath, name)
+		}
+	}
+	return &Fold{Name: name, Index: x, Shards: shards}, nil
+}
+
+// OpenAll opens the folds named by path: an index file, or a dataset
+// directory (every fold with an index, or only the fold named).
+func OpenAll(path, foldName string, shards []string) ([]*Fold, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		f, err := Open(path, shards)
+		if err != nil {
+			return nil, err
+		}
+		return []*Fold{f}, nil
+	}
+	folds, err := taridx.Discover(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Fold
+	for _, f := range folds {
+		if foldName != "" && f.Name != foldName {
+			continue
+		}
+		x, err := taridx.ReadFile(f.IndexPath(path))
+		if errors.Is(err, os.ErrNotExist) && foldName == "" {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &Fold{Name: f.Name, Index: x, Shards: f.Shards})
+	}
+	if len(out) == 0 {
+		if foldName != "" {
+			return nil, fmt.Errorf("%s: no indexed fold %q", path, foldName)
+		}
+		return nil, fmt.Errorf("%s: no indexed fold (run itarconv index first)", path)
+	}
+	return out, nil
+}
+
+// Member is a located payload.
+type Member struct {
+	Row   taridx.Row
+	Index int // row number
+	Shard string
+}
+
+// Lookup finds the rows of KEY.EXT ("stem.ext" as a file name, directory
+// included when the index keys paths). It returns every row with that key
+// and extension, in index order.
+func (f *Fold) Lookup(name string) ([]Member, error) {
+	mode := taridx.StemBasename
+	if strings.Contains(name, "/") {
+		mode = taridx.StemPath
+	}
+	stem, ext := taridx.SplitName(name, mode)
+	extID := f.Index.ExtID(ext)
+	if extID < 0 {
+		return nil, fmt.Errorf("%s: %q: extension %q: %w", f.Index.Path, name, ext, ErrNotFound)
+	}
+	var crashID uint32
+	for i, s := range f.Index.CrashStems {
+		if s == stem {
+			crashID = uint32(i + 1)
+		}
+	}
+	key := taridx.Key{Hash: taridx.KeyHash(stem), CrashID: crashID}
+	var out []Member
+	for i, n := 0, f.Index.Len(); i < n; i++ {
+		r := f.Index.Row(i)
+		if r.KeyHash == key.Hash && r.CrashID == key.CrashID && int(r.ExtID) == extID {
+			if int(r.Fid) >= len(f.Shards) {
+				return nil, fmt.Errorf("%s: row %d: fid %d, but the fold has %d shards: %w", f.Index.Path, i, r.Fid, len(f.Shards), ErrStale)
+			}
+			out = append(out, Member{Row: r, Index: i, Shard: f.Shards[r.Fid]})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: %q: %w", f.Index.Path, name, ErrNotFound)
+	}
+	return out, nil
+}
+
+// Copy writes a member's payload to w: one read of its header, to check
+// that the index still describes it, then the payload itself.
+func Copy(w io.Writer, m Member) (int64, error) {
+	sh, err := os.Open(m.Shard)
+	if err != nil {
+		return 0, err
+	}
+	defer sh.Close()
+	var hdr [tarscan.BlockSize]byte
+	if _, err := sh.ReadAt(hdr[:], int64(m.Row.Offset)); err != nil {
+		return 0, fmt.Errorf("%s: offset %d: reading header: %w", m.Shard, m.Row.Offset, err)
+	}
+	if _, err := tarscan.ParseBlock(hdr[:]); err != nil {
+		return 0, fmt.Errorf("%s: offset %d: %v: %w", m.Shard, m.Row.Offset, err, ErrStale)
+	}
+	n, err := io.Copy(w, io.NewSectionReader(sh, int64(m.Row.DataOffset()), int64(m.Row.Size)))
+	if err == nil && n != int64(m.Row.Size) {
+		err = fmt.Errorf("%s: offset %d: payload of %d bytes ends after %d: %w", m.Shard, m.Row.DataOffset(), m.Row.Size, n, ErrStale)
+	}
+	return n, err
+}

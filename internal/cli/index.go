@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/formats/tarscan"
+)
+
+type indexFlags struct {
+	fold, output, compat, stem, strategy string
+	contiguous, ignoreZeros, json        bool
+	workers                              int
+}
+
+func newIndexCmd(e *env) *cobra.Command {
+	var fl indexFlags
+	cmd := &cobra.Command{
+		Use:   "index DIR | index SHARD.tar... -o OUT.taridx",
+		Short: "Build the TARIDX index of each fold of tar shards",
+		Long: `Index builds one <fold>.taridx next to the shards of each fold in DIR. Shards
+are the files <fold>_<suffix>.tar (exactly one "_"), taken in string order of
+their suffixes; a shard's fid is its position in that order. With explicit
+shard files and -o, the fids follow the argument order.
+
+Rows are the regular files of the shards, in tar order, keyed by the stem of
+their full name (the basename before its first dot; --stem path keeps the
+directory) with the lowercased rest as extension. Members without an
+extension, or with white space in it, are skipped with a warning: glzn's
+loader cannot read them. --compat glzn reproduces glzn's own indexer
+instead: every header block is a row, named by its 100-byte name field.`,
+		Args: argsBetween(1, -1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runIndex(cmd.Context(), e, fl, args) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.fold, "fold", "", "index only this fold of DIR")
+	f.StringVarP(&fl.output, "output", "o", "", "index file to write, for explicit shard files")
+	f.StringVar(&fl.compat, "compat", "", `"glzn": reproduce glzn's indexer byte for byte`)
+	f.StringVar(&fl.stem, "stem", "basename", `"basename" or "path" (keep the directory in the key, as WebDataset)`)
+	f.BoolVar(&fl.contiguous, "contiguous", false, "group each sample's rows (stable sort by key hash, crash id) and set the flag")
+	f.IntVar(&fl.workers, "workers", defaultWorkers(), "shards scanned in parallel")
+	f.BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read past zero blocks (concatenated archives)")
+	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
+	f.StringVar(&fl.strategy, "read-strategy", "auto", `how headers are read: "auto", "pread" (one read per header) or "sequential"`)
+	return cmd
+}
+
+// indexJob is one index to build.
+type indexJob struct {
+	fold   string
+	shards []string
+	out    string
+}
+
+func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
+	if len(args) == 1 {
+		if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+			if fl.output != "" {
+				return nil, usagef("-o is for explicit shard files; a directory's folds are indexed next to their shards")
+			}
+			folds, err := taridx.Discover(args[0])
+			if err != nil {
+				return nil, err
+			}
+			var jobs []indexJob
+			for _, f := range folds {
+				if fl.fold == "" || f.Name == fl.fold {
+					jobs = append(jobs, indexJob{fold: f.Name, shards: f.Shards, out: f.IndexPath(args[0])})
+				}
+			}
+			if len(jobs) == 0 {
+				if fl.fold != "" {
+					return nil, fmt.Errorf("%s: no shards of fold %q", args[0], fl.fold)
+				}
+				return nil, fmt.Errorf("%s: no <fold>_<suffix>.tar shards", args[0])
+			}
+			return jobs, nil
+		}
+	}
+	if fl.output == "" {
+		return nil, usagef("index: give a directory, or shard files with -o OUT.taridx")
+	}
+	if fl.fold != "" {
+		return nil, usagef("--fold selects a fold of a directory; it does not apply to explicit shard files")
+	}
+	for _, a := range args {
+		if st, err := os.Stat(a); err != nil {
+			return nil, err
+		} else if st.IsDir() {
+			return nil, usagef("%s is a directory; give shard files with -o", a)
+		}
+	}
+	name := strings.TrimSuffix(filepath.Base(fl.output), ".taridx")
+	return []indexJob{{fold: name, shards: args, out: fl.output}}, nil
+}
+
+func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
+	opts := convert.IndexOptions{Contiguous: fl.contiguous, Workers: fl.workers}
+	switch fl.compat {
+	case "":
+	case "glzn":
+		opts.CompatGLZN = true
+	default:
+		return usagef("--compat: unknown implementation %q (glzn)", fl.compat)
+	}
+	switch fl.stem {
+	case "basename":
+	case "path":
+		opts.Stem = taridx.StemPath
+		if opts.CompatGLZN {
+			return usagef("--stem path does not apply to --compat glzn (glzn keys basenames)")
+		}
+	default:
+		return usagef("--stem: %q is neither basename nor path", fl.stem)
+	}
+	if fl.workers < 1 {
+		return usagef("--workers must be at least 1")
+	}
+	strategy, err := tarscan.ParseStrategy(fl.strategy)
+	if err != nil {
+		return usageError{err}
+	}
+	opts.Scan = tarscan.Options{IgnoreZeros: fl.ignoreZeros, Strategy: strategy}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	jobs, err := planIndex(fl, args)
+	if err != nil {
+		return err
+	}
+	var results []indexResult
+	for _, job := range jobs {
+		var total int64
+		for _, s := range job.shards {
+			if st, err := os.Stat(s); err == nil {
+				total += st.Size()
+			}
+		}
+		bar := e.newProgress(job.fold, total)
+		opts.Progress = func(p convert.Progress) { bar.update(job.fold, p) }
+		st, err := convert.BuildIndex(ctx, job.shards, job.out, opts)
+		bar.done()
+		if err != nil {
+			return fmt.Errorf("indexing fold %s: %w", job.fold, err)
+		}
+		res := newIndexResult(job.fold, st)
+		results = append(results, res)
+		e.reportIndex(res)
+	}
+	if fl.json {
+		return e.printJSON(map[string]any{"folds": results})
+	}
+	return nil
+}
+
+// indexResult is the JSON form of an index build.
+type indexResult struct {
+	Fold          string           `json:"fold"`
+	Output        string           `json:"output"`
+	Shards        int              `json:"shards"`
+	Members       int64            `json:"members"`
+	Rows          uint64           `json:"rows"`
+	Stems         uint64           `json:"stems"`
+	Extensions    []string         `json:"extensions"`
+	CrashStems    int              `json:"crash_stems"`
+	Contiguous    bool             `json:"contiguous"`
+	PayloadBytes  int64            `json:"payload_bytes"`
+	NotRegular    map[string]int64 `json:"not_regular"`
+	NoExtension   int64            `json:"skipped_no_extension"`
+	SpaceInExt    int64            `json:"skipped_space_in_extension"`
+	Sparse        int64            `json:"skipped_sparse"`
+	SkippedNames  []string         `json:"skipped_examples"`
+	SparseNames   []string         `json:"sparse_examples"`
+	Seconds       float64          `json:"seconds"`
+	MembersPerSec float64          `json:"members_per_second"`
+	ReadCalls     int64            `json:"read_calls"`
+	ReadBytes     int64            `json:"read_bytes"`
+}
+
+func newIndexResult(fold string, st *convert.IndexStats) indexResult {
+	exts := st.Exts
+	if exts == nil {
+		exts = []string{}
+	}
+	return indexResult{
+		Fold: fold, Output: st.Output, Shards: st.Shards, Members: st.Members,
+		Rows: st.Rows, Stems: st.Stems, Extensions: exts, CrashStems: st.Crash,
+		Contiguous: st.Contiguous, PayloadBytes: st.Bytes, NotRegular: st.NotRegular,
+		NoExtension: st.NoExt, SpaceInExt: st.SpaceInExt, Sparse: st.Sparse,
+		SkippedNames: st.SkippedNames, SparseNames: st.SparseNames,
+		Seconds: st.Elapsed.Seconds(), MembersPerSec: st.MembersPerSec,
+		ReadCalls: st.Reads, ReadBytes: st.ReadBytes,
+	}
+}
+
+func (e *env) reportIndex(r indexResult) {
+	if n := r.NoExtension + r.SpaceInExt; n > 0 {
+		e.warnf("%s: %d members skipped (%d without an extension, %d with white space in it; glzn's loader cannot read them), e.g. %s\n",
+			r.Fold, n, r.NoExtension, r.SpaceInExt, quoteList(r.SkippedNames))
+	}
+	if r.Sparse > 0 {
+		e.warnf("%s: %d sparse members skipped (their payload is not the file's bytes), e.g. %s\n", r.Fold, r.Sparse, quoteList(r.SparseNames))
+	}
+	var other []string
+	for k, n := range r.NotRegular {
+		other = append(other, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(other)
+	extra := ""
+	if len(other) > 0 {
+		extra = " (not indexed: " + strings.Join(other, ", ") + ")"
+	}
+	e.infof("%s: %d rows, %d stems, %d extensions from %d shards, %d members%s in %.3fs (%s members/s) -> %s\n",
+		r.Fold, r.Rows, r.Stems, len(r.Extensions), r.Shards, r.Members, extra, r.Seconds, humanRate(r.MembersPerSec), r.Output)
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+func humanRate(r float64) string {
+	switch {
+	case r >= 1e6:
+		return fmt.Sprintf("%.2fM", r/1e6)
+	case r >= 1e3:
+		return fmt.Sprintf("%.1fk", r/1e3)
+	}
+	return fmt.Sprintf("%.0f", r)
+}

@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itarconv/itarconv/formats/taridx"
+)
+
+func newInspectCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "inspect FILE.taridx",
+		Short: "Describe an index: header, counts, extensions, crash stems, contiguity, duplicate keys",
+		Args:  argsBetween(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			x, err := taridx.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			info := describeIndex(x)
+			if e.jsonOut {
+				return e.printJSON(info)
+			}
+			e.printIndexInfo(info)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&e.jsonOut, "json", false, "print the description as JSON")
+	return cmd
+}
+
+type extInfo struct {
+	ID    int    `json:"id"`
+	Ext   string `json:"ext"`
+	Rows  int    `json:"rows"`
+	Bytes uint64 `json:"bytes"`
+}
+
+type dupInfo struct {
+	KeyHash string `json:"keyhash"`
+	CrashID uint32 `json:"crashid"`
+	Ext     string `json:"ext"`
+	Rows    []int  `json:"rows"`
+}
+
+type indexInfo struct {
+	File         string    `json:"file"`
+	FileBytes    int64     `json:"file_bytes"`
+	Header       headerOut `json:"header"`
+	Extensions   []extInfo `json:"extensions"`
+	CrashStems   []string  `json:"crash_stems"`
+	Shards       int       `json:"shards_used"`
+	MaxFid       int       `json:"max_fid"`
+	PayloadBytes uint64    `json:"payload_bytes"`
+	Runs         int       `json:"key_runs"`
+	Keys         int       `json:"distinct_keys"`
+	Contiguous   bool      `json:"rows_contiguous"`
+	FlagMatches  bool      `json:"flag_matches_rows"`
+	Duplicates   []dupInfo `json:"duplicate_keys"`
+	NDuplicates  int       `json:"duplicate_key_count"`
+}
+
+type headerOut struct {
+	Major      uint16 `json:"major"`
+	Minor      uint16 `json:"minor"`
+	RecSize    uint16 `json:"rec_size"`
+	HdrSize    uint16 `json:"hdr_size"`
+	NStems     uint64 `json:"n_stems"`
+	NRows      uint64 `json:"n_rows"`
+	NExt       uint32 `json:"n_ext"`
+	NCrash     uint32 `json:"n_crash"`
+	OffCrash   uint64 `json:"off_crash"`
+	OffArr     uint64 `json:"off_arr"`
+	Flags      uint8  `json:"flags"`
+	Contiguous bool   `json:"flag_contiguous"`
+}
+
+// maxListedDuplicates bounds the duplicate keys listed in full.
+const maxListedDuplicates = 20
+
+func describeIndex(x *taridx.Index) indexInfo {
+	h := x.Header
+	info := indexInfo{
+		File: x.Path,
+		Header: headerOut{h.Major, h.Minor, h.RecSize, h.HdrSize, h.NStems, h.NRows, h.NExt, h.NCrash,
+			h.OffCrash, h.OffArr, h.Flags, h.Contiguous()},
+		CrashStems: append([]string{}, x.CrashStems...),
+		MaxFid:     -1,
+	}
+	if st, err := os.Stat(x.Path); err == nil {
+		info.FileBytes = st.Size()
+	}
+	for i, ext := range x.Exts {
+		info.Extensions = append(info.Extensions, extInfo{ID: i, Ext: ext})
+	}
+	type rowKey struct {
+		key taridx.Key
+		ext uint16
+	}
+	keys := make(map[taridx.Key]struct{})
+	seen := make(map[rowKey][]int)
+	fids := make(map[uint16]struct{})
+	var last taridx.Key
+	for i, n := 0, x.Len(); i < n; i++ {
+		r := x.Row(i)
+		info.Extensions[r.ExtID].Rows++
+		info.Extensions[r.ExtID].Bytes += r.Size
+		info.PayloadBytes += r.Size
+		fids[r.Fid] = struct{}{}
+		if int(r.Fid) > info.MaxFid {
+			info.MaxFid = int(r.Fid)
+		}
+		k := r.Key()
+		if i == 0 || k != last {
+			info.Runs++
+			last = k
+		}
+		keys[k] = struct{}{}
+		rk := rowKey{k, r.ExtID}
+		seen[rk] = append(seen[rk], i)
+	}
+	info.Shards = len(fids)
+	info.Keys = len(keys)
+	info.Contiguous = info.Runs == info.Keys
+	info.FlagMatches = info.Contiguous == h.Contiguous()
+	for rk, rows := range seen {
+		if len(rows) > 1 {
+			info.NDuplicates++
+			info.Duplicates = append(info.Duplicates, dupInfo{
+				KeyHash: fmt.Sprintf("%016x", rk.key.Hash), CrashID: rk.key.CrashID, Ext: x.Exts[rk.ext], Rows: rows,
+			})
+		}
+	}
+	sort.Slice(info.Duplicates, func(i, j int) bool { return info.Duplicates[i].Rows[0] < info.Duplicates[j].Rows[0] })
+	if len(info.Duplicates) > maxListedDuplicates {
+		info.Duplicates = info.Duplicates[:maxListedDuplicates]
+	}
+	if info.Duplicates == nil {
+		info.Duplicates = []dupInfo{}
+	}
+	return info
+}
+
+func (e *env) printIndexInfo(info indexInfo) {
+	h := info.Header
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "file\t%s (%d bytes)\n", info.File, info.FileBytes)
+	fmt.Fprintf(w, "version\t%d.%d (header %d bytes, rows %d bytes)\n", h.Major, h.Minor, h.HdrSize, h.RecSize)
+	fmt.Fprintf(w, "rows\t%d\n", h.NRows)
+	fmt.Fprintf(w, "stems\t%d\n", h.NStems)
+	fmt.Fprintf(w, "extensions\t%d\n", h.NExt)
+	fmt.Fprintf(w, "crash stems\t%d\n", h.NCrash)
+	fmt.Fprintf(w, "shards\t%d used (highest fid %d)\n", info.Shards, info.MaxFid)
+	fmt.Fprintf(w, "payload\t%d bytes\n", info.PayloadBytes)
+	state := "not contiguous"
+	if info.Contiguous {
+		state = "contiguous"
+	}
+	flag := "flag clear"
+	if h.Contiguous {
+		flag = "flag set"
+	}
+	mismatch := ""
+	if !info.FlagMatches {
+		mismatch = " (the flag disagrees with the rows)"
+	}
+	fmt.Fprintf(w, "contiguity\t%s; rows %s: %d runs of %d keys%s\n", flag, state, info.Runs, info.Keys, mismatch)
+	fmt.Fprintf(w, "duplicate keys\t%d\n", info.NDuplicates)
+	w.Flush()
+
+	fmt.Fprintln(e.stdout)
+	w = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "id\text\trows\tbytes\t")
+	for _, x := range info.Extensions {
+		fmt.Fprintf(w, "%d\t%q\t%d\t%d\t\n", x.ID, x.Ext, x.Rows, x.Bytes)
+	}
+	w.Flush()
+	if len(info.CrashStems) > 0 {
+		fmt.Fprintln(e.stdout, "\ncrash stems (crash id: stem):")
+		for i, s := range info.CrashStems {
+			fmt.Fprintf(e.stdout, "  %d: %q\n", i+1, s)
+		}
+	}
+	if len(info.Duplicates) > 0 {
+		fmt.Fprintln(e.stdout, "\nduplicate keys (same stem and extension in several rows):")
+		for _, d := range info.Duplicates {
+			fmt.Fprintf(e.stdout, "  keyhash %s crash %d ext %q: rows %v\n", d.KeyHash, d.CrashID, d.Ext, d.Rows)
+		}
+		if info.NDuplicates > len(info.Duplicates) {
+			fmt.Fprintf(e.stdout, "  ... and %d more\n", info.NDuplicates-len(info.Duplicates))
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/tarscan"
+)
+
+type foldFlags struct {
+	fold        string
+	ignoreZeros bool
+}
+
+func (fl *foldFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&fl.fold, "fold", "", "only this fold of DIR")
+	cmd.Flags().BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read past zero blocks (as the index was built)")
+}
+
+// openFolds opens DIR (its indexed folds) or FILE.taridx, with optional
+// explicit shard files after it.
+func (fl *foldFlags) open(args []string) ([]*fold.Fold, error) {
+	shards := args[1:]
+	if len(shards) > 0 && !strings.HasSuffix(args[0], ".taridx") {
+		return nil, usagef("explicit shard files follow an index file (FILE.taridx SHARD.tar...)")
+	}
+	return fold.OpenAll(args[0], fl.fold, shards)
+}
+
+func newLsCmd(e *env) *cobra.Command {
+	var fl foldFlags
+	cmd := &cobra.Command{
+		Use:   "ls DIR|FILE.taridx [SHARD.tar...]",
+		Short: "List every row: shard, offset, size and the name its tar header holds",
+		Args:  argsBetween(1, -1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			folds, err := fl.open(args)
+			if err != nil {
+				return err
+			}
+			w := bufio.NewWriterSize(e.stdout, 1<<16)
+			defer w.Flush()
+			for _, f := range folds {
+				err := f.List(tarscan.Options{IgnoreZeros: fl.ignoreZeros}, func(en fold.Entry) error {
+					_, err := fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\n", f.Name, en.Shard, en.Offset, en.Size, en.Name)
+					return err
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	fl.register(cmd)
+	return cmd
+}
+
+func newCatCmd(e *env) *cobra.Command {
+	var fl foldFlags
+	var nth int
+	cmd := &cobra.Command{
+		Use:   "cat DIR|FILE.taridx KEY.EXT [SHARD.tar...]",
+		Short: "Write one member's payload to stdout, found through the index",
+		Long: `Cat finds KEY.EXT (a sample key and an extension, such as 000042.jpg; with a
+directory when the index keys paths) through the index and copies its
+payload to stdout: one read of its tar header, to check that the index still
+describes it, then the payload. When several rows have that key and
+extension (a duplicate), the first is written unless --nth chooses another.`,
+		Args: argsBetween(2, -1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			folds, err := fl.open(append(args[:1:1], args[2:]...))
+			if err != nil {
+				return err
+			}
+			var found []fold.Member
+			for _, f := range folds {
+				ms, err := f.Lookup(args[1])
+				if errors.Is(err, fold.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				found = append(found, ms...)
+			}
+			if len(found) == 0 {
+				return fmt.Errorf("%s: %s: %w", args[0], args[1], fold.ErrNotFound)
+			}
+			if nth < 0 || nth >= len(found) {
+				return usagef("--nth %d: %s has %d rows", nth, args[1], len(found))
+			}
+			if len(found) > 1 {
+				e.warnf("%s: %d rows have this key and extension; writing number %d\n", args[1], len(found), nth)
+			}
+			w := bufio.NewWriterSize(e.stdout, 1<<20)
+			if _, err := fold.Copy(w, found[nth]); err != nil {
+				return err
+			}
+			return w.Flush()
+		},
+	}
+	fl.register(cmd)
+	cmd.Flags().IntVar(&nth, "nth", 0, "which of several rows with the same key and extension")
+	return cmd
+}
+
+func newVerifyCmd(e *env) *cobra.Command {
+	var fl foldFlags
+	var data bool
+	var workers int
+	cmd := &cobra.Command{
+		Use:   "verify DIR|FILE.taridx [SHARD.tar...]",
+		Short: "Check that every row still matches the tar header at its offset",
+		Long: `Verify reads the tar headers of every shard and checks each row: a header at
+its offset, with the indexed size and a name whose stem and extension give
+the row's key and extension (a regular file, for indexes of the default
+mode). --data also reads every payload. It exits 1 with a report naming each
+stale shard and row.`,
+		Args: argsBetween(1, -1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			folds, err := fl.open(args)
+			if err != nil {
+				return err
+			}
+			var reports []*fold.Report
+			bad := false
+			for _, f := range folds {
+				rep, err := f.Verify(context.Background(), fold.VerifyOptions{Data: data, Workers: workers,
+					Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros}})
+				if err != nil {
+					return err
+				}
+				if rep.Problems == nil {
+					rep.Problems = []fold.Problem{}
+				}
+				reports = append(reports, rep)
+				bad = bad || !rep.OK()
+				if !e.jsonOut {
+					e.printVerify(rep, data)
+				}
+			}
+			if e.jsonOut {
+				ok := !bad
+				if err := e.printJSON(map[string]any{"ok": ok, "folds": reports}); err != nil {
+					return err
+				}
+			}
+			if bad {
+				return errReported
+			}
+			return nil
+		},
+	}
+	fl.register(cmd)
+	cmd.Flags().BoolVar(&data, "data", false, "also read every payload")
+	cmd.Flags().IntVar(&workers, "workers", defaultWorkers(), "shards checked in parallel")
+	cmd.Flags().BoolVar(&e.jsonOut, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// maxPrintedProblems bounds the problems printed per fold (JSON has all).
+const maxPrintedProblems = 50
+
+func (e *env) printVerify(rep *fold.Report, data bool) {
+	if rep.OK() {
+		what := "headers"
+		if data {
+			what = fmt.Sprintf("headers and %d payload bytes", rep.DataBytes)
+		}
+		fmt.Fprintf(e.stdout, "%s: OK: %d rows in %d shards match their tar %s\n", rep.Index, rep.Rows, rep.Shards, what)
+		return
+	}
+	fmt.Fprintf(e.stdout, "%s: STALE: %d problems in %d rows\n", rep.Index, len(rep.Problems), rep.Rows)
+	for i, p := range rep.Problems {
+		if i == maxPrintedProblems {
+			fmt.Fprintf(e.stdout, "  ... and %d more (--json lists all)\n", len(rep.Problems)-i)
+			break
+		}
+		fmt.Fprintf(e.stdout, "  %s\n", p)
+	}
+}

@@ -1,0 +1,107 @@
+// Package cli is the itarconv command line: cobra commands that parse
+// flags, call the library packages and print their results.
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitData  = 1 // bad or stale data, failed verification
+	ExitUsage = 2 // bad flags or arguments
+)
+
+// usageError marks an error as the caller's: it exits with ExitUsage.
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// errReported: the command has printed its own report; exit non-zero
+// without another message.
+var errReported = errors.New("reported")
+
+// env is what every command writes to.
+type env struct {
+	stdout, stderr io.Writer
+	quiet          bool
+	jsonOut        bool
+}
+
+// Main runs the command line with args and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, errReported):
+		return ExitData
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "itarconv: %v\n", err)
+		fmt.Fprintf(stderr, "Run 'itarconv --help' for usage.\n")
+		return ExitUsage
+	}
+	fmt.Fprintf(stderr, "itarconv: %v\n", err)
+	return ExitData
+}
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "itarconv",
+		Short: "Index tar shards for random access and convert datasets between formats",
+		Long: `itarconv indexes folds of tar shards (train_0000.tar, ...) into TARIDX files,
+the random-access index of glzn's iTar datasets, and reads, lists and
+verifies members through them.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "no progress bar and no summary")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newIndexCmd(e), newInspectCmd(e), newLsCmd(e), newCatCmd(e), newVerifyCmd(e))
+	root.CompletionOptions.DisableDefaultCmd = true
+	return root
+}
+
+// args checks a command's argument count, as a usage error.
+func argsBetween(min, max int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min || (max >= 0 && len(args) > max) {
+			return usagef("%s: wrong number of arguments (%d)\nUsage: %s", cmd.Name(), len(args), cmd.UseLine())
+		}
+		return nil
+	}
+}
+
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (e *env) infof(format string, args ...any) {
+	if !e.quiet {
+		fmt.Fprintf(e.stderr, format, args...)
+	}
+}
+
+func (e *env) warnf(format string, args ...any) {
+	fmt.Fprintf(e.stderr, "warning: "+format, args...)
+}
+
+func defaultWorkers() int { return runtime.GOMAXPROCS(0) }
