@@ -16,9 +16,10 @@ import (
 )
 
 type indexFlags struct {
-	fold, output, compat, stem, strategy string
-	contiguous, ignoreZeros, json        bool
-	workers                              int
+	fold, output, outDir, compat, stem string
+	strategy                           string
+	contiguous, ignoreZeros, json      bool
+	workers                            int
 }
 
 func newIndexCmd(e *env) *cobra.Command {
@@ -43,6 +44,7 @@ instead: every header block is a row, named by its 100-byte name field.`,
 	f := cmd.Flags()
 	f.StringVar(&fl.fold, "fold", "", "index only this fold of DIR")
 	f.StringVarP(&fl.output, "output", "o", "", "index file to write, for explicit shard files")
+	f.StringVar(&fl.outDir, "out-dir", "", "write DIR's <fold>.taridx files here instead of next to the shards")
 	f.StringVar(&fl.compat, "compat", "", `"glzn": reproduce glzn's indexer byte for byte`)
 	f.StringVar(&fl.stem, "stem", "basename", `"basename" or "path" (keep the directory in the key, as WebDataset)`)
 	f.BoolVar(&fl.contiguous, "contiguous", false, "group each sample's rows (stable sort by key hash, crash id) and set the flag")
@@ -64,7 +66,11 @@ func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
 	if len(args) == 1 {
 		if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
 			if fl.output != "" {
-				return nil, usagef("-o is for explicit shard files; a directory's folds are indexed next to their shards")
+				return nil, usagef("-o is for explicit shard files; for a directory, --out-dir chooses where the indexes go")
+			}
+			outDir := args[0]
+			if fl.outDir != "" {
+				outDir = fl.outDir
 			}
 			folds, err := taridx.Discover(args[0])
 			if err != nil {
@@ -73,7 +79,7 @@ func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
 			var jobs []indexJob
 			for _, f := range folds {
 				if fl.fold == "" || f.Name == fl.fold {
-					jobs = append(jobs, indexJob{fold: f.Name, shards: f.Shards, out: f.IndexPath(args[0])})
+					jobs = append(jobs, indexJob{fold: f.Name, shards: f.Shards, out: f.IndexPath(outDir)})
 				}
 			}
 			if len(jobs) == 0 {
@@ -87,6 +93,9 @@ func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
 	}
 	if fl.output == "" {
 		return nil, usagef("index: give a directory, or shard files with -o OUT.taridx")
+	}
+	if fl.outDir != "" {
+		return nil, usagef("--out-dir is for a directory of shards; with shard files, -o names the index")
 	}
 	if fl.fold != "" {
 		return nil, usagef("--fold selects a fold of a directory; it does not apply to explicit shard files")

@@ -1,0 +1,297 @@
+package cli
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/itarconv/itarconv/internal/testutil"
+)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = Main(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// copyCase copies a conformance case's shards (not its index) to a new
+// directory: tests never write into shared/.
+func copyCase(t *testing.T, name string) string {
+	t.Helper()
+	src := filepath.Join(testutil.SharedDir(t), "conformance", "taridx", name)
+	dst := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".tar") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// writeShards writes nShards tar shards of samples (key.jpg + key.cls) with
+// Go's archive/tar and returns the directory and every payload by name.
+func writeShards(t *testing.T, nShards, perShard int) (string, map[string][]byte) {
+	t.Helper()
+	dir := t.TempDir()
+	payloads := map[string][]byte{}
+	k := 0
+	for s := 0; s < nShards; s++ {
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for i := 0; i < perShard; i++ {
+			key := fmt.Sprintf("s%06d", k)
+			k++
+			for _, ext := range []string{"jpg", "cls"} {
+				body := bytes.Repeat([]byte(key+ext), 1+k%37)
+				name := key + "." + ext
+				payloads[name] = body
+				if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+					t.Fatal(err)
+				}
+				tw.Write(body)
+			}
+		}
+		tw.Close()
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("train_%04d.tar", s)), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, payloads
+}
+
+func TestIndexMatchesGLZN(t *testing.T) {
+	dir := copyCase(t, "ustar_basic")
+	code, _, stderr := run(t, "index", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, fold := range []string{"train", "val"} {
+		got, _ := os.ReadFile(filepath.Join(dir, fold+".taridx"))
+		want, _ := os.ReadFile(filepath.Join(testutil.SharedDir(t), "conformance", "taridx", "ustar_basic", fold+".taridx"))
+		if !bytes.Equal(got, want) || len(got) == 0 {
+			t.Errorf("%s.taridx differs from glzn's", fold)
+		}
+	}
+	if !strings.Contains(stderr, "train: 12 rows, 6 stems, 2 extensions from 2 shards") {
+		t.Errorf("summary line missing: %q", stderr)
+	}
+}
+
+func TestIndexJSON(t *testing.T) {
+	dir := copyCase(t, "multidot_names")
+	code, stdout, stderr := run(t, "index", "--json", "-q", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Folds []indexResult `json:"folds"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if len(res.Folds) != 1 {
+		t.Fatalf("%d folds", len(res.Folds))
+	}
+	f := res.Folds[0]
+	if f.Rows != 16 || f.Members != 19 || f.NoExtension != 2 || f.SpaceInExt != 1 {
+		t.Errorf("got %+v", f)
+	}
+	if !strings.Contains(stderr, `warning: train: 3 members skipped (2 without an extension, 1 with white space in it`) {
+		t.Errorf("warning missing: %q", stderr)
+	}
+}
+
+func TestIndexWorkersDeterministic(t *testing.T) {
+	dir, _ := writeShards(t, 7, 300)
+	var outs [][]byte
+	for _, w := range []string{"1", "2", "5"} {
+		out := filepath.Join(t.TempDir(), "x.taridx")
+		shards, _ := filepath.Glob(filepath.Join(dir, "*.tar"))
+		if code, _, stderr := run(t, "index", "-q", "--workers", w, "-o", out, shards[0], shards[1], shards[2], shards[3], shards[4], shards[5], shards[6]); code != 0 {
+			t.Fatalf("workers %s: exit %d: %s", w, code, stderr)
+		}
+		b, _ := os.ReadFile(out)
+		outs = append(outs, b)
+	}
+	if len(outs[0]) != 64+len("jpg\ncls")+7*600*32 {
+		t.Fatalf("index of %d bytes", len(outs[0]))
+	}
+	for i := 1; i < len(outs); i++ {
+		if !bytes.Equal(outs[0], outs[i]) {
+			t.Errorf("output %d differs from workers=1", i)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir, _ := writeShards(t, 1, 2)
+	shard := filepath.Join(dir, "train_0000.tar")
+	for _, args := range [][]string{
+		{"index"},
+		{"index", "--bogus", dir},
+		{"index", "--compat", "webdataset", dir},
+		{"index", "--stem", "dirname", dir},
+		{"index", "--compat", "glzn", "--stem", "path", dir},
+		{"index", shard},                 // files need -o
+		{"index", "-o", "x.taridx", dir}, // -o is for files
+		{"index", "--workers", "0", dir},
+		{"index", "--read-strategy", "mmap", dir},
+		{"cat", dir},
+		{"inspect"},
+	} {
+		code, _, stderr := run(t, args...)
+		if code != ExitUsage {
+			t.Errorf("%q: exit %d, want %d (%s)", args, code, ExitUsage, stderr)
+		}
+		if !strings.HasPrefix(stderr, "itarconv: ") {
+			t.Errorf("%q: stderr %q", args, stderr)
+		}
+	}
+}
+
+// TestFailureLeavesNothing: a data error exits 1, names the shard and the
+// offset, keeps an existing index as it was and leaves no temporary file.
+func TestFailureLeavesNothing(t *testing.T) {
+	dir, _ := writeShards(t, 2, 20)
+	if code, _, stderr := run(t, "index", "-q", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	idx := filepath.Join(dir, "train.taridx")
+	before, _ := os.ReadFile(idx)
+
+	// Corrupt the second shard: a checksum byte of its third header.
+	shard := filepath.Join(dir, "train_0001.tar")
+	b, _ := os.ReadFile(shard)
+	off := 0
+	for i := 0; i < 2; i++ { // hop two members
+		var size int64
+		fmt.Sscanf(strings.Trim(string(b[off+124:off+136]), " \x00"), "%o", &size)
+		off += 512 + int((size+511)/512*512)
+	}
+	b[off+150] ^= 0x01
+	os.WriteFile(shard, b, 0o644)
+
+	code, _, stderr := run(t, "index", "-q", dir)
+	if code != ExitData {
+		t.Fatalf("exit %d, want %d: %s", code, ExitData, stderr)
+	}
+	if !strings.Contains(stderr, shard) || !strings.Contains(stderr, fmt.Sprintf("offset %d", off)) || !strings.Contains(stderr, "bad header checksum") {
+		t.Errorf("error does not name shard, offset and problem: %q", stderr)
+	}
+	after, _ := os.ReadFile(idx)
+	if !bytes.Equal(before, after) {
+		t.Error("the existing index changed")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+
+	// verify reports the same problem against the old index, and exits 1.
+	code, stdout, _ := run(t, "verify", dir)
+	if code != ExitData || !strings.Contains(stdout, "train_0001.tar (fid 1)") {
+		t.Errorf("verify: exit %d: %s", code, stdout)
+	}
+}
+
+func TestBadShardNames(t *testing.T) {
+	dir := copyCase(t, "bad_naming")
+	code, _, stderr := run(t, "index", dir)
+	if code != ExitData || !strings.Contains(stderr, "my_train_0000.tar") || !strings.Contains(stderr, `exactly one "_"`) {
+		t.Errorf("exit %d: %q", code, stderr)
+	}
+}
+
+func TestCatLsVerify(t *testing.T) {
+	dir, payloads := writeShards(t, 3, 10)
+	if code, _, stderr := run(t, "index", "-q", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{"s000000.jpg", "s000017.cls", "s000029.jpg"} {
+		code, stdout, stderr := run(t, "cat", dir, name)
+		if code != 0 || stdout != string(payloads[name]) {
+			t.Errorf("cat %s: exit %d, %d bytes, want %d (%s)", name, code, len(stdout), len(payloads[name]), stderr)
+		}
+	}
+	if code, _, stderr := run(t, "cat", dir, "s999999.jpg"); code != ExitData || !strings.Contains(stderr, "no such member") {
+		t.Errorf("cat missing: exit %d: %s", code, stderr)
+	}
+
+	code, stdout, _ := run(t, "ls", dir)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != 60 || lines[3] != "train\ttrain_0000.tar\t"+fmt.Sprint(lsOffset(payloads, 3))+"\t"+fmt.Sprint(len(payloads["s000001.cls"]))+"\ts000001.cls" {
+		t.Errorf("ls: exit %d, %d lines, line 3 %q", code, len(lines), lines[3])
+	}
+
+	code, stdout, _ = run(t, "verify", "--data", "--json", dir)
+	var rep struct {
+		OK    bool `json:"ok"`
+		Folds []struct {
+			Rows      int   `json:"rows"`
+			DataBytes int64 `json:"data_bytes_read"`
+		} `json:"folds"`
+	}
+	json.Unmarshal([]byte(stdout), &rep)
+	var total int64
+	for _, p := range payloads {
+		total += int64(len(p))
+	}
+	if code != 0 || !rep.OK || rep.Folds[0].Rows != 60 || rep.Folds[0].DataBytes != total {
+		t.Errorf("verify: exit %d: %s", code, stdout)
+	}
+
+	// Replace a shard with one whose members differ: verify names it.
+	other, _ := writeShards(t, 1, 4)
+	b, _ := os.ReadFile(filepath.Join(other, "train_0000.tar"))
+	os.WriteFile(filepath.Join(dir, "train_0002.tar"), b, 0o644)
+	code, stdout, _ = run(t, "verify", dir)
+	if code != ExitData || !strings.Contains(stdout, "STALE") || !strings.Contains(stdout, "train_0002.tar (fid 2) row 40") {
+		t.Errorf("verify stale: exit %d: %s", code, stdout)
+	}
+}
+
+// lsOffset computes the header offset of the i-th member of the first shard
+// written by writeShards.
+func lsOffset(payloads map[string][]byte, i int) int {
+	off := 0
+	for k := 0; k < i; k++ {
+		name := fmt.Sprintf("s%06d.%s", k/2, []string{"jpg", "cls"}[k%2])
+		off += 512 + (len(payloads[name])+511)/512*512
+	}
+	return off
+}
+
+func TestInspectJSON(t *testing.T) {
+	dir := copyCase(t, "duplicates")
+	if code, _, stderr := run(t, "index", "-q", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, stdout, _ := run(t, "inspect", "--json", filepath.Join(dir, "train.taridx"))
+	var info indexInfo
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v: %s", code, err, stdout)
+	}
+	if info.Header.NRows != 8 || info.Header.NStems != 3 || info.Contiguous || info.Header.Contiguous || info.NDuplicates != 3 ||
+		len(info.Extensions) != 2 || info.Extensions[0].Rows != 6 || info.Runs != 5 {
+		t.Errorf("got %+v", info)
+	}
+}
