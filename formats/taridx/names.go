@@ -161,13 +161,20 @@ func finalSigma(rs []rune, i int) bool {
 	return true
 }
 
+// cased is Unicode's Cased property: Lu, Ll, Lt, Other_Lowercase (such as
+// U+00AA) and Other_Uppercase (such as U+2160).
 func cased(r rune) bool {
-	return unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r)
+	return unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r) ||
+		unicode.In(r, unicode.Other_Lowercase, unicode.Other_Uppercase)
 }
 
+// caseIgnorable is Unicode's Case_Ignorable property: Mn, Me, Cf, Lm, Sk and
+// the characters whose Word_Break is MidLetter, MidNumLet or Single_Quote.
 func caseIgnorable(r rune) bool {
 	switch r {
-	case '\'', '.', ':', '^', '`', 0xad, 0xb7, 0x2019:
+	case '\'', // Single_Quote
+		':', 0xb7, 0x387, 0x55f, 0x5f4, 0x2027, 0xfe13, 0xfe55, 0xff1a, // MidLetter
+		'.', 0x2018, 0x2019, 0x2024, 0xfe52, 0xff07, 0xff0e: // MidNumLet
 		return true
 	}
 	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)

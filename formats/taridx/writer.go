@@ -38,6 +38,9 @@ type WriterOptions struct {
 // newline-joined tables cannot hold, or a table outgrew its id type.
 var ErrUnrepresentable = errors.New("cannot be represented in a TARIDX file")
 
+// errWriterDone is returned by a Writer used after Close or Abort.
+var errWriterDone = errors.New("taridx: writer already closed or aborted")
+
 // Writer builds a TARIDX file from a stream of entries with glzn's rules:
 // extension ids and crash ids in order of first appearance, n_stems the
 // number of distinct stems, the contiguity flag set when rows of each
@@ -230,6 +233,9 @@ func (w *Writer) Abort() {
 }
 
 func (w *Writer) release() {
+	if w.err == nil {
+		w.err = errWriterDone
+	}
 	if w.spill != nil {
 		w.spill.Close()
 		w.spill = nil

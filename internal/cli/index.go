@@ -138,9 +138,6 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		return usageError{err}
 	}
 	opts.Scan = tarscan.Options{IgnoreZeros: fl.ignoreZeros, Strategy: strategy}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	jobs, err := planIndex(fl, args)
 	if err != nil {
 		return err

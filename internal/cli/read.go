@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -132,7 +131,7 @@ stale shard and row.`,
 			var reports []*fold.Report
 			bad := false
 			for _, f := range folds {
-				rep, err := f.Verify(context.Background(), fold.VerifyOptions{Data: data, Workers: workers,
+				rep, err := f.Verify(cmd.Context(), fold.VerifyOptions{Data: data, Workers: workers,
 					Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros}})
 				if err != nil {
 					return err
