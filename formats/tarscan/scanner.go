@@ -191,6 +191,15 @@ func (s *Scanner) Next() (*Member, error) {
 			return nil, io.EOF
 		}
 		if s.src.size-off < BlockSize {
+			if off == 0 {
+				// A compressed tar can be far shorter than one block (gzip
+				// makes 45 bytes of an empty archive): tell it by its magic.
+				if b, err := s.src.read(0, s.src.size); err == nil {
+					if kind := compressedMagic(b); kind != "" {
+						return nil, s.fail(0, ErrCompressed, "%s data", kind)
+					}
+				}
+			}
 			return nil, s.fail(off, ErrTruncated, "header block needs %d bytes, %d left", BlockSize, s.src.size-off)
 		}
 		blk, err := s.block(off, off, BlockSize, "header")
@@ -290,8 +299,9 @@ func (s *Scanner) header(off int64, blk []byte) (*Member, error) {
 		if size > maxExtensionSize {
 			return nil, s.fail(off, ErrHeader, "extended header of %d bytes (limit %d)", size, maxExtensionSize)
 		}
-		// Reading the data may refill the buffer that blk points into.
-		hdrName := append(s.name[:0], cString(blk[offName:offName+100])...)
+		// Reading the data may refill the buffer that blk points into. The
+		// name is a global header's name when it has no path record.
+		hdrName := appendHeaderName(s.name[:0], blk, formatOf(blk))
 		s.name = hdrName
 		data, err := s.block(off, off+BlockSize, size, "extended header data")
 		if err != nil {
@@ -361,6 +371,35 @@ func isHeaderOnly(typeflag byte) bool {
 	return false
 }
 
+// appendHeaderName appends to dst the name a header block gives: its name
+// field, after the directory prefix that ustar and star keep in a field of
+// their own.
+func appendHeaderName(dst, blk []byte, format Format) []byte {
+	var prefix []byte
+	switch format {
+	case FormatUSTAR:
+		prefix = cString(blk[offPrefix : offPrefix+155])
+	case FormatSTAR:
+		prefix = cString(blk[offPrefix : offPrefix+131])
+	case FormatGNU:
+		// Go before 1.8 wrote a ustar prefix into GNU headers, where GNU keeps
+		// atime and ctime. Read it as a prefix only when those fields are not
+		// numbers, as Go's archive/tar does.
+		_, aok := parseNumeric(blk[offGNUAtime : offGNUAtime+12])
+		_, cok := parseNumeric(blk[offGNUCtime : offGNUCtime+12])
+		if (blk[offGNUAtime] != 0 && !aok) || (blk[offGNUCtime] != 0 && !cok) {
+			if p := cString(blk[offPrefix : offPrefix+155]); isASCII(p) {
+				prefix = p
+			}
+		}
+	}
+	if len(prefix) > 0 {
+		dst = append(dst, prefix...)
+		dst = append(dst, '/')
+	}
+	return append(dst, cString(blk[offName:offName+100])...)
+}
+
 // member builds the member whose own header block is blk at off, applying
 // the pending pax and long-name headers.
 func (s *Scanner) member(off int64, blk []byte, typeflag byte, size int64) (*Member, error) {
@@ -390,31 +429,7 @@ func (s *Scanner) member(off int64, blk []byte, typeflag byte, size int64) (*Mem
 		return nil, err
 	}
 
-	// Name: ustar and star keep a directory prefix in a field of their own.
-	name := s.name[:0]
-	var prefix []byte
-	switch format {
-	case FormatUSTAR:
-		prefix = cString(blk[offPrefix : offPrefix+155])
-	case FormatSTAR:
-		prefix = cString(blk[offPrefix : offPrefix+131])
-	case FormatGNU:
-		// Go before 1.8 wrote a ustar prefix into GNU headers, where GNU keeps
-		// atime and ctime. Read it as a prefix only when those fields are not
-		// numbers, as Go's archive/tar does.
-		_, aok := parseNumeric(blk[offGNUAtime : offGNUAtime+12])
-		_, cok := parseNumeric(blk[offGNUCtime : offGNUCtime+12])
-		if (blk[offGNUAtime] != 0 && !aok) || (blk[offGNUCtime] != 0 && !cok) {
-			if p := cString(blk[offPrefix : offPrefix+155]); isASCII(p) {
-				prefix = p
-			}
-		}
-	}
-	if len(prefix) > 0 {
-		name = append(name, prefix...)
-		name = append(name, '/')
-	}
-	name = append(name, cString(blk[offName:offName+100])...)
+	name := appendHeaderName(s.name[:0], blk, format)
 	link := append(s.linkname[:0], cString(blk[offLinkname:offLinkname+100])...)
 	if s.hasLongN && len(s.longName) > 0 {
 		name = append(name[:0], s.longName...)
