@@ -1,0 +1,665 @@
+// Command indexbench measures `itarconv index` against GNU `tar -tf` on
+// generated WebDataset-style shards and checks the project's speed and
+// memory targets.
+//
+//	go run ./bench/cmd/indexbench [-dir DIR] [-reps N] [-quick]
+//
+// Both tools run in the same invocation, on the same files, with the page
+// cache warm, so the comparison holds on whatever machine it runs on;
+// absolute figures from different runs or machines are not comparable.
+// Each tool is run as a subprocess and timed by this program (wall clock,
+// process start included); its CPU time and peak RSS come from its rusage.
+// A third, in-process row walks the tar headers and does nothing else: the
+// floor that any indexer reading headers pays on this machine.
+//
+// The exit status is non-zero only when something breaks (a tool fails, or
+// the index does not hold one row per generated member). A missed target is
+// a measurement: it prints FAIL and still exits 0.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/itarconv/itarconv/bench"
+)
+
+// The targets. RSS is budgeted per member on top of a fixed allowance for
+// the Go runtime, the binary and read buffers.
+const (
+	targetRateA       = 1.0e6 // members/s on dataset A
+	targetTarRatioA   = 0.5   // itarconv time / tar -tf time on dataset A
+	targetRateB       = 2.5e6 // members/s on dataset B
+	targetRSSPerMembB = 100   // bytes per member on dataset B ...
+	targetRSSBaseB    = 128 << 20
+	indexWorkers      = 2
+	tarParallel       = 2
+)
+
+var strategies = []string{"auto", "pread", "sequential"}
+
+func main() {
+	os.Exit(run())
+}
+
+type config struct {
+	dir   string
+	reps  int
+	quick bool
+}
+
+func run() int {
+	var cfg config
+	flag.StringVar(&cfg.dir, "dir", "", "keep the datasets in this directory and reuse them on later runs (default: a temporary directory, removed afterwards)")
+	flag.IntVar(&cfg.reps, "reps", 5, "timed runs per tool and dataset (the median is reported)")
+	flag.BoolVar(&cfg.quick, "quick", false, "smoke run: tiny datasets, one rep unless -reps is given")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "indexbench: no arguments expected")
+		return 2
+	}
+	repsSet := false
+	flag.Visit(func(f *flag.Flag) { repsSet = repsSet || f.Name == "reps" })
+	if cfg.quick && !repsSet {
+		cfg.reps = 1
+	}
+	if cfg.reps < 1 {
+		fmt.Fprintln(os.Stderr, "indexbench: -reps must be at least 1")
+		return 2
+	}
+	if err := runBench(cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "indexbench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// Kinds of measurement.
+const (
+	kindIndex = iota // itarconv index, one strategy
+	kindTar          // the GNU tar baseline
+	kindWalk         // the in-process header walk (floor)
+)
+
+// measurement is what the repetitions of one tool on one dataset gave.
+type measurement struct {
+	dataset   bench.Dataset
+	kind      int
+	tool      string
+	strategy  string // itarconv's --read-strategy
+	walls     []float64
+	cpus      []float64 // user+sys seconds of the child(ren)
+	selfs     []float64 // itarconv's own "seconds" (process start excluded)
+	maxRSS    int64     // bytes, the highest peak over all runs
+	reads     int64     // read calls of the last run
+	readBytes int64
+}
+
+func (m *measurement) median() float64 { return median(m.walls) }
+func (m *measurement) rate() float64   { return float64(m.dataset.Members) / m.median() }
+
+func runBench(cfg config) error {
+	tmp, err := os.MkdirTemp("", "indexbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	// The temporary datasets take about 2 GiB: an interrupted run must not
+	// leave them behind. The children get the terminal's signal themselves.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		os.RemoveAll(tmp)
+		os.Exit(130)
+	}()
+	dataDir := cfg.dir
+	if dataDir == "" {
+		dataDir = tmp
+	}
+
+	tarPath, err := exec.LookPath("tar")
+	if err != nil {
+		return fmt.Errorf("the baseline needs GNU tar: %w", err)
+	}
+	tarVersion := toolVersion(tarPath)
+	if !strings.Contains(tarVersion, "GNU tar") {
+		return fmt.Errorf("%s is not GNU tar (%q)", tarPath, tarVersion)
+	}
+
+	bin := filepath.Join(tmp, "itarconv")
+	t0 := time.Now()
+	if err := buildItarconv(bin); err != nil {
+		return err
+	}
+	fmt.Printf("built itarconv in %.1fs; baseline %s\n", time.Since(t0).Seconds(), tarVersion)
+
+	datasets := []bench.Dataset{bench.DatasetA, bench.DatasetB}
+	if cfg.quick {
+		datasets = []bench.Dataset{bench.DatasetA.Scaled(2_000), bench.DatasetB.Scaled(20_000)}
+	}
+	dirs := make([]string, len(datasets))
+	shards := make([][]string, len(datasets))
+	for i, d := range datasets {
+		// The member count is in the name so that quick and full runs can
+		// share a -dir without regenerating each other's datasets.
+		dirs[i] = filepath.Join(dataDir, fmt.Sprintf("%s-%d", d.Name, d.Members))
+		t0 := time.Now()
+		var reused bool
+		shards[i], reused, err = prepare(d, dirs[i])
+		if err != nil {
+			return err
+		}
+		what := "generated"
+		if reused {
+			what = "reused"
+		}
+		size := int64(0)
+		for _, p := range shards[i] {
+			if st, err := os.Stat(p); err == nil {
+				size += st.Size()
+			}
+		}
+		fmt.Printf("dataset %s: %s %d members in %d shards (%.0f MiB) in %.1fs\n",
+			d.Name, what, d.Members, d.Shards, float64(size)/(1<<20), time.Since(t0).Seconds())
+	}
+	fmt.Printf("%d cores, GOMAXPROCS %d, %d timed runs per tool (after one untimed warm-up run), itarconv --workers %d, tar -tf %d at a time\n\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), cfg.reps, indexWorkers, tarParallel)
+
+	noise := startNoise()
+	var all []*measurement
+	for i, d := range datasets {
+		// Warm the page cache, so that every tool, the first included,
+		// reads from memory: the benchmark is about CPU and system calls.
+		if err := warm(shards[i]); err != nil {
+			return err
+		}
+		ms, err := measure(cfg, d, dirs[i], shards[i], bin, tarPath)
+		if err != nil {
+			return err
+		}
+		all = append(all, ms...)
+	}
+	fmt.Println(noise.report())
+	fmt.Println()
+	printTable(os.Stdout, all)
+	fmt.Println()
+	printTargets(os.Stdout, all, cfg.quick)
+	return nil
+}
+
+// buildItarconv compiles the command from the module this program is in.
+func buildItarconv(out string) error {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	gomod, err := exec.Command(goBin, "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	if root == "." || strings.TrimSpace(string(gomod)) == os.DevNull {
+		return errors.New("run indexbench from inside the itarconv module")
+	}
+	cmd := exec.Command(goBin, "build", "-o", out, "./cmd/itarconv")
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("building itarconv: %w", err)
+	}
+	return nil
+}
+
+func toolVersion(path string) string {
+	out, _ := exec.Command(path, "--version").Output()
+	line, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(line)
+}
+
+// stamp records what a dataset directory was generated from, so that a
+// kept -dir is reused only when it holds exactly these shards.
+type stamp struct {
+	Dataset bench.Dataset
+	Sizes   []int64
+}
+
+const stampName = "indexbench.json"
+
+// prepare makes sure dir holds the shards of d: it reuses them when the
+// stamp of an earlier run matches, and generates them otherwise.
+func prepare(d bench.Dataset, dir string) (paths []string, reused bool, err error) {
+	want := stamp{Dataset: d}
+	if b, err := os.ReadFile(filepath.Join(dir, stampName)); err == nil {
+		var got stamp
+		if json.Unmarshal(b, &got) == nil && got.Dataset == d && len(got.Sizes) == d.Shards {
+			ok := true
+			for i := range d.Shards {
+				st, err := os.Stat(d.ShardPath(dir, i))
+				ok = ok && err == nil && st.Size() == got.Sizes[i]
+				paths = append(paths, d.ShardPath(dir, i))
+			}
+			if ok {
+				return paths, true, nil
+			}
+		}
+	}
+	// Stale shards of another size would join the fold: start afresh.
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, false, err
+	}
+	paths, err = d.Generate(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, false, err
+		}
+		want.Sizes = append(want.Sizes, st.Size())
+	}
+	b, _ := json.Marshal(want)
+	return paths, false, os.WriteFile(filepath.Join(dir, stampName), b, 0o644)
+}
+
+// warm reads every shard once, in large reads (io.Copy to io.Discard would
+// use 8 KiB ones), so that all of them sit in the page cache.
+func warm(paths []string) error {
+	buf := make([]byte, 1<<20)
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		for err == nil {
+			_, err = f.Read(buf)
+		}
+		f.Close()
+		if err != io.EOF {
+			return err
+		}
+	}
+	return nil
+}
+
+// measure times every tool on one dataset. The repetitions are interleaved
+// (each rep runs every tool once) so that a slow phase of the machine hits
+// all tools alike instead of one of them.
+func measure(cfg config, d bench.Dataset, dir string, shards []string, bin, tarPath string) ([]*measurement, error) {
+	var ms []*measurement
+	for _, s := range strategies {
+		ms = append(ms, &measurement{dataset: d, kind: kindIndex, tool: "itarconv index", strategy: s})
+	}
+	ms = append(ms,
+		&measurement{dataset: d, kind: kindTar, tool: "tar -tf (baseline)"},
+		&measurement{dataset: d, kind: kindWalk, tool: "header walk (floor)"})
+
+	// The warm-up run checks results; the timed runs check them again.
+	lines, _, err := runTar(tarPath, shards, true)
+	if err != nil {
+		return nil, err
+	}
+	if lines != int64(d.Members) {
+		return nil, fmt.Errorf("dataset %s: tar -tf listed %d members, %d were generated", d.Name, lines, d.Members)
+	}
+	for _, m := range ms {
+		if m.kind == kindIndex {
+			if _, err := runIndex(bin, dir, m.strategy, d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, err := runWalk(d, shards); err != nil {
+		return nil, err
+	}
+
+	for range cfg.reps {
+		for _, m := range ms {
+			switch m.kind {
+			case kindTar:
+				_, r, err := runTar(tarPath, shards, false)
+				if err != nil {
+					return nil, err
+				}
+				m.walls = append(m.walls, r.wall)
+				m.cpus = append(m.cpus, r.cpu)
+				m.maxRSS = max(m.maxRSS, r.rss)
+			case kindWalk:
+				wall, err := runWalk(d, shards)
+				if err != nil {
+					return nil, err
+				}
+				m.walls = append(m.walls, wall)
+			case kindIndex:
+				r, err := runIndex(bin, dir, m.strategy, d)
+				if err != nil {
+					return nil, err
+				}
+				m.walls = append(m.walls, r.wall)
+				m.cpus = append(m.cpus, r.cpu)
+				m.selfs = append(m.selfs, r.self)
+				m.maxRSS = max(m.maxRSS, r.rss)
+				m.reads, m.readBytes = r.reads, r.readBytes
+			}
+		}
+	}
+	return ms, nil
+}
+
+// runWalk times the in-process header walk with as many goroutines as the
+// indexer has workers, and checks its count.
+func runWalk(d bench.Dataset, shards []string) (float64, error) {
+	start := time.Now()
+	n, err := bench.WalkHeaders(shards, indexWorkers)
+	wall := time.Since(start).Seconds()
+	if err != nil {
+		return 0, err
+	}
+	if n != int64(d.Members) {
+		return 0, fmt.Errorf("dataset %s: the header walk saw %d members, %d were generated", d.Name, n, d.Members)
+	}
+	return wall, nil
+}
+
+// indexRun is one timed `itarconv index`.
+type indexRun struct {
+	wall, cpu, self  float64
+	rss              int64
+	reads, readBytes int64
+}
+
+// runIndex runs `itarconv index DIR -q --json` and checks that it indexed
+// every generated member, each as a row, two rows per stem.
+func runIndex(bin, dir, strategy string, d bench.Dataset) (indexRun, error) {
+	// Every run writes a fresh index. Replacing an existing one makes the
+	// file system free the old file's blocks inside the timed rename, a
+	// cost of re-indexing (tens of ms on a file system mounted with
+	// discard) that has nothing to do with reading the shards.
+	if err := os.Remove(filepath.Join(dir, d.Fold+".taridx")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return indexRun{}, err
+	}
+	cmd := exec.Command(bin, "index", dir, "-q", "--json",
+		"--workers", fmt.Sprint(indexWorkers), "--read-strategy", strategy)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start).Seconds()
+	if err != nil {
+		return indexRun{}, fmt.Errorf("itarconv index --read-strategy %s on dataset %s: %v\n%s", strategy, d.Name, err, stderr.Bytes())
+	}
+	var out struct {
+		Folds []struct {
+			Fold      string  `json:"fold"`
+			Members   int64   `json:"members"`
+			Rows      uint64  `json:"rows"`
+			Stems     uint64  `json:"stems"`
+			Seconds   float64 `json:"seconds"`
+			ReadCalls int64   `json:"read_calls"`
+			ReadBytes int64   `json:"read_bytes"`
+		} `json:"folds"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return indexRun{}, fmt.Errorf("itarconv index --json on dataset %s: %v in %q", d.Name, err, stdout.Bytes())
+	}
+	if len(out.Folds) != 1 || out.Folds[0].Fold != d.Fold {
+		return indexRun{}, fmt.Errorf("dataset %s: expected one fold %q, got %+v", d.Name, d.Fold, out.Folds)
+	}
+	f := out.Folds[0]
+	n := int64(d.Members)
+	if f.Members != n || f.Rows != uint64(n) || f.Stems != uint64(n/2) {
+		return indexRun{}, fmt.Errorf("dataset %s, --read-strategy %s: index has %d members, %d rows, %d stems; generated %d members, %d stems",
+			d.Name, strategy, f.Members, f.Rows, f.Stems, n, n/2)
+	}
+	return indexRun{wall: wall, cpu: cpuSeconds(cmd.ProcessState), self: f.Seconds, rss: maxRSS(cmd.ProcessState),
+		reads: f.ReadCalls, readBytes: f.ReadBytes}, nil
+}
+
+// runTar lists the shards with GNU tar, tarParallel processes at a time as
+// `xargs -P2 -n1 tar -tf` would. With count it returns how many names were
+// listed; otherwise the listing goes to /dev/null, as in the timed runs.
+// The CPU time is the sum over the processes, the RSS the highest peak.
+func runTar(tarPath string, shards []string, count bool) (lines int64, r indexRun, err error) {
+	var mu sync.Mutex
+	var firstErr error
+	next := make(chan string)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range tarParallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for shard := range next {
+				cmd := exec.Command(tarPath, "-tf", shard)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				var lc lineCounter
+				if count {
+					cmd.Stdout = &lc
+				} // else nil: the child writes to /dev/null
+				err := cmd.Run()
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("tar -tf %s: %v\n%s", shard, err, stderr.Bytes())
+				}
+				if cmd.ProcessState != nil {
+					r.rss = max(r.rss, maxRSS(cmd.ProcessState))
+					r.cpu += cpuSeconds(cmd.ProcessState)
+				}
+				lines += lc.n
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, s := range shards {
+		next <- s
+	}
+	close(next)
+	wg.Wait()
+	r.wall = time.Since(start).Seconds()
+	return lines, r, firstErr
+}
+
+type lineCounter struct{ n int64 }
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.n += int64(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
+}
+
+// maxRSS is the peak resident set of a finished child, in bytes. Linux
+// reports ru_maxrss in KiB.
+func maxRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return int64(ru.Maxrss) * 1024
+	}
+	return 0
+}
+
+// cpuSeconds is the user and system time of a finished child.
+func cpuSeconds(ps *os.ProcessState) float64 {
+	return (ps.UserTime() + ps.SystemTime()).Seconds()
+}
+
+// noiseMeter tells how much CPU other processes took while the timed runs
+// went on: the machine's busy time (/proc/stat) less what this program and
+// its children used (rusage). Timings taken beside other work are slower
+// and noisier, and the comparison with the baseline only roughly fair.
+type noiseMeter struct {
+	start       time.Time
+	busy0, own0 float64
+	ok          bool
+}
+
+func startNoise() noiseMeter {
+	busy, err := machineBusy()
+	return noiseMeter{start: time.Now(), busy0: busy, own0: ownCPU(), ok: err == nil}
+}
+
+func (n noiseMeter) report() string {
+	busy, err := machineBusy()
+	if !n.ok || err != nil {
+		return "other load on the machine: unknown (no /proc/stat)"
+	}
+	wall := time.Since(n.start).Seconds()
+	other := max(0, (busy-n.busy0)-(ownCPU()-n.own0))
+	verdict := "quiet"
+	if share := other / (wall * float64(runtime.NumCPU())); share > 0.10 {
+		verdict = "BUSY: figures are skewed, run again on a quiet machine"
+	}
+	return fmt.Sprintf("other processes used %.1f CPU-seconds during the %.1fs of timed runs (%.0f%% of the machine): %s",
+		other, wall, 100*other/(wall*float64(runtime.NumCPU())), verdict)
+}
+
+// machineBusy is the CPU time, in seconds, that all processors have spent
+// on anything but idling since boot. /proc/stat counts in USER_HZ ticks,
+// which is 100 per second on every Linux architecture Go supports.
+func machineBusy() (float64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, errors.New("unexpected /proc/stat")
+	}
+	var busy float64
+	for i, v := range f[1:8] { // user nice system idle iowait irq softirq
+		if i == 3 || i == 4 {
+			continue
+		}
+		var x float64
+		fmt.Sscan(v, &x)
+		busy += x
+	}
+	return busy / 100, nil
+}
+
+// ownCPU is the CPU time of this process and its waited-for children.
+func ownCPU() float64 {
+	var self, children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	t := func(ru *syscall.Rusage) float64 {
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	return t(&self) + t(&children)
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func rate(r float64) string {
+	switch {
+	case r >= 1e6:
+		return fmt.Sprintf("%.2fM", r/1e6)
+	case r >= 1e3:
+		return fmt.Sprintf("%.0fk", r/1e3)
+	}
+	return fmt.Sprintf("%.0f", r)
+}
+
+func printTable(w io.Writer, ms []*measurement) {
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "dataset\ttool\tstrategy\tmedian s\tmin-max s\tmembers/s\tpeak RSS MiB\tRSS B/member\tcpu s\tself s\treads\tread MiB\t")
+	for _, m := range ms {
+		strategy, rss, perMember, cpu, self, reads, readMiB := "-", "-", "-", "-", "-", "-", "-"
+		if m.kind != kindWalk {
+			rss = fmt.Sprintf("%.1f", float64(m.maxRSS)/(1<<20))
+			perMember = fmt.Sprintf("%.1f", float64(m.maxRSS)/float64(m.dataset.Members))
+			cpu = fmt.Sprintf("%.3f", median(m.cpus))
+		}
+		if m.kind == kindIndex {
+			strategy = m.strategy
+			self = fmt.Sprintf("%.3f", median(m.selfs))
+			reads = fmt.Sprint(m.reads)
+			readMiB = fmt.Sprintf("%.0f", float64(m.readBytes)/(1<<20))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.3f-%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			m.dataset.Name, m.tool, strategy, m.median(), slices.Min(m.walls), slices.Max(m.walls),
+			rate(m.rate()), rss, perMember, cpu, self, reads, readMiB)
+	}
+	tw.Flush()
+	fmt.Fprintln(bw, "median/min-max s: wall time of the whole run as this program sees it, process start included;")
+	fmt.Fprintln(bw, "members/s = members / median s; peak RSS: the highest of all runs (for tar, of its processes);")
+	fmt.Fprintln(bw, "cpu s: median user+sys of the child(ren); self s: itarconv's own \"seconds\" (process start excluded);")
+	fmt.Fprintln(bw, "header walk: in-process, hops between headers and verifies them, nothing else (the floor of any header reader).")
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+// printTargets checks every strategy against the targets: auto is what
+// users get, the others show whether a forced strategy would meet them.
+func printTargets(w io.Writer, ms []*measurement, quick bool) {
+	find := func(name string, kind int, strategy string) *measurement {
+		for _, m := range ms {
+			if m.dataset.Name == name && m.kind == kind && m.strategy == strategy {
+				return m
+			}
+		}
+		return nil
+	}
+	if quick {
+		fmt.Fprintln(w, "targets (-quick: tiny datasets, so the verdicts mean little):")
+	} else {
+		fmt.Fprintln(w, "targets:")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tarA := find("A", kindTar, "")
+	for _, s := range strategies {
+		if m := find("A", kindIndex, s); m != nil && tarA != nil {
+			fmt.Fprintf(tw, "  A %s\tmembers/s >= %s\t%s\t%s\n", s, rate(targetRateA), rate(m.rate()), verdict(m.rate() >= targetRateA))
+			ratio := m.median() / tarA.median()
+			fmt.Fprintf(tw, "  A %s\ttime < %.1f x tar -tf\t%.3fs / %.3fs = %.2fx\t%s\n", s, targetTarRatioA,
+				m.median(), tarA.median(), ratio, verdict(ratio < targetTarRatioA))
+		}
+	}
+	for _, s := range strategies {
+		if m := find("B", kindIndex, s); m != nil {
+			fmt.Fprintf(tw, "  B %s\tmembers/s >= %s\t%s\t%s\n", s, rate(targetRateB), rate(m.rate()), verdict(m.rate() >= targetRateB))
+			budget := float64(targetRSSPerMembB)*float64(m.dataset.Members) + targetRSSBaseB
+			fmt.Fprintf(tw, "  B %s\tpeak RSS < %d B/member + %d MiB = %.1f MiB\t%.1f MiB\t%s\n", s, targetRSSPerMembB, targetRSSBaseB>>20,
+				budget/(1<<20), float64(m.maxRSS)/(1<<20), verdict(float64(m.maxRSS) < budget))
+		}
+	}
+	tw.Flush()
+	if walk := find("A", kindWalk, ""); walk != nil && tarA != nil {
+		fmt.Fprintf(w, "for scale: the bare header walk of A takes %.2fx the tar -tf time (%.3fs, in-process, no process start).\n",
+			walk.median()/tarA.median(), walk.median())
+	}
+}
