@@ -105,7 +105,7 @@ func BenchmarkBuildIndex(b *testing.B) {
 			b.Fatal(err)
 		}
 		out := filepath.Join(dir, "bench.taridx")
-		for _, name := range []string{"auto", "pread", "sequential"} {
+		for _, name := range []string{"auto", "mmap", "pread", "sequential"} {
 			strategy, err := tarscan.ParseStrategy(name)
 			if err != nil {
 				b.Fatal(err)

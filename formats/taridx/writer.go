@@ -55,7 +55,11 @@ type Writer struct {
 	exts   []string
 
 	// canon maps a key hash to the first stem seen with it, kept in arena.
-	canon      map[uint64]stemRef
+	canon map[uint64]stemRef
+	// The previous row's stem and crash id: a sample's files come one
+	// after another, so most rows skip the table lookup.
+	lastStem   string
+	lastCrash  uint32
 	arena      [][]byte
 	crashIDs   map[string]uint32
 	crashStems []string
@@ -65,10 +69,10 @@ type Writer struct {
 	lastKey Key
 	sorted  []Row // only with Contiguous
 
-	spool    []byte
-	spill    *os.File
-	spillBuf *bufio.Writer
-	err      error
+	chunks [][]byte // full chunks of rows held in memory
+	chunk  []byte   // the chunk being filled
+	spill  *os.File // rows past SpoolMemory, unnamed
+	err    error
 }
 
 // stemRef locates a stem in the arena: chunk<<40 | offset<<20 | length.
@@ -132,7 +136,9 @@ func (w *Writer) Add(e Entry) error {
 		w.exts = append(w.exts, e.Ext)
 	}
 	var crashID uint32
-	if ref, ok := w.canon[e.KeyHash]; !ok {
+	if w.nRows > 0 && e.KeyHash == w.lastKey.Hash && e.Stem == w.lastStem {
+		crashID = w.lastCrash
+	} else if ref, ok := w.canon[e.KeyHash]; !ok {
 		if len(e.Stem) > maxStemLen {
 			return w.fail(fmt.Errorf("stem of %d bytes is too long", len(e.Stem)))
 		}
@@ -149,6 +155,7 @@ func (w *Writer) Add(e Entry) error {
 			w.crashStems = append(w.crashStems, e.Stem)
 		}
 	}
+	w.lastStem, w.lastCrash = e.Stem, crashID
 	r := Row{Fid: e.Fid, Offset: e.Offset, Size: e.Size, ExtID: extID, CrashID: crashID, KeyHash: e.KeyHash}
 	if k := r.Key(); w.nRows == 0 || k != w.lastKey {
 		w.runs++
@@ -162,30 +169,51 @@ func (w *Writer) Add(e Entry) error {
 	return w.put(r)
 }
 
+// spoolChunk is the unit rows are buffered in: filled in place, kept or
+// written out whole, never copied to grow.
+const spoolChunk = 1 << 20
+
 func (w *Writer) put(r Row) error {
-	var b [RecordSize]byte
-	PutRow(b[:], r)
-	if w.spill == nil {
-		w.spool = append(w.spool, b[:]...)
-		if len(w.spool) < w.opts.SpoolMemory {
+	if len(w.chunk)+RecordSize > cap(w.chunk) {
+		if err := w.flushChunk(); err != nil {
+			return w.fail(err)
+		}
+	}
+	n := len(w.chunk)
+	w.chunk = w.chunk[:n+RecordSize]
+	PutRow(w.chunk[n:], r)
+	return nil
+}
+
+// flushChunk retires the current chunk: kept in memory while the rows fit
+// in SpoolMemory, else written to the spill file (created on first use).
+func (w *Writer) flushChunk() error {
+	if len(w.chunk) > 0 {
+		if w.spill == nil && (len(w.chunks)+1)*spoolChunk > w.opts.SpoolMemory {
+			dir := filepath.Dir(w.out.Target())
+			f, err := os.CreateTemp(dir, safefile.TempPrefix+"rows-*")
+			if err != nil {
+				return err
+			}
+			os.Remove(f.Name()) // unnamed: vanishes with the process
+			w.spill = f
+			for _, c := range w.chunks {
+				if _, err := f.Write(c); err != nil {
+					return err
+				}
+			}
+			w.chunks = nil
+		}
+		if w.spill != nil {
+			if _, err := w.spill.Write(w.chunk); err != nil {
+				return err
+			}
+			w.chunk = w.chunk[:0]
 			return nil
 		}
-		dir := filepath.Dir(w.out.Target())
-		f, err := os.CreateTemp(dir, safefile.TempPrefix+"rows-*")
-		if err != nil {
-			return w.fail(err)
-		}
-		os.Remove(f.Name()) // unnamed: vanishes with the process
-		w.spill, w.spillBuf = f, bufio.NewWriterSize(f, 1<<20)
-		if _, err := w.spillBuf.Write(w.spool); err != nil {
-			return w.fail(err)
-		}
-		w.spool = nil
-		return nil
+		w.chunks = append(w.chunks, w.chunk)
 	}
-	if _, err := w.spillBuf.Write(b[:]); err != nil {
-		return w.fail(err)
-	}
+	w.chunk = make([]byte, 0, spoolChunk)
 	return nil
 }
 
@@ -240,7 +268,7 @@ func (w *Writer) release() {
 		w.spill.Close()
 		w.spill = nil
 	}
-	w.canon, w.arena, w.sorted, w.spool = nil, nil, nil, nil
+	w.canon, w.arena, w.sorted, w.chunks, w.chunk = nil, nil, nil, nil, nil
 }
 
 func (w *Writer) finish() error {
@@ -281,13 +309,20 @@ func (w *Writer) finish() error {
 		return bw.Flush()
 	}
 	if w.spill == nil {
-		bw.Write(w.spool)
-		return bw.Flush()
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		for _, c := range append(w.chunks, w.chunk) {
+			if _, err := w.out.Write(c); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	if err := w.spillBuf.Flush(); err != nil {
+	if err := w.flushChunk(); err != nil {
 		return err
 	}
 	if _, err := w.spill.Seek(0, io.SeekStart); err != nil {

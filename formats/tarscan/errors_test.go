@@ -148,7 +148,27 @@ func TestBadInput(t *testing.T) {
 // that ends the scan (nil: a clean io.EOF).
 func checkScanError(t *testing.T, data []byte, opts Options, members []string, wantErr error, wantOffset int64, detail string) {
 	t.Helper()
-	s := NewScanner(bytes.NewReader(data), int64(len(data)), "shard.tar", opts)
+	checkScanErrorFrom(t, NewScanner(bytes.NewReader(data), int64(len(data)), "shard.tar", opts), "shard.tar", opts, members, wantErr, wantOffset, detail)
+	if opts.Strategy != StrategyPread || len(data) == 0 {
+		return
+	}
+	// The same data through a file on disk, memory-mapped.
+	path := filepath.Join(t.TempDir(), "shard.tar")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mopts := opts
+	mopts.Strategy = StrategyMmap
+	f, err := Open(path, mopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	checkScanErrorFrom(t, f, path, mopts, members, wantErr, wantOffset, detail)
+}
+
+func checkScanErrorFrom(t *testing.T, s interface{ Next() (*Member, error) }, path string, opts Options, members []string, wantErr error, wantOffset int64, detail string) {
+	t.Helper()
 	var names []string
 	var err error
 	for {
@@ -171,8 +191,8 @@ func checkScanError(t *testing.T, data []byte, opts Options, members []string, w
 	if !errors.Is(err, wantErr) || !errors.As(err, &e) {
 		t.Fatalf("%+v: error %v (%T), want an *Error wrapping %q", opts, err, err, wantErr)
 	}
-	if e.Offset != wantOffset || e.Path != "shard.tar" {
-		t.Errorf("%+v: error at %s offset %d, want shard.tar offset %d: %v", opts, e.Path, e.Offset, wantOffset, err)
+	if e.Offset != wantOffset || e.Path != path {
+		t.Errorf("%+v: error at %s offset %d, want %s offset %d: %v", opts, e.Path, e.Offset, path, wantOffset, err)
 	}
 	if !strings.Contains(err.Error(), detail) {
 		t.Errorf("%+v: error %q does not say %q", opts, err, detail)

@@ -71,17 +71,30 @@ func cString(b []byte) []byte {
 // parseOctal reads an octal field the way tar readers do: NULs and spaces
 // around the digits are ignored and an empty field is zero.
 func parseOctal(b []byte) (int64, bool) {
-	b = bytes.Trim(b, " \x00")
-	if len(b) == 0 {
-		return 0, true
+	// One pass, no trimming helpers: this runs five times per header.
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == 0) {
+		i++
 	}
-	b = cString(b)
 	var x uint64
-	for _, c := range b {
-		if c < '0' || c > '7' || x>>61 != 0 {
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '7' {
+			break
+		}
+		if x>>61 != 0 {
 			return 0, false
 		}
 		x = x<<3 | uint64(c-'0')
+	}
+	// After the digits: a NUL ends the string (anything may follow it);
+	// a space must be trailing padding, spaces and NULs to the end.
+	if i < len(b) && b[i] != 0 {
+		for ; i < len(b); i++ {
+			if b[i] != ' ' && b[i] != 0 {
+				return 0, false
+			}
+		}
 	}
 	if x>>63 != 0 {
 		return 0, false

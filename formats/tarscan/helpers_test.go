@@ -97,7 +97,7 @@ func scanPath(t testing.TB, path string, opts Options) ([]scanned, int64) {
 	}
 }
 
-var strategies = []Strategy{StrategyAuto, StrategyPread, StrategySequential}
+var strategies = []Strategy{StrategyAuto, StrategyPread, StrategySequential, StrategyMmap}
 
 // --- Archives written by hand ---------------------------------------------
 

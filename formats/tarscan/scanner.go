@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -568,10 +569,12 @@ func (s *Scanner) gnuSparse(off int64, blk []byte, m *Member) error {
 // File is a tar file on disk opened for scanning.
 type File struct {
 	*Scanner
-	f *os.File
+	f      *os.File
+	mapped []byte
 }
 
-// Open opens the tar file at path for scanning.
+// Open opens the tar file at path for scanning. With StrategyMmap the file
+// is memory-mapped and headers are read in place.
 func Open(path string, opts Options) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -586,8 +589,45 @@ func Open(path string, opts Options) (*File, error) {
 		f.Close()
 		return nil, &Error{Path: path, Err: ErrNotTar, Detail: "not a regular file"}
 	}
-	return &File{Scanner: NewScanner(f, st.Size(), path, opts), f: f}, nil
+	file := &File{Scanner: NewScanner(fastReaderAt(f), st.Size(), path, opts), f: f}
+	if opts.Strategy == StrategyMmap && st.Size() > 0 {
+		m, err := mmapFile(f, st.Size())
+		if err != nil {
+			f.Close()
+			return nil, &Error{Path: path, Err: err, Detail: "memory-mapping the file"}
+		}
+		file.mapped = m
+		file.src.buf, file.src.bufOff, file.src.mapped = m, 0, true
+	}
+	return file, nil
 }
 
-// Close closes the file.
-func (f *File) Close() error { return f.f.Close() }
+// Next returns the next member, as Scanner.Next. On a mapped file, a fault
+// (the file shrank while it was read) becomes an ErrTruncated error instead
+// of a crash.
+func (f *File) Next() (m *Member, err error) {
+	if f.mapped == nil {
+		return f.Scanner.Next()
+	}
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			if _, ok := r.(interface{ Addr() uintptr }); !ok {
+				panic(r)
+			}
+			m, err = nil, f.fail(f.off, ErrTruncated, "the file changed size while it was read")
+		}
+	}()
+	return f.Scanner.Next()
+}
+
+// Close unmaps and closes the file.
+func (f *File) Close() error {
+	if f.mapped != nil {
+		munmapFile(f.mapped)
+		f.mapped = nil
+		f.src.buf, f.src.mapped = nil, false
+	}
+	return f.f.Close()
+}

@@ -152,7 +152,7 @@ func TestUsageErrors(t *testing.T) {
 		{"index", shard},                 // files need -o
 		{"index", "-o", "x.taridx", dir}, // -o is for files
 		{"index", "--workers", "0", dir},
-		{"index", "--read-strategy", "mmap", dir},
+		{"index", "--read-strategy", "mapped", dir},
 		{"cat", dir},
 		{"inspect"},
 	} {

@@ -51,7 +51,7 @@ instead: every header block is a row, named by its 100-byte name field.`,
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "shards scanned in parallel")
 	f.BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read past zero blocks (concatenated archives)")
 	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
-	f.StringVar(&fl.strategy, "read-strategy", "auto", `how headers are read: "auto", "pread" (one read per header) or "sequential"`)
+	f.StringVar(&fl.strategy, "read-strategy", "auto", `how headers are read: "auto" (mmap where possible), "mmap", "pread" (one read per header) or "sequential"`)
 	return cmd
 }
 

@@ -52,7 +52,7 @@ const (
 	tarParallel       = 2
 )
 
-var strategies = []string{"auto", "pread", "sequential"}
+var strategies = []string{"auto", "mmap", "pread", "sequential"}
 
 func main() {
 	os.Exit(run())

@@ -1,0 +1,14 @@
+//go:build !unix
+
+package tarscan
+
+import (
+	"errors"
+	"os"
+)
+
+func mmapFile(*os.File, int64) ([]byte, error) {
+	return nil, errors.New("memory mapping is not supported on this system")
+}
+
+func munmapFile([]byte) error { return nil }
