@@ -34,6 +34,10 @@ func Create(path string) (*File, error) {
 	return &File{File: f, target: path}, nil
 }
 
+// Retarget changes the name the file gets on Commit (a name decided only
+// once the content is known). It must be in the same directory.
+func (f *File) Retarget(path string) { f.target = path }
+
 // Target is the name the file gets on Commit.
 func (f *File) Target() string { return f.target }
 

@@ -1,0 +1,265 @@
+// Package tarshard writes a fold of tar shards, <fold>_NNNN.tar, starting a
+// new shard when the current one would pass a size limit. Headers are ustar
+// where the member fits, pax where a name or value needs it (long or
+// non-ASCII names, sub-second times, large ids). Shards are written under
+// temporary names and renamed into place only when the whole fold is
+// complete, with the digits the final count needs, so that their names sort
+// in fid order.
+package tarshard
+
+import (
+	"archive/tar"
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// ErrUnsafeName: a member name that would land outside the output
+// directory when extracted (absolute, or with a ".." component), or empty.
+var ErrUnsafeName = errors.New("unsafe member name")
+
+// DefaultShardSize is the default size limit of a shard: 1 GiB.
+const DefaultShardSize = 1 << 30
+
+// Options describe the fold to write.
+type Options struct {
+	Dir       string // output directory (must exist)
+	Fold      string // fold name, e.g. "train"
+	ShardSize int64  // start a new shard past this many bytes (default 1 GiB)
+	// MinDigits is the least number of digits in shard numbers (default 4).
+	MinDigits int
+}
+
+// Member is one entry to write.
+type Member struct {
+	Name        string
+	Typeflag    byte // tar.TypeReg, tar.TypeDir, ...
+	Linkname    string
+	Size        int64
+	Mode        int64 // permission bits
+	UID, GID    int64
+	ModTime     int64 // seconds
+	ModTimeNsec int32
+	PAXRecords  map[string]string
+}
+
+// Location is where a member was written.
+type Location struct {
+	Shard        int   // fid: position of the shard in the fold
+	HeaderOffset int64 // offset of the member's own header block
+}
+
+// Writer writes the shards of one fold.
+type Writer struct {
+	opts   Options
+	temps  []*safefile.File // one per shard, in order
+	cur    *countingWriter
+	buf    *bufio.Writer
+	tw     *tar.Writer
+	shards []string // final paths, after Close
+	done   bool
+}
+
+// Create starts a fold. Nothing appears under the fold's names until Close.
+func Create(opts Options) (*Writer, error) {
+	if opts.ShardSize <= 0 {
+		opts.ShardSize = DefaultShardSize
+	}
+	if opts.MinDigits <= 0 {
+		opts.MinDigits = 4
+	}
+	if opts.Fold == "" || strings.ContainsAny(opts.Fold, "_/") {
+		return nil, fmt.Errorf("fold name %q: must be non-empty, without \"_\" or \"/\"", opts.Fold)
+	}
+	return &Writer{opts: opts}, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// CheckName reports whether a member name stays inside the directory it is
+// extracted into: relative, no "..", not empty.
+func CheckName(name string) error {
+	clean := strings.TrimSuffix(name, "/")
+	switch {
+	case clean == "" || clean == ".":
+		return fmt.Errorf("%w: %q is empty", ErrUnsafeName, name)
+	case strings.HasPrefix(name, "/"):
+		return fmt.Errorf("%w: %q is absolute", ErrUnsafeName, name)
+	}
+	for _, part := range strings.Split(clean, "/") {
+		if part == ".." {
+			return fmt.Errorf("%w: %q has a \"..\" component", ErrUnsafeName, name)
+		}
+	}
+	return nil
+}
+
+// footprint estimates the bytes a member takes in a shard: its header, a
+// pax header where it will need one, and the padded payload.
+func footprint(m Member) int64 {
+	n := 512 + (m.Size+511)/512*512
+	if needsPAX(m) || len(m.Name) > 100 || len(m.Linkname) > 100 {
+		records := int64(len(m.Name) + len(m.Linkname) + 64)
+		for k, v := range m.PAXRecords {
+			records += int64(len(k) + len(v) + 16)
+		}
+		n += 512 + (records+511)/512*512
+	}
+	return n
+}
+
+// needsPAX reports whether only a pax header keeps everything in m.
+func needsPAX(m Member) bool {
+	if m.ModTimeNsec != 0 || len(m.PAXRecords) > 0 {
+		return true
+	}
+	for i := 0; i < len(m.Name); i++ {
+		if m.Name[i] >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *Writer) startShard() error {
+	if err := w.finishShard(); err != nil {
+		return err
+	}
+	f, err := safefile.Create(filepath.Join(w.opts.Dir, fmt.Sprintf("%s_%d.tar", w.opts.Fold, len(w.temps))))
+	if err != nil {
+		return err
+	}
+	w.temps = append(w.temps, f)
+	w.buf = bufio.NewWriterSize(f, 1<<20)
+	w.cur = &countingWriter{w: w.buf}
+	w.tw = tar.NewWriter(w.cur)
+	return nil
+}
+
+func (w *Writer) finishShard() error {
+	if w.tw == nil {
+		return nil
+	}
+	if err := w.tw.Close(); err != nil {
+		return err
+	}
+	if err := w.buf.Flush(); err != nil {
+		return err
+	}
+	w.tw = nil
+	return nil
+}
+
+// Add writes one member; data supplies exactly m.Size bytes for regular
+// files (nil otherwise).
+func (w *Writer) Add(m Member, data io.Reader) (Location, error) {
+	if w.done {
+		return Location{}, errors.New("tarshard: writer closed")
+	}
+	if err := CheckName(m.Name); err != nil {
+		return Location{}, err
+	}
+	if m.Typeflag != tar.TypeReg {
+		m.Size = 0
+	}
+	if w.tw == nil || (w.cur.n > 0 && w.cur.n+footprint(m)+1024 > w.opts.ShardSize) {
+		if err := w.startShard(); err != nil {
+			return Location{}, err
+		}
+	}
+	h := &tar.Header{
+		Name:       m.Name,
+		Typeflag:   m.Typeflag,
+		Linkname:   m.Linkname,
+		Size:       m.Size,
+		Mode:       m.Mode,
+		Uid:        int(m.UID),
+		Gid:        int(m.GID),
+		ModTime:    time.Unix(m.ModTime, int64(m.ModTimeNsec)),
+		PAXRecords: m.PAXRecords,
+	}
+	if m.ModTimeNsec != 0 || len(m.PAXRecords) > 0 {
+		// Only pax keeps sub-second times and extra records; without a
+		// format the writer would round the time to the second.
+		h.Format = tar.FormatPAX
+	}
+	if err := w.tw.WriteHeader(h); err != nil {
+		return Location{}, fmt.Errorf("%s: header of %q: %w", w.temps[len(w.temps)-1].Target(), m.Name, err)
+	}
+	loc := Location{Shard: len(w.temps) - 1, HeaderOffset: w.cur.n - 512}
+	if h.Size > 0 {
+		n, err := io.Copy(w.tw, io.LimitReader(data, h.Size))
+		if err == nil && n != h.Size {
+			err = fmt.Errorf("payload ended after %d of %d bytes", n, h.Size)
+		}
+		if err != nil {
+			return Location{}, fmt.Errorf("%q: %w", m.Name, err)
+		}
+	}
+	return loc, nil
+}
+
+// Shards is the number of shards started so far.
+func (w *Writer) Shards() int { return len(w.temps) }
+
+// Close finishes the last shard and renames every shard into place as
+// <fold>_NNNN.tar, numbered from 0 with enough digits that string order is
+// fid order. It returns the final paths in fid order. A fold without members
+// is one empty archive.
+func (w *Writer) Close() ([]string, error) {
+	if w.done {
+		return w.shards, nil
+	}
+	if len(w.temps) == 0 {
+		if err := w.startShard(); err != nil {
+			w.Abort()
+			return nil, err
+		}
+	}
+	if err := w.finishShard(); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	w.done = true
+	for i, f := range w.temps {
+		final := filepath.Join(w.opts.Dir, ShardName(w.opts.Fold, i, len(w.temps), w.opts.MinDigits))
+		f.Retarget(final)
+		if err := f.Commit(); err != nil {
+			for _, rest := range w.temps[i+1:] {
+				rest.Abort()
+			}
+			return nil, err
+		}
+		w.shards = append(w.shards, final)
+	}
+	return w.shards, nil
+}
+
+// Abort removes every shard written so far.
+func (w *Writer) Abort() {
+	w.done = true
+	for _, f := range w.temps {
+		f.Abort()
+	}
+}
+
+// ShardName is the final name of shard i of n in a fold.
+func ShardName(fold string, i, n, minDigits int) string {
+	digits := max(minDigits, len(fmt.Sprint(n-1)))
+	return fmt.Sprintf("%s_%0*d.tar", fold, digits, i)
+}
