@@ -42,9 +42,11 @@ type Row struct {
 	ModTime     int64 // seconds since the epoch
 	ModTimeNsec int32
 
-	// Where the row lives in its source shard, for sources that can be
-	// addressed in place (tar): the offset of its record (tar header) and
-	// of its payload. -1 when not applicable.
+	// Where the row lives in its source, for sources that can be addressed
+	// in place: the data file holding it (tar shard, Barecat shard, ...),
+	// the offset of its record there (a tar header) and of its payload.
+	// Offset is -1 when the source has no records.
+	DataFile   int
 	Offset     int64
 	DataOffset int64
 }

@@ -3,6 +3,7 @@ package convert
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/itarconv/itarconv/formats/tarscan"
@@ -20,6 +21,33 @@ type TarShards struct {
 	Options tarscan.Options
 	// Stats has one entry per shard, filled as the shard is scanned.
 	Stats []TarShardStats
+
+	open    *os.File // the shard OpenPayload read last
+	openIdx int
+}
+
+// OpenPayload reads a row's payload from its shard. Rows come in order, so
+// one shard file is kept open at a time.
+func (t *TarShards) OpenPayload(r *Row) (io.Reader, error) {
+	if t.open == nil || t.openIdx != r.DataFile {
+		t.Close()
+		f, err := os.Open(t.Paths[r.DataFile])
+		if err != nil {
+			return nil, err
+		}
+		t.open, t.openIdx = f, r.DataFile
+	}
+	return io.NewSectionReader(t.open, r.DataOffset, r.Size), nil
+}
+
+// Close closes the shard file OpenPayload keeps open.
+func (t *TarShards) Close() error {
+	if t.open == nil {
+		return nil
+	}
+	err := t.open.Close()
+	t.open = nil
+	return err
 }
 
 // TarShardStats counts what one shard held.
@@ -117,7 +145,7 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]Row) error)
 			Name: name, Linkname: link, Kind: kind, Type: m.Typeflag,
 			Size: m.Size, Mode: m.Mode, UID: m.UID, GID: m.GID,
 			ModTime: m.ModTime, ModTimeNsec: m.ModTimeNsec,
-			Offset: m.HeaderOffset, DataOffset: m.DataOffset,
+			DataFile: shard, Offset: m.HeaderOffset, DataOffset: m.DataOffset,
 		})
 		if len(rows) == batchRows {
 			if err := flush(); err != nil {
