@@ -39,6 +39,7 @@ type IndexStats struct {
 	Sparse        int64
 	SkippedNames  []string
 	SparseNames   []string
+	HardlinkNames []string
 	Reads         int64
 	ReadBytes     int64
 	Elapsed       time.Duration
@@ -60,6 +61,7 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 	scan.HeaderBlocks = opts.CompatGLZN
 	src := NewTarShards(shards, scan)
 	sink := &taridxSink{w: w, compat: opts.CompatGLZN, stem: opts.Stem, notRegular: map[string]int64{}}
+	sink.shardNames = shards
 	err = Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {
 		w.Abort()
@@ -76,7 +78,7 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 		Bytes:      sink.bytes,
 		NotRegular: sink.notRegular,
 		NoExt:      sink.noExt, SpaceInExt: sink.spaceExt,
-		SkippedNames: sink.skippedNames,
+		SkippedNames: sink.skippedNames, HardlinkNames: sink.hardlinkNames,
 	}
 	if err := w.Close(); err != nil {
 		return nil, err
@@ -106,11 +108,13 @@ type taridxSink struct {
 	compat bool
 	stem   taridx.StemMode
 
-	bytes        int64
-	notRegular   map[string]int64
-	noExt        int64
-	spaceExt     int64
-	skippedNames []string
+	shardNames    []string
+	bytes         int64
+	notRegular    map[string]int64
+	noExt         int64
+	spaceExt      int64
+	skippedNames  []string
+	hardlinkNames []string
 }
 
 type preparedEntries struct {
@@ -129,7 +133,11 @@ func (s *taridxSink) Prepare(b *Batch) error {
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		if !s.compat && r.Kind != KindFile {
-			p.skipped = append(p.skipped, skip{kind: r.Kind, reason: 0})
+			sk := skip{kind: r.Kind, reason: 0}
+			if r.Kind == KindHardlink {
+				sk.name = taridx.DecodeName(r.Name)
+			}
+			p.skipped = append(p.skipped, sk)
 			continue
 		}
 		name := taridx.DecodeName(r.Name)
@@ -157,7 +165,7 @@ func (s *taridxSink) Write(b *Batch) error {
 	p := b.Prep.(*preparedEntries)
 	for _, e := range p.entries {
 		if err := s.w.Add(e); err != nil {
-			return err
+			return fmt.Errorf("%s: offset %d: %w", s.shardNames[b.Shard], e.Offset, err)
 		}
 		s.bytes += int64(e.Size)
 	}
@@ -165,6 +173,9 @@ func (s *taridxSink) Write(b *Batch) error {
 		switch k.reason {
 		case 0:
 			s.notRegular[k.kind.String()]++
+			if k.kind == KindHardlink && len(s.hardlinkNames) < maxReportedNames {
+				s.hardlinkNames = append(s.hardlinkNames, k.name)
+			}
 			continue
 		case 1:
 			s.noExt++

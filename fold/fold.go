@@ -49,7 +49,7 @@ func Open(indexPath string, shards []string) (*Fold, error) {
 			}
 		}
 		if len(shards) == 0 {
-			return nil, fmt.Errorf("%s: no %s_*.tar shards beside the index", indexPath, name)
+			return nil, fmt.Errorf("%s: no %s_*.tar shards beside the index (for an index built from explicit shard files, give them after the index)", indexPath, name)
 		}
 	}
 	return &Fold{Name: name, Index: x, Shards: shards}, nil
@@ -98,6 +98,7 @@ func OpenAll(path, foldName string, shards []string) ([]*Fold, error) {
 
 // Member is a located payload.
 type Member struct {
+	Fold  *Fold
 	Row   taridx.Row
 	Index int // row number
 	Shard string
@@ -130,7 +131,7 @@ func (f *Fold) Lookup(name string) ([]Member, error) {
 			if int(r.Fid) >= len(f.Shards) {
 				return nil, fmt.Errorf("%s: row %d: fid %d, but the fold has %d shards: %w", f.Index.Path, i, r.Fid, len(f.Shards), ErrStale)
 			}
-			out = append(out, Member{Row: r, Index: i, Shard: f.Shards[r.Fid]})
+			out = append(out, Member{Fold: f, Row: r, Index: i, Shard: f.Shards[r.Fid]})
 		}
 	}
 	if len(out) == 0 {
@@ -140,8 +141,12 @@ func (f *Fold) Lookup(name string) ([]Member, error) {
 }
 
 // Copy writes a member's payload to w: one read of its header, to check
-// that the index still describes it, then the payload itself.
-func Copy(w io.Writer, m Member) (int64, error) {
+// that the index still describes it (a header at the offset, of the indexed
+// size, whose name gives the row's key and extension), then the payload.
+// When the header's own name field cannot tell (a long name kept in a pax or
+// GNU header before it), the shard's headers are scanned to read the full
+// name.
+func (f *Fold) Copy(w io.Writer, m Member) (int64, error) {
 	sh, err := os.Open(m.Shard)
 	if err != nil {
 		return 0, err
@@ -149,14 +154,70 @@ func Copy(w io.Writer, m Member) (int64, error) {
 	defer sh.Close()
 	var hdr [tarscan.BlockSize]byte
 	if _, err := sh.ReadAt(hdr[:], int64(m.Row.Offset)); err != nil {
-		return 0, fmt.Errorf("%s: offset %d: reading header: %w", m.Shard, m.Row.Offset, err)
+		return 0, fmt.Errorf("%s: offset %d: reading header: %v: %w", m.Shard, m.Row.Offset, err, ErrStale)
 	}
-	if _, err := tarscan.ParseBlock(hdr[:]); err != nil {
-		return 0, fmt.Errorf("%s: offset %d: %v: %w", m.Shard, m.Row.Offset, err, ErrStale)
+	stale := func(format string, args ...any) error {
+		return fmt.Errorf("%s: offset %d: row %d: %s: %w", m.Shard, m.Row.Offset, m.Index, fmt.Sprintf(format, args...), ErrStale)
+	}
+	b, err := tarscan.ParseBlock(hdr[:])
+	if err != nil {
+		return 0, stale("%v", err)
+	}
+	ext := f.Index.Exts[m.Row.ExtID]
+	// A size field of 0 may stand for a pax size record (members past
+	// 8 GiB); the member scan below settles it.
+	if uint64(b.Size) != m.Row.Size && b.Size != 0 {
+		return 0, stale("the header has size %d, the index %d", b.Size, m.Row.Size)
+	}
+	if uint64(b.Size) != m.Row.Size || !keyMatches(taridx.DecodeName(b.NameField), m.Row, ext) {
+		v, err := memberAt(m.Shard, m.Row.Offset)
+		if err != nil {
+			return 0, stale("%v", err)
+		}
+		if v == nil || uint64(v.Size) != m.Row.Size || !keyMatches(taridx.DecodeName(v.Name), m.Row, ext) {
+			return 0, stale("the member there is not %s.%s of %d bytes", "the indexed key", ext, m.Row.Size)
+		}
 	}
 	n, err := io.Copy(w, io.NewSectionReader(sh, int64(m.Row.DataOffset()), int64(m.Row.Size)))
 	if err == nil && n != int64(m.Row.Size) {
-		err = fmt.Errorf("%s: offset %d: payload of %d bytes ends after %d: %w", m.Shard, m.Row.DataOffset(), m.Row.Size, n, ErrStale)
+		err = stale("payload of %d bytes ends after %d", m.Row.Size, n)
 	}
 	return n, err
+}
+
+// keyMatches reports whether a member name gives the row's key hash and
+// extension, with either stem rule.
+func keyMatches(name string, r taridx.Row, ext string) bool {
+	for _, mode := range []taridx.StemMode{taridx.StemBasename, taridx.StemPath} {
+		stem, e := taridx.SplitName(name, mode)
+		if e == ext && taridx.KeyHash(stem) == r.KeyHash {
+			return true
+		}
+	}
+	return false
+}
+
+// memberAt scans a shard's headers for the member whose own header is at
+// off (concatenated archives included).
+func memberAt(path string, off uint64) (*tarscan.Member, error) {
+	s, err := tarscan.Open(path, tarscan.Options{IgnoreZeros: true})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	for {
+		m, err := s.Next()
+		if err == io.EOF {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if uint64(m.HeaderOffset) == off {
+			return m, nil
+		}
+		if uint64(m.HeaderOffset) > off {
+			return nil, nil
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
@@ -61,7 +62,7 @@ func TestLookupAndCopy(t *testing.T) {
 		for _, m := range ms {
 			rows = append(rows, m.Index)
 			var buf bytes.Buffer
-			n, err := Copy(&buf, m)
+			n, err := f.Copy(&buf, m)
 			if err != nil || uint64(n) != m.Row.Size || buf.Len() != int(m.Row.Size) {
 				t.Errorf("%s row %d: copied %d bytes, want %d (%v)", tc.name, m.Index, n, m.Row.Size, err)
 			}
@@ -87,7 +88,7 @@ func TestCopyDetectsStaleHeader(t *testing.T) {
 	b, _ := os.ReadFile(shard)
 	b[ms[0].Row.Offset+3] ^= 0x20 // change the name: the checksum no longer matches
 	os.WriteFile(shard, b, 0o644)
-	_, err = Copy(&bytes.Buffer{}, ms[0])
+	_, err = f.Copy(&bytes.Buffer{}, ms[0])
 	if !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "offset 3072") {
 		t.Errorf("got %v, want ErrStale at offset 3072", err)
 	}
@@ -139,5 +140,59 @@ func TestOpenAll(t *testing.T) {
 	}
 	if _, err := OpenAll(dir, "val", nil); err == nil {
 		t.Error("fold val has no shards here: want an error")
+	}
+}
+
+// TestCopyStaleMember: a shard rewritten so that another member stands at a
+// row's offset (a valid header, other size or other name) is refused.
+func TestCopyStaleMember(t *testing.T) {
+	for _, tc := range []struct {
+		name, member string
+		size         int
+	}{
+		{"other size", "a.jpg", 3},
+		{"other name", "z.jpg", 11},
+	} {
+		dir, f := caseDir(t, "duplicates", convert.IndexOptions{})
+		ms, err := f.Lookup("a.jpg")
+		if err != nil || len(ms) != 2 || ms[1].Row.Offset != 1024 {
+			t.Fatalf("lookup: %v %+v", err, ms)
+		}
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for _, m := range []struct {
+			name string
+			size int
+		}{{"a.jpg", 10}, {tc.member, tc.size}} {
+			tw.WriteHeader(&tar.Header{Name: m.name, Size: int64(m.size), Mode: 0o644, Typeflag: tar.TypeReg})
+			tw.Write(bytes.Repeat([]byte{'q'}, m.size))
+		}
+		tw.Close()
+		os.WriteFile(filepath.Join(dir, "train_0000.tar"), buf.Bytes(), 0o644)
+		var out bytes.Buffer
+		if _, err := f.Copy(&out, ms[1]); !errors.Is(err, ErrStale) || out.Len() != 0 {
+			t.Errorf("%s: wrote %d bytes, error %v; want ErrStale and nothing written", tc.name, out.Len(), err)
+		}
+		if _, err := f.Copy(&out, ms[0]); err != nil || out.Len() != 10 {
+			t.Errorf("%s: the unchanged member: %v", tc.name, err)
+		}
+	}
+}
+
+// TestVerifyConcatenated: an index built with --ignore-zeros verifies
+// without the flag: rows past the first end-of-archive marker make verify
+// and ls read on, as the index was built.
+func TestVerifyConcatenated(t *testing.T) {
+	_, f := caseDir(t, "concatenated", convert.IndexOptions{Scan: tarscan.Options{IgnoreZeros: true}})
+	if f.Index.Len() < 2 {
+		t.Fatalf("%d rows: the case should hold two archives", f.Index.Len())
+	}
+	rep, err := f.Verify(context.Background(), VerifyOptions{})
+	if err != nil || !rep.OK() {
+		t.Errorf("verify: %v %+v", err, rep)
+	}
+	n := 0
+	if err := f.List(tarscan.Options{}, func(Entry) error { n++; return nil }); err != nil || n != f.Index.Len() {
+		t.Errorf("list: %d rows, %v", n, err)
 	}
 }

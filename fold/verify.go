@@ -27,7 +27,10 @@ type headerView struct {
 
 // scanShard maps every header offset of a shard to what stands there, from
 // two header-only passes: members with full names, and raw header blocks.
-func scanShard(path string, opts tarscan.Options) (map[uint64]*headerView, error) {
+// Rows past the end-of-archive marker (up to maxOff) mean the index was
+// built from concatenated archives: the shard is then read past zero
+// blocks, as the index was.
+func scanShard(path string, opts tarscan.Options, maxOff uint64) (map[uint64]*headerView, error) {
 	views := make(map[uint64]*headerView)
 	f, err := tarscan.Open(path, tarscan.Options{IgnoreZeros: opts.IgnoreZeros, Strategy: opts.Strategy})
 	if err != nil {
@@ -36,6 +39,11 @@ func scanShard(path string, opts tarscan.Options) (map[uint64]*headerView, error
 	for {
 		m, err := f.Next()
 		if err == io.EOF {
+			if !opts.IgnoreZeros && maxOff >= uint64(f.Offset()) {
+				f.Close()
+				opts.IgnoreZeros = true
+				return scanShard(path, opts, maxOff)
+			}
 			break
 		}
 		if err != nil {
@@ -117,15 +125,7 @@ func rowMatches(v *headerView, r taridx.Row, ext string) string {
 	if v == nil {
 		return "no tar header starts at this offset"
 	}
-	nameOK := func(name string) bool {
-		for _, mode := range []taridx.StemMode{taridx.StemBasename, taridx.StemPath} {
-			stem, e := taridx.SplitName(name, mode)
-			if e == ext && taridx.KeyHash(stem) == r.KeyHash {
-				return true
-			}
-		}
-		return false
-	}
+	nameOK := func(name string) bool { return keyMatches(name, r, ext) }
 	if v.member && v.regular && uint64(v.size) == r.Size && nameOK(v.name) {
 		return ""
 	}
@@ -202,7 +202,11 @@ func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) 
 func (f *Fold) verifyShard(fid int, rows []int, opts VerifyOptions) ([]Problem, int64, error) {
 	path := f.Shards[fid]
 	base := filepath.Base(path)
-	views, err := scanShard(path, opts.Scan)
+	var maxOff uint64
+	for _, i := range rows {
+		maxOff = max(maxOff, f.Index.Row(i).Offset)
+	}
+	views, err := scanShard(path, opts.Scan, maxOff)
 	if err != nil {
 		return []Problem{{Shard: base, Fid: fid, Row: -1, What: err.Error()}}, 0, nil
 	}
@@ -249,10 +253,22 @@ type Entry struct {
 }
 
 // List calls fn for every row, in index order, with the name that the tar
-// headers at its offset hold.
+// headers at its offset hold. Each shard's headers are read once; only the
+// shard being listed is held in memory when rows come in shard order (as
+// they do unless the index was made contiguous).
 func (f *Fold) List(opts tarscan.Options, fn func(Entry) error) error {
+	n := f.Index.Len()
+	maxOff := make(map[int]uint64)
+	inOrder := true
+	for i := 0; i < n; i++ {
+		r := f.Index.Row(i)
+		if i > 0 && r.Fid < f.Index.Row(i-1).Fid {
+			inOrder = false
+		}
+		maxOff[int(r.Fid)] = max(maxOff[int(r.Fid)], r.Offset)
+	}
 	cache := make(map[int]map[uint64]*headerView)
-	for i, n := 0, f.Index.Len(); i < n; i++ {
+	for i := 0; i < n; i++ {
 		r := f.Index.Row(i)
 		fid := int(r.Fid)
 		if fid >= len(f.Shards) {
@@ -260,8 +276,11 @@ func (f *Fold) List(opts tarscan.Options, fn func(Entry) error) error {
 		}
 		views, ok := cache[fid]
 		if !ok {
+			if inOrder {
+				clear(cache)
+			}
 			var err error
-			if views, err = scanShard(f.Shards[fid], opts); err != nil {
+			if views, err = scanShard(f.Shards[fid], opts, maxOff[fid]); err != nil {
 				return err
 			}
 			cache[fid] = views

@@ -191,7 +191,7 @@ func (w *Writer) flushChunk() error {
 	if len(w.chunk) > 0 {
 		if w.spill == nil && (len(w.chunks)+1)*spoolChunk > w.opts.SpoolMemory {
 			dir := filepath.Dir(w.out.Target())
-			f, err := os.CreateTemp(dir, safefile.TempPrefix+"rows-*")
+			f, err := os.CreateTemp(dir, safefile.TempName("rows"))
 			if err != nil {
 				return err
 			}

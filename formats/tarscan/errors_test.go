@@ -356,3 +356,20 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("Open(missing) = %v, want os.ErrNotExist", err)
 	}
 }
+
+// TestIgnoreZerosDropsCutChain: a pax header at the very end of one archive
+// names nothing; with IgnoreZeros it must not rename the first member of the
+// archive that follows.
+func TestIgnoreZerosDropsCutChain(t *testing.T) {
+	var first, second archive
+	first.pax(TypeXHeader, paxRecord("path=evil.jpg"))
+	second.file("good.jpg", pattern(10, 1))
+	data := append(bytes.Clone(first.end()), second.end()...)
+	got, _, err := scanBytes(data, Options{IgnoreZeros: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Name != "good.jpg" {
+		t.Errorf("members %+v, want good.jpg alone", got)
+	}
+}

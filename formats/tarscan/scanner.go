@@ -208,6 +208,11 @@ func (s *Scanner) Next() (*Member, error) {
 			return nil, err
 		}
 		if isZeroBlock(blk) {
+			// An extended header cut off by the end of its archive names
+			// nothing: it must not rename the next archive's first member.
+			s.chain = -1
+			s.hasPAX, s.hasLongN, s.hasLongL = false, false, false
+			s.pax = s.pax[:0]
 			if s.opts.IgnoreZeros {
 				s.off += BlockSize
 				continue

@@ -64,7 +64,11 @@ type indexJob struct {
 
 func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
 	if len(args) == 1 {
-		if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+		st, err := os.Stat(args[0])
+		if err != nil {
+			return nil, err
+		}
+		if st.IsDir() {
 			if fl.output != "" {
 				return nil, usagef("-o is for explicit shard files; for a directory, --out-dir chooses where the indexes go")
 			}
@@ -185,6 +189,7 @@ type indexResult struct {
 	Sparse        int64            `json:"skipped_sparse"`
 	SkippedNames  []string         `json:"skipped_examples"`
 	SparseNames   []string         `json:"sparse_examples"`
+	HardlinkNames []string         `json:"hardlink_examples"`
 	Seconds       float64          `json:"seconds"`
 	MembersPerSec float64          `json:"members_per_second"`
 	ReadCalls     int64            `json:"read_calls"`
@@ -201,7 +206,7 @@ func newIndexResult(fold string, st *convert.IndexStats) indexResult {
 		Rows: st.Rows, Stems: st.Stems, Extensions: exts, CrashStems: st.Crash,
 		Contiguous: st.Contiguous, PayloadBytes: st.Bytes, NotRegular: st.NotRegular,
 		NoExtension: st.NoExt, SpaceInExt: st.SpaceInExt, Sparse: st.Sparse,
-		SkippedNames: st.SkippedNames, SparseNames: st.SparseNames,
+		SkippedNames: st.SkippedNames, SparseNames: st.SparseNames, HardlinkNames: st.HardlinkNames,
 		Seconds: st.Elapsed.Seconds(), MembersPerSec: st.MembersPerSec,
 		ReadCalls: st.Reads, ReadBytes: st.ReadBytes,
 	}
@@ -211,6 +216,10 @@ func (e *env) reportIndex(r indexResult) {
 	if n := r.NoExtension + r.SpaceInExt; n > 0 {
 		e.warnf("%s: %d members skipped (%d without an extension, %d with white space in it; glzn's loader cannot read them), e.g. %s\n",
 			r.Fold, n, r.NoExtension, r.SpaceInExt, quoteList(r.SkippedNames))
+	}
+	if n := r.NotRegular["hardlink"]; n > 0 {
+		e.warnf("%s: %d hard links not indexed (a hard link has no payload of its own; its bytes are at the member it names), e.g. %s\n",
+			r.Fold, n, quoteList(r.HardlinkNames))
 	}
 	if r.Sparse > 0 {
 		e.warnf("%s: %d sparse members skipped (their payload is not the file's bytes), e.g. %s\n", r.Fold, r.Sparse, quoteList(r.SparseNames))

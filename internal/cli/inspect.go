@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"sort"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -88,6 +87,7 @@ func describeIndex(x *taridx.Index) indexInfo {
 		File: x.Path,
 		Header: headerOut{h.Major, h.Minor, h.RecSize, h.HdrSize, h.NStems, h.NRows, h.NExt, h.NCrash,
 			h.OffCrash, h.OffArr, h.Flags, h.Contiguous()},
+		Extensions: []extInfo{},
 		CrashStems: append([]string{}, x.CrashStems...),
 		MaxFid:     -1,
 	}
@@ -102,7 +102,7 @@ func describeIndex(x *taridx.Index) indexInfo {
 		ext uint16
 	}
 	keys := make(map[taridx.Key]struct{})
-	seen := make(map[rowKey][]int)
+	seen := make(map[rowKey]int32) // rows per (key, extension)
 	fids := make(map[uint16]struct{})
 	var last taridx.Key
 	for i, n := 0, x.Len(); i < n; i++ {
@@ -120,24 +120,34 @@ func describeIndex(x *taridx.Index) indexInfo {
 			last = k
 		}
 		keys[k] = struct{}{}
-		rk := rowKey{k, r.ExtID}
-		seen[rk] = append(seen[rk], i)
+		seen[rowKey{k, r.ExtID}]++
 	}
 	info.Shards = len(fids)
 	info.Keys = len(keys)
 	info.Contiguous = info.Runs == info.Keys
 	info.FlagMatches = info.Contiguous == h.Contiguous()
-	for rk, rows := range seen {
-		if len(rows) > 1 {
-			info.NDuplicates++
-			info.Duplicates = append(info.Duplicates, dupInfo{
-				KeyHash: fmt.Sprintf("%016x", rk.key.Hash), CrashID: rk.key.CrashID, Ext: x.Exts[rk.ext], Rows: rows,
-			})
+	// List the first duplicates in row order; only their rows are kept.
+	listed := make(map[rowKey]int)
+	for i, n := 0, x.Len(); i < n; i++ {
+		r := x.Row(i)
+		rk := rowKey{r.Key(), r.ExtID}
+		if seen[rk] < 2 {
+			continue
 		}
-	}
-	sort.Slice(info.Duplicates, func(i, j int) bool { return info.Duplicates[i].Rows[0] < info.Duplicates[j].Rows[0] })
-	if len(info.Duplicates) > maxListedDuplicates {
-		info.Duplicates = info.Duplicates[:maxListedDuplicates]
+		k, ok := listed[rk]
+		if !ok {
+			info.NDuplicates++
+			k = -1 // counted, not listed
+			if len(info.Duplicates) < maxListedDuplicates {
+				k = len(info.Duplicates)
+				info.Duplicates = append(info.Duplicates, dupInfo{
+					KeyHash: fmt.Sprintf("%016x", rk.key.Hash), CrashID: rk.key.CrashID, Ext: x.Exts[rk.ext]})
+			}
+			listed[rk] = k
+		}
+		if k >= 0 {
+			info.Duplicates[k].Rows = append(info.Duplicates[k].Rows, i)
+		}
 	}
 	if info.Duplicates == nil {
 		info.Duplicates = []dupInfo{}

@@ -99,7 +99,7 @@ extension (a duplicate), the first is written unless --nth chooses another.`,
 				e.warnf("%s: %d rows have this key and extension; writing number %d\n", args[1], len(found), nth)
 			}
 			w := bufio.NewWriterSize(e.stdout, 1<<20)
-			if _, err := fold.Copy(w, found[nth]); err != nil {
+			if _, err := found[nth].Fold.Copy(w, found[nth]); err != nil {
 				return err
 			}
 			return w.Flush()

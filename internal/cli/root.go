@@ -21,6 +21,8 @@ const (
 	ExitOK    = 0
 	ExitData  = 1 // bad or stale data, failed verification
 	ExitUsage = 2 // bad flags or arguments
+	// ExitInterrupted is the shell's code for a death by SIGINT.
+	ExitInterrupted = 130
 )
 
 // usageError marks an error as the caller's: it exits with ExitUsage.
@@ -58,6 +60,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	case errors.Is(err, errReported):
 		return ExitData
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "itarconv: interrupted; outputs in progress were removed")
+		return ExitInterrupted
 	}
 	var ue usageError
 	if errors.As(err, &ue) {

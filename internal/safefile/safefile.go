@@ -5,9 +5,13 @@
 package safefile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 )
 
 // File is an output file being written.
@@ -21,17 +25,63 @@ type File struct {
 // so that leftovers of a killed run are recognisable.
 const TempPrefix = ".itarconv-tmp-"
 
+// TempName returns the pattern (for os.CreateTemp) of a temporary file for
+// target: TempPrefix, this process's id, the target's name. The process id
+// lets a later run tell the leftovers of a killed run from the files of a
+// run still going, and remove them.
+func TempName(base string) string {
+	return fmt.Sprintf("%s%d-%s-*", TempPrefix, os.Getpid(), base)
+}
+
 // Create starts writing the file that will be named path.
 func Create(path string) (*File, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
+	SweepLeftovers(dir)
+	f, err := os.CreateTemp(dir, TempName(base))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("creating %s: %w", path, unwrapPath(err))
 	}
 	return &File{File: f, target: path}, nil
+}
+
+// unwrapPath drops the temporary name from an *os.PathError: the caller
+// names the file it was asked to write.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+var swept sync.Map // directories already swept by this process
+
+// SweepLeftovers removes, once per directory and process, the temporary
+// files that processes no longer running left in dir (a run killed with
+// SIGKILL cannot clean up after itself).
+func SweepLeftovers(dir string) {
+	if _, done := swept.LoadOrStore(filepath.Clean(dir), true); done {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, TempPrefix) {
+			continue
+		}
+		pidText, _, ok := strings.Cut(strings.TrimPrefix(name, TempPrefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		os.Remove(filepath.Join(dir, name))
+	}
 }
 
 // Retarget changes the name the file gets on Commit (a name decided only
