@@ -27,7 +27,7 @@ type Entry struct {
 type WriterOptions struct {
 	// Contiguous reorders rows by a stable sort on (keyhash, crashid) before
 	// writing and sets the contiguity flag, as glzn's enforce_contiguous.
-	// It holds all rows in memory (32 bytes each) to sort them.
+	// Past SpoolMemory it sorts runs and merges them from a temporary file.
 	Contiguous bool
 	// SpoolMemory is how many bytes of rows are buffered in memory before
 	// they spill to a temporary file beside the output (default 16 MiB).
@@ -64,10 +64,11 @@ type Writer struct {
 	crashIDs   map[string]uint32
 	crashStems []string
 
-	nRows   uint64
-	runs    uint64
-	lastKey Key
-	sorted  []Row // only with Contiguous
+	nRows    uint64
+	runs     uint64
+	lastKey  Key
+	sorted   []Row   // Contiguous: the run being gathered
+	sortRuns []int64 // Contiguous: rows in each sorted run in the spill file
 
 	chunks [][]byte // full chunks of rows held in memory
 	chunk  []byte   // the chunk being filled
@@ -164,9 +165,126 @@ func (w *Writer) Add(e Entry) error {
 	w.nRows++
 	if w.opts.Contiguous {
 		w.sorted = append(w.sorted, r)
+		if len(w.sorted)*RecordSize >= w.opts.SpoolMemory {
+			if err := w.spillRun(); err != nil {
+				return w.fail(err)
+			}
+		}
 		return nil
 	}
 	return w.put(r)
+}
+
+// compareKeys orders rows by (keyhash, crashid), as glzn's
+// enforce_contiguous does.
+func compareKeys(a, b Row) int {
+	switch {
+	case a.KeyHash != b.KeyHash:
+		if a.KeyHash < b.KeyHash {
+			return -1
+		}
+		return 1
+	case a.CrashID != b.CrashID:
+		if a.CrashID < b.CrashID {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// spillRun sorts the gathered rows (stably) and appends them to the spill
+// file as one run: --contiguous is an external merge sort, so memory stays
+// at SpoolMemory whatever the number of rows.
+func (w *Writer) spillRun() error {
+	slices.SortStableFunc(w.sorted, compareKeys)
+	if w.spill == nil {
+		f, err := os.CreateTemp(filepath.Dir(w.out.Target()), safefile.TempName("rows"))
+		if err != nil {
+			return err
+		}
+		os.Remove(f.Name()) // unnamed: vanishes with the process
+		w.spill = f
+	}
+	bw := bufio.NewWriterSize(w.spill, 1<<20)
+	var b [RecordSize]byte
+	for _, r := range w.sorted {
+		PutRow(b[:], r)
+		bw.Write(b[:])
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	w.sortRuns = append(w.sortRuns, int64(len(w.sorted)))
+	w.sorted = w.sorted[:0]
+	return nil
+}
+
+// mergeRuns writes the spilled runs to out in (keyhash, crashid) order;
+// among equal keys, earlier runs first, so the whole sort stays stable.
+func (w *Writer) mergeRuns(out io.Writer) error {
+	type cursor struct {
+		r    *bufio.Reader
+		left int64
+		row  Row
+		run  int
+	}
+	var cur []*cursor
+	var start int64
+	for i, n := range w.sortRuns {
+		c := &cursor{r: bufio.NewReaderSize(io.NewSectionReader(w.spill, start*RecordSize, n*RecordSize), 64<<10), left: n, run: i}
+		start += n
+		cur = append(cur, c)
+	}
+	var b [RecordSize]byte
+	next := func(c *cursor) (bool, error) {
+		if c.left == 0 {
+			return false, nil
+		}
+		if _, err := io.ReadFull(c.r, b[:]); err != nil {
+			return false, err
+		}
+		c.row, c.left = DecodeRow(b[:]), c.left-1
+		return true, nil
+	}
+	live := cur[:0]
+	for _, c := range cur {
+		ok, err := next(c)
+		if err != nil {
+			return err
+		}
+		if ok {
+			live = append(live, c)
+		}
+	}
+	less := func(x, y *cursor) bool {
+		if c := compareKeys(x.row, y.row); c != 0 {
+			return c < 0
+		}
+		return x.run < y.run
+	}
+	// A linear pick is enough: runs are SpoolMemory each, so a few hundred
+	// even for billions of rows, and the merge is bound by the writes.
+	for len(live) > 0 {
+		best := 0
+		for i := 1; i < len(live); i++ {
+			if less(live[i], live[best]) {
+				best = i
+			}
+		}
+		PutRow(b[:], live[best].row)
+		if _, err := out.Write(b[:]); err != nil {
+			return err
+		}
+		ok, err := next(live[best])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			live = append(live[:best], live[best+1:]...)
+		}
+	}
+	return nil
 }
 
 // spoolChunk is the unit rows are buffered in: filled in place, kept or
@@ -292,15 +410,18 @@ func (w *Writer) finish() error {
 	bw.WriteString(extBlock)
 	bw.WriteString(crashBlock)
 	if w.opts.Contiguous {
-		slices.SortStableFunc(w.sorted, func(a, b Row) int {
-			if a.KeyHash != b.KeyHash {
-				if a.KeyHash < b.KeyHash {
-					return -1
+		if len(w.sortRuns) > 0 {
+			if len(w.sorted) > 0 {
+				if err := w.spillRun(); err != nil {
+					return err
 				}
-				return 1
 			}
-			return int(int64(a.CrashID) - int64(b.CrashID))
-		})
+			if err := w.mergeRuns(bw); err != nil {
+				return err
+			}
+			return bw.Flush()
+		}
+		slices.SortStableFunc(w.sorted, compareKeys)
 		var b [RecordSize]byte
 		for _, r := range w.sorted {
 			PutRow(b[:], r)
