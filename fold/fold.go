@@ -104,18 +104,30 @@ type Member struct {
 	Shard string
 }
 
-// Lookup finds the rows of KEY.EXT ("stem.ext" as a file name, directory
-// included when the index keys paths). It returns every row with that key
-// and extension, in index order.
+// Lookup finds the rows of KEY.EXT: a file name whose stem and extension
+// give the key and extension, as the index was keyed. A name with a
+// directory ("a/k.jpg", as ls prints it) matches an index keyed by paths
+// or, failing that, by basenames. It returns every row with that key and
+// extension, in index order.
 func (f *Fold) Lookup(name string) ([]Member, error) {
-	mode := taridx.StemBasename
+	modes := []taridx.StemMode{taridx.StemBasename}
 	if strings.Contains(name, "/") {
-		mode = taridx.StemPath
+		modes = []taridx.StemMode{taridx.StemPath, taridx.StemBasename}
 	}
+	for _, mode := range modes {
+		out, err := f.lookup(name, mode)
+		if err != nil || len(out) > 0 {
+			return out, err
+		}
+	}
+	return nil, fmt.Errorf("%s: %q: %w", f.Index.Path, name, ErrNotFound)
+}
+
+func (f *Fold) lookup(name string, mode taridx.StemMode) ([]Member, error) {
 	stem, ext := taridx.SplitName(name, mode)
 	extID := f.Index.ExtID(ext)
 	if extID < 0 {
-		return nil, fmt.Errorf("%s: %q: extension %q: %w", f.Index.Path, name, ext, ErrNotFound)
+		return nil, nil
 	}
 	var crashID uint32
 	for i, s := range f.Index.CrashStems {
@@ -133,9 +145,6 @@ func (f *Fold) Lookup(name string) ([]Member, error) {
 			}
 			out = append(out, Member{Fold: f, Row: r, Index: i, Shard: f.Shards[r.Fid]})
 		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: %q: %w", f.Index.Path, name, ErrNotFound)
 	}
 	return out, nil
 }
