@@ -60,8 +60,8 @@ func unwrapPath(err error) error {
 var swept sync.Map // directories already swept by this process
 
 // SweepLeftovers removes, once per directory and process, the temporary
-// files that processes no longer running left in dir (a run killed with
-// SIGKILL cannot clean up after itself).
+// files and directories that processes no longer running left in dir (a
+// run killed with SIGKILL cannot clean up after itself).
 func SweepLeftovers(dir string) {
 	if _, done := swept.LoadOrStore(filepath.Clean(dir), true); done {
 		return
@@ -80,7 +80,7 @@ func SweepLeftovers(dir string) {
 		if !ok || err != nil || pid == os.Getpid() || processAlive(pid) {
 			continue
 		}
-		os.Remove(filepath.Join(dir, name))
+		os.RemoveAll(filepath.Join(dir, name))
 	}
 }
 
