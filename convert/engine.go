@@ -49,6 +49,11 @@ type Row struct {
 	DataFile   int
 	Offset     int64
 	DataOffset int64
+
+	// Checksum is the payload's CRC-32C where the source stores one
+	// (Barecat); a reader of the payload checks it.
+	Checksum    uint32
+	HasChecksum bool
 }
 
 // Batch is a run of consecutive rows of one shard.

@@ -295,3 +295,73 @@ func TestInspectJSON(t *testing.T) {
 		t.Errorf("got %+v", info)
 	}
 }
+
+func TestConvertBarecat(t *testing.T) {
+	dir, payloads := writeShards(t, 3, 10)
+	out := t.TempDir()
+	bc := filepath.Join(out, "d.barecat")
+	if code, _, stderr := run(t, "convert", "-q", dir, bc); code != 0 {
+		t.Fatalf("to barecat: exit %d: %s", code, stderr)
+	}
+	code, stdout, _ := run(t, "inspect", "--json", bc)
+	var info barecatInfo
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil || code != 0 || info.Files != 60 || info.FilesWithCRC != 60 || info.Layout != "0.3" {
+		t.Fatalf("inspect: exit %d, %v: %s", code, err, stdout)
+	}
+	if code, stdout, _ := run(t, "verify", bc); code != 0 || !strings.Contains(stdout, "OK: 60 files (60 crc32c checked") {
+		t.Errorf("verify: exit %d: %s", code, stdout)
+	}
+	back := filepath.Join(out, "back")
+	if code, _, stderr := run(t, "convert", "-q", "--order", "address", "--fold", "val", bc, back); code != 0 {
+		t.Fatalf("to tar: exit %d: %s", code, stderr)
+	}
+	for _, name := range []string{"s000004.jpg", "s000029.cls"} {
+		if code, stdout, stderr := run(t, "cat", back, name); code != 0 || stdout != string(payloads[name]) {
+			t.Errorf("cat %s after the round trip: exit %d (%s)", name, code, stderr)
+		}
+	}
+
+	wrapped := filepath.Join(out, "w.barecat")
+	if code, _, stderr := run(t, "convert", "-q", "--wrap", dir, wrapped); code != 0 {
+		t.Fatalf("wrap: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "convert", "-q", "--reuse-tars", wrapped, dir); code != 0 {
+		t.Fatalf("reuse-tars: exit %d: %s", code, stderr)
+	}
+	if code, stdout, _ := run(t, "verify", dir); code != 0 || !strings.Contains(stdout, "OK: 60 rows in 3 shards") {
+		t.Errorf("verify after --reuse-tars: exit %d: %s", code, stdout)
+	}
+
+	// A corrupted shard byte: verify names the file, exit 1.
+	shard := bc + "-shard-00000"
+	b, _ := os.ReadFile(shard)
+	b[100] ^= 0xff
+	os.WriteFile(shard, b, 0o644)
+	if code, stdout, _ := run(t, "verify", bc); code != ExitData || !strings.Contains(stdout, "CRC-32C mismatch") {
+		t.Errorf("verify corrupted: exit %d: %s", code, stdout)
+	}
+
+	for _, args := range [][]string{
+		{"convert", "--crc", dir, filepath.Join(out, "x.barecat")},
+		{"convert", "--on-duplicate", "middle", dir, filepath.Join(out, "x.barecat")},
+		{"convert", dir, filepath.Join(out, "x.zip")},
+		{"convert", "--shard-size", "lots", dir, filepath.Join(out, "x.barecat")},
+	} {
+		if code, _, stderr := run(t, args...); code != ExitUsage {
+			t.Errorf("%q: exit %d, want %d (%s)", args, code, ExitUsage, stderr)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1GiB": 1 << 30, "512MiB": 512 << 20, "1G": 1 << 30, "4096": 4096, "1.5KiB": 1536} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "0", "MiB", "1XB"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q): want an error", in)
+		}
+	}
+}

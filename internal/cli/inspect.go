@@ -12,10 +12,24 @@ import (
 
 func newInspectCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "inspect FILE.taridx",
-		Short: "Describe an index: header, counts, extensions, crash stems, contiguity, duplicate keys",
-		Args:  argsBetween(1, 1),
+		Use:   "inspect FILE.taridx | X.barecat",
+		Short: "Describe an index or archive: header, counts, tables, contiguity, duplicates",
+		Long: `Inspect describes a TARIDX index (header, counts, the extension table with
+row counts, crash stems, contiguity, duplicate keys) or a Barecat archive
+(layout, schema version, counts, shard sizes, largest directories).`,
+		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if isBarecat(args[0]) {
+				info, err := describeBarecat(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if e.jsonOut {
+					return e.printJSON(info)
+				}
+				e.printBarecatInfo(info)
+				return nil
+			}
 			x, err := taridx.ReadFile(args[0])
 			if err != nil {
 				return err

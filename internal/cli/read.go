@@ -115,15 +115,22 @@ func newVerifyCmd(e *env) *cobra.Command {
 	var data bool
 	var workers int
 	cmd := &cobra.Command{
-		Use:   "verify DIR|FILE.taridx [SHARD.tar...]",
+		Use:   "verify DIR|FILE.taridx [SHARD.tar...] | verify X.barecat",
 		Short: "Check that every row still matches the tar header at its offset",
 		Long: `Verify reads the tar headers of every shard and checks each row: a header at
 its offset, with the indexed size and a name whose stem and extension give
 the row's key and extension (a regular file, for indexes of the default
 mode). --data also reads every payload. It exits 1 with a report naming each
-stale shard and row.`,
+stale shard and row.
+
+On a Barecat archive it checks every crc32c, every directory's statistics
+(recomputed from the files), every file's shard bounds and SQLite's own
+integrity.`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && isBarecat(args[0]) {
+				return e.verifyBarecat(cmd.Context(), args[0])
+			}
 			folds, err := fl.open(args)
 			if err != nil {
 				return err

@@ -1,0 +1,397 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"path/filepath"
+	"sort"
+
+	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/tarscan"
+)
+
+// ErrDuplicatePath: two members of the source have the same path.
+var ErrDuplicatePath = errors.New("duplicate path")
+
+// Duplicate policies for TarToBarecat.
+const (
+	DuplicateError = ""      // refuse, naming both places
+	DuplicateFirst = "first" // keep the first member with the path
+	DuplicateLast  = "last"  // keep the last, as extracting the tar would
+)
+
+// BarecatOptions tune TarToBarecat.
+type BarecatOptions struct {
+	// Wrap writes no data: the archive's shards are relative symlinks to
+	// the tar shards and its offsets point at member payloads.
+	Wrap bool
+	// CRC computes crc32c in Wrap mode too (it reads every payload).
+	CRC         bool
+	OnDuplicate string
+	ShardSize   int64 // copy mode: roll shards over past this size (0: never)
+	Workers     int
+	Scan        tarscan.Options
+	Progress    func(Progress)
+}
+
+// BarecatStats describes a conversion to Barecat.
+type BarecatStats struct {
+	Output     string
+	Files      int64
+	Dirs       int64
+	Bytes      int64
+	Hardlinks  int64
+	Duplicates int64            // members dropped by the duplicate policy
+	Skipped    map[string]int64 // members not converted, by kind
+	Shards     int
+}
+
+// occurrence is where the member that keeps a path lives.
+type occurrence struct {
+	shard      int32
+	header     int64
+	dataOffset int64
+	size       int64
+}
+
+// TarToBarecat converts tar shards (in fid order) into a Barecat archive at
+// out. Every regular member becomes a file, hard links become files with
+// their target's bytes, directories keep their metadata; symbolic links,
+// devices and fifos are counted and skipped. Paths are normalized as
+// Barecat does ("./a/b" -> "a/b"); a path that would escape the archive is
+// an error. The archive appears only when complete, its index last.
+func TarToBarecat(ctx context.Context, shards []string, out string, opts BarecatOptions) (*BarecatStats, error) {
+	switch opts.OnDuplicate {
+	case DuplicateError, DuplicateFirst, DuplicateLast:
+	default:
+		return nil, fmt.Errorf("duplicate policy %q: want first or last", opts.OnDuplicate)
+	}
+	// Pass 1, headers only: decide which member keeps each path, so that
+	// pass 2 copies every byte once and a refused duplicate costs no copy.
+	winners, dups, err := pickWinners(ctx, shards, opts)
+	if err != nil {
+		return nil, err
+	}
+	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize}
+	w, err := barecat.Create(out, wopts)
+	if err != nil {
+		return nil, err
+	}
+	src := NewTarShards(shards, opts.Scan)
+	defer src.Close()
+	sink := &barecatSink{
+		w: w, src: src, winners: winners, opts: opts,
+		stats: &BarecatStats{Output: out, Skipped: map[string]int64{}, Duplicates: dups},
+	}
+	if opts.Wrap {
+		// The archive's shard i is a relative link to tar shard i.
+		for _, sh := range shards {
+			if _, err := w.LinkShard(sh); err != nil {
+				w.Abort()
+				return nil, err
+			}
+		}
+	}
+	if err := Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	sink.stats.Shards = w.NumShards()
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return sink.stats, nil
+}
+
+// pickWinners scans every header once and maps each normalized path to the
+// member that keeps it.
+func pickWinners(ctx context.Context, shards []string, opts BarecatOptions) (map[string]occurrence, int64, error) {
+	winners := make(map[string]occurrence)
+	var dups int64
+	src := NewTarShards(shards, opts.Scan)
+	c := &collectSink{fn: func(shard int, r *Row) error {
+		if r.Kind == KindDir || r.Kind == KindSymlink || r.Kind == KindOther {
+			return nil
+		}
+		p, err := barecat.NormalizePath(string(r.Name))
+		if err != nil {
+			return fmt.Errorf("%s: offset %d: %w", shards[shard], r.Offset, err)
+		}
+		occ := occurrence{shard: int32(shard), header: r.Offset, dataOffset: r.DataOffset, size: r.Size}
+		prev, seen := winners[p]
+		if !seen {
+			winners[p] = occ
+			return nil
+		}
+		dups++
+		switch opts.OnDuplicate {
+		case DuplicateFirst:
+		case DuplicateLast:
+			winners[p] = occ
+		default:
+			return fmt.Errorf("%w %q: %s offset %d and %s offset %d (--on-duplicate first|last chooses one)",
+				ErrDuplicatePath, p, shards[prev.shard], prev.header, shards[shard], r.Offset)
+		}
+		return nil
+	}}
+	if err := Run(ctx, src, c, Options{Workers: opts.Workers}); err != nil {
+		return nil, 0, err
+	}
+	return winners, dups, nil
+}
+
+// collectSink calls fn for every row, in order.
+type collectSink struct {
+	fn func(shard int, r *Row) error
+}
+
+func (c *collectSink) Prepare(*Batch) error { return nil }
+func (c *collectSink) Write(b *Batch) error {
+	for i := range b.Rows {
+		if err := c.fn(b.Shard, &b.Rows[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (c *collectSink) EndShard(int) error { return nil }
+
+type barecatSink struct {
+	w       *barecat.Writer
+	src     *TarShards
+	winners map[string]occurrence
+	opts    BarecatOptions
+	stats   *BarecatStats
+}
+
+func (s *barecatSink) Prepare(*Batch) error { return nil }
+
+func metaFile(p string, r *Row) barecat.File {
+	return barecat.File{
+		Path: p, Size: r.Size,
+		Mode: r.Mode & 0o7777, HasMode: true,
+		UID: r.UID, HasUID: true, GID: r.GID, HasGID: true,
+		MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true,
+	}
+}
+
+func (s *barecatSink) Write(b *Batch) error {
+	shardName := s.src.Paths[b.Shard]
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if r.Kind == KindSymlink || r.Kind == KindOther {
+			s.stats.Skipped[r.Kind.String()]++
+			continue
+		}
+		p, err := barecat.NormalizePath(string(r.Name))
+		if err != nil {
+			return fmt.Errorf("%s: offset %d: %w", shardName, r.Offset, err)
+		}
+		if r.Kind == KindDir {
+			d := barecat.Dir{Path: p, Mode: r.Mode & 0o7777, HasMode: true, UID: r.UID, HasUID: true,
+				GID: r.GID, HasGID: true, MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true}
+			err := s.w.AddDir(d)
+			if errors.Is(err, barecat.ErrDuplicate) {
+				continue // the same directory again: its first entry holds
+			}
+			if err != nil {
+				return fmt.Errorf("%s: offset %d: %w", shardName, r.Offset, err)
+			}
+			s.stats.Dirs++
+			continue
+		}
+		win := s.winners[p]
+		if win.shard != int32(b.Shard) || win.header != r.Offset {
+			continue // a duplicate the policy dropped
+		}
+		f := metaFile(p, r)
+		data := occurrence{shard: int32(b.Shard), dataOffset: r.DataOffset, size: r.Size}
+		if r.Kind == KindHardlink {
+			target, err := barecat.NormalizePath(string(r.Linkname))
+			t, ok := s.winners[target]
+			if err != nil || !ok {
+				return fmt.Errorf("%s: offset %d: hard link %q to %q, which is not an earlier file", shardName, r.Offset, p, r.Linkname)
+			}
+			data = t
+			f.Size = t.size
+			s.stats.Hardlinks++
+		}
+		if err := s.addFile(f, data); err != nil {
+			return fmt.Errorf("%s: offset %d: %w", shardName, r.Offset, err)
+		}
+		s.stats.Files++
+		s.stats.Bytes += f.Size
+	}
+	return nil
+}
+
+func (s *barecatSink) addFile(f barecat.File, data occurrence) error {
+	row := Row{DataFile: int(data.shard), DataOffset: data.dataOffset, Size: data.size}
+	if !s.opts.Wrap {
+		rd, err := s.src.OpenPayload(&row)
+		if err != nil {
+			return err
+		}
+		return s.w.Add(f, rd)
+	}
+	f.Shard, f.Offset = int(data.shard), data.dataOffset
+	if s.opts.CRC {
+		rd, err := s.src.OpenPayload(&row)
+		if err != nil {
+			return err
+		}
+		h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+		if _, err := io.Copy(h, rd); err != nil {
+			return err
+		}
+		f.CRC32C, f.HasCRC = h.Sum32(), true
+	}
+	return s.w.AddExternal(f)
+}
+
+func (s *barecatSink) EndShard(int) error { return nil }
+
+// BarecatSource reads a Barecat archive as one shard of rows: directories
+// that carry metadata or are empty (the others are implied by their
+// files), then files, in path order or in address order (shard, offset:
+// the fast path, reading each shard front to back).
+type BarecatSource struct {
+	Archive *barecat.Archive
+	Order   barecat.Order
+}
+
+func (s *BarecatSource) NumShards() int       { return 1 }
+func (s *BarecatSource) ShardName(int) string { return s.Archive.IndexPath() }
+
+// Default metadata where the archive stores NULL.
+const (
+	defaultFileMode = 0o644
+	defaultDirMode  = 0o755
+)
+
+func (s *BarecatSource) Scan(ctx context.Context, _ int, emit func([]Row) error) error {
+	var dirs []barecat.Dir
+	err := s.Archive.Dirs(ctx, func(d barecat.Dir) error {
+		if d.Path != "" && (d.HasMode || d.HasUID || d.HasGID || d.HasMtime || d.NumSubdirs+d.NumFiles == 0) {
+			dirs = append(dirs, d)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Directories first, parents before children: a tar extracts them
+	// before the files that land in them.
+	sort.Slice(dirs, func(i, j int) bool { return dirs[i].Path < dirs[j].Path })
+	rows := make([]Row, 0, batchRows)
+	flush := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		err := emit(rows)
+		rows = make([]Row, 0, batchRows)
+		return err
+	}
+	for _, d := range dirs {
+		r := Row{Name: []byte(d.Path + "/"), Kind: KindDir, Mode: defaultDirMode, Offset: -1}
+		setMeta(&r, d.Mode, d.HasMode, d.UID, d.HasUID, d.GID, d.HasGID, d.MtimeNs, d.HasMtime)
+		rows = append(rows, r)
+	}
+	err = s.Archive.Files(ctx, s.Order, func(f barecat.File) error {
+		r := Row{Name: []byte(f.Path), Kind: KindFile, Size: f.Size, Mode: defaultFileMode,
+			DataFile: f.Shard, Offset: -1, DataOffset: f.Offset, Checksum: f.CRC32C, HasChecksum: f.HasCRC}
+		setMeta(&r, f.Mode, f.HasMode, f.UID, f.HasUID, f.GID, f.HasGID, f.MtimeNs, f.HasMtime)
+		rows = append(rows, r)
+		if len(rows) == batchRows {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}
+
+func setMeta(r *Row, mode int64, hasMode bool, uid int64, hasUID bool, gid int64, hasGID bool, mtimeNs int64, hasMtime bool) {
+	if hasMode {
+		r.Mode = mode & 0o7777
+	}
+	if hasUID {
+		r.UID = uid
+	}
+	if hasGID {
+		r.GID = gid
+	}
+	if hasMtime {
+		r.ModTime, r.ModTimeNsec = mtimeNs/1e9, int32(mtimeNs%1e9)
+		if r.ModTimeNsec < 0 {
+			r.ModTime, r.ModTimeNsec = r.ModTime-1, r.ModTimeNsec+1e9
+		}
+	}
+}
+
+// OpenPayload reads a file's bytes; a CRC-32C mismatch is the reader's
+// error at the end of the file.
+func (s *BarecatSource) OpenPayload(r *Row) (io.Reader, error) {
+	return s.Archive.Open(barecat.File{Path: string(r.Name), Shard: r.DataFile, Offset: r.DataOffset,
+		Size: r.Size, CRC32C: r.Checksum, HasCRC: r.HasChecksum})
+}
+
+// ReuseTars indexes the tar files that a wrapped Barecat archive's shards
+// link to, without writing any data: it checks that every file of the
+// archive is the payload of a regular tar member (starting at the file's
+// offset, of its size), then writes the TARIDX of those tars (in the
+// archive's shard order) to out. It returns the tar paths, in fid order.
+func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOptions) ([]string, *IndexStats, error) {
+	var tars []string
+	for _, p := range a.ShardPaths() {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		tars = append(tars, real)
+	}
+	type member struct {
+		name string
+		size int64
+	}
+	type key struct {
+		shard int
+		off   int64
+	}
+	members := make(map[key]member)
+	src := NewTarShards(tars, opts.Scan)
+	err := Run(ctx, src, &collectSink{fn: func(shard int, r *Row) error {
+		if r.Kind == KindFile {
+			members[key{shard, r.DataOffset}] = member{string(r.Name), r.Size}
+		}
+		return nil
+	}}, Options{Workers: opts.Workers})
+	if err != nil {
+		return nil, nil, err
+	}
+	err = a.Files(ctx, barecat.ByAddress, func(f barecat.File) error {
+		m, ok := members[key{f.Shard, f.Offset}]
+		if !ok {
+			return fmt.Errorf("%s: %q: no regular tar member's payload starts at offset %d of %s; the shards are not the archive's tars (convert without --reuse-tars)",
+				a.IndexPath(), f.Path, f.Offset, tars[f.Shard])
+		}
+		if m.size != f.Size {
+			return fmt.Errorf("%s: %q (%d bytes): the tar member at offset %d of %s is %q (%d bytes)",
+				a.IndexPath(), f.Path, f.Size, f.Offset, tars[f.Shard], m.name, m.size)
+		}
+		// A file under another name than its member (a hard link's, made
+		// by a conversion) shares the member's bytes; the index keys the
+		// member's own name.
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := BuildIndex(ctx, tars, out, opts)
+	return tars, st, err
+}

@@ -1,0 +1,193 @@
+package barecat
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// Report is what Verify found.
+type Report struct {
+	Files     int64 // rows of the files table
+	Dirs      int64 // rows of the dirs table
+	Checked   int64 // files whose bytes were read and matched their crc32c
+	BytesRead int64
+	// Problems lists each problem found, as an *Error naming the file on
+	// disk, the member and the sentinel (ErrCRC, ErrBounds,
+	// ErrMissingShard, ErrCorrupt, ErrStats, ErrConflict,
+	// ErrInvalidPath).
+	Problems []*Error
+}
+
+// OK reports whether Verify found no problem.
+func (r *Report) OK() bool { return len(r.Problems) == 0 }
+
+// maxProblems bounds the report of a badly broken archive.
+const maxProblems = 10000
+
+// Verify checks the whole archive, as barecat's verify does and more:
+// every file row is well formed and inside its shard, every file with a
+// crc32c is read and matches it, every directory's four counters equal
+// what its files give (recomputed from the files table the way barecat's
+// integrity check does), every file's directory and every directory's
+// parent has a row, no path is both a file and a directory, paths are
+// normalized, use_triggers is on, and SQLite's own integrity check
+// passes. Files are read in shard order. The error is for what stops the
+// check (an unreadable index, ctx); what is wrong with the archive is in
+// the Report.
+func (a *Archive) Verify(ctx context.Context) (*Report, error) {
+	rep := &Report{}
+	add := func(e *Error) {
+		if len(rep.Problems) < maxProblems {
+			rep.Problems = append(rep.Problems, e)
+		}
+	}
+	tree := newDirTree(sqlParent)
+	err := a.scanFiles(ctx, ByAddress, func(f File, bad *Error) error {
+		rep.Files++
+		if bad != nil {
+			add(bad)
+			if bad.Name == "" {
+				return nil
+			}
+		}
+		if p, err := NormalizePath(f.Path); err != nil || p != f.Path || p == "" {
+			why := "not normalized"
+			if err != nil {
+				why = err.(*Error).Detail
+			} else if p == "" {
+				why = "empty"
+			}
+			add(newErr(a.indexPath, f.Path, ErrInvalidPath, "%s", why))
+		}
+		if err := tree.addFile(sqlParent(f.Path), f.Size); err != nil {
+			return err
+		}
+		if bad != nil {
+			return nil
+		}
+		if e := a.check(f); e != nil {
+			add(e)
+			return nil
+		}
+		if !f.HasCRC {
+			return nil
+		}
+		r, err := a.Open(f)
+		if err != nil {
+			return err
+		}
+		n, err := io.Copy(io.Discard, r)
+		rep.BytesRead += n
+		if e, ok := err.(*Error); ok {
+			add(e)
+			return nil
+		} else if err != nil {
+			return err
+		}
+		rep.Checked++
+		return ctx.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	var dirs []Dir
+	subdirs := map[string]int64{}
+	err = a.Dirs(ctx, func(d Dir) error {
+		dirs = append(dirs, d)
+		if d.Path != "" {
+			subdirs[sqlParent(d.Path)]++
+		}
+		return nil
+	})
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			add(e)
+		} else {
+			return nil, err
+		}
+	}
+	rep.Dirs = int64(len(dirs))
+	nodes := tree.finish()
+	computed := make(map[string]*dirNode, len(nodes))
+	for _, n := range nodes {
+		computed[n.Path] = n
+	}
+	haveDir := map[string]bool{}
+	for _, d := range dirs {
+		haveDir[d.Path] = true
+	}
+	for _, d := range dirs {
+		var want Dir
+		if n := computed[d.Path]; n != nil {
+			want = n.Dir
+		}
+		want.NumSubdirs = subdirs[d.Path]
+		if d.NumSubdirs != want.NumSubdirs || d.NumFiles != want.NumFiles ||
+			d.NumFilesTree != want.NumFilesTree || d.SizeTree != want.SizeTree {
+			add(newErr(a.indexPath, d.Path, ErrStats,
+				"directory has num_subdirs %d, num_files %d, num_files_tree %d, size_tree %d; its files give %d, %d, %d, %d",
+				d.NumSubdirs, d.NumFiles, d.NumFilesTree, d.SizeTree,
+				want.NumSubdirs, want.NumFiles, want.NumFilesTree, want.SizeTree))
+		}
+		if d.Path != "" && !haveDir[sqlParent(d.Path)] {
+			add(newErr(a.indexPath, d.Path, ErrCorrupt, "the parent directory %q has no row", sqlParent(d.Path)))
+		}
+	}
+	for _, n := range nodes {
+		if !haveDir[n.Path] && n.NumFiles > 0 {
+			add(newErr(a.indexPath, n.Path, ErrCorrupt, "directory of %d files has no row", n.NumFiles))
+		}
+	}
+
+	err = a.queryStrings(ctx, `SELECT path FROM dirs WHERE path IN (SELECT path FROM files)`, func(p string) {
+		add(newErr(a.indexPath, p, ErrConflict, "a file and a directory"))
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	switch v, ok, err := a.configInt("use_triggers"); {
+	case err != nil:
+		add(err.(*Error))
+	case !ok:
+		add(newErr(a.indexPath, "", ErrCorrupt, "no use_triggers row in config: barecat's triggers will not keep the directory statistics"))
+	case v != 1:
+		add(newErr(a.indexPath, "", ErrCorrupt, "use_triggers is %d: barecat's triggers will not keep the directory statistics", v))
+	}
+
+	err = a.queryStrings(ctx, `PRAGMA integrity_check`, func(msg string) {
+		if msg != "ok" {
+			add(newErr(a.indexPath, "", ErrCorrupt, "SQLite integrity check: %s", msg))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Problems) == maxProblems {
+		rep.Problems = append(rep.Problems, newErr(a.indexPath, "", ErrCorrupt,
+			"%s", fmt.Sprintf("more than %d problems; the rest are not listed", maxProblems)))
+	}
+	return rep, nil
+}
+
+// queryStrings calls fn with the first column of every row of q.
+func (a *Archive) queryStrings(ctx context.Context, q string, fn func(string)) error {
+	rows, err := a.db.QueryContext(ctx, q)
+	if err != nil {
+		return a.queryErr(ctx, q, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return a.queryErr(ctx, q, err)
+		}
+		fn(s)
+	}
+	if err := rows.Err(); err != nil {
+		return a.queryErr(ctx, q, err)
+	}
+	return nil
+}

@@ -1,0 +1,957 @@
+package barecat
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"hash/maphash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// WriterOptions tune a Writer.
+type WriterOptions struct {
+	// ShardSizeLimit is the most bytes a shard the Writer fills may
+	// hold: a file that would pass it starts the next shard, a file
+	// larger than it is refused. 0 means no limit (stored as
+	// UnlimitedShardSize, as barecat does).
+	ShardSizeLimit int64
+	// Overwrite replaces an archive already at the path (its index and
+	// all its shards) on Close. Without it, Create refuses an existing
+	// index or shard 00000.
+	Overwrite bool
+}
+
+// Writer creates an archive in the 0.3 layout. Nothing appears under the
+// archive's names before Close: the shards and the index are written
+// under temporary names in the target directory and renamed into place
+// when complete, the index last, so an interrupted write leaves no
+// archive (Abort, or a later Close error, removes the temporary files).
+//
+// The index is bulk-loaded in one transaction with barecat's triggers off
+// (config use_triggers = 0) and its secondary indexes built after the
+// rows; Close computes every directory's counters, creates the missing
+// ancestor directories, then turns the triggers on, so barecat can append
+// to the archive afterwards.
+//
+// A Writer is not safe for concurrent use. An error from reading data or
+// from the disk is sticky: every later call returns it, and Close
+// aborts. The errors of a rejected path (ErrInvalidPath, ErrDuplicate,
+// ErrConflict, ErrTooLarge, ErrBounds, ErrMissingShard) leave the Writer
+// usable.
+type Writer struct {
+	path, dir, base string
+	opts            WriterOptions
+	limit           int64
+
+	db       *sql.DB
+	conn     *sql.Conn
+	tx       *sql.Tx
+	insBatch *sql.Stmt // insertBatch rows
+	ins1     *sql.Stmt // one row
+	tmpIndex string
+
+	shards []*shardOut
+	cur    *shardOut // the shard Add appends to; nil to start a new one
+	buf    []byte    // cur's bytes not yet written
+	bufOff int64     // where buf starts in cur
+
+	// Rows go to SQLite in batches, inserted by a goroutine of their own
+	// (see insertLoop), so that copying data and checking paths overlap
+	// with SQLite's work.
+	pending   []File      // the batch being filled
+	submitted int64       // rows handed to insertLoop; the next row's rowid is submitted+len(pending)+1
+	batches   chan []File // to insertLoop; a nil batch asks for an ack
+	acks      chan struct{}
+	spare     chan []File // emptied batches, back from insertLoop
+	loopDone  chan struct{}
+	loopErr   error       // insertLoop's failure; read only after an ack or loopDone
+	loopFail  atomic.Bool // set with loopErr, so that Add notices it early
+	args      []any       // insertLoop's
+	seed      maphash.Seed
+	seen      map[uint64]int64    // path hash -> rowid of the first file with it
+	collided  map[string]struct{} // files whose hash an earlier, different path has
+	tree      *dirTree
+	rootMeta  Dir // root metadata unless AddDir("") sets it
+
+	err  error // sticky failure
+	done bool
+}
+
+// shardOut is a shard being written: a temporary file the Writer fills,
+// or a temporary symlink (LinkShard).
+type shardOut struct {
+	tmp  string
+	f    *os.File // nil for a symlink
+	size int64    // bytes written (buffered included), or the target's size
+}
+
+const (
+	// copyBufSize is the Writer's shard buffer: data is read into it and
+	// checksummed in place, and written out when full (one write per
+	// 4 MiB however small the files).
+	copyBufSize = 4 << 20
+	// insertBatch rows go to SQLite in one INSERT: binding 9 values is
+	// cheap, running a statement is not.
+	insertBatch = 128
+	// insertQueue batches may wait for insertLoop.
+	insertQueue = 16
+	// maxShards keeps shard numbers at 5 digits, which barecat's shard
+	// glob (PATH-shard-?????) needs.
+	maxShards = 100000
+)
+
+// Create starts an archive whose index will be path and whose shards will
+// be path-shard-NNNNN.
+func Create(path string, opts WriterOptions) (*Writer, error) {
+	if opts.ShardSizeLimit < 0 {
+		return nil, fmt.Errorf("barecat: negative shard size limit %d", opts.ShardSizeLimit)
+	}
+	w := &Writer{path: path, dir: filepath.Dir(path), base: filepath.Base(path), opts: opts,
+		limit: opts.ShardSizeLimit, seed: maphash.MakeSeed(),
+		seen: map[uint64]int64{}, collided: map[string]struct{}{}}
+	if w.limit == 0 {
+		w.limit = UnlimitedShardSize
+	}
+	if !opts.Overwrite {
+		for _, p := range []string{path, ShardPath(path, 0)} {
+			if _, err := os.Lstat(p); err == nil {
+				return nil, &Error{Path: p, Err: fs.ErrExist, Detail: "an archive is already there (WriterOptions.Overwrite replaces it)"}
+			}
+		}
+	}
+	w.tree = newDirTree(parentOf)
+	w.tree.onNew = w.checkDir
+	w.rootMeta = Dir{MtimeNs: time.Now().UnixNano(), HasMtime: true}
+	if uid, gid := os.Getuid(), os.Getgid(); uid >= 0 && gid >= 0 {
+		w.rootMeta.UID, w.rootMeta.GID, w.rootMeta.HasUID, w.rootMeta.HasGID = int64(uid), int64(gid), true, true
+	}
+	if err := w.openIndex(); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	return w, nil
+}
+
+// openIndex creates the temporary index, its tables and config rows, and
+// begins the load's transaction.
+func (w *Writer) openIndex() error {
+	f, err := os.CreateTemp(w.dir, safefile.TempPrefix+w.base+"-*")
+	if err != nil {
+		return err
+	}
+	w.tmpIndex = f.Name()
+	f.Close()
+	uri, err := sqliteURI(w.tmpIndex, "")
+	if err != nil {
+		return err
+	}
+	if w.db, err = sql.Open(driverName, uri); err != nil {
+		return err
+	}
+	w.db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	if w.conn, err = w.db.Conn(ctx); err != nil {
+		return w.sqlErr("opening", err)
+	}
+	// The index is a temporary file nobody else opens, renamed into place
+	// only after it is complete and synced. A crash or an error midway
+	// leaves garbage in it, but it is then deleted, never used. So:
+	//   journal_mode=OFF: no rollback journal (a failed load is not
+	//     rolled back but thrown away);
+	//   synchronous=OFF: no fsync until Close syncs the file once before
+	//     the rename;
+	//   locking_mode=EXCLUSIVE: no file locking per transaction;
+	//   a large page cache, and temp_store=MEMORY for the sorts that
+	//     build the indexes, so the load does not touch the disk until
+	//     it is written out.
+	// None of these is stored in the file: barecat opens the result in
+	// its default rollback-journal mode.
+	for _, p := range []string{
+		"PRAGMA journal_mode = OFF",
+		"PRAGMA synchronous = OFF",
+		"PRAGMA locking_mode = EXCLUSIVE",
+		"PRAGMA cache_size = -262144", // KiB: up to 256 MiB, allocated as used
+		"PRAGMA temp_store = MEMORY",
+	} {
+		if _, err := w.conn.ExecContext(ctx, p); err != nil {
+			return w.sqlErr(p, err)
+		}
+	}
+	if w.tx, err = w.conn.BeginTx(ctx, nil); err != nil {
+		return w.sqlErr("BEGIN", err)
+	}
+	for _, e := range schema03 {
+		if e.Type == "table" {
+			if _, err := w.tx.Exec(loadDDL(e)); err != nil {
+				return w.sqlErr("creating "+e.Name, err)
+			}
+		}
+	}
+	if idxEarly {
+		for _, e := range schema03 {
+			if e.Type == "index" {
+				if _, err := w.tx.Exec(e.SQL); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	// use_triggers is 0 for the load; Close sets it to 1.
+	_, err = w.tx.Exec(`INSERT INTO config (key, value_int) VALUES
+		('use_triggers', 0), ('shard_size_limit', ?), ('schema_version_major', ?), ('schema_version_minor', ?)`,
+		w.limit, SchemaMajor, SchemaMinor)
+	if err != nil {
+		return w.sqlErr("writing config", err)
+	}
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	const ins = "INSERT INTO files (path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns) VALUES "
+	if w.insBatch, err = w.tx.Prepare(ins + strings.TrimSuffix(strings.Repeat(row+", ", insertBatch), ", ")); err != nil {
+		return w.sqlErr("preparing", err)
+	}
+	if w.ins1, err = w.tx.Prepare(ins + row); err != nil {
+		return w.sqlErr("preparing", err)
+	}
+	w.pending = make([]File, 0, insertBatch)
+	w.args = make([]any, 0, 9*insertBatch)
+	w.batches = make(chan []File, insertQueue)
+	w.acks = make(chan struct{})
+	w.spare = make(chan []File, insertQueue+2)
+	w.loopDone = make(chan struct{})
+	go w.insertLoop()
+	return nil
+}
+
+// insertLoop inserts the batches it receives until the channel closes.
+// After a failure it only drains. A nil batch is a request for an ack:
+// every batch before it has been inserted.
+func (w *Writer) insertLoop() {
+	defer close(w.loopDone)
+	for b := range w.batches {
+		if b == nil {
+			w.acks <- struct{}{}
+			continue
+		}
+		if w.loopErr == nil {
+			if w.loopErr = w.insertRows(b); w.loopErr != nil {
+				w.loopFail.Store(true)
+			}
+		}
+		clear(b)
+		select {
+		case w.spare <- b[:0]:
+		default:
+		}
+	}
+}
+
+// sync waits until every submitted row is inserted, and returns the
+// insertion's error. Afterwards the caller may use the connection until
+// it submits the next batch.
+func (w *Writer) sync() error {
+	if w.batches == nil {
+		return nil
+	}
+	w.batches <- nil
+	<-w.acks
+	if w.loopErr != nil {
+		return w.fail(w.loopErr)
+	}
+	return nil
+}
+
+// stopLoop ends insertLoop.
+func (w *Writer) stopLoop() {
+	if w.batches != nil {
+		close(w.batches)
+		<-w.loopDone
+		w.batches = nil
+	}
+}
+
+func (w *Writer) sqlErr(what string, err error) error {
+	return newErr(w.path, "", ErrFormat, "SQLite, %s: %v", what, err)
+}
+
+// fail makes err sticky.
+func (w *Writer) fail(err error) error {
+	if w.err == nil {
+		w.err = err
+	}
+	return err
+}
+
+func (w *Writer) usable() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.done {
+		return newErr(w.path, "", ErrClosed, "writer closed or aborted")
+	}
+	return nil
+}
+
+// NumFiles is the number of files added so far.
+func (w *Writer) NumFiles() int64 { return w.submitted + int64(len(w.pending)) }
+
+// NumShards is the number of shards so far.
+func (w *Writer) NumShards() int { return len(w.shards) }
+
+// Add appends f.Size bytes read from data to the current shard, starting
+// the next shard first when they would pass the shard size limit (the
+// rule barecat follows), computes their CRC-32C as they are copied, and
+// adds the file's row. f's Path is normalized (NormalizePath); its
+// metadata (mode, uid, gid, mtime) is stored as given; its Shard, Offset
+// and CRC32C are ignored. Only f.Size bytes are read from data: fewer is
+// an ErrShortData error (sticky). The file's directories are created
+// when missing.
+func (w *Writer) Add(f File, data io.Reader) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	p, h, err := w.admit(&f)
+	if err != nil {
+		return err
+	}
+	if f.Size > w.limit {
+		return newErr(w.path, p, ErrTooLarge, "%d bytes; shard size limit %d", f.Size, w.limit)
+	}
+	d, err := w.tree.dir(parentOf(p))
+	if err != nil {
+		return err
+	}
+	if w.cur == nil || w.cur.size > 0 && f.Size > w.limit-w.cur.size {
+		if err := w.newShard(); err != nil {
+			return w.fail(err)
+		}
+	}
+	if data == nil {
+		data = eofReader{}
+	}
+	crc, err := w.copyData(data, f.Size, p)
+	if err != nil {
+		return w.fail(err)
+	}
+	f.Path, f.Shard, f.Offset, f.CRC32C, f.HasCRC = p, len(w.shards)-1, w.cur.size, crc, true
+	w.cur.size += f.Size
+	d.NumFiles++
+	d.ownSize += f.Size
+	return w.queue(f, h)
+}
+
+// AddExternal adds the row of a file whose bytes are already in a shard:
+// f.Shard must be a shard of this archive (LinkShard made it, or Add
+// filled it) and f.Offset+f.Size inside it. Its CRC32C is stored if
+// HasCRC, else NULL: this is how an archive wraps tar files without
+// copying (barecat convert --wrap leaves crc32c NULL too).
+func (w *Writer) AddExternal(f File) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	p, h, err := w.admit(&f)
+	if err != nil {
+		return err
+	}
+	if f.Shard < 0 || f.Shard >= len(w.shards) {
+		return newErr(ShardPath(w.path, f.Shard), p, ErrMissingShard, "the archive has %d shards so far", len(w.shards))
+	}
+	if f.Offset < 0 || f.Offset > w.shards[f.Shard].size-f.Size {
+		return newErr(ShardPath(w.path, f.Shard), p, ErrBounds, "bytes %d to %d, but the shard has %d bytes",
+			f.Offset, f.Offset+f.Size, w.shards[f.Shard].size)
+	}
+	d, err := w.tree.dir(parentOf(p))
+	if err != nil {
+		return err
+	}
+	f.Path = p
+	d.NumFiles++
+	d.ownSize += f.Size
+	return w.queue(f, h)
+}
+
+// admit normalizes f's path and checks that it can be a new file.
+func (w *Writer) admit(f *File) (string, uint64, error) {
+	p, err := NormalizePath(f.Path)
+	if err != nil {
+		return "", 0, err
+	}
+	if p == "" {
+		return "", 0, &Error{Path: f.Path, Err: ErrInvalidPath, Detail: "the root directory cannot be a file"}
+	}
+	if f.Size < 0 {
+		return "", 0, newErr(w.path, p, ErrCorrupt, "negative size %d", f.Size)
+	}
+	h := maphash.String(w.seed, p)
+	switch dup, err := w.isFile(p, h); {
+	case err != nil:
+		return "", 0, w.fail(err)
+	case dup:
+		return "", 0, newErr(w.path, p, ErrDuplicate, "added twice")
+	}
+	if _, ok := w.tree.nodes[p]; ok {
+		return "", 0, newErr(w.path, p, ErrConflict, "already a directory")
+	}
+	return p, h, nil
+}
+
+// isFile reports whether a file of path p (hash h) was added.
+func (w *Writer) isFile(p string, h uint64) (bool, error) {
+	if _, ok := w.collided[p]; ok {
+		return true, nil
+	}
+	rowid, ok := w.seen[h]
+	if !ok {
+		return false, nil
+	}
+	if i := rowid - w.submitted - 1; i >= 0 {
+		return w.pending[i].Path == p, nil
+	}
+	// A repeated path, or (rarely) another with the same hash: read the
+	// earlier row back, once it is in.
+	if err := w.sync(); err != nil {
+		return false, err
+	}
+	var q string
+	if err := w.tx.QueryRow(`SELECT path FROM files WHERE rowid = ?`, rowid).Scan(&q); err != nil {
+		return false, w.sqlErr("reading files", err)
+	}
+	return q == p, nil
+}
+
+// checkDir is the tree's check before it creates a directory: no file
+// has its path.
+func (w *Writer) checkDir(p string) error {
+	switch isf, err := w.isFile(p, maphash.String(w.seed, p)); {
+	case err != nil:
+		return w.fail(err)
+	case isf:
+		return newErr(w.path, p, ErrConflict, "already a file, cannot be a directory")
+	}
+	return nil
+}
+
+// queue adds f's row to the batch, and hands the batch to insertLoop
+// when it is full. Rows get rowids 1, 2, ... in order, as SQLite gives
+// them to an empty table without deletions.
+func (w *Writer) queue(f File, h uint64) error {
+	rowid := w.submitted + int64(len(w.pending)) + 1
+	if _, ok := w.seen[h]; ok {
+		w.collided[f.Path] = struct{}{}
+	} else {
+		w.seen[h] = rowid
+	}
+	w.pending = append(w.pending, f)
+	if len(w.pending) == insertBatch {
+		return w.submit()
+	}
+	return nil
+}
+
+// submit hands the pending rows to insertLoop.
+func (w *Writer) submit() error {
+	if w.loopFail.Load() {
+		return w.sync()
+	}
+	if len(w.pending) == 0 {
+		return nil
+	}
+	if syncMode {
+		if err := w.insertRows(w.pending); err != nil {
+			return w.fail(err)
+		}
+		w.submitted += int64(len(w.pending))
+		w.pending = w.pending[:0]
+		return nil
+	}
+	w.batches <- w.pending
+	w.submitted += int64(len(w.pending))
+	select {
+	case w.pending = <-w.spare:
+	default:
+		w.pending = make([]File, 0, insertBatch)
+	}
+	return nil
+}
+
+// insertRows inserts rows (insertLoop's).
+func (w *Writer) insertRows(rows []File) error {
+	args := w.args[:0]
+	for _, f := range rows {
+		args = append(args, f.Path, int64(f.Shard), f.Offset, f.Size,
+			nullable(int64(f.CRC32C), f.HasCRC), nullable(f.Mode, f.HasMode),
+			nullable(f.UID, f.HasUID), nullable(f.GID, f.HasGID), nullable(f.MtimeNs, f.HasMtime))
+	}
+	var err error
+	if len(rows) == insertBatch {
+		_, err = w.insBatch.Exec(args...)
+	} else {
+		for i := 0; i < len(args) && err == nil; i += 9 {
+			_, err = w.ins1.Exec(args[i : i+9]...)
+		}
+	}
+	clear(args)
+	if err != nil {
+		return w.sqlErr("inserting files", err)
+	}
+	return nil
+}
+
+func nullable(v int64, ok bool) any {
+	if !ok {
+		return nil
+	}
+	return v
+}
+
+// AddDir adds a directory with its metadata (mode, uid, gid, mtime; the
+// counters are ignored), or sets the metadata of a directory that files
+// already created. Directories that only files create have NULL
+// metadata, as barecat's bulk loads leave them. AddDir("") sets the
+// root's, which is otherwise barecat's default: this process's uid and
+// gid and the time of Create. A directory given twice is ErrDuplicate.
+func (w *Writer) AddDir(d Dir) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	p, err := NormalizePath(d.Path)
+	if err != nil {
+		return err
+	}
+	if p != "" {
+		switch isf, err := w.isFile(p, maphash.String(w.seed, p)); {
+		case err != nil:
+			return w.fail(err)
+		case isf:
+			return newErr(w.path, p, ErrConflict, "already a file")
+		}
+	}
+	n, err := w.tree.dir(p)
+	if err != nil {
+		return err
+	}
+	if n.explicit {
+		return newErr(w.path, p, ErrDuplicate, "directory added twice")
+	}
+	n.explicit = true
+	n.Mode, n.UID, n.GID, n.MtimeNs = d.Mode, d.UID, d.GID, d.MtimeNs
+	n.HasMode, n.HasUID, n.HasGID, n.HasMtime = d.HasMode, d.HasUID, d.HasGID, d.HasMtime
+	return nil
+}
+
+// newShard starts the next shard as a temporary file.
+func (w *Writer) newShard() error {
+	if err := w.flushBuf(); err != nil {
+		return err
+	}
+	if len(w.shards) >= maxShards {
+		return newErr(w.path, "", ErrTooLarge, "more than %d shards", maxShards)
+	}
+	f, err := os.CreateTemp(w.dir, fmt.Sprintf("%s%s-shard-%05d-*", safefile.TempPrefix, w.base, len(w.shards)))
+	if err != nil {
+		return err
+	}
+	s := &shardOut{tmp: f.Name(), f: f}
+	w.shards = append(w.shards, s)
+	w.cur, w.bufOff = s, 0
+	if w.buf == nil {
+		w.buf = make([]byte, 0, copyBufSize)
+	}
+	return nil
+}
+
+// flushBuf writes the buffered bytes of the current shard.
+func (w *Writer) flushBuf() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if _, err := w.cur.f.Write(w.buf); err != nil {
+		return err
+	}
+	w.bufOff += int64(len(w.buf))
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// copyData reads size bytes of data into the shard buffer, writing it out
+// whenever it fills, and returns their CRC-32C: one pass over the bytes,
+// read straight into the buffer they are written from.
+func (w *Writer) copyData(data io.Reader, size int64, name string) (uint32, error) {
+	var crc uint32
+	idle := 0
+	for left := size; left > 0; {
+		if len(w.buf) == cap(w.buf) {
+			if err := w.flushBuf(); err != nil {
+				return 0, err
+			}
+		}
+		free := w.buf[len(w.buf):cap(w.buf)]
+		if int64(len(free)) > left {
+			free = free[:left]
+		}
+		n, err := data.Read(free)
+		if n > 0 {
+			crc = crc32.Update(crc, castagnoli, free[:n])
+			w.buf = w.buf[:len(w.buf)+n]
+			left -= int64(n)
+			idle = 0
+		}
+		switch {
+		case left == 0:
+		case err == io.EOF:
+			return 0, newErr(w.path, name, ErrShortData, "%d of %d bytes", size-left, size)
+		case err != nil:
+			return 0, fmt.Errorf("%s: reading the data of %q: %w", w.path, name, err)
+		case n == 0:
+			if idle++; idle > 100 {
+				return 0, fmt.Errorf("%s: reading the data of %q: %w", w.path, name, io.ErrNoProgress)
+			}
+		}
+	}
+	return crc, nil
+}
+
+var syncMode = os.Getenv("BCSYNC") != ""
+var idxEarly = os.Getenv("IDXEARLY") != ""
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// LinkShard makes the next shard a symbolic link to target (an existing
+// file, such as a tar whose members AddExternal rows will point into),
+// and returns its number. The link is relative when target can be
+// reached from the archive's directory, so that the two move together; it
+// is created under a temporary name and renamed with the other shards on
+// Close. Add starts a new shard after it: it never writes into a link.
+func (w *Writer) LinkShard(target string) (int, error) {
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		return 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, &Error{Path: target, Err: ErrFormat, Detail: "a shard must be a regular file"}
+	}
+	if len(w.shards) >= maxShards {
+		return 0, newErr(w.path, "", ErrTooLarge, "more than %d shards", maxShards)
+	}
+	if err := w.flushBuf(); err != nil {
+		return 0, w.fail(err)
+	}
+	link := target
+	absDir, err1 := filepath.Abs(w.dir)
+	absTarget, err2 := filepath.Abs(target)
+	if err1 == nil && err2 == nil {
+		if rel, err := filepath.Rel(absDir, absTarget); err == nil {
+			link = rel
+		} else {
+			link = absTarget
+		}
+	}
+	n := len(w.shards)
+	var tmp string
+	for range 100 {
+		var r [6]byte
+		rand.Read(r[:])
+		tmp = filepath.Join(w.dir, fmt.Sprintf("%s%s-shard-%05d-%s", safefile.TempPrefix, w.base, n, hex.EncodeToString(r[:])))
+		if err = os.Symlink(link, tmp); !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return 0, w.fail(err)
+	}
+	w.shards = append(w.shards, &shardOut{tmp: tmp, size: st.Size()})
+	w.cur = nil
+	return n, nil
+}
+
+// Abort discards everything written. It is a no-op after Close, so it can
+// be deferred.
+func (w *Writer) Abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.cleanup()
+}
+
+func (w *Writer) cleanup() {
+	w.stopLoop()
+	if w.db != nil {
+		if w.tx != nil {
+			w.tx.Rollback()
+		}
+		if w.conn != nil {
+			w.conn.Close()
+		}
+		w.db.Close()
+	}
+	if w.tmpIndex != "" {
+		os.Remove(w.tmpIndex)
+	}
+	for _, s := range w.shards {
+		if s.f != nil {
+			s.f.Close()
+		}
+		os.Remove(s.tmp)
+	}
+}
+
+// Close completes the archive: it writes out the shards, computes the
+// directories, builds the indexes, turns barecat's triggers on, syncs
+// everything and renames it into place, the index last. On error nothing
+// is left behind.
+func (w *Writer) Close() error {
+	if w.done {
+		if w.err != nil {
+			return w.err
+		}
+		return newErr(w.path, "", ErrClosed, "writer closed or aborted")
+	}
+	err := w.err
+	if err == nil {
+		err = w.finish()
+	}
+	w.done = true
+	if err != nil {
+		w.err = err
+		w.cleanup()
+	}
+	return err
+}
+
+func (w *Writer) finish() error {
+	if err := w.submit(); err != nil {
+		return err
+	}
+	if err := w.sync(); err != nil {
+		return err
+	}
+	w.stopLoop()
+	if len(w.shards) == 0 {
+		if err := w.newShard(); err != nil { // barecat needs shard 00000, even empty
+			return err
+		}
+	}
+	if err := w.flushBuf(); err != nil {
+		return err
+	}
+	// The shards are synced while SQLite builds the index.
+	synced := make(chan error, 1)
+	go func() {
+		var err error
+		for _, s := range w.shards {
+			if s.f == nil {
+				continue
+			}
+			if e := s.f.Sync(); err == nil {
+				err = e
+			}
+			if e := s.f.Close(); err == nil {
+				err = e
+			}
+			s.f = nil
+		}
+		synced <- err
+	}()
+	err := w.finishIndex()
+	if serr := <-synced; err == nil {
+		err = serr
+	}
+	if err != nil {
+		return err
+	}
+	return w.commit()
+}
+
+// finishIndex writes the dirs, builds the indexes, restores the schema's
+// exact text, creates the triggers and the planner's statistics, and
+// commits.
+func (w *Writer) finishIndex() error {
+	root := w.tree.nodes[""]
+	if !root.explicit {
+		d := w.rootMeta
+		root.Mode, root.UID, root.GID, root.MtimeNs = d.Mode, d.UID, d.GID, d.MtimeNs
+		root.HasMode, root.HasUID, root.HasGID, root.HasMtime = d.HasMode, d.HasUID, d.HasGID, d.HasMtime
+	}
+	if err := w.insertDirs(w.tree.finish()); err != nil {
+		return err
+	}
+	for _, e := range schema03 {
+		if e.Type != "index" || idxEarly {
+			continue
+		}
+		if _, err := w.tx.Exec(e.SQL); err != nil {
+			if e.Name == "idx_files_path" {
+				var p string
+				if w.tx.QueryRow(`SELECT path FROM files GROUP BY path HAVING count(*) > 1 LIMIT 1`).Scan(&p) == nil {
+					return newErr(w.path, p, ErrDuplicate, "added twice")
+				}
+			}
+			return w.sqlErr("creating "+e.Name, err)
+		}
+	}
+	// Put back the schema's own text for the tables whose parent column
+	// the load redefined (see loadDDL): the procedure SQLite documents for
+	// schema changes that do not touch the stored records (a generated
+	// VIRTUAL column is not stored), with the schema version bumped so
+	// that the connection reads the schema again.
+	var version int64
+	if err := w.tx.QueryRow(`PRAGMA schema_version`).Scan(&version); err != nil {
+		return w.sqlErr("reading schema_version", err)
+	}
+	if _, err := w.tx.Exec(`PRAGMA writable_schema = ON`); err != nil {
+		return w.sqlErr("writable_schema", err)
+	}
+	for _, e := range schema03 {
+		if e.Type == "table" && loadDDL(e) != e.SQL {
+			if _, err := w.tx.Exec(`UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?`, e.SQL, e.Name); err != nil {
+				return w.sqlErr("restoring the schema of "+e.Name, err)
+			}
+		}
+	}
+	for _, q := range []string{fmt.Sprintf(`PRAGMA schema_version = %d`, version+1), `PRAGMA writable_schema = OFF`} {
+		if _, err := w.tx.Exec(q); err != nil {
+			return w.sqlErr(q, err)
+		}
+	}
+	for _, e := range schema03 {
+		if e.Type == "trigger" {
+			if _, err := w.tx.Exec(e.SQL); err != nil {
+				return w.sqlErr("creating "+e.Name, err)
+			}
+		}
+	}
+	// barecat closes its index with PRAGMA optimize, which leaves
+	// sqlite_stat1 in every index with files. ANALYZE with a limit does
+	// the same in bounded time. This SQLite is built with STAT4, which
+	// barecat's usually is not: its sqlite_stat4 is dropped so that the
+	// schema is barecat's.
+	if w.submitted > 0 {
+		for _, q := range []string{`PRAGMA analysis_limit = 1000`, `ANALYZE files`, `ANALYZE dirs`, `DROP TABLE IF EXISTS sqlite_stat4`} {
+			if _, err := w.tx.Exec(q); err != nil {
+				return w.sqlErr(q, err)
+			}
+		}
+	}
+	if _, err := w.tx.Exec(`UPDATE config SET value_int = 1 WHERE key = 'use_triggers'`); err != nil {
+		return w.sqlErr("enabling triggers", err)
+	}
+	err := w.tx.Commit()
+	w.tx = nil
+	if err != nil {
+		return w.sqlErr("COMMIT", err)
+	}
+	w.insBatch.Close()
+	w.ins1.Close()
+	if err := w.conn.Close(); err != nil {
+		return w.sqlErr("closing", err)
+	}
+	w.conn = nil
+	if err := w.db.Close(); err != nil {
+		return w.sqlErr("closing", err)
+	}
+	w.db = nil
+	f, err := os.OpenFile(w.tmpIndex, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (w *Writer) insertDirs(dirs []*dirNode) error {
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	const ins = "INSERT INTO dirs (path, num_subdirs, num_files, num_files_tree, size_tree, mode, uid, gid, mtime_ns) VALUES "
+	for len(dirs) > 0 {
+		n := min(len(dirs), insertBatch)
+		args := w.args[:0]
+		for _, d := range dirs[:n] {
+			args = append(args, d.Path, d.NumSubdirs, d.NumFiles, d.NumFilesTree, d.SizeTree,
+				nullable(d.Mode, d.HasMode), nullable(d.UID, d.HasUID), nullable(d.GID, d.HasGID), nullable(d.MtimeNs, d.HasMtime))
+		}
+		q := ins + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+		if _, err := w.tx.Exec(q, args...); err != nil {
+			return w.sqlErr("inserting dirs", err)
+		}
+		clear(args)
+		dirs = dirs[n:]
+	}
+	return nil
+}
+
+// commit renames the shards, then the index, into place.
+func (w *Writer) commit() error {
+	for _, s := range w.shards {
+		if st, err := os.Lstat(s.tmp); err == nil && st.Mode().IsRegular() {
+			if err := os.Chmod(s.tmp, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.Chmod(w.tmpIndex, 0o644); err != nil {
+		return err
+	}
+	if w.opts.Overwrite {
+		// First take away the old index, so that at no moment its rows
+		// describe the new shards.
+		if err := os.Remove(w.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	var renamed []string
+	undo := func(err error) error {
+		for _, p := range renamed {
+			os.Remove(p)
+		}
+		return err
+	}
+	for i, s := range w.shards {
+		final := ShardPath(w.path, i)
+		if err := os.Rename(s.tmp, final); err != nil {
+			return undo(err)
+		}
+		renamed = append(renamed, final)
+		s.tmp = final
+	}
+	if w.opts.Overwrite {
+		// Shards of the old archive past the new last one.
+		for n := len(w.shards); ; n++ {
+			if err := os.Remove(ShardPath(w.path, n)); err != nil {
+				break
+			}
+		}
+	}
+	syncDir(w.dir)
+	if err := os.Rename(w.tmpIndex, w.path); err != nil {
+		return undo(err)
+	}
+	w.tmpIndex = ""
+	syncDir(w.dir)
+	return nil
+}
+
+// syncDir makes renames in dir durable.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/formats/tarscan"
+)
+
+type convertFlags struct {
+	fold, shardSize, onDuplicate, order string
+	wrap, crc, ignoreZeros, jsonOut     bool
+	reuseTars                           bool
+	workers                             int
+}
+
+func newConvertCmd(e *env) *cobra.Command {
+	var fl convertFlags
+	cmd := &cobra.Command{
+		Use:   "convert SRC... DST",
+		Short: "Convert a dataset between tar shards (+ TARIDX) and Barecat",
+		Long: `Convert moves a dataset between formats; the formats are told by the paths:
+
+  itarconv convert DIR|SHARD.tar... OUT.barecat   tar shards -> Barecat
+  itarconv convert IN.barecat OUTDIR              Barecat -> tar shards + TARIDX
+
+Tar shards come from a directory (its <fold>_<suffix>.tar files, one fold or
+--fold) or from tar files in the order given. Every regular member becomes a
+Barecat file (all of them, not only those with extensions), hard links
+become files with their target's bytes, directories keep their metadata;
+symbolic links, devices and fifos are skipped and counted. --wrap copies no
+data: the archive's shards are relative symbolic links to the tar shards.
+
+From Barecat, files go in path order (--order address: shard and offset
+order, the fast path) into <fold>_NNNN.tar shards of --shard-size, with
+mode, uid, gid and mtime (0644, 0, 0, 0 where the archive has none), then
+the fold's .taridx. With --reuse-tars, a wrapped archive (whose shards are
+tar files) gets only an index over those tars, after every file has been
+checked against its tar member. Outputs appear only when complete.`,
+		Args: argsBetween(2, -1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runConvert(cmd.Context(), e, fl, args) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.fold, "fold", "", "fold to read from a directory of shards, or to write (default train)")
+	f.StringVar(&fl.shardSize, "shard-size", "", "roll output shards over past this size (e.g. 1GiB, 512MiB; default 1GiB for tar, none for Barecat)")
+	f.BoolVar(&fl.wrap, "wrap", false, "Barecat: copy no data; shards are links to the tar shards")
+	f.BoolVar(&fl.crc, "crc", false, "with --wrap: compute every file's crc32c (reads all payloads)")
+	f.StringVar(&fl.onDuplicate, "on-duplicate", "", `"first" or "last": which member keeps a duplicated path (default: refuse)`)
+	f.StringVar(&fl.order, "order", "path", `from Barecat: "path" or "address" (shard, offset)`)
+	f.BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read tar shards past zero blocks (concatenated archives)")
+	f.BoolVar(&fl.reuseTars, "reuse-tars", false, "from a wrapped Barecat: write only OUTDIR/<fold>.taridx over the tars its shards link to, after checking every member")
+	f.IntVar(&fl.workers, "workers", defaultWorkers(), "shards scanned in parallel")
+	f.BoolVar(&fl.jsonOut, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// parseSize reads a byte count with an optional unit: 1GiB, 512MiB, 64KiB,
+// 1G, 100M (powers of 1024 either way), or plain bytes.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes, such as 1GiB or 512MiB", s)
+	}
+	return int64(n * float64(mult)), nil
+}
+
+// isBarecat tells whether path names a Barecat archive: an index file (an
+// SQLite database), or the base path of either layout.
+func isBarecat(path string) bool {
+	for _, p := range []string{path, path + "-sqlite-index"} {
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		var magic [16]byte
+		n, _ := f.Read(magic[:])
+		f.Close()
+		if bytes.Equal(magic[:n], []byte("SQLite format 3\x00")) {
+			return true
+		}
+	}
+	return false
+}
+
+// tarSources resolves the tar shards to read: a directory's fold, or files.
+func tarSources(args []string, fold string) ([]string, string, error) {
+	if len(args) == 1 {
+		st, err := os.Stat(args[0])
+		if err != nil {
+			return nil, "", err
+		}
+		if st.IsDir() {
+			folds, err := taridx.Discover(args[0])
+			if err != nil {
+				return nil, "", err
+			}
+			var names []string
+			for _, f := range folds {
+				names = append(names, f.Name)
+				if fold == "" && len(folds) == 1 || f.Name == fold {
+					return f.Shards, f.Name, nil
+				}
+			}
+			if fold != "" {
+				return nil, "", fmt.Errorf("%s: no fold %q (folds: %s)", args[0], fold, strings.Join(names, ", "))
+			}
+			if len(folds) == 0 {
+				return nil, "", fmt.Errorf("%s: no <fold>_<suffix>.tar shards", args[0])
+			}
+			return nil, "", usagef("%s holds folds %s: choose one with --fold", args[0], strings.Join(names, ", "))
+		}
+	}
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, "", err
+		}
+		if st.IsDir() {
+			return nil, "", usagef("%s is a directory: give one directory, or tar files", a)
+		}
+	}
+	return args, "", nil
+}
+
+func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) error {
+	srcs, dst := args[:len(args)-1], args[len(args)-1]
+	var shardSize int64
+	if fl.shardSize != "" {
+		n, err := parseSize(fl.shardSize)
+		if err != nil {
+			return usageError{err}
+		}
+		shardSize = n
+	}
+	if fl.workers < 1 {
+		return usagef("--workers must be at least 1")
+	}
+	switch {
+	case strings.HasSuffix(dst, ".barecat"):
+		return convertTarToBarecat(ctx, e, fl, srcs, dst, shardSize)
+	case len(srcs) == 1 && isBarecat(srcs[0]):
+		return convertBarecatToTar(ctx, e, fl, srcs[0], dst, shardSize)
+	}
+	return usagef("convert: cannot tell the formats of %s -> %s (tar shards -> X.barecat, or X.barecat -> DIR)", strings.Join(srcs, " "), dst)
+}
+
+func convertTarToBarecat(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string, shardSize int64) error {
+	if fl.order != "path" {
+		return usagef("--order applies to reading a Barecat archive")
+	}
+	if fl.crc && !fl.wrap {
+		return usagef("--crc goes with --wrap (a copy always computes crc32c)")
+	}
+	if fl.wrap && shardSize > 0 {
+		return usagef("--shard-size does not apply to --wrap: the shards are the tar files")
+	}
+	switch fl.onDuplicate {
+	case "", "first", "last":
+	default:
+		return usagef("--on-duplicate: %q is neither first nor last", fl.onDuplicate)
+	}
+	shards, _, err := tarSources(srcs, fl.fold)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, s := range shards {
+		if st, err := os.Stat(s); err == nil {
+			total += st.Size()
+		}
+	}
+	bar := e.newProgress("barecat", total)
+	st, err := convert.TarToBarecat(ctx, shards, dst, convert.BarecatOptions{
+		Wrap: fl.wrap, CRC: fl.crc, OnDuplicate: fl.onDuplicate, ShardSize: shardSize, Workers: fl.workers,
+		Scan:     tarscan.Options{IgnoreZeros: fl.ignoreZeros},
+		Progress: func(p convert.Progress) { bar.update("barecat", p) },
+	})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if n := st.Skipped["symlink"] + st.Skipped["other"]; n > 0 {
+		e.warnf("%d members not converted (%d symbolic links, %d devices or fifos): Barecat holds files and directories only\n",
+			n, st.Skipped["symlink"], st.Skipped["other"])
+	}
+	if st.Duplicates > 0 {
+		e.warnf("%d duplicate paths: kept the %s of each\n", st.Duplicates, fl.onDuplicate)
+	}
+	mode := "copied"
+	if fl.wrap {
+		mode = "wrapped"
+	}
+	e.infof("%s: %d files (%d hard links), %d directories, %d bytes %s from %d tar shards into %d shards\n",
+		dst, st.Files, st.Hardlinks, st.Dirs, st.Bytes, mode, len(shards), st.Shards)
+	if fl.jsonOut {
+		return e.printJSON(st)
+	}
+	return nil
+}
+
+func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir string, shardSize int64) error {
+	if fl.reuseTars {
+		a, err := barecat.Open(src)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		fold := fl.fold
+		if fold == "" {
+			fold = "train"
+		}
+		if err := os.MkdirAll(dstDir, 0o755); err != nil {
+			return err
+		}
+		out := filepath.Join(dstDir, fold+".taridx")
+		tars, st, err := convert.ReuseTars(ctx, a, out, convert.IndexOptions{Workers: fl.workers, Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros}})
+		if err != nil {
+			return err
+		}
+		e.infof("%s: %d files checked against their tar members; %s indexes %d rows of %s\n", src, st.Rows, out, st.Rows, strings.Join(tars, " "))
+		if fl.jsonOut {
+			return e.printJSON(map[string]any{"index": out, "shards": tars, "rows": st.Rows})
+		}
+		return nil
+	}
+	if fl.wrap || fl.crc || fl.onDuplicate != "" {
+		return usagef("--wrap, --crc and --on-duplicate apply to converting tar shards to Barecat")
+	}
+	order := barecat.ByPath
+	switch fl.order {
+	case "path":
+	case "address":
+		order = barecat.ByAddress
+	default:
+		return usagef("--order: %q is neither path nor address", fl.order)
+	}
+	fold := fl.fold
+	if fold == "" {
+		fold = "train"
+	}
+	a, err := barecat.Open(src)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	for _, w := range a.Warnings() {
+		e.warnf("%s\n", w)
+	}
+	var total int64
+	for _, n := range a.ShardSizes() {
+		total += n
+	}
+	bar := e.newProgress(fold, total)
+	st, err := convert.WriteFold(ctx, &convert.BarecatSource{Archive: a, Order: order}, convert.FoldOptions{
+		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: 1,
+		Progress: func(p convert.Progress) { bar.update(fold, p) },
+	})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	e.infof("%s: %d members, %d bytes into %d shards of fold %s in %s; index %s (%d rows)\n",
+		src, st.Members, st.Bytes, len(st.Shards), fold, dstDir, filepath.Base(st.Index.Output), st.Index.Rows)
+	if fl.jsonOut {
+		return e.printJSON(st)
+	}
+	return nil
+}
