@@ -1,0 +1,337 @@
+package tbl
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/pierrec/lz4/v4"
+)
+
+// WriterOptions choose what a Writer writes.
+type WriterOptions struct {
+	// Version is 1 or 2.
+	Version int
+	// LZ4 (v2 only) stores each sample as a raw LZ4 block when that is
+	// smaller, as TurboLoader's converter does by default, and sets
+	// FlagCompressed in the header whether or not any sample shrank.
+	LZ4 bool
+	// NumSamples is how many samples will be added, exactly: the index
+	// precedes the data, so its size fixes where the data starts, and the
+	// data streams to its final place. Zero makes a file with no samples.
+	NumSamples int
+	// SpoolMemory is how many bytes of metadata are held in memory before
+	// they spill to a temporary file beside the output (default 16 MiB):
+	// the metadata section follows the data, so it is known only at the end.
+	SpoolMemory int
+}
+
+// lz4MaxInput is the largest block LZ4 compresses (LZ4_MAX_INPUT_SIZE).
+// Larger samples are stored as they are.
+const lz4MaxInput = 0x7E000000
+
+var errWriterDone = errors.New("tbl: writer already closed or aborted")
+
+// Writer writes a TBL file in TurboLoader's layout, byte for byte: header,
+// index, data back to back in the order added, then (v2) the metadata
+// section with blocks in the order added. Sample bytes stream to their
+// final place; memory holds the index (16 or 24 bytes a sample), the
+// metadata up to WriterOptions.SpoolMemory, and, with LZ4, the one sample
+// being compressed. The header and index are written last, over the space
+// left for them.
+//
+// The output goes to a temporary file in the target directory, renamed into
+// place by Close only when complete: after an error or Abort, nothing
+// appears under the target's name and an earlier file there is untouched.
+type Writer struct {
+	out     *safefile.File
+	bw      *bufio.Writer
+	opts    WriterOptions
+	hdrLen  int
+	entLen  int
+	index   []byte
+	n       int   // samples added
+	off     int64 // where the next sample's bytes go
+	flags   uint32
+	metaLen int64
+	meta    []byte   // metadata section, while it fits SpoolMemory
+	spill   *os.File // the rest of it, unnamed
+	lz      lz4.CompressorCCompat
+	buf     []byte // the sample being compressed, or a copy buffer
+	cbuf    []byte // its LZ4 block
+	err     error
+}
+
+// Create starts a TBL file at path.
+func Create(path string, opts WriterOptions) (*Writer, error) {
+	limit := uint64(MaxSamplesV2)
+	if opts.Version == 1 {
+		limit = MaxSamplesV1
+	}
+	switch {
+	case opts.Version != 1 && opts.Version != 2:
+		return nil, fmt.Errorf("creating %s: version %d (1 or 2)", path, opts.Version)
+	case opts.Version == 1 && opts.LZ4:
+		return nil, fmt.Errorf("creating %s: version 1 has no compression: %w", path, ErrUnrepresentable)
+	case opts.NumSamples < 0:
+		return nil, fmt.Errorf("creating %s: NumSamples %d", path, opts.NumSamples)
+	case uint64(opts.NumSamples) > limit:
+		return nil, fmt.Errorf("creating %s: %d samples: a v%d index holds at most %d (its size is a 32-bit field): %w",
+			path, opts.NumSamples, opts.Version, limit, ErrUnrepresentable)
+	}
+	if opts.SpoolMemory <= 0 {
+		opts.SpoolMemory = 16 << 20
+	}
+	out, err := safefile.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{out: out, opts: opts, hdrLen: headerLen(opts.Version), entLen: entryLen(opts.Version)}
+	// Sized once: the index never moves while it grows, so its memory is
+	// the index, not twice it. Pages untouched so far cost nothing.
+	w.index = make([]byte, 0, opts.NumSamples*w.entLen)
+	w.off = int64(w.hdrLen) + int64(opts.NumSamples)*int64(w.entLen)
+	if opts.Version == 2 {
+		w.flags = FlagHasChecksums
+		if opts.LZ4 {
+			w.flags |= FlagCompressed
+		}
+	}
+	if _, err := out.Seek(w.off, io.SeekStart); err != nil {
+		out.Abort()
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	w.bw = bufio.NewWriterSize(out, 1<<20)
+	return w, nil
+}
+
+func (w *Writer) fail(err error) error {
+	w.err = fmt.Errorf("writing %s: %w", w.out.Target(), err)
+	return w.err
+}
+
+// Add appends a sample of size bytes read from data, without dimensions.
+func (w *Writer) Add(format Format, data io.Reader, size int64, meta []MetaEntry) error {
+	return w.AddImage(format, 0, 0, data, size, meta)
+}
+
+// AddImage appends a sample of size bytes read from data (exactly size bytes
+// are read), with the image width and height that v2 caches in its index
+// (0 when unknown; version 1 has no place for them and drops them). meta are
+// its metadata entries (v2 only). In v2, the entry gets the CRC-16 of the
+// bytes and, with LZ4, the sample is stored as an LZ4 block when that is
+// smaller than the bytes. Any error is final: Close then reports it and
+// leaves no file.
+func (w *Writer) AddImage(format Format, width, height uint16, data io.Reader, size int64, meta []MetaEntry) error {
+	if w.err != nil {
+		return w.err
+	}
+	i := w.n
+	switch {
+	case i >= w.opts.NumSamples:
+		return w.fail(fmt.Errorf("sample %d: more samples than NumSamples (%d)", i, w.opts.NumSamples))
+	case size < 0:
+		return w.fail(fmt.Errorf("sample %d: size %d", i, size))
+	case size >= MaxSampleSize:
+		return w.fail(fmt.Errorf("sample %d: %d bytes: samples must be under 4 GiB: %w", i, size, ErrUnrepresentable))
+	case w.opts.Version == 1 && format > TIFF:
+		return w.fail(fmt.Errorf("sample %d: format %v does not exist in version 1: %w", i, format, ErrUnrepresentable))
+	case w.opts.Version == 1 && len(meta) > 0:
+		return w.fail(fmt.Errorf("sample %d: version 1 has no metadata: %w", i, ErrUnrepresentable))
+	}
+	for _, m := range meta {
+		if int64(len(m.Data)) >= MaxSampleSize {
+			return w.fail(fmt.Errorf("sample %d: metadata entry of %d bytes: entries must be under 4 GiB: %w", i, len(m.Data), ErrUnrepresentable))
+		}
+	}
+	s := Sample{Index: i, Offset: w.off, StoredSize: uint32(size), Size: uint32(size), Format: format}
+	if w.opts.Version == 2 {
+		s.Width, s.Height = width, height
+	}
+	var err error
+	if w.opts.LZ4 && size > 0 && size <= lz4MaxInput {
+		err = w.compress(&s, data)
+	} else {
+		err = w.copy(&s, data)
+	}
+	if err != nil {
+		return w.fail(fmt.Errorf("sample %d: %w", i, err))
+	}
+	if len(meta) > 0 {
+		s.Flags |= SampleHasMetadata
+		w.flags |= FlagHasMetadata
+		for _, m := range meta {
+			if err := w.addMeta(i, m); err != nil {
+				return w.fail(fmt.Errorf("sample %d: metadata: %w", i, err))
+			}
+		}
+	}
+	k := len(w.index)
+	w.index = append(w.index, make([]byte, w.entLen)...)
+	putEntry(w.index[k:], w.opts.Version, &s)
+	w.off += int64(s.StoredSize)
+	w.n++
+	return nil
+}
+
+// copy streams a sample to the output through the CRC.
+func (w *Writer) copy(s *Sample, data io.Reader) error {
+	if len(w.buf) < 256<<10 {
+		w.buf = make([]byte, 256<<10)
+	}
+	crc := uint16(crc16Init)
+	for left := int64(s.Size); left > 0; {
+		chunk := w.buf[:min(int64(len(w.buf)), left)]
+		n, err := io.ReadFull(data, chunk)
+		if err != nil {
+			return fmt.Errorf("data ended after %d of %d bytes: %w", int64(s.Size)-left+int64(n), s.Size, err)
+		}
+		if w.opts.Version == 2 {
+			crc = crc16Update(crc, chunk)
+		}
+		if _, err := w.bw.Write(chunk); err != nil {
+			return err
+		}
+		left -= int64(n)
+	}
+	if w.opts.Version == 2 {
+		s.CRC16 = crc
+	}
+	return nil
+}
+
+// compress reads a whole sample and stores it as an LZ4 block when that is
+// smaller, with the reference compressor's exact output
+// (LZ4_compress_default), as TurboLoader does.
+func (w *Writer) compress(s *Sample, data io.Reader) error {
+	w.buf = grow(w.buf, int(s.Size))
+	if n, err := io.ReadFull(data, w.buf); err != nil {
+		return fmt.Errorf("data ended after %d of %d bytes: %w", n, s.Size, err)
+	}
+	s.CRC16 = CRC16(w.buf)
+	w.cbuf = grow(w.cbuf, lz4.CompressBlockBound(len(w.buf)))
+	n, err := w.lz.CompressBlock(w.buf, w.cbuf)
+	if err != nil {
+		return fmt.Errorf("LZ4: %w", err)
+	}
+	out := w.buf
+	if n > 0 && n < len(w.buf) {
+		out = w.cbuf[:n]
+		s.StoredSize = uint32(n)
+		s.Flags |= SampleCompressed
+		s.Compressed = true
+	}
+	_, err = w.bw.Write(out)
+	return err
+}
+
+// addMeta appends one metadata block to the spool.
+func (w *Writer) addMeta(sample int, m MetaEntry) error {
+	var bh [MetaBlockLen]byte
+	le := binary.LittleEndian
+	le.PutUint64(bh[0:], uint64(sample))
+	le.PutUint32(bh[8:], uint32(len(m.Data)))
+	le.PutUint16(bh[12:], m.Type)
+	w.metaLen += MetaBlockLen + int64(len(m.Data))
+	if w.spill == nil && len(w.meta)+MetaBlockLen+len(m.Data) > w.opts.SpoolMemory {
+		f, err := os.CreateTemp(filepath.Dir(w.out.Target()), safefile.TempName("meta"))
+		if err != nil {
+			return err
+		}
+		os.Remove(f.Name()) // unnamed: vanishes with the process
+		w.spill = f
+		if _, err := f.Write(w.meta); err != nil {
+			return err
+		}
+		w.meta = nil
+	}
+	if w.spill != nil {
+		if _, err := w.spill.Write(bh[:]); err != nil {
+			return err
+		}
+		_, err := w.spill.Write(m.Data)
+		return err
+	}
+	w.meta = append(w.meta, bh[:]...)
+	w.meta = append(w.meta, m.Data...)
+	return nil
+}
+
+// Close writes the metadata section, the header and the index, and renames
+// the file into place. It fails, leaving no file, unless exactly NumSamples
+// samples were added.
+func (w *Writer) Close() error {
+	defer w.release()
+	if w.err == nil && w.n != w.opts.NumSamples {
+		w.fail(fmt.Errorf("closed after %d samples, NumSamples is %d", w.n, w.opts.NumSamples))
+	}
+	if w.err == nil {
+		if err := w.finish(); err != nil {
+			w.fail(err)
+		}
+	}
+	if w.err != nil {
+		w.out.Abort()
+		err := w.err
+		w.err = errWriterDone
+		return err
+	}
+	w.err = errWriterDone
+	return w.out.Commit()
+}
+
+func (w *Writer) finish() error {
+	h := Header{
+		Version:    w.opts.Version,
+		NumSamples: uint64(w.n),
+		HeaderSize: uint32(w.hdrLen + len(w.index)),
+		Flags:      w.flags,
+	}
+	if w.metaLen > 0 {
+		h.MetadataOffset, h.MetadataSize = uint64(w.off), uint64(w.metaLen)
+		if _, err := w.bw.Write(w.meta); err != nil {
+			return err
+		}
+		if w.spill != nil {
+			if err := w.bw.Flush(); err != nil {
+				return err
+			}
+			if _, err := w.spill.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			// Both are files: io.Copy moves the bytes in the kernel.
+			if _, err := io.Copy(w.out.File, w.spill); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.bw.Flush(); err != nil {
+		return err
+	}
+	if _, err := w.out.WriteAt(marshalHeader(&h), 0); err != nil {
+		return err
+	}
+	_, err := w.out.WriteAt(w.index, int64(w.hdrLen))
+	return err
+}
+
+// Abort discards the output. After Close it does nothing, so it can be
+// deferred.
+func (w *Writer) Abort() {
+	w.release()
+	w.err = errWriterDone
+	w.out.Abort()
+}
+
+func (w *Writer) release() {
+	if w.spill != nil {
+		w.spill.Close()
+		w.spill = nil
+	}
+	w.index, w.meta, w.buf, w.cbuf = nil, nil, nil, nil
+}
