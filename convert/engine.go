@@ -54,6 +54,11 @@ type Row struct {
 	// (Barecat); a reader of the payload checks it.
 	Checksum    uint32
 	HasChecksum bool
+
+	// Inline is the payload itself, for rows a source makes rather than
+	// finds (a cell's NPY arrays, a sample's metadata JSON): small, built
+	// on the workers, and used instead of PayloadSource.OpenPayload.
+	Inline []byte
 }
 
 // Batch is a run of consecutive rows of one shard.

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -24,8 +25,10 @@ type FoldOptions struct {
 	Dir       string
 	Fold      string // default "train"
 	ShardSize int64  // default 1 GiB
-	Workers   int
-	Progress  func(Progress)
+	// MaxMembers, if set, also starts a new shard after that many members.
+	MaxMembers int
+	Workers    int
+	Progress   func(Progress)
 	// Index options for the fold's TARIDX, built once the shards are in place.
 	Index IndexOptions
 }
@@ -50,7 +53,7 @@ func WriteFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*FoldS
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	w, err := tarshard.Create(tarshard.Options{Dir: opts.Dir, Fold: opts.Fold, ShardSize: opts.ShardSize})
+	w, err := tarshard.Create(tarshard.Options{Dir: opts.Dir, Fold: opts.Fold, ShardSize: opts.ShardSize, MaxMembers: opts.MaxMembers})
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +94,10 @@ func (s *tarFoldSink) Write(b *Batch) error {
 		switch r.Kind {
 		case KindFile:
 			m.Typeflag, m.Size = tar.TypeReg, r.Size
+			if r.Inline != nil {
+				data = bytes.NewReader(r.Inline)
+				break
+			}
 			p, err := s.src.OpenPayload(r)
 			if err != nil {
 				return err

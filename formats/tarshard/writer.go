@@ -34,6 +34,8 @@ type Options struct {
 	ShardSize int64  // start a new shard past this many bytes (default 1 GiB)
 	// MinDigits is the least number of digits in shard numbers (default 4).
 	MinDigits int
+	// MaxMembers, if set, also starts a new shard after that many members.
+	MaxMembers int
 }
 
 // Member is one entry to write.
@@ -57,13 +59,14 @@ type Location struct {
 
 // Writer writes the shards of one fold.
 type Writer struct {
-	opts   Options
-	temps  []*safefile.File // one per shard, in order
-	cur    *countingWriter
-	buf    *bufio.Writer
-	tw     *tar.Writer
-	shards []string // final paths, after Close
-	done   bool
+	opts    Options
+	temps   []*safefile.File // one per shard, in order
+	cur     *countingWriter
+	buf     *bufio.Writer
+	tw      *tar.Writer
+	shards  []string // final paths, after Close
+	members int      // in the current shard
+	done    bool
 }
 
 // Create starts a fold. Nothing appears under the fold's names until Close.
@@ -177,11 +180,15 @@ func (w *Writer) Add(m Member, data io.Reader) (Location, error) {
 	if m.Typeflag != tar.TypeReg {
 		m.Size = 0
 	}
-	if w.tw == nil || (w.cur.n > 0 && w.cur.n+footprint(m)+1024 > w.opts.ShardSize) {
+	full := w.tw != nil && w.cur.n > 0 && (w.cur.n+footprint(m)+1024 > w.opts.ShardSize ||
+		w.opts.MaxMembers > 0 && w.members >= w.opts.MaxMembers)
+	if w.tw == nil || full {
 		if err := w.startShard(); err != nil {
 			return Location{}, err
 		}
+		w.members = 0
 	}
+	w.members++
 	h := &tar.Header{
 		Name:       m.Name,
 		Typeflag:   m.Typeflag,

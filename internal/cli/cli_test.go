@@ -365,3 +365,47 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+func TestConvertTBL(t *testing.T) {
+	dir, payloads := writeShards(t, 2, 10)
+	out := t.TempDir()
+	x := filepath.Join(out, "d.tbl")
+	if code, _, stderr := run(t, "convert", "-q", "--lz4", dir, x); code != 0 {
+		t.Fatalf("to tbl: exit %d: %s", code, stderr)
+	}
+	code, stdout, _ := run(t, "inspect", "--json", x)
+	var info tblInfo
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil || code != 0 || info.Samples != 40 || info.Version != 2 || info.Formats["JPEG"] != 20 || info.WithMetadata != 40 {
+		t.Fatalf("inspect: exit %d, %v: %s", code, err, stdout)
+	}
+	if code, stdout, _ := run(t, "verify", x); code != 0 || !strings.Contains(stdout, "OK: 40 samples") {
+		t.Errorf("verify: exit %d: %s", code, stdout)
+	}
+	back := filepath.Join(out, "back")
+	if code, _, stderr := run(t, "convert", "-q", x, back); code != 0 {
+		t.Fatalf("to tar: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "cat", back, "s000013.cls"); code != 0 || stdout != string(payloads["s000013.cls"]) {
+		t.Errorf("cat after the round trip: exit %d (%s)", code, stderr)
+	}
+	// v1 keeps no names: the command says so.
+	if code, _, stderr := run(t, "convert", "--tbl-version", "1", dir, filepath.Join(out, "v1.tbl")); code != 0 || !strings.Contains(stderr, "names are not stored") {
+		t.Errorf("v1: exit %d: %s", code, stderr)
+	}
+	// A flipped payload byte: verify names the sample.
+	b, _ := os.ReadFile(x)
+	b[64+24*40+10] ^= 0xff // in the first sample's bytes
+	os.WriteFile(x, b, 0o644)
+	if code, stdout, _ := run(t, "verify", x); code != ExitData || !strings.Contains(stdout, "sample 0") {
+		t.Errorf("verify corrupted: exit %d: %s", code, stdout)
+	}
+	for _, args := range [][]string{
+		{"convert", "--tbl-version", "3", dir, filepath.Join(out, "y.tbl")},
+		{"convert", "--tbl-version", "1", "--lz4", dir, filepath.Join(out, "y.tbl")},
+		{"convert", "--compat", "glzn", dir, filepath.Join(out, "y.tbl")},
+	} {
+		if code, _, stderr := run(t, args...); code != ExitUsage {
+			t.Errorf("%q: exit %d, want %d (%s)", args, code, ExitUsage, stderr)
+		}
+	}
+}

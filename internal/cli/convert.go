@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -15,12 +16,15 @@ import (
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tbl"
 )
 
 type convertFlags struct {
 	fold, shardSize, onDuplicate, order string
 	wrap, crc, ignoreZeros, jsonOut     bool
-	reuseTars                           bool
+	reuseTars, lz4, noNames             bool
+	tblVersion, cellsPerShard           int
+	compat, to, scdlMode                string
 	workers                             int
 }
 
@@ -28,11 +32,15 @@ func newConvertCmd(e *env) *cobra.Command {
 	var fl convertFlags
 	cmd := &cobra.Command{
 		Use:   "convert SRC... DST",
-		Short: "Convert a dataset between tar shards (+ TARIDX) and Barecat",
+		Short: "Convert a dataset between tar shards (+ TARIDX), Barecat and TBL",
 		Long: `Convert moves a dataset between formats; the formats are told by the paths:
 
   itarconv convert DIR|SHARD.tar... OUT.barecat   tar shards -> Barecat
   itarconv convert IN.barecat OUTDIR              Barecat -> tar shards + TARIDX
+  itarconv convert DIR|SHARD.tar... OUT.tbl       tar shards -> TBL (v2, or --tbl-version 1)
+  itarconv convert IN.tbl OUTDIR                  TBL -> tar shards + TARIDX
+  itarconv convert SCDL_DIR OUTDIR                SCDL -> tar shards + TARIDX
+  itarconv convert --to scdl DIR SCDL_DIR         tar shards (either SCDL mode) -> SCDL
 
 Tar shards come from a directory (its <fold>_<suffix>.tar files, one fold or
 --fold) or from tar files in the order given. Every regular member becomes a
@@ -60,6 +68,13 @@ checked against its tar member. Outputs appear only when complete.`,
 	f.BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read tar shards past zero blocks (concatenated archives)")
 	f.BoolVar(&fl.reuseTars, "reuse-tars", false, "from a wrapped Barecat: write only OUTDIR/<fold>.taridx over the tars its shards link to, after checking every member")
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "shards scanned in parallel")
+	f.IntVar(&fl.tblVersion, "tbl-version", 2, "TBL: format version to write, 1 or 2")
+	f.BoolVar(&fl.lz4, "lz4", false, "TBL v2: an LZ4 block per sample where it is smaller")
+	f.BoolVar(&fl.noNames, "no-names", false, "TBL v2: leave member names out of the metadata section")
+	f.StringVar(&fl.compat, "compat", "", `TBL: "turboloader" selects members as TurboLoader's v2 converter does (byte-identical output)`)
+	f.StringVar(&fl.to, "to", "", `output format where the path cannot tell it: "scdl"`)
+	f.StringVar(&fl.scdlMode, "scdl-mode", "cells", `SCDL to tar: "cells" (a sample per cell) or "archive" (every file as a member)`)
+	f.IntVar(&fl.cellsPerShard, "cells-per-shard", 0, "SCDL to tar, cells mode: start a new shard after this many cells")
 	f.BoolVar(&fl.jsonOut, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -157,7 +172,20 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if fl.workers < 1 {
 		return usagef("--workers must be at least 1")
 	}
+	if fl.compat != "" && fl.compat != "turboloader" {
+		return usagef("--compat: unknown implementation %q (turboloader)", fl.compat)
+	}
 	switch {
+	case fl.to == "scdl":
+		return convertToSCDL(ctx, e, fl, srcs, dst)
+	case fl.to != "":
+		return usagef("--to: unknown format %q (scdl)", fl.to)
+	case len(srcs) == 1 && isSCDL(srcs[0]):
+		return convertSCDLToTar(ctx, e, fl, srcs[0], dst, shardSize)
+	case strings.HasSuffix(dst, ".tbl"):
+		return convertTarToTBL(ctx, e, fl, srcs, dst)
+	case len(srcs) == 1 && isTBL(srcs[0]):
+		return convertTBLToTar(ctx, e, fl, srcs[0], dst, shardSize)
 	case strings.HasSuffix(dst, ".barecat"):
 		return convertTarToBarecat(ctx, e, fl, srcs, dst, shardSize)
 	case len(srcs) == 1 && isBarecat(srcs[0]):
@@ -283,6 +311,102 @@ func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstD
 	}
 	e.infof("%s: %d members, %d bytes into %d shards of fold %s in %s; index %s (%d rows)\n",
 		src, st.Members, st.Bytes, len(st.Shards), fold, dstDir, filepath.Base(st.Index.Output), st.Index.Rows)
+	if fl.jsonOut {
+		return e.printJSON(st)
+	}
+	return nil
+}
+
+// isTBL tells whether path is a TBL file by its magic.
+func isTBL(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	n, _ := f.Read(magic[:])
+	return n == 4 && string(magic[:3]) == "TBL" && (magic[3] == 1 || magic[3] == 2)
+}
+
+func convertTarToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string) error {
+	if fl.tblVersion != 1 && fl.tblVersion != 2 {
+		return usagef("--tbl-version: %d (1 or 2)", fl.tblVersion)
+	}
+	if fl.tblVersion == 1 && (fl.lz4 || fl.compat != "") {
+		return usagef("--lz4 and --compat turboloader need --tbl-version 2")
+	}
+	if fl.wrap || fl.crc || fl.onDuplicate != "" || fl.shardSize != "" {
+		return usagef("--wrap, --crc, --on-duplicate and --shard-size do not apply to writing TBL")
+	}
+	shards, _, err := tarSources(srcs, fl.fold)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, s := range shards {
+		if st, err := os.Stat(s); err == nil {
+			total += st.Size()
+		}
+	}
+	bar := e.newProgress("tbl", total)
+	st, err := convert.TarToTBL(ctx, shards, dst, convert.TBLOptions{
+		Version: fl.tblVersion, LZ4: fl.lz4, NoNames: fl.noNames, CompatTurboLoader: fl.compat == "turboloader",
+		Workers: fl.workers, Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros},
+		Progress: func(p convert.Progress) { bar.update("tbl", p) },
+	})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if !st.NamesKept {
+		e.warnf("%s: member names are not stored (TBL v1 has no place for them; v2 keeps them unless --no-names or --compat): converting back names samples by their index\n", dst)
+	}
+	var skipped []string
+	for k, n := range st.Skipped {
+		skipped = append(skipped, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(skipped)
+	extra := ""
+	if len(skipped) > 0 {
+		extra = " (not converted: " + strings.Join(skipped, ", ") + ")"
+	}
+	e.infof("%s: TBL v%d, %d samples, %d bytes from %d tar shards%s\n", dst, st.Version, st.Samples, st.Bytes, len(shards), extra)
+	if fl.jsonOut {
+		return e.printJSON(st)
+	}
+	return nil
+}
+
+func convertTBLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir string, shardSize int64) error {
+	if fl.wrap || fl.crc || fl.onDuplicate != "" || fl.lz4 || fl.compat != "" || fl.noNames {
+		return usagef("--wrap, --crc, --on-duplicate, --lz4, --compat and --no-names do not apply to reading TBL")
+	}
+	r, err := tbl.Open(src)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	fold := fl.fold
+	if fold == "" {
+		fold = "train"
+	}
+	st0, _ := os.Stat(src)
+	var total int64
+	if st0 != nil {
+		total = st0.Size()
+	}
+	bar := e.newProgress(fold, total)
+	st, err := convert.WriteFold(ctx, &convert.TBLSource{Reader: r}, convert.FoldOptions{
+		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: 1,
+		Progress: func(p convert.Progress) { bar.update(fold, p) },
+	})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	e.infof("%s: %d samples -> %d members, %d bytes into %d shards of fold %s in %s; index %s (%d rows)\n",
+		src, r.Len(), st.Members, st.Bytes, len(st.Shards), fold, dstDir, filepath.Base(st.Index.Output), st.Index.Rows)
 	if fl.jsonOut {
 		return e.printJSON(st)
 	}

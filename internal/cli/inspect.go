@@ -12,13 +12,26 @@ import (
 
 func newInspectCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "inspect FILE.taridx | X.barecat",
+		Use:   "inspect FILE.taridx | X.barecat | X.tbl",
 		Short: "Describe an index or archive: header, counts, tables, contiguity, duplicates",
 		Long: `Inspect describes a TARIDX index (header, counts, the extension table with
 row counts, crash stems, contiguity, duplicate keys) or a Barecat archive
-(layout, schema version, counts, shard sizes, largest directories).`,
+(layout, schema version, counts, shard sizes, largest directories) or a TBL
+file (version, counts by format, compression ratio, metadata; opening it
+checks the whole index).`,
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if isTBL(args[0]) {
+				info, err := describeTBL(args[0])
+				if err != nil {
+					return err
+				}
+				if e.jsonOut {
+					return e.printJSON(info)
+				}
+				e.printTBLInfo(info)
+				return nil
+			}
 			if isBarecat(args[0]) {
 				info, err := describeBarecat(cmd.Context(), args[0])
 				if err != nil {

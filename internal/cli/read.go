@@ -115,7 +115,7 @@ func newVerifyCmd(e *env) *cobra.Command {
 	var data bool
 	var workers int
 	cmd := &cobra.Command{
-		Use:   "verify DIR|FILE.taridx [SHARD.tar...] | verify X.barecat",
+		Use:   "verify DIR|FILE.taridx [SHARD.tar...] | verify X.barecat | verify X.tbl",
 		Short: "Check that every row still matches the tar header at its offset",
 		Long: `Verify reads the tar headers of every shard and checks each row: a header at
 its offset, with the indexed size and a name whose stem and extension give
@@ -125,9 +125,13 @@ stale shard and row.
 
 On a Barecat archive it checks every crc32c, every directory's statistics
 (recomputed from the files), every file's shard bounds and SQLite's own
-integrity.`,
+integrity. On a TBL file it reads every sample: bounds, LZ4 blocks, the
+header CRC-32 and every CRC-16.`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && isTBL(args[0]) {
+				return e.verifyTBL(args[0])
+			}
 			if len(args) == 1 && isBarecat(args[0]) {
 				return e.verifyBarecat(cmd.Context(), args[0])
 			}

@@ -1,0 +1,306 @@
+package convert
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tbl"
+)
+
+// TBLOptions tune TarToTBL.
+type TBLOptions struct {
+	Version int  // 1 or 2 (default 2)
+	LZ4     bool // v2: an LZ4 block per sample where it is smaller
+	// NoNames leaves v2's metadata section out: member names are lost.
+	NoNames bool
+	// CompatTurboLoader selects members as TurboLoader's v2 converter does
+	// (regular files with a known extension and size > 0, named by their
+	// header's name field as a C string), for byte-identical output.
+	CompatTurboLoader bool
+	Workers           int
+	Scan              tarscan.Options
+	Progress          func(Progress)
+}
+
+// TBLStats describes a conversion to TBL.
+type TBLStats struct {
+	Output    string           `json:"output"`
+	Version   int              `json:"version"`
+	Samples   int64            `json:"samples"`
+	Bytes     int64            `json:"bytes"`
+	Formats   map[string]int64 `json:"formats"`
+	Skipped   map[string]int64 `json:"skipped"` // members not converted, by reason
+	NamesKept bool             `json:"names_kept"`
+}
+
+// TarToTBL converts tar shards (in fid order) into one TBL file. A first,
+// header-only pass counts the samples (TBL's header and index come first);
+// the second copies them, one sample in memory at a time (TBL's CRC and
+// LZ4 need the whole sample).
+func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions) (*TBLStats, error) {
+	if opts.Version == 0 {
+		opts.Version = 2
+	}
+	if opts.CompatTurboLoader {
+		if opts.Version != 2 {
+			return nil, fmt.Errorf("--compat turboloader reproduces the v2 converter: it needs TBL version 2")
+		}
+		opts.NoNames = true // upstream never writes the metadata section
+		opts.Scan.HeaderBlocks = true
+	}
+	sel := &tblSelector{compat: opts.CompatTurboLoader, shards: shards, skipped: map[string]int64{}}
+	count := &collectSink{fn: func(shard int, r *Row) error {
+		if ok, err := sel.take(shard, r); ok || err != nil {
+			sel.n++
+			return err
+		}
+		return nil
+	}}
+	if err := Run(ctx, NewTarShards(shards, opts.Scan), count, Options{Workers: opts.Workers}); err != nil {
+		return nil, err
+	}
+	w, err := tbl.Create(out, tbl.WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n)})
+	if err != nil {
+		return nil, err
+	}
+	src := NewTarShards(shards, opts.Scan)
+	defer src.Close()
+	sink := &tblSink{w: w, src: src, sel: &tblSelector{compat: opts.CompatTurboLoader, shards: shards, skipped: map[string]int64{}},
+		opts: opts, stats: &TBLStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames}}
+	if err := Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+		w.Abort()
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	sink.stats.Skipped = sink.sel.skipped
+	return sink.stats, nil
+}
+
+// tblSelector decides which rows become samples.
+type tblSelector struct {
+	compat  bool
+	shards  []string
+	n       int64
+	skipped map[string]int64
+}
+
+// take reports whether a row becomes a sample.
+func (s *tblSelector) take(shard int, r *Row) (bool, error) {
+	if !s.compat {
+		if r.Kind != KindFile {
+			s.skipped[r.Kind.String()]++
+			return false, nil
+		}
+		return true, nil
+	}
+	// TurboLoader's v2 tool: type '0' or NUL, size > 0, and a known
+	// extension after the last dot of the name field read as a C string,
+	// which for a 100-byte name runs on into the mode field.
+	if r.Type != tarscan.TypeReg && r.Type != tarscan.TypeRegA {
+		s.skipped["not a regular file"]++
+		return false, nil
+	}
+	if r.Size == 0 {
+		s.skipped["empty"]++
+		return false, nil
+	}
+	name, err := s.compatName(shard, r)
+	if err != nil {
+		return false, err
+	}
+	if tbl.FormatFromName(name) == tbl.FormatUnknown {
+		s.skipped["unknown extension"]++
+		return false, nil
+	}
+	return true, nil
+}
+
+// compatName is the member's name as TurboLoader reads it.
+func (s *tblSelector) compatName(shard int, r *Row) (string, error) {
+	if len(r.Name) < 100 {
+		return string(r.Name), nil
+	}
+	f, err := os.Open(s.shards[shard])
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var hdr [tarscan.BlockSize]byte
+	if _, err := f.ReadAt(hdr[:], r.Offset); err != nil {
+		return "", fmt.Errorf("%s: offset %d: %w", s.shards[shard], r.Offset, err)
+	}
+	if i := bytes.IndexByte(hdr[:], 0); i >= 0 {
+		return string(hdr[:i]), nil
+	}
+	return string(hdr[:]), nil
+}
+
+type tblSink struct {
+	w     *tbl.Writer
+	src   *TarShards
+	sel   *tblSelector
+	opts  TBLOptions
+	stats *TBLStats
+	buf   []byte
+}
+
+func (s *tblSink) Prepare(*Batch) error { return nil }
+func (s *tblSink) EndShard(int) error   { return nil }
+func (s *tblSink) Write(b *Batch) error {
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		ok, err := s.sel.take(b.Shard, r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		name := string(r.Name)
+		format := tbl.FormatFromName(name)
+		if s.opts.Version == 1 && format > tbl.TIFF {
+			format = tbl.FormatUnknown // v1 knows formats up to TIFF
+		}
+		p, err := s.src.OpenPayload(r)
+		if err != nil {
+			return err
+		}
+		if int64(cap(s.buf)) < r.Size {
+			s.buf = make([]byte, r.Size)
+		}
+		data := s.buf[:r.Size]
+		if _, err := io.ReadFull(p, data); err != nil {
+			return fmt.Errorf("%s: offset %d: reading %q: %w", s.src.Paths[b.Shard], r.Offset, name, err)
+		}
+		var meta []tbl.MetaEntry
+		if s.opts.Version == 2 && !s.opts.NoNames {
+			meta = []tbl.MetaEntry{tbl.NameMeta(name)}
+		}
+		if s.opts.Version == 2 {
+			width, height := tbl.ImageDimensions(format, data)
+			err = s.w.AddImage(format, width, height, bytes.NewReader(data), r.Size, meta)
+		} else {
+			err = s.w.Add(format, bytes.NewReader(data), r.Size, meta)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[b.Shard], r.Offset, name, err)
+		}
+		s.stats.Samples++
+		s.stats.Bytes += r.Size
+		s.stats.Formats[format.String()]++
+	}
+	return nil
+}
+
+// TBLSource reads a TBL file as one shard of rows: each sample under its
+// v2 metadata name (or "key" plus the format's extension), else
+// %09d.<ext> from its index; other v2 metadata fields go beside the sample
+// as <stem>.meta.json. Payloads come back decompressed and CRC-checked.
+type TBLSource struct {
+	Reader *tbl.Reader
+}
+
+func (s *TBLSource) NumShards() int       { return 1 }
+func (s *TBLSource) ShardName(int) string { return "tbl" }
+
+// Rows of TBLSource carry the sample index in DataFile; metadata rows
+// carry their JSON inline.
+func (s *TBLSource) Scan(ctx context.Context, _ int, emit func([]Row) error) error {
+	rows := make([]Row, 0, batchRows)
+	for i, n := 0, s.Reader.Len(); i < n; i++ {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		smp := s.Reader.Sample(i)
+		name, extra, err := s.sampleName(i, smp)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, Row{Name: []byte(name), Kind: KindFile, Size: int64(smp.Size), Mode: defaultFileMode,
+			DataFile: i, Offset: -1, DataOffset: smp.Offset})
+		if extra != nil {
+			stem, _, _ := strings.Cut(name[strings.LastIndexByte(name, '/')+1:], ".")
+			metaName := name[:strings.LastIndexByte(name, '/')+1] + stem + ".meta.json"
+			rows = append(rows, Row{Name: []byte(metaName), Kind: KindFile, Size: int64(len(extra)),
+				Mode: defaultFileMode, DataFile: i, Offset: -1, Inline: extra})
+		}
+		if len(rows) >= batchRows {
+			if err := emit(rows); err != nil {
+				return err
+			}
+			rows = make([]Row, 0, batchRows)
+		}
+	}
+	if len(rows) > 0 {
+		return emit(rows)
+	}
+	return nil
+}
+
+// sampleName names sample i and returns its other metadata as JSON.
+func (s *TBLSource) sampleName(i int, smp tbl.Sample) (string, []byte, error) {
+	fallback := fmt.Sprintf("%09d.%s", i, smp.Format.Ext())
+	if s.Reader.Version() < 2 {
+		return fallback, nil, nil
+	}
+	meta, err := s.Reader.Metadata(i)
+	if err != nil || len(meta) == 0 {
+		return fallback, nil, err
+	}
+	name, other, ok := tbl.NameFields(meta)
+	if !ok {
+		// No name: take the first JSON object whole ("key" names the sample).
+		for _, m := range meta {
+			if m.Type == 1 && json.Unmarshal(m.Data, &other) == nil {
+				break
+			}
+		}
+	}
+	if name == "" {
+		if key, found := other["key"]; found {
+			var k string
+			if json.Unmarshal(key, &k) == nil && k != "" {
+				name = k + "." + smp.Format.Ext()
+				delete(other, "key")
+			}
+		}
+	}
+	if name == "" {
+		name = fallback
+	}
+	delete(other, "name_base64")
+	if len(other) == 0 {
+		return name, nil, nil
+	}
+	keys := make([]string, 0, len(other))
+	for k := range other {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for j, k := range keys {
+		if j > 0 {
+			buf.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(other[k])
+	}
+	buf.WriteString("}\n")
+	return name, buf.Bytes(), nil
+}
+
+func (s *TBLSource) OpenPayload(r *Row) (io.Reader, error) {
+	return s.Reader.OpenSample(r.DataFile)
+}

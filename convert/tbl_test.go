@@ -1,0 +1,120 @@
+package convert
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/itarconv/itarconv/formats/tbl"
+	"github.com/itarconv/itarconv/internal/testutil"
+)
+
+// TestTBLCompatTurboLoader: --compat turboloader writes upstream's v2 files
+// byte for byte, raw and with LZ4, for every conformance case.
+func TestTBLCompatTurboLoader(t *testing.T) {
+	root := filepath.Join(testutil.SharedDir(t), "conformance", "tbl")
+	cases, _ := os.ReadDir(root)
+	if len(cases) < 6 {
+		t.Fatalf("%d TBL cases", len(cases))
+	}
+	for _, c := range cases {
+		name := c.Name()
+		in := filepath.Join(root, name, name+".tar")
+		for _, lz4 := range []bool{false, true} {
+			ref := filepath.Join(root, name, name+".v2raw.tbl")
+			if lz4 {
+				ref = filepath.Join(root, name, name+".v2lz4.tbl")
+			}
+			want, err := os.ReadFile(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "out.tbl")
+			if _, err := TarToTBL(context.Background(), []string{in}, out, TBLOptions{CompatTurboLoader: true, LZ4: lz4}); err != nil {
+				t.Fatalf("%s lz4=%v: %v", name, lz4, err)
+			}
+			got, _ := os.ReadFile(out)
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s lz4=%v: %d bytes differ from upstream's %d", name, lz4, len(got), len(want))
+			}
+		}
+	}
+}
+
+// TestTBLRoundTrip: tar -> TBL v2 -> tar keeps names and bytes (with and
+// without LZ4); tar -> v1 keeps bytes and order, and names come back from
+// the sample index.
+func TestTBLRoundTrip(t *testing.T) {
+	_, shards := sampleShards(t)
+	want := []string{"./imgs/a.jpg", "./imgs/日本.cls", "./empty.txt", "deep/er/" + strings.Repeat("x", 150) + ".bin"}
+	bodies := []string{"jpeg-a", "7", "", strings.Repeat("z", 3000)}
+	for _, opts := range []TBLOptions{{Version: 2}, {Version: 2, LZ4: true}, {Version: 1}} {
+		out := filepath.Join(t.TempDir(), "x.tbl")
+		st, err := TarToTBL(context.Background(), shards, out, opts)
+		if err != nil {
+			t.Fatalf("%+v: %v", opts, err)
+		}
+		if st.Samples != 4 || st.Skipped["dir"] != 2 || st.Skipped["symlink"] != 1 || st.Skipped["hardlink"] != 1 {
+			t.Errorf("%+v: stats %+v", opts, st)
+		}
+		r, err := tbl.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Verify(); err != nil {
+			t.Errorf("%+v: verify: %v", opts, err)
+		}
+		back := filepath.Join(t.TempDir(), "back")
+		fst, err := WriteFold(context.Background(), &TBLSource{Reader: r}, FoldOptions{Dir: back})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries := readTarDir(t, fst.Shards)
+		if len(entries) != 4 {
+			t.Fatalf("%+v: %d members back", opts, len(entries))
+		}
+		for i, e := range entries {
+			wantName := want[i] // names come back exactly as they were
+			if opts.Version == 1 {
+				wantName = []string{"000000000.jpg", "000000001.bin", "000000002.bin", "000000003.bin"}[i]
+			}
+			if e.name != wantName || e.body != bodies[i] {
+				t.Errorf("%+v: member %d is %q (%d bytes), want %q", opts, i, e.name, len(e.body), wantName)
+			}
+		}
+	}
+}
+
+// TestTBLMetaJSON: v2 metadata beyond the name comes back beside the
+// sample as <stem>.meta.json.
+func TestTBLMetaJSON(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.tbl")
+	w, err := tbl.Create(path, tbl.WriterOptions{Version: 2, NumSamples: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Add(tbl.JPEG, strings.NewReader("abc"), 3, []tbl.MetaEntry{{Type: 1, Data: []byte(`{"name":"cat/1.jpg","label":3}`)}})
+	w.Add(tbl.PNG, strings.NewReader("de"), 2, []tbl.MetaEntry{{Type: 1, Data: []byte(`{"key":"k7"}`)}})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := tbl.Open(path)
+	defer r.Close()
+	fst, err := WriteFold(context.Background(), &TBLSource{Reader: r}, FoldOptions{Dir: filepath.Join(dir, "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := readTarDir(t, fst.Shards)
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.name+"="+e.body)
+	}
+	if strings.Join(got, "|") != "cat/1.jpg=abc|cat/1.meta.json={\"label\":3}\n|k7.png=de" {
+		t.Errorf("members %q", got)
+	}
+}
