@@ -87,7 +87,7 @@ var (
 // Error locates a problem: the file on disk (an index or a shard) and,
 // where one is concerned, the archive member.
 type Error struct {
-	Path   string // file on disk: the index or a shard
+	Path   string // file on disk: the index or a shard ("" from NormalizePath)
 	Name   string // path of the member inside the archive, if any
 	Err    error  // one of the sentinels above
 	Detail string
@@ -95,11 +95,14 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(e.Path)
-	if e.Name != "" {
-		fmt.Fprintf(&b, ": %q", e.Name)
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
 	}
-	fmt.Fprintf(&b, ": %v", e.Err)
+	if e.Name != "" {
+		fmt.Fprintf(&b, "%q: ", e.Name)
+	}
+	fmt.Fprintf(&b, "%v", e.Err)
 	if e.Detail != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Detail)
@@ -164,7 +167,7 @@ type Dir struct {
 // str, which cannot hold them). The root directory normalizes to "".
 func NormalizePath(p string) (string, error) {
 	bad := func(why string) (string, error) {
-		return "", &Error{Path: p, Err: ErrInvalidPath, Detail: why}
+		return "", &Error{Name: p, Err: ErrInvalidPath, Detail: why}
 	}
 	switch {
 	case strings.HasPrefix(p, "/"):

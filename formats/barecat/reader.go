@@ -403,8 +403,9 @@ func (a *Archive) queryErr(ctx context.Context, table string, err error) error {
 // fs.ErrNotExist.
 func (a *Archive) Lookup(path string) (File, error) {
 	p, err := NormalizePath(path)
-	if err != nil {
-		return File{}, err
+	if e, ok := err.(*Error); ok {
+		e.Path = a.indexPath
+		return File{}, e
 	}
 	var vals [9]any
 	ptrs := make([]any, len(vals))

@@ -63,45 +63,28 @@ var schema03 = func() []schemaEntry {
 	return e
 }()
 
-// The parent columns as the schema defines them. The bulk load replaces
-// them (see loadDDL), so they must be found verbatim.
-const (
-	filesParentDDL = `parent   TEXT GENERATED ALWAYS AS ( -- Parent directory is computed automatically
-        rtrim(rtrim(path, replace(path, '/', '')), '/')
-        ) VIRTUAL             NOT NULL REFERENCES dirs (path) ON DELETE RESTRICT,`
-	dirsParentDDL = `parent         TEXT GENERATED ALWAYS AS (
-        CASE
-            WHEN path = '' THEN NULL
-            ELSE rtrim(rtrim(path, replace(path, '/', '')), '/')
-            END
-        ) VIRTUAL REFERENCES dirs (path) ON DELETE RESTRICT,`
-)
+// parentExpr is how the schema computes the generated column parent of
+// both tables (for dirs, of every row but the root).
+const parentExpr = `rtrim(rtrim(path, replace(path, '/', '')), '/')`
 
-// loadDDL is the CREATE TABLE statement the Writer loads a table with:
-// the schema's own, except that the generated parent column computes its
-// value with Go functions (see sqlite.go) instead of the nested
-// rtrim/replace, and, for files, without NOT NULL.
+// loadDDL is the statement the Writer creates an object with: the
+// schema's own, except that in the tables the parent column's expression
+// is one of Go functions (see sqlite.go) that give the same value.
 //
 // Why: a virtual column is not stored in the table's records, so its
-// definition can change without touching the data. SQLite evaluates it on
-// every INSERT only to check NOT NULL, and again for every row when the
-// index on it is built. SQLite's rtrim(X, Y) compares each trailing
-// character of X with each character of Y, so the schema's expression is
-// quadratic in the path's length: it took half of the time of a bulk
-// load. The Go functions give the same value in linear time, and after
-// the indexes are built the Writer puts the schema's exact text back (see
-// Writer.finishIndex).
+// expression can change without touching the data. SQLite evaluates it
+// for every row inserted, for the NOT NULL check and the index on it.
+// SQLite's rtrim(X, Y) compares each trailing character of X with each
+// character of Y, so the schema's expression is quadratic in the path's
+// length: it took half of the time of a bulk load. The Go functions are
+// linear, and before it commits the Writer puts the schema's exact text
+// back (see Writer.finishIndex).
 func loadDDL(e schemaEntry) string {
-	expr := "coalesce(substr(path, 1, " + loadParentLen + "(path)), " + loadParent + "(path))"
-	switch e.Name {
-	case "files":
-		return strings.Replace(e.SQL, filesParentDDL,
-			"parent TEXT GENERATED ALWAYS AS ("+expr+") VIRTUAL,", 1)
-	case "dirs":
-		return strings.Replace(e.SQL, dirsParentDDL,
-			"parent TEXT GENERATED ALWAYS AS (CASE WHEN path = '' THEN NULL ELSE "+expr+" END) VIRTUAL,", 1)
+	if e.Type != "table" {
+		return e.SQL
 	}
-	return e.SQL
+	return strings.ReplaceAll(e.SQL, parentExpr,
+		"coalesce(substr(path, 1, "+loadParentLen+"(path)), "+loadParent+"(path))")
 }
 
 func init() {

@@ -41,7 +41,7 @@ func init() {
 	if err == nil {
 		// parent(path) is the parent itself, for what parent_len leaves.
 		err = d.RegisterFunction(loadParent, &sqlite.FunctionImpl{
-			NArgs: 1, Deterministic: true,
+			NArgs: 1, Deterministic: true, VolatileArgs: true, // the result is copied at once
 			Scalar: func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 				switch p := args[0].(type) {
 				case nil:
@@ -61,9 +61,9 @@ func init() {
 	sql.Register(driverName, d)
 }
 
-// sqlParent computes rtrim(rtrim(p, replace(p, '/', ”)), '/'), the
-// schema's parent expression, exactly as SQLite does: for valid UTF-8
-// that is p up to its last "/", trailing slashes removed.
+// sqlParent computes the schema's parent expression (parentExpr) exactly
+// as SQLite does: for valid UTF-8 without NUL bytes, that is p up to its
+// last "/", trailing slashes removed.
 func sqlParent(p string) string {
 	if utf8.ValidString(p) && strings.IndexByte(p, 0) < 0 {
 		return strings.TrimRight(p[:strings.LastIndexByte(p, '/')+1], "/")

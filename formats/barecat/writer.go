@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,10 +42,13 @@ type WriterOptions struct {
 // archive (Abort, or a later Close error, removes the temporary files).
 //
 // The index is bulk-loaded in one transaction with barecat's triggers off
-// (config use_triggers = 0) and its secondary indexes built after the
-// rows; Close computes every directory's counters, creates the missing
-// ancestor directories, then turns the triggers on, so barecat can append
-// to the archive afterwards.
+// (config use_triggers = 0), by a goroutine of its own that inserts the
+// rows in batches while the caller copies the next files. The directories
+// are counted in memory as files arrive (their number, not the files',
+// bounds that memory; duplicate detection keeps a few tens of bytes per
+// file);
+// Close writes them all, the missing ancestors included, then turns the
+// triggers on, so barecat can append to the archive afterwards.
 //
 // A Writer is not safe for concurrent use. An error from reading data or
 // from the disk is sticky: every later call returns it, and Close
@@ -56,10 +61,9 @@ type Writer struct {
 	limit           int64
 
 	db       *sql.DB
-	conn     *sql.Conn
-	tx       *sql.Tx
-	insBatch *sql.Stmt // insertBatch rows
-	ins1     *sql.Stmt // one row
+	conn     *sql.Conn   // the one connection; the load is one transaction on it
+	insBatch driver.Stmt // insertBatch rows, used through conn.Raw
+	ins1     driver.Stmt // one row
 	tmpIndex string
 
 	shards []*shardOut
@@ -76,14 +80,19 @@ type Writer struct {
 	acks      chan struct{}
 	spare     chan []File // emptied batches, back from insertLoop
 	loopDone  chan struct{}
-	loopErr   error       // insertLoop's failure; read only after an ack or loopDone
-	loopFail  atomic.Bool // set with loopErr, so that Add notices it early
-	args      []any       // insertLoop's
+	loopErr   error               // insertLoop's failure; read only after an ack or loopDone
+	loopFail  atomic.Bool         // set with loopErr, so that Add notices it early
+	loopStop  atomic.Bool         // Abort: skip what is queued
+	args      []driver.NamedValue // insertLoop's
 	seed      maphash.Seed
 	seen      map[uint64]int64    // path hash -> rowid of the first file with it
 	collided  map[string]struct{} // files whose hash an earlier, different path has
 	tree      *dirTree
 	rootMeta  Dir // root metadata unless AddDir("") sets it
+
+	syncing sync.WaitGroup // shards being synced
+	syncMu  sync.Mutex
+	syncErr error
 
 	err  error // sticky failure
 	done bool
@@ -99,9 +108,10 @@ type shardOut struct {
 
 const (
 	// copyBufSize is the Writer's shard buffer: data is read into it and
-	// checksummed in place, and written out when full (one write per
-	// 4 MiB however small the files).
-	copyBufSize = 4 << 20
+	// checksummed in place, and written out when full (one write per MiB
+	// however small the files). Larger was not faster: the buffer then
+	// no longer stays in the CPU's cache between the read and the write.
+	copyBufSize = 1 << 20
 	// insertBatch rows go to SQLite in one INSERT: binding 9 values is
 	// cheap, running a statement is not.
 	insertBatch = 128
@@ -173,9 +183,9 @@ func (w *Writer) openIndex() error {
 	//   synchronous=OFF: no fsync until Close syncs the file once before
 	//     the rename;
 	//   locking_mode=EXCLUSIVE: no file locking per transaction;
-	//   a large page cache, and temp_store=MEMORY for the sorts that
-	//     build the indexes, so the load does not touch the disk until
-	//     it is written out.
+	//   a large page cache (the tables and indexes being built stay in
+	//     memory up to 256 MiB, and spill to the file past it), and
+	//     temp_store=MEMORY for SQLite's own temporary data.
 	// None of these is stored in the file: barecat opens the result in
 	// its default rollback-journal mode.
 	for _, p := range []string{
@@ -189,42 +199,48 @@ func (w *Writer) openIndex() error {
 			return w.sqlErr(p, err)
 		}
 	}
-	if w.tx, err = w.conn.BeginTx(ctx, nil); err != nil {
+	if _, err := w.exec("BEGIN"); err != nil {
 		return w.sqlErr("BEGIN", err)
 	}
+	// The tables, then the indexes: SQLite keeps them up to date as the
+	// rows arrive, in insertLoop's goroutine, where that work overlaps
+	// with copying the data. (Building them after the load, from a sort,
+	// took as long in total, and all of it after the last file.)
 	for _, e := range schema03 {
-		if e.Type == "table" {
-			if _, err := w.tx.Exec(loadDDL(e)); err != nil {
+		if e.Type == "table" || e.Type == "index" {
+			if _, err := w.exec(loadDDL(e)); err != nil {
 				return w.sqlErr("creating "+e.Name, err)
 			}
 		}
 	}
-	if idxEarly {
-		for _, e := range schema03 {
-			if e.Type == "index" {
-				if _, err := w.tx.Exec(e.SQL); err != nil {
-					return err
-				}
-			}
-		}
-	}
 	// use_triggers is 0 for the load; Close sets it to 1.
-	_, err = w.tx.Exec(`INSERT INTO config (key, value_int) VALUES
+	_, err = w.exec(`INSERT INTO config (key, value_int) VALUES
 		('use_triggers', 0), ('shard_size_limit', ?), ('schema_version_major', ?), ('schema_version_minor', ?)`,
 		w.limit, SchemaMajor, SchemaMinor)
 	if err != nil {
 		return w.sqlErr("writing config", err)
 	}
+	// The inserts go to the driver's statements directly (conn.Raw):
+	// database/sql would check and convert each of the 1152 arguments.
 	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	const ins = "INSERT INTO files (path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns) VALUES "
-	if w.insBatch, err = w.tx.Prepare(ins + strings.TrimSuffix(strings.Repeat(row+", ", insertBatch), ", ")); err != nil {
-		return w.sqlErr("preparing", err)
-	}
-	if w.ins1, err = w.tx.Prepare(ins + row); err != nil {
+	err = w.conn.Raw(func(dc any) error {
+		prep, ok := dc.(driver.ConnPrepareContext)
+		if !ok {
+			return fmt.Errorf("driver connection %T cannot prepare", dc)
+		}
+		var err error
+		if w.insBatch, err = prep.PrepareContext(ctx, ins+strings.TrimSuffix(strings.Repeat(row+", ", insertBatch), ", ")); err != nil {
+			return err
+		}
+		w.ins1, err = prep.PrepareContext(ctx, ins+row)
+		return err
+	})
+	if err != nil {
 		return w.sqlErr("preparing", err)
 	}
 	w.pending = make([]File, 0, insertBatch)
-	w.args = make([]any, 0, 9*insertBatch)
+	w.args = make([]driver.NamedValue, 0, 9*insertBatch)
 	w.batches = make(chan []File, insertQueue)
 	w.acks = make(chan struct{})
 	w.spare = make(chan []File, insertQueue+2)
@@ -243,7 +259,7 @@ func (w *Writer) insertLoop() {
 			w.acks <- struct{}{}
 			continue
 		}
-		if w.loopErr == nil {
+		if w.loopErr == nil && !w.loopStop.Load() {
 			if w.loopErr = w.insertRows(b); w.loopErr != nil {
 				w.loopFail.Store(true)
 			}
@@ -278,6 +294,26 @@ func (w *Writer) stopLoop() {
 		<-w.loopDone
 		w.batches = nil
 	}
+}
+
+func (w *Writer) exec(q string, args ...any) (sql.Result, error) {
+	return w.conn.ExecContext(context.Background(), q, args...)
+}
+
+// closeStmts closes the driver statements.
+func (w *Writer) closeStmts() {
+	if w.conn == nil {
+		return
+	}
+	w.conn.Raw(func(any) error {
+		for _, st := range []*driver.Stmt{&w.insBatch, &w.ins1} {
+			if *st != nil {
+				(*st).Close()
+				*st = nil
+			}
+		}
+		return nil
+	})
 }
 
 func (w *Writer) sqlErr(what string, err error) error {
@@ -382,12 +418,12 @@ func (w *Writer) AddExternal(f File) error {
 
 // admit normalizes f's path and checks that it can be a new file.
 func (w *Writer) admit(f *File) (string, uint64, error) {
-	p, err := NormalizePath(f.Path)
+	p, err := w.normalize(f.Path)
 	if err != nil {
 		return "", 0, err
 	}
 	if p == "" {
-		return "", 0, &Error{Path: f.Path, Err: ErrInvalidPath, Detail: "the root directory cannot be a file"}
+		return "", 0, newErr(w.path, f.Path, ErrInvalidPath, "the root directory cannot be a file")
 	}
 	if f.Size < 0 {
 		return "", 0, newErr(w.path, p, ErrCorrupt, "negative size %d", f.Size)
@@ -403,6 +439,15 @@ func (w *Writer) admit(f *File) (string, uint64, error) {
 		return "", 0, newErr(w.path, p, ErrConflict, "already a directory")
 	}
 	return p, h, nil
+}
+
+// normalize is NormalizePath, its error naming the archive.
+func (w *Writer) normalize(p string) (string, error) {
+	n, err := NormalizePath(p)
+	if e, ok := err.(*Error); ok {
+		e.Path = w.path
+	}
+	return n, err
 }
 
 // isFile reports whether a file of path p (hash h) was added.
@@ -423,7 +468,7 @@ func (w *Writer) isFile(p string, h uint64) (bool, error) {
 		return false, err
 	}
 	var q string
-	if err := w.tx.QueryRow(`SELECT path FROM files WHERE rowid = ?`, rowid).Scan(&q); err != nil {
+	if err := w.conn.QueryRowContext(context.Background(), `SELECT path FROM files WHERE rowid = ?`, rowid).Scan(&q); err != nil {
 		return false, w.sqlErr("reading files", err)
 	}
 	return q == p, nil
@@ -466,14 +511,6 @@ func (w *Writer) submit() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
-	if syncMode {
-		if err := w.insertRows(w.pending); err != nil {
-			return w.fail(err)
-		}
-		w.submitted += int64(len(w.pending))
-		w.pending = w.pending[:0]
-		return nil
-	}
 	w.batches <- w.pending
 	w.submitted += int64(len(w.pending))
 	select {
@@ -487,19 +524,37 @@ func (w *Writer) submit() error {
 // insertRows inserts rows (insertLoop's).
 func (w *Writer) insertRows(rows []File) error {
 	args := w.args[:0]
+	add := func(v driver.Value) {
+		args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v})
+	}
 	for _, f := range rows {
-		args = append(args, f.Path, int64(f.Shard), f.Offset, f.Size,
-			nullable(int64(f.CRC32C), f.HasCRC), nullable(f.Mode, f.HasMode),
-			nullable(f.UID, f.HasUID), nullable(f.GID, f.HasGID), nullable(f.MtimeNs, f.HasMtime))
+		add(f.Path)
+		add(int64(f.Shard))
+		add(f.Offset)
+		add(f.Size)
+		add(nullable(int64(f.CRC32C), f.HasCRC))
+		add(nullable(f.Mode, f.HasMode))
+		add(nullable(f.UID, f.HasUID))
+		add(nullable(f.GID, f.HasGID))
+		add(nullable(f.MtimeNs, f.HasMtime))
 	}
-	var err error
-	if len(rows) == insertBatch {
-		_, err = w.insBatch.Exec(args...)
-	} else {
-		for i := 0; i < len(args) && err == nil; i += 9 {
-			_, err = w.ins1.Exec(args[i : i+9]...)
+	err := w.conn.Raw(func(any) error {
+		ctx := context.Background()
+		if len(rows) == insertBatch {
+			_, err := w.insBatch.(driver.StmtExecContext).ExecContext(ctx, args)
+			return err
 		}
-	}
+		for i := 0; i < len(args); i += 9 {
+			row := args[i : i+9]
+			for j := range row {
+				row[j].Ordinal = j + 1
+			}
+			if _, err := w.ins1.(driver.StmtExecContext).ExecContext(ctx, row); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	clear(args)
 	if err != nil {
 		return w.sqlErr("inserting files", err)
@@ -507,7 +562,7 @@ func (w *Writer) insertRows(rows []File) error {
 	return nil
 }
 
-func nullable(v int64, ok bool) any {
+func nullable(v int64, ok bool) driver.Value {
 	if !ok {
 		return nil
 	}
@@ -524,7 +579,7 @@ func (w *Writer) AddDir(d Dir) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	p, err := NormalizePath(d.Path)
+	p, err := w.normalize(d.Path)
 	if err != nil {
 		return err
 	}
@@ -554,6 +609,7 @@ func (w *Writer) newShard() error {
 	if err := w.flushBuf(); err != nil {
 		return err
 	}
+	w.syncShard(w.cur)
 	if len(w.shards) >= maxShards {
 		return newErr(w.path, "", ErrTooLarge, "more than %d shards", maxShards)
 	}
@@ -621,9 +677,6 @@ func (w *Writer) copyData(data io.Reader, size int64, name string) (uint32, erro
 	return crc, nil
 }
 
-var syncMode = os.Getenv("BCSYNC") != ""
-var idxEarly = os.Getenv("IDXEARLY") != ""
-
 type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
@@ -651,6 +704,7 @@ func (w *Writer) LinkShard(target string) (int, error) {
 	if err := w.flushBuf(); err != nil {
 		return 0, w.fail(err)
 	}
+	w.syncShard(w.cur)
 	link := target
 	absDir, err1 := filepath.Abs(w.dir)
 	absTarget, err2 := filepath.Abs(target)
@@ -690,11 +744,10 @@ func (w *Writer) Abort() {
 }
 
 func (w *Writer) cleanup() {
+	w.loopStop.Store(true)
 	w.stopLoop()
 	if w.db != nil {
-		if w.tx != nil {
-			w.tx.Rollback()
-		}
+		w.closeStmts()
 		if w.conn != nil {
 			w.conn.Close()
 		}
@@ -703,6 +756,7 @@ func (w *Writer) cleanup() {
 	if w.tmpIndex != "" {
 		os.Remove(w.tmpIndex)
 	}
+	w.syncing.Wait()
 	for _, s := range w.shards {
 		if s.f != nil {
 			s.f.Close()
@@ -750,27 +804,13 @@ func (w *Writer) finish() error {
 	if err := w.flushBuf(); err != nil {
 		return err
 	}
-	// The shards are synced while SQLite builds the index.
-	synced := make(chan error, 1)
-	go func() {
-		var err error
-		for _, s := range w.shards {
-			if s.f == nil {
-				continue
-			}
-			if e := s.f.Sync(); err == nil {
-				err = e
-			}
-			if e := s.f.Close(); err == nil {
-				err = e
-			}
-			s.f = nil
-		}
-		synced <- err
-	}()
+	// The last shard is synced while SQLite completes the index (the
+	// others were when the next one started).
+	w.syncShard(w.cur)
 	err := w.finishIndex()
-	if serr := <-synced; err == nil {
-		err = serr
+	w.syncing.Wait()
+	if err == nil {
+		err = w.syncErr
 	}
 	if err != nil {
 		return err
@@ -778,9 +818,40 @@ func (w *Writer) finish() error {
 	return w.commit()
 }
 
-// finishIndex writes the dirs, builds the indexes, restores the schema's
-// exact text, creates the triggers and the planner's statistics, and
-// commits.
+// fsync is false only in benchmarks that compare the Writer with a copy
+// that does not sync.
+var fsync = true
+
+// syncShard syncs and closes a complete shard in the background; finish
+// waits for it.
+func (w *Writer) syncShard(s *shardOut) {
+	if s == nil || s.f == nil {
+		return
+	}
+	f := s.f
+	s.f = nil
+	w.syncing.Add(1)
+	go func() {
+		defer w.syncing.Done()
+		var err error
+		if fsync {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			w.syncMu.Lock()
+			if w.syncErr == nil {
+				w.syncErr = err
+			}
+			w.syncMu.Unlock()
+		}
+	}()
+}
+
+// finishIndex writes the dirs, restores the schema's exact text, creates
+// the triggers and the planner's statistics, commits and syncs.
 func (w *Writer) finishIndex() error {
 	root := w.tree.nodes[""]
 	if !root.explicit {
@@ -791,47 +862,33 @@ func (w *Writer) finishIndex() error {
 	if err := w.insertDirs(w.tree.finish()); err != nil {
 		return err
 	}
-	for _, e := range schema03 {
-		if e.Type != "index" || idxEarly {
-			continue
-		}
-		if _, err := w.tx.Exec(e.SQL); err != nil {
-			if e.Name == "idx_files_path" {
-				var p string
-				if w.tx.QueryRow(`SELECT path FROM files GROUP BY path HAVING count(*) > 1 LIMIT 1`).Scan(&p) == nil {
-					return newErr(w.path, p, ErrDuplicate, "added twice")
-				}
-			}
-			return w.sqlErr("creating "+e.Name, err)
-		}
-	}
 	// Put back the schema's own text for the tables whose parent column
 	// the load redefined (see loadDDL): the procedure SQLite documents for
 	// schema changes that do not touch the stored records (a generated
 	// VIRTUAL column is not stored), with the schema version bumped so
 	// that the connection reads the schema again.
 	var version int64
-	if err := w.tx.QueryRow(`PRAGMA schema_version`).Scan(&version); err != nil {
+	if err := w.conn.QueryRowContext(context.Background(), `PRAGMA schema_version`).Scan(&version); err != nil {
 		return w.sqlErr("reading schema_version", err)
 	}
-	if _, err := w.tx.Exec(`PRAGMA writable_schema = ON`); err != nil {
+	if _, err := w.exec(`PRAGMA writable_schema = ON`); err != nil {
 		return w.sqlErr("writable_schema", err)
 	}
 	for _, e := range schema03 {
 		if e.Type == "table" && loadDDL(e) != e.SQL {
-			if _, err := w.tx.Exec(`UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?`, e.SQL, e.Name); err != nil {
+			if _, err := w.exec(`UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?`, e.SQL, e.Name); err != nil {
 				return w.sqlErr("restoring the schema of "+e.Name, err)
 			}
 		}
 	}
 	for _, q := range []string{fmt.Sprintf(`PRAGMA schema_version = %d`, version+1), `PRAGMA writable_schema = OFF`} {
-		if _, err := w.tx.Exec(q); err != nil {
+		if _, err := w.exec(q); err != nil {
 			return w.sqlErr(q, err)
 		}
 	}
 	for _, e := range schema03 {
 		if e.Type == "trigger" {
-			if _, err := w.tx.Exec(e.SQL); err != nil {
+			if _, err := w.exec(e.SQL); err != nil {
 				return w.sqlErr("creating "+e.Name, err)
 			}
 		}
@@ -843,21 +900,18 @@ func (w *Writer) finishIndex() error {
 	// schema is barecat's.
 	if w.submitted > 0 {
 		for _, q := range []string{`PRAGMA analysis_limit = 1000`, `ANALYZE files`, `ANALYZE dirs`, `DROP TABLE IF EXISTS sqlite_stat4`} {
-			if _, err := w.tx.Exec(q); err != nil {
+			if _, err := w.exec(q); err != nil {
 				return w.sqlErr(q, err)
 			}
 		}
 	}
-	if _, err := w.tx.Exec(`UPDATE config SET value_int = 1 WHERE key = 'use_triggers'`); err != nil {
+	if _, err := w.exec(`UPDATE config SET value_int = 1 WHERE key = 'use_triggers'`); err != nil {
 		return w.sqlErr("enabling triggers", err)
 	}
-	err := w.tx.Commit()
-	w.tx = nil
-	if err != nil {
+	if _, err := w.exec("COMMIT"); err != nil {
 		return w.sqlErr("COMMIT", err)
 	}
-	w.insBatch.Close()
-	w.ins1.Close()
+	w.closeStmts()
 	if err := w.conn.Close(); err != nil {
 		return w.sqlErr("closing", err)
 	}
@@ -866,6 +920,9 @@ func (w *Writer) finishIndex() error {
 		return w.sqlErr("closing", err)
 	}
 	w.db = nil
+	if !fsync {
+		return nil
+	}
 	f, err := os.OpenFile(w.tmpIndex, os.O_RDWR, 0)
 	if err != nil {
 		return err
@@ -880,18 +937,18 @@ func (w *Writer) finishIndex() error {
 func (w *Writer) insertDirs(dirs []*dirNode) error {
 	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	const ins = "INSERT INTO dirs (path, num_subdirs, num_files, num_files_tree, size_tree, mode, uid, gid, mtime_ns) VALUES "
+	args := make([]any, 0, 9*insertBatch)
 	for len(dirs) > 0 {
 		n := min(len(dirs), insertBatch)
-		args := w.args[:0]
+		args = args[:0]
 		for _, d := range dirs[:n] {
 			args = append(args, d.Path, d.NumSubdirs, d.NumFiles, d.NumFilesTree, d.SizeTree,
 				nullable(d.Mode, d.HasMode), nullable(d.UID, d.HasUID), nullable(d.GID, d.HasGID), nullable(d.MtimeNs, d.HasMtime))
 		}
 		q := ins + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
-		if _, err := w.tx.Exec(q, args...); err != nil {
+		if _, err := w.exec(q, args...); err != nil {
 			return w.sqlErr("inserting dirs", err)
 		}
-		clear(args)
 		dirs = dirs[n:]
 	}
 	return nil
@@ -950,6 +1007,9 @@ func (w *Writer) commit() error {
 
 // syncDir makes renames in dir durable.
 func syncDir(dir string) {
+	if !fsync {
+		return
+	}
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
