@@ -1,0 +1,766 @@
+// Command convbench measures `itarconv convert` between tar shards and
+// Barecat against the cost of copying the same bytes once with cat, and
+// checks the project's conversion targets.
+//
+//	go run ./bench/cmd/convbench [-dir DIR] [-reps N] [-quick]
+//
+// Every tool runs in the same invocation, on the same files, with the page
+// cache warm, so the comparison holds on whatever machine it runs on;
+// absolute figures from different runs or machines are not comparable.
+// Each run is a subprocess timed by this program (wall clock, process start
+// included); its CPU time and peak RSS come from its rusage.
+//
+// The baseline of each direction is `cat SHARDS > FILE && sync FILE`: the
+// time to copy the input's bytes once and make them durable, which a
+// conversion that copies data cannot beat (itarconv fsyncs what it writes
+// too). Outputs are removed between runs, untimed, and the file system is
+// synced after the removal so that no run pays for the previous one's
+// writeback.
+//
+// The exit status is non-zero only when something breaks (a tool fails, or
+// an output does not hold one file or row per generated member). A missed
+// target is a measurement: it prints FAIL and still exits 0.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/itarconv/itarconv/bench"
+	"github.com/itarconv/itarconv/formats/barecat"
+)
+
+// The targets.
+const (
+	targetCopyRatio    = 2.0   // convert DIR X.barecat time / cat time
+	targetWrapRate     = 300e3 // files/s of convert --wrap
+	targetReverseRatio = 2.0   // convert X.barecat DIR time / cat time of the Barecat shards
+)
+
+// Figures of upstream barecat (isarandi/barecat) measured by an earlier
+// session on this kind of machine (2 cores), on the same kind of dataset.
+// They are context only: this program does not run upstream barecat.
+const (
+	upstreamCopyRate    = 9.3e3 // files/s, tar -> barecat
+	upstreamWrapRate    = 22e3  // files/s, tar -> barecat, wrapping
+	upstreamReverseRate = 23e3  // files/s, barecat -> tar
+)
+
+func main() {
+	os.Exit(run())
+}
+
+type config struct {
+	dir   string
+	reps  int
+	quick bool
+	quiet time.Duration
+}
+
+func run() int {
+	var cfg config
+	flag.StringVar(&cfg.dir, "dir", "", "keep the dataset in this directory and reuse it on later runs (default: a temporary directory, removed afterwards)")
+	flag.IntVar(&cfg.reps, "reps", 5, "timed runs per tool (the median is reported)")
+	flag.BoolVar(&cfg.quick, "quick", false, "smoke run: a tiny dataset, one rep unless -reps is given")
+	flag.DurationVar(&cfg.quiet, "quiet-wait", time.Minute, "before each rep, wait up to this long for other processes to leave the CPUs idle (0: do not wait)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "convbench: no arguments expected")
+		return 2
+	}
+	repsSet := false
+	flag.Visit(func(f *flag.Flag) { repsSet = repsSet || f.Name == "reps" })
+	if cfg.quick && !repsSet {
+		cfg.reps = 1
+	}
+	if cfg.reps < 1 {
+		fmt.Fprintln(os.Stderr, "convbench: -reps must be at least 1")
+		return 2
+	}
+	if err := runBench(cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "convbench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// Directions of conversion.
+const (
+	toBarecat = "tar -> barecat"
+	toTar     = "barecat -> tar"
+)
+
+// Kinds of measurement.
+const (
+	kindCat     = iota // the cat baseline of a direction
+	kindCopy           // convert DIR X.barecat
+	kindWrap           // convert --wrap DIR X.barecat
+	kindReverse        // convert X.barecat DIR --order ...
+)
+
+// measurement is what the repetitions of one tool gave.
+type measurement struct {
+	direction string
+	kind      int
+	tool      string
+	order     string // --order of kindReverse
+	files     int64  // files converted (or, for cat, in the input)
+	inBytes   int64  // bytes of the input files (tar shards, Barecat shards)
+	walls     []float64
+	cpus      []float64 // user+sys seconds of the child(ren)
+	maxRSS    int64     // bytes, the highest peak over all runs
+}
+
+func (m *measurement) median() float64 { return median(m.walls) }
+func (m *measurement) rate() float64   { return float64(m.files) / m.median() }
+func (m *measurement) mbps() float64   { return float64(m.inBytes) / 1e6 / m.median() }
+
+// job is everything a run needs to know.
+type job struct {
+	d       bench.Dataset
+	bin     string
+	dataDir string   // the tar shards
+	shards  []string // their paths
+	tarSize int64
+	work    string   // outputs go here
+	src     string   // the Barecat archive the reverse direction reads
+	srcShs  []string // its shards
+	srcSize int64
+}
+
+func runBench(cfg config) error {
+	tmp, err := os.MkdirTemp("", "convbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	dataDir := cfg.dir
+	if dataDir == "" {
+		dataDir = tmp
+	}
+	// The outputs sit beside the dataset, on its file system (a wrapped
+	// archive links to the shards). They take about 2 GiB: an interrupted
+	// run must not leave them behind. The children get the terminal's
+	// signal themselves.
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp(dataDir, "convbench-work-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		os.RemoveAll(work)
+		os.RemoveAll(tmp)
+		os.Exit(130)
+	}()
+
+	bin := filepath.Join(tmp, "itarconv")
+	t0 := time.Now()
+	if err := buildItarconv(bin); err != nil {
+		return err
+	}
+	fmt.Printf("built itarconv in %.1fs\n", time.Since(t0).Seconds())
+
+	d := bench.DatasetA
+	if cfg.quick {
+		d = d.Scaled(2_000)
+	}
+	// The member count is in the name so that quick and full runs can share
+	// a -dir without regenerating each other's datasets.
+	j := &job{d: d, bin: bin, dataDir: filepath.Join(dataDir, fmt.Sprintf("convbench-%s-%d", d.Name, d.Members)), work: work}
+	t0 = time.Now()
+	var reused bool
+	j.shards, reused, err = prepare(d, j.dataDir)
+	if err != nil {
+		return err
+	}
+	j.tarSize = totalSize(j.shards)
+	what := "generated"
+	if reused {
+		what = "reused"
+	}
+	fmt.Printf("dataset %s: %s %d members in %d shards (%.0f MiB) in %.1fs\n",
+		d.Name, what, d.Members, d.Shards, float64(j.tarSize)/(1<<20), time.Since(t0).Seconds())
+
+	// The reverse direction reads one archive made once, untimed.
+	j.src = filepath.Join(work, "src.barecat")
+	if _, err := runConvert(j, kindCopy, j.src, "", true); err != nil {
+		return err
+	}
+	j.srcShs, _ = filepath.Glob(j.src + "-shard-*")
+	j.srcSize = totalSize(j.srcShs)
+	fmt.Printf("source archive for %s: %d shard(s), %.0f MiB\n", toTar, len(j.srcShs), float64(j.srcSize)/(1<<20))
+	fmt.Printf("%d cores, GOMAXPROCS %d, %d timed runs per tool (after one untimed warm-up run that checks the outputs), itarconv default --workers\n\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), cfg.reps)
+
+	// Warm the page cache, so that every tool, the first included, reads
+	// from memory: what is timed is the conversion and the writeback.
+	if err := warm(append(slices.Clone(j.shards), j.srcShs...)); err != nil {
+		return err
+	}
+	ms := []*measurement{
+		{direction: toBarecat, kind: kindCat, tool: "cat shards > f && sync f (baseline)", files: int64(d.Members), inBytes: j.tarSize},
+		{direction: toBarecat, kind: kindCopy, tool: "itarconv convert DIR X.barecat", files: int64(d.Members), inBytes: j.tarSize},
+		{direction: toBarecat, kind: kindWrap, tool: "itarconv convert --wrap DIR X.barecat", files: int64(d.Members), inBytes: j.tarSize},
+		{direction: toTar, kind: kindCat, tool: "cat barecat shards > f && sync f (baseline)", files: int64(d.Members), inBytes: j.srcSize},
+		{direction: toTar, kind: kindReverse, order: "path", tool: "itarconv convert X.barecat DIR --order path", files: int64(d.Members), inBytes: j.srcSize},
+		{direction: toTar, kind: kindReverse, order: "address", tool: "itarconv convert X.barecat DIR --order address", files: int64(d.Members), inBytes: j.srcSize},
+	}
+
+	// Warm-up: every tool once, untimed, outputs checked.
+	for _, m := range ms {
+		if _, err := runOne(j, m, true); err != nil {
+			return err
+		}
+	}
+	fmt.Println("checks: every output holds", d.Members, "files (Barecat: counted in its index; tar: `itarconv inspect` rows of the fold's TARIDX)")
+
+	// The repetitions are interleaved (each rep runs every tool once) so
+	// that a slow phase of the machine hits all tools alike. On a shared
+	// machine each rep waits for a quiet moment first; the noise meter
+	// then counts the load during the timed runs only.
+	var noise noiseMeter
+	var waited time.Duration
+	busyStarts := 0
+	for range cfg.reps {
+		w, quiet := waitQuiet(cfg.quiet)
+		waited += w
+		if !quiet {
+			busyStarts++
+		}
+		noise.resume()
+		for _, m := range ms {
+			r, err := runOne(j, m, false)
+			if err != nil {
+				return err
+			}
+			m.walls = append(m.walls, r.wall)
+			m.cpus = append(m.cpus, r.cpu)
+			m.maxRSS = max(m.maxRSS, r.rss)
+		}
+		noise.pause()
+	}
+	if cfg.quiet > 0 {
+		fmt.Printf("waited %.1fs in all for a quiet machine before the reps; %d of %d reps started with other processes still busy\n",
+			waited.Seconds(), busyStarts, cfg.reps)
+	}
+	fmt.Println(noise.report())
+	fmt.Println()
+	printTable(os.Stdout, ms)
+	fmt.Println()
+	printTargets(os.Stdout, ms, cfg.quick)
+	return nil
+}
+
+// runResult is one timed run.
+type runResult struct {
+	wall, cpu float64
+	rss       int64
+}
+
+// runOne runs tool m once, checks its output when check is set, and
+// removes the output (untimed).
+func runOne(j *job, m *measurement, check bool) (runResult, error) {
+	var out string
+	var r runResult
+	var err error
+	switch {
+	case m.kind == kindCat && m.direction == toBarecat:
+		out = filepath.Join(j.work, "cat.out")
+		r, err = runCat(j.shards, out)
+	case m.kind == kindCat:
+		out = filepath.Join(j.work, "cat.out")
+		r, err = runCat(j.srcShs, out)
+	case m.kind == kindCopy || m.kind == kindWrap:
+		out = filepath.Join(j.work, "out.barecat")
+		r, err = runConvert(j, m.kind, out, "", check)
+	case m.kind == kindReverse:
+		out = filepath.Join(j.work, "out-"+m.order)
+		r, err = runConvert(j, m.kind, out, m.order, check)
+	}
+	if err != nil {
+		return r, err
+	}
+	return r, clean(out)
+}
+
+// clean removes an output (a file, a directory, or an archive's index and
+// shards) and then syncs the file system, so that the next timed run does
+// not pay for this one's unlinks in its own fsync.
+func clean(out string) error {
+	paths, _ := filepath.Glob(out + "-shard-*")
+	paths = append(paths, out)
+	for _, p := range paths {
+		if err := os.RemoveAll(p); err != nil {
+			return err
+		}
+	}
+	syscall.Sync()
+	return nil
+}
+
+// runCat copies files into out and fsyncs it, in one shell: the baseline.
+func runCat(files []string, out string) (runResult, error) {
+	args := append([]string{"-c", `cat "$@" > "$0" && sync "$0"`, out}, files...)
+	cmd := exec.Command("sh", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start).Seconds()
+	if err != nil {
+		return runResult{}, fmt.Errorf("cat > %s && sync: %v\n%s", out, err, stderr.Bytes())
+	}
+	return runResult{wall: wall, cpu: cpuSeconds(cmd.ProcessState), rss: maxRSS(cmd.ProcessState)}, nil
+}
+
+// runConvert runs one `itarconv convert -q --json` into out. With check it
+// verifies the output: a Barecat archive is opened and its files counted; a
+// tar fold's index is read back with `itarconv inspect --json`.
+func runConvert(j *job, kind int, out, order string, check bool) (runResult, error) {
+	var args []string
+	switch kind {
+	case kindCopy:
+		args = []string{"convert", "-q", "--json", j.dataDir, out}
+	case kindWrap:
+		args = []string{"convert", "-q", "--json", "--wrap", j.dataDir, out}
+	case kindReverse:
+		args = []string{"convert", "-q", "--json", j.src, out, "--order", order}
+	}
+	cmd := exec.Command(j.bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start).Seconds()
+	what := "itarconv " + strings.Join(args, " ")
+	if err != nil {
+		return runResult{}, fmt.Errorf("%s: %v\n%s", what, err, stderr.Bytes())
+	}
+	r := runResult{wall: wall, cpu: cpuSeconds(cmd.ProcessState), rss: maxRSS(cmd.ProcessState)}
+	n := int64(j.d.Members)
+	if kind == kindReverse {
+		var st struct {
+			Members int64
+			Index   struct{ Rows int64 }
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &st); err != nil {
+			return r, fmt.Errorf("%s: %v in %q", what, err, stdout.Bytes())
+		}
+		if st.Members != n || st.Index.Rows != n {
+			return r, fmt.Errorf("%s: wrote %d members, %d index rows; the archive holds %d files", what, st.Members, st.Index.Rows, n)
+		}
+		if check {
+			rows, err := inspectRows(j.bin, filepath.Join(out, j.d.Fold+".taridx"))
+			if err != nil {
+				return r, err
+			}
+			if rows != n {
+				return r, fmt.Errorf("%s: the fold's TARIDX has %d rows, want %d", what, rows, n)
+			}
+		}
+		return r, nil
+	}
+	var st struct{ Files int64 }
+	if err := json.Unmarshal(stdout.Bytes(), &st); err != nil {
+		return r, fmt.Errorf("%s: %v in %q", what, err, stdout.Bytes())
+	}
+	if st.Files != n {
+		return r, fmt.Errorf("%s: converted %d files, %d members were generated", what, st.Files, n)
+	}
+	if check {
+		files, err := countBarecat(out)
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", what, err)
+		}
+		if files != n {
+			return r, fmt.Errorf("%s: the archive holds %d files, %d members were generated", what, files, n)
+		}
+	}
+	return r, nil
+}
+
+// countBarecat opens an archive and counts the rows of its files table.
+func countBarecat(path string) (int64, error) {
+	a, err := barecat.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer a.Close()
+	var n int64
+	err = a.Files(context.Background(), barecat.ByAddress, func(barecat.File) error { n++; return nil })
+	return n, err
+}
+
+// inspectRows reads the row count of a TARIDX with `itarconv inspect`.
+func inspectRows(bin, idx string) (int64, error) {
+	out, err := exec.Command(bin, "inspect", "--json", idx).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return 0, fmt.Errorf("itarconv inspect --json %s: %v\n%s", idx, err, ee.Stderr)
+		}
+		return 0, err
+	}
+	var v struct {
+		Header struct {
+			NRows int64 `json:"n_rows"`
+		} `json:"header"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return 0, fmt.Errorf("itarconv inspect --json %s: %v", idx, err)
+	}
+	return v.Header.NRows, nil
+}
+
+// buildItarconv compiles the command from the module this program is in.
+func buildItarconv(out string) error {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	gomod, err := exec.Command(goBin, "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	if root == "." || strings.TrimSpace(string(gomod)) == os.DevNull {
+		return errors.New("run convbench from inside the itarconv module")
+	}
+	cmd := exec.Command(goBin, "build", "-o", out, "./cmd/itarconv")
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("building itarconv: %w", err)
+	}
+	return nil
+}
+
+// stamp records what a dataset directory was generated from, so that a
+// kept -dir is reused only when it holds exactly these shards.
+type stamp struct {
+	Dataset bench.Dataset
+	Sizes   []int64
+}
+
+const stampName = "convbench.json"
+
+// prepare makes sure dir holds the shards of d, and nothing else: it reuses
+// them when the stamp of an earlier run matches, and generates them
+// otherwise.
+func prepare(d bench.Dataset, dir string) (paths []string, reused bool, err error) {
+	want := stamp{Dataset: d}
+	if b, err := os.ReadFile(filepath.Join(dir, stampName)); err == nil {
+		var got stamp
+		if json.Unmarshal(b, &got) == nil && got.Dataset == d && len(got.Sizes) == d.Shards {
+			ok := true
+			for i := range d.Shards {
+				st, err := os.Stat(d.ShardPath(dir, i))
+				ok = ok && err == nil && st.Size() == got.Sizes[i]
+				paths = append(paths, d.ShardPath(dir, i))
+			}
+			if ok {
+				return paths, true, nil
+			}
+		}
+	}
+	// Stale shards of another size would join the fold: start afresh.
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, false, err
+	}
+	paths, err = d.Generate(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, false, err
+		}
+		want.Sizes = append(want.Sizes, st.Size())
+	}
+	b, _ := json.Marshal(want)
+	return paths, false, os.WriteFile(filepath.Join(dir, stampName), b, 0o644)
+}
+
+func totalSize(paths []string) int64 {
+	var n int64
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+// warm reads every file once, in large reads, so that all of them sit in
+// the page cache.
+func warm(paths []string) error {
+	buf := make([]byte, 1<<20)
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		for err == nil {
+			_, err = f.Read(buf)
+		}
+		f.Close()
+		if err != io.EOF {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxRSS is the peak resident set of a finished child and of the children
+// it waited for, in bytes. Linux reports ru_maxrss in KiB.
+func maxRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return int64(ru.Maxrss) * 1024
+	}
+	return 0
+}
+
+// cpuSeconds is the user and system time of a finished child (its waited-
+// for children included).
+func cpuSeconds(ps *os.ProcessState) float64 {
+	return (ps.UserTime() + ps.SystemTime()).Seconds()
+}
+
+// noiseMeter tells how much CPU other processes took while the timed runs
+// went on: the machine's busy time (/proc/stat) less what this program and
+// its children used (rusage), summed over the spans between resume and
+// pause. Timings taken beside other work are slower and noisier, and the
+// comparison with the baseline only roughly fair.
+type noiseMeter struct {
+	wall, other float64
+	start       time.Time
+	busy0, own0 float64
+	failed      bool
+}
+
+func (n *noiseMeter) resume() {
+	busy, err := machineBusy()
+	n.failed = n.failed || err != nil
+	n.start, n.busy0, n.own0 = time.Now(), busy, ownCPU()
+}
+
+func (n *noiseMeter) pause() {
+	busy, err := machineBusy()
+	n.failed = n.failed || err != nil
+	n.wall += time.Since(n.start).Seconds()
+	n.other += max(0, (busy-n.busy0)-(ownCPU()-n.own0))
+}
+
+func (n *noiseMeter) report() string {
+	if n.failed || n.wall == 0 {
+		return "other load on the machine: unknown (no /proc/stat)"
+	}
+	share := n.other / (n.wall * float64(runtime.NumCPU()))
+	verdict := "quiet"
+	if share > 0.10 {
+		verdict = "BUSY: figures are skewed, run again on a quiet machine"
+	}
+	return fmt.Sprintf("other processes used %.1f CPU-seconds during the %.1fs of timed runs (%.0f%% of the machine): %s",
+		n.other, n.wall, 100*share, verdict)
+}
+
+// waitQuiet waits, up to limit, until the CPUs have been nearly idle (other
+// processes using under 5% of the machine) for a whole second, and tells
+// how long it waited and whether it saw such a second. This program and
+// its children are idle meanwhile, so all the busy time is others'.
+func waitQuiet(limit time.Duration) (time.Duration, bool) {
+	if limit <= 0 {
+		return 0, true
+	}
+	start := time.Now()
+	const window = time.Second
+	for {
+		b0, err := machineBusy()
+		if err != nil {
+			return 0, true
+		}
+		time.Sleep(window)
+		b1, err := machineBusy()
+		if err != nil {
+			return 0, true
+		}
+		if (b1-b0)/(window.Seconds()*float64(runtime.NumCPU())) < 0.05 {
+			return time.Since(start), true
+		}
+		if time.Since(start) >= limit {
+			return time.Since(start), false
+		}
+	}
+}
+
+// machineBusy is the CPU time, in seconds, that all processors have spent
+// on anything but idling since boot. /proc/stat counts in USER_HZ ticks,
+// which is 100 per second on every Linux architecture Go supports. Time
+// waiting for I/O is not busy: the fsyncs of the timed runs wait on the
+// disk.
+func machineBusy() (float64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, errors.New("unexpected /proc/stat")
+	}
+	var busy float64
+	for i, v := range f[1:8] { // user nice system idle iowait irq softirq
+		if i == 3 || i == 4 {
+			continue
+		}
+		var x float64
+		fmt.Sscan(v, &x)
+		busy += x
+	}
+	return busy / 100, nil
+}
+
+// ownCPU is the CPU time of this process and its waited-for children.
+func ownCPU() float64 {
+	var self, children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	t := func(ru *syscall.Rusage) float64 {
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	return t(&self) + t(&children)
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func rate(r float64) string {
+	switch {
+	case r >= 1e6:
+		return fmt.Sprintf("%.2fM", r/1e6)
+	case r >= 1e3:
+		return fmt.Sprintf("%.1fk", r/1e3)
+	}
+	return fmt.Sprintf("%.0f", r)
+}
+
+// baseline is the cat row of m's direction.
+func baseline(ms []*measurement, m *measurement) *measurement {
+	for _, b := range ms {
+		if b.direction == m.direction && b.kind == kindCat {
+			return b
+		}
+	}
+	return nil
+}
+
+func printTable(w io.Writer, ms []*measurement) {
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "direction\ttool\tmedian s\tmin-max s\tfiles/s\tMB/s\tx cat\tpeak RSS MiB\tcpu s\t")
+	for _, m := range ms {
+		ratio := "1.00"
+		if b := baseline(ms, m); b != nil && b != m {
+			ratio = fmt.Sprintf("%.2f", m.median()/b.median())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f-%.3f\t%s\t%.0f\t%s\t%.1f\t%.3f\t\n",
+			m.direction, m.tool, m.median(), slices.Min(m.walls), slices.Max(m.walls),
+			rate(m.rate()), m.mbps(), ratio, float64(m.maxRSS)/(1<<20), median(m.cpus))
+	}
+	tw.Flush()
+	fmt.Fprintln(bw, "median/min-max s: wall time of the whole run as this program sees it, process start and fsync included;")
+	fmt.Fprintln(bw, "files/s = generated members / median s; MB/s = bytes of the direction's input shards (10^6 B) / median s;")
+	fmt.Fprintln(bw, "x cat = median / median of the cat baseline of the same direction; peak RSS: the highest of all runs")
+	fmt.Fprintln(bw, "(for cat, of the shell and its children); cpu s: median user+sys of the child(ren).")
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+func printTargets(w io.Writer, ms []*measurement, quick bool) {
+	find := func(kind int, order string) *measurement {
+		for _, m := range ms {
+			if m.kind == kind && m.order == order {
+				return m
+			}
+		}
+		return nil
+	}
+	if quick {
+		fmt.Fprintln(w, "targets (-quick: a tiny dataset, so the verdicts mean little):")
+	} else {
+		fmt.Fprintln(w, "targets:")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	ratioTarget := func(m *measurement, limit float64) {
+		b := baseline(ms, m)
+		ratio := m.median() / b.median()
+		fmt.Fprintf(tw, "  %s\ttime <= %.0f x cat\t%.3fs / %.3fs = %.2fx\t%s\n", m.tool, limit,
+			m.median(), b.median(), ratio, verdict(ratio <= limit))
+	}
+	if m := find(kindCopy, ""); m != nil {
+		ratioTarget(m, targetCopyRatio)
+	}
+	if m := find(kindWrap, ""); m != nil {
+		fmt.Fprintf(tw, "  %s\tfiles/s >= %s\t%s\t%s\n", m.tool, rate(targetWrapRate), rate(m.rate()), verdict(m.rate() >= targetWrapRate))
+	}
+	for _, o := range []string{"path", "address"} {
+		if m := find(kindReverse, o); m != nil {
+			ratioTarget(m, targetReverseRatio)
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "for context, upstream barecat on this kind of machine (measured by an earlier session, not re-measured here):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	context := func(what string, up float64, m *measurement) {
+		if m == nil {
+			return
+		}
+		fmt.Fprintf(tw, "  %s\tupstream %s files/s\titarconv %s files/s\t(%.1fx)\n", what, rate(up), rate(m.rate()), m.rate()/up)
+	}
+	context("convert (copy)", upstreamCopyRate, find(kindCopy, ""))
+	context("convert --wrap", upstreamWrapRate, find(kindWrap, ""))
+	context("back to tar, --order path", upstreamReverseRate, find(kindReverse, "path"))
+	context("back to tar, --order address", upstreamReverseRate, find(kindReverse, "address"))
+	tw.Flush()
+}
