@@ -69,11 +69,16 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	default:
 		return nil, fmt.Errorf("duplicate policy %q: want first or last", opts.OnDuplicate)
 	}
-	// Pass 1, headers only: decide which member keeps each path, so that
-	// pass 2 copies every byte once and a refused duplicate costs no copy.
-	winners, dups, err := pickWinners(ctx, shards, opts)
-	if err != nil {
-		return nil, err
+	// With --on-duplicate last, a first header-only pass decides which
+	// member keeps each path, so that every byte is copied once. The other
+	// policies decide as they go: the first member of a path is the one kept.
+	var winners map[string]occurrence
+	var dups int64
+	if opts.OnDuplicate == DuplicateLast {
+		var err error
+		if winners, dups, err = pickWinners(ctx, shards, opts); err != nil {
+			return nil, err
+		}
 	}
 	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize}
 	w, err := barecat.Create(out, wopts)
@@ -83,7 +88,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	src := NewTarShards(shards, opts.Scan)
 	defer src.Close()
 	sink := &barecatSink{
-		w: w, src: src, winners: winners, opts: opts,
+		w: w, src: src, winners: winners, seen: map[string]occurrence{}, opts: opts,
 		stats: &BarecatStats{Output: out, Skipped: map[string]int64{}, Duplicates: dups},
 	}
 	if opts.Wrap {
@@ -162,7 +167,8 @@ func (c *collectSink) EndShard(int) error { return nil }
 type barecatSink struct {
 	w       *barecat.Writer
 	src     *TarShards
-	winners map[string]occurrence
+	winners map[string]occurrence // with DuplicateLast: the member that keeps each path
+	seen    map[string]occurrence // otherwise: the first member of each path so far
 	opts    BarecatOptions
 	stats   *BarecatStats
 }
@@ -203,21 +209,38 @@ func (s *barecatSink) Write(b *Batch) error {
 			s.stats.Dirs++
 			continue
 		}
-		win := s.winners[p]
-		if win.shard != int32(b.Shard) || win.header != r.Offset {
-			continue // a duplicate the policy dropped
+		if s.winners != nil {
+			if win := s.winners[p]; win.shard != int32(b.Shard) || win.header != r.Offset {
+				continue // a duplicate the policy dropped
+			}
+		} else {
+			if prev, dup := s.seen[p]; dup {
+				if s.opts.OnDuplicate == DuplicateFirst {
+					s.stats.Duplicates++
+					continue
+				}
+				return fmt.Errorf("%w %q: %s offset %d and %s offset %d (--on-duplicate first|last chooses one)",
+					ErrDuplicatePath, p, s.src.Paths[prev.shard], prev.header, shardName, r.Offset)
+			}
 		}
 		f := metaFile(p, r)
 		data := occurrence{shard: int32(b.Shard), dataOffset: r.DataOffset, size: r.Size}
 		if r.Kind == KindHardlink {
 			target, err := barecat.NormalizePath(string(r.Linkname))
-			t, ok := s.winners[target]
+			t, ok := s.seen[target]
+			if s.winners != nil {
+				t, ok = s.winners[target]
+			}
 			if err != nil || !ok {
 				return fmt.Errorf("%s: offset %d: hard link %q to %q, which is not an earlier file", shardName, r.Offset, p, r.Linkname)
 			}
 			data = t
 			f.Size = t.size
 			s.stats.Hardlinks++
+		}
+		if s.winners == nil {
+			// A later hard link to p gets p's bytes, wherever they are.
+			s.seen[p] = occurrence{shard: data.shard, header: r.Offset, dataOffset: data.dataOffset, size: data.size}
 		}
 		if err := s.addFile(f, data); err != nil {
 			return fmt.Errorf("%s: offset %d: %w", shardName, r.Offset, err)
