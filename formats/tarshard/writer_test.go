@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWriterRollsOverAndRenames(t *testing.T) {
@@ -112,5 +113,112 @@ func TestShardNameDigits(t *testing.T) {
 		if got := ShardName("a", tt.i, tt.n, 4); got != tt.want {
 			t.Errorf("ShardName(%d of %d) = %s, want %s", tt.i, tt.n, got, tt.want)
 		}
+	}
+}
+
+// Members the writer formats itself (plain ustar headers) come out byte for
+// byte as archive/tar writes them, mixed with members it hands to
+// archive/tar (pax: sub-second times, long or non-ASCII names).
+func TestFastHeadersMatchArchiveTar(t *testing.T) {
+	long := strings.Repeat("x", 101)
+	members := []struct {
+		m    Member
+		body string
+	}{
+		{Member{Name: "000000042.values.npy", Typeflag: tar.TypeReg, Mode: 0o644}, strings.Repeat("v", 528)},
+		{Member{Name: "a/b/", Typeflag: tar.TypeDir, Mode: 0o755, UID: 1000, GID: 100, ModTime: 1700000000}, ""},
+		{Member{Name: "empty", Typeflag: tar.TypeReg, Mode: 0o600, ModTime: 1<<33 - 1}, ""},
+		{Member{Name: "nsec.json", Typeflag: tar.TypeReg, Mode: 0o644, ModTime: 5, ModTimeNsec: 7}, "{}"},
+		{Member{Name: "exact512", Typeflag: tar.TypeReg, Mode: 0o644, UID: 1<<21 - 1, GID: 1<<21 - 1}, strings.Repeat("e", 512)},
+		{Member{Name: "link", Typeflag: tar.TypeSymlink, Linkname: "a/b/../target name", Mode: 0o777}, ""},
+		{Member{Name: strings.Repeat("n", 100), Typeflag: tar.TypeReg, Mode: 0o644}, "hundred"},
+		{Member{Name: "dir/" + long, Typeflag: tar.TypeReg, Mode: 0o644}, "long"},
+		{Member{Name: "caf\u00e9", Typeflag: tar.TypeReg, Mode: 0o644}, "utf8"},
+		{Member{Name: "big-uid", Typeflag: tar.TypeReg, Mode: 0o644, UID: 1 << 21}, "gnu or pax"},
+		{Member{Name: "tail.genes.npy", Typeflag: tar.TypeReg, Mode: 0o644}, strings.Repeat("g", 1000)},
+	}
+	dir := t.TempDir()
+	w, err := Create(Options{Dir: dir, Fold: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	tw := tar.NewWriter(&want)
+	for _, c := range members {
+		m := c.m
+		if m.Typeflag == tar.TypeReg {
+			m.Size = int64(len(c.body))
+		}
+		if _, err := w.Add(m, strings.NewReader(c.body)); err != nil {
+			t.Fatal(err)
+		}
+		h := &tar.Header{Name: m.Name, Typeflag: m.Typeflag, Linkname: m.Linkname, Size: m.Size, Mode: m.Mode,
+			Uid: int(m.UID), Gid: int(m.GID), ModTime: time.Unix(m.ModTime, int64(m.ModTimeNsec))}
+		if m.ModTimeNsec != 0 {
+			h.Format = tar.FormatPAX
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(tw, c.body)
+	}
+	tw.Close()
+	shards, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(shards[0])
+	if !bytes.Equal(got, want.Bytes()) {
+		for i := 0; i < min(len(got), want.Len()); i += 512 {
+			if !bytes.Equal(got[i:i+512], want.Bytes()[i:i+512]) {
+				t.Fatalf("block at %d differs:\n got %q\nwant %q", i, got[i:i+512], want.Bytes()[i:i+512])
+			}
+		}
+		t.Fatalf("%d bytes, archive/tar wrote %d", len(got), want.Len())
+	}
+	if !fastUSTAR(&members[0].m) || fastUSTAR(&members[3].m) || fastUSTAR(&members[7].m) || fastUSTAR(&members[8].m) {
+		t.Error("fastUSTAR takes the wrong members")
+	}
+}
+
+// A large payload from an *os.File is copied file to file, between members
+// that go through the buffer.
+func TestDirectCopyOfLargeFiles(t *testing.T) {
+	dir := t.TempDir()
+	big := bytes.Repeat([]byte("0123456789abcdef"), (3<<20)/16+5)
+	src := filepath.Join(dir, "big.bin")
+	os.WriteFile(src, big, 0o644)
+	w, err := Create(Options{Dir: dir, Fold: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(name string, data io.Reader, size int) {
+		if _, err := w.Add(Member{Name: name, Typeflag: tar.TypeReg, Size: int64(size), Mode: 0o644}, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("a.txt", strings.NewReader("small"), 5)
+	f, _ := os.Open(src)
+	add("big.bin", f, len(big))
+	f.Close()
+	add("z.txt", strings.NewReader("after"), 5)
+	shards, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, _ := os.Open(shards[0])
+	defer sh.Close()
+	tr := tar.NewReader(sh)
+	for _, want := range []string{"small", string(big), "after"} {
+		if _, err := tr.Next(); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(tr)
+		if string(got) != want {
+			t.Fatalf("payload of %d bytes differs", len(got))
+		}
+	}
+	if _, err := tr.Next(); err != io.EOF {
+		t.Fatalf("after the last member: %v", err)
 	}
 }

@@ -12,15 +12,20 @@ import (
 
 func newInspectCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "inspect FILE.taridx | X.barecat | X.tbl",
+		Use:   "inspect FILE.taridx | X.barecat | X.tbl | SCDL_DIR",
 		Short: "Describe an index or archive: header, counts, tables, contiguity, duplicates",
 		Long: `Inspect describes a TARIDX index (header, counts, the extension table with
 row counts, crash stems, contiguity, duplicate keys) or a Barecat archive
 (layout, schema version, counts, shard sizes, largest directories) or a TBL
 file (version, counts by format, compression ratio, metadata; opening it
-checks the whole index).`,
+checks the whole index) or an SCDL archive directory (header, array sizes,
+cells, genes per block, nnz, density, and every mismatch between header and
+files; exit 1 when there is one).`,
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if isSCDL(args[0]) {
+				return inspectSCDL(e, args[0])
+			}
 			if isTBL(args[0]) {
 				info, err := describeTBL(args[0])
 				if err != nil {
