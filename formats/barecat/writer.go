@@ -68,8 +68,18 @@ type Writer struct {
 
 	shards []*shardOut
 	cur    *shardOut // the shard Add appends to; nil to start a new one
-	buf    []byte    // cur's bytes not yet written
+	buf    []byte    // cur's bytes not yet handed to the shard writer
 	bufOff int64     // where buf starts in cur
+
+	// The shard bytes are written by a goroutine of their own
+	// (writeLoop), so that the write calls overlap with reading and
+	// checksumming the next buffer; buffers go round between the two.
+	wjobs   chan writeJob // to writeLoop, in order
+	wfree   chan []byte   // written buffers, back from writeLoop
+	wdone   chan struct{} // writeLoop ended
+	wErr    error         // writeLoop's failure; read only after a barrier or wdone
+	wFail   atomic.Bool   // set with wErr, so that flushBuf notices it early
+	wSynced int64         // writeLoop's: bytes of the current file whose writeback it started
 
 	// Rows go to SQLite in batches, inserted by a goroutine of their own
 	// (see insertLoop), so that copying data and checking paths overlap
@@ -117,6 +127,14 @@ const (
 	insertBatch = 128
 	// insertQueue batches may wait for insertLoop.
 	insertQueue = 16
+	// writeBufs buffers of copyBufSize go round between Add and
+	// writeLoop: one being filled, the others being written or waiting.
+	writeBufs = 3
+	// writebackChunk: writeLoop asks the kernel to start writing a shard
+	// out (sync_file_range) every time this many more bytes of it are
+	// written, so that the disk works while the data is still being
+	// copied and the final fsync has little left to do.
+	writebackChunk = 8 << 20
 	// maxShards keeps shard numbers at 5 digits, which barecat's shard
 	// glob (PATH-shard-?????) needs.
 	maxShards = 100000
@@ -609,6 +627,9 @@ func (w *Writer) newShard() error {
 	if err := w.flushBuf(); err != nil {
 		return err
 	}
+	if err := w.drainWrites(); err != nil {
+		return err
+	}
 	w.syncShard(w.cur)
 	if len(w.shards) >= maxShards {
 		return newErr(w.path, "", ErrTooLarge, "more than %d shards", maxShards)
@@ -620,23 +641,88 @@ func (w *Writer) newShard() error {
 	s := &shardOut{tmp: f.Name(), f: f}
 	w.shards = append(w.shards, s)
 	w.cur, w.bufOff = s, 0
-	if w.buf == nil {
+	if w.wjobs == nil {
+		w.wjobs = make(chan writeJob, writeBufs)
+		w.wfree = make(chan []byte, writeBufs)
+		w.wdone = make(chan struct{})
+		for range writeBufs - 1 {
+			w.wfree <- make([]byte, 0, copyBufSize)
+		}
 		w.buf = make([]byte, 0, copyBufSize)
+		go w.writeLoop()
 	}
 	return nil
 }
 
-// flushBuf writes the buffered bytes of the current shard.
+// writeJob is a buffer for writeLoop to write at off in f, or (ack not
+// nil) a barrier: ack is closed once every job before it is done.
+type writeJob struct {
+	f   *os.File
+	b   []byte
+	off int64
+	ack chan struct{}
+}
+
+// writeLoop writes the buffers it receives, in order, until the channel
+// closes, and returns each to wfree. After a failure it only drains.
+func (w *Writer) writeLoop() {
+	defer close(w.wdone)
+	var last *os.File
+	for j := range w.wjobs {
+		if j.ack != nil {
+			close(j.ack)
+			continue
+		}
+		if w.wErr == nil {
+			if j.f != last {
+				last, w.wSynced = j.f, 0
+			}
+			if _, err := j.f.Write(j.b); err != nil {
+				w.wErr = err
+				w.wFail.Store(true)
+			} else if end := j.off + int64(len(j.b)); fsync && end-w.wSynced >= writebackChunk {
+				startWriteback(j.f, w.wSynced, end-w.wSynced)
+				w.wSynced = end
+			}
+		}
+		w.wfree <- j.b[:0]
+	}
+}
+
+// flushBuf hands the buffered bytes of the current shard to writeLoop,
+// and takes an empty buffer back.
 func (w *Writer) flushBuf() error {
+	if w.wFail.Load() {
+		return w.drainWrites()
+	}
 	if len(w.buf) == 0 {
 		return nil
 	}
-	if _, err := w.cur.f.Write(w.buf); err != nil {
-		return err
-	}
+	w.wjobs <- writeJob{f: w.cur.f, b: w.buf, off: w.bufOff}
 	w.bufOff += int64(len(w.buf))
-	w.buf = w.buf[:0]
+	w.buf = <-w.wfree
 	return nil
+}
+
+// drainWrites waits until writeLoop has written every buffer handed to
+// it, and returns its error.
+func (w *Writer) drainWrites() error {
+	if w.wjobs == nil {
+		return nil
+	}
+	ack := make(chan struct{})
+	w.wjobs <- writeJob{ack: ack}
+	<-ack
+	return w.wErr
+}
+
+// stopWrites ends writeLoop.
+func (w *Writer) stopWrites() {
+	if w.wjobs != nil {
+		close(w.wjobs)
+		<-w.wdone
+		w.wjobs = nil
+	}
 }
 
 // copyData reads size bytes of data into the shard buffer, writing it out
@@ -704,6 +790,9 @@ func (w *Writer) LinkShard(target string) (int, error) {
 	if err := w.flushBuf(); err != nil {
 		return 0, w.fail(err)
 	}
+	if err := w.drainWrites(); err != nil {
+		return 0, w.fail(err)
+	}
 	w.syncShard(w.cur)
 	link := target
 	absDir, err1 := filepath.Abs(w.dir)
@@ -746,6 +835,7 @@ func (w *Writer) Abort() {
 func (w *Writer) cleanup() {
 	w.loopStop.Store(true)
 	w.stopLoop()
+	w.stopWrites()
 	if w.db != nil {
 		w.closeStmts()
 		if w.conn != nil {
@@ -804,6 +894,10 @@ func (w *Writer) finish() error {
 	if err := w.flushBuf(); err != nil {
 		return err
 	}
+	if err := w.drainWrites(); err != nil {
+		return err
+	}
+	w.stopWrites()
 	// The last shard is synced while SQLite completes the index (the
 	// others were when the next one started).
 	w.syncShard(w.cur)
