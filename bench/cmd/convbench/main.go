@@ -1,8 +1,9 @@
 // Command convbench measures `itarconv convert` between tar shards and
-// Barecat against the cost of copying the same bytes once with cat, and
-// checks the project's conversion targets.
+// Barecat, and between tar shards and TBL (TurboLoader's format), against
+// the cost of copying the same bytes once with cat, and checks the
+// project's conversion targets.
 //
-//	go run ./bench/cmd/convbench [-dir DIR] [-reps N] [-quick]
+//	go run ./bench/cmd/convbench [-dir DIR] [-reps N] [-quick] [-only barecat|tbl]
 //
 // Every tool runs in the same invocation, on the same files, with the page
 // cache warm, so the comparison holds on whatever machine it runs on;
@@ -13,13 +14,19 @@
 // The baseline of each direction is `cat SHARDS > FILE && sync FILE`: the
 // time to copy the input's bytes once and make them durable, which a
 // conversion that copies data cannot beat (itarconv fsyncs what it writes
-// too). Outputs are removed between runs, untimed, and the file system is
-// synced after the removal so that no run pays for the previous one's
-// writeback.
+// too). The conversions from tar (to Barecat and to TBL) share one baseline,
+// the cat of the tar shards; each reverse direction has the cat of its own
+// source (the Barecat shards, the .tbl file), which is made once, untimed.
+// Outputs are removed between runs, untimed, and the file system is synced
+// after the removal so that no run pays for the previous one's writeback.
+//
+// For TBL, the peak RSS of each conversion is also taken, untimed, on one
+// tar shard's worth of data (an eighth of the dataset) and compared with the
+// full run's: it must not grow with the data.
 //
 // The exit status is non-zero only when something breaks (a tool fails, or
-// an output does not hold one file or row per generated member). A missed
-// target is a measurement: it prints FAIL and still exits 0.
+// an output does not hold one file, sample or row per generated member). A
+// missed target is a measurement: it prints FAIL and still exits 0.
 package main
 
 import (
@@ -51,6 +58,13 @@ const (
 	targetCopyRatio    = 2.0   // convert DIR X.barecat time / cat time
 	targetWrapRate     = 300e3 // files/s of convert --wrap
 	targetReverseRatio = 2.0   // convert X.barecat DIR time / cat time of the Barecat shards
+	targetTBLRatio     = 2.0   // convert DIR X.tbl (v2, raw) time / cat time of the tar shards
+	targetTBLRevRatio  = 2.0   // convert X.tbl DIR time / cat time of the .tbl file
+	// The peak RSS of a TBL conversion of the whole dataset may exceed that
+	// of one shard's worth by this factor plus rssSlack (the TBL index of
+	// 24 bytes a sample, GC jitter) and still count as flat.
+	rssGrowth = 1.25
+	rssSlack  = 16 << 20
 )
 
 // Figures of upstream barecat (isarandi/barecat) measured by an earlier
@@ -62,6 +76,14 @@ const (
 	upstreamReverseRate = 23e3  // files/s, barecat -> tar
 )
 
+// Figures of upstream TurboLoader's converters measured by an earlier
+// session here, for context only. Its v1 tool slows quadratically with the
+// sample count and holds all the data in RAM.
+const (
+	upstreamTBLv1Rate = 11e3 // samples/s, tar -> TBL v1 tool
+	upstreamTBLv2Rate = 5e3  // samples/s, tar -> TBL v2 tool
+)
+
 func main() {
 	os.Exit(run())
 }
@@ -71,7 +93,11 @@ type config struct {
 	reps  int
 	quick bool
 	quiet time.Duration
+	only  map[string]bool // groups of directions to run: "barecat", "tbl"
 }
+
+// groups are the values of -only.
+var groups = []string{"barecat", "tbl"}
 
 func run() int {
 	var cfg config
@@ -79,6 +105,7 @@ func run() int {
 	flag.IntVar(&cfg.reps, "reps", 5, "timed runs per tool (the median is reported)")
 	flag.BoolVar(&cfg.quick, "quick", false, "smoke run: a tiny dataset, one rep unless -reps is given")
 	flag.DurationVar(&cfg.quiet, "quiet-wait", time.Minute, "before each rep, wait up to this long for other processes to leave the CPUs idle (0: do not wait)")
+	only := flag.String("only", strings.Join(groups, ","), "run only these directions, a comma-separated list of: "+strings.Join(groups, ", ")+" (tar <-> Barecat, tar <-> TBL)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "convbench: no arguments expected")
@@ -93,6 +120,15 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "convbench: -reps must be at least 1")
 		return 2
 	}
+	cfg.only = map[string]bool{}
+	for _, g := range strings.Split(*only, ",") {
+		g = strings.TrimSpace(g)
+		if !slices.Contains(groups, g) {
+			fmt.Fprintf(os.Stderr, "convbench: -only: %q is not one of %s\n", g, strings.Join(groups, ", "))
+			return 2
+		}
+		cfg.only[g] = true
+	}
 	if err := runBench(cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "convbench: %v\n", err)
 		return 1
@@ -104,14 +140,30 @@ func run() int {
 const (
 	toBarecat = "tar -> barecat"
 	toTar     = "barecat -> tar"
+	toTBL     = "tar -> tbl v2"
+	tblToTar  = "tbl v2 -> tar"
 )
 
 // Kinds of measurement.
 const (
-	kindCat     = iota // the cat baseline of a direction
-	kindCopy           // convert DIR X.barecat
-	kindWrap           // convert --wrap DIR X.barecat
-	kindReverse        // convert X.barecat DIR --order ...
+	kindCat        = iota // the cat baseline of a direction
+	kindCopy              // convert DIR X.barecat
+	kindWrap              // convert --wrap DIR X.barecat
+	kindReverse           // convert X.barecat DIR --order ...
+	kindTBL               // convert DIR X.tbl (v2, raw)
+	kindTBLLZ4            // convert --lz4 DIR X.tbl
+	kindTBLReverse        // convert X.tbl DIR
+)
+
+// smallInput, as the order of runConvert, has a TBL conversion read one
+// tar shard's worth of data: the input of the RSS check.
+const smallInput = "small"
+
+// Inputs of the cat baselines.
+const (
+	catTar     = "tar"
+	catBarecat = "barecat"
+	catTBL     = "tbl"
 )
 
 // measurement is what the repetitions of one tool gave.
@@ -119,12 +171,15 @@ type measurement struct {
 	direction string
 	kind      int
 	tool      string
-	order     string // --order of kindReverse
-	files     int64  // files converted (or, for cat, in the input)
-	inBytes   int64  // bytes of the input files (tar shards, Barecat shards)
+	order     string       // --order of kindReverse
+	cat       string       // the input of kindCat: catTar, catBarecat, catTBL
+	base      *measurement // the cat baseline this tool is compared with (nil for cat)
+	files     int64        // files converted (or, for cat, in the input)
+	inBytes   int64        // bytes of the input files (tar shards, Barecat shards)
 	walls     []float64
 	cpus      []float64 // user+sys seconds of the child(ren)
 	maxRSS    int64     // bytes, the highest peak over all runs
+	smallRSS  int64     // TBL: peak RSS of the untimed run on one shard's worth
 }
 
 func (m *measurement) median() float64 { return median(m.walls) }
@@ -142,6 +197,11 @@ type job struct {
 	src     string   // the Barecat archive the reverse direction reads
 	srcShs  []string // its shards
 	srcSize int64
+	tblSrc  string // the TBL file the TBL reverse direction reads
+	tblSize int64
+	// For the RSS check: one tar shard, and a TBL file made from it.
+	smallShard, smallTBL string
+	smallN               int64 // members in smallShard
 }
 
 func runBench(cfg config) error {
@@ -203,29 +263,83 @@ func runBench(cfg config) error {
 	fmt.Printf("dataset %s: %s %d members in %d shards (%.0f MiB) in %.1fs\n",
 		d.Name, what, d.Members, d.Shards, float64(j.tarSize)/(1<<20), time.Since(t0).Seconds())
 
-	// The reverse direction reads one archive made once, untimed.
-	j.src = filepath.Join(work, "src.barecat")
-	if _, err := runConvert(j, kindCopy, j.src, "", true); err != nil {
-		return err
+	// Each reverse direction reads one archive made once, untimed.
+	if cfg.only["barecat"] {
+		j.src = filepath.Join(work, "src.barecat")
+		if _, err := runConvert(j, kindCopy, j.src, "", true); err != nil {
+			return err
+		}
+		j.srcShs, _ = filepath.Glob(j.src + "-shard-*")
+		j.srcSize = totalSize(j.srcShs)
+		fmt.Printf("source archive for %s: %d shard(s), %.0f MiB\n", toTar, len(j.srcShs), float64(j.srcSize)/(1<<20))
 	}
-	j.srcShs, _ = filepath.Glob(j.src + "-shard-*")
-	j.srcSize = totalSize(j.srcShs)
-	fmt.Printf("source archive for %s: %d shard(s), %.0f MiB\n", toTar, len(j.srcShs), float64(j.srcSize)/(1<<20))
+	if cfg.only["tbl"] {
+		j.tblSrc = filepath.Join(work, "src.tbl")
+		if _, err := runConvert(j, kindTBL, j.tblSrc, "", true); err != nil {
+			return err
+		}
+		j.tblSize = totalSize([]string{j.tblSrc})
+		fmt.Printf("source file for %s: %.0f MiB\n", tblToTar, float64(j.tblSize)/(1<<20))
+		// The RSS check's input: the first shard (an eighth of the
+		// members), and a TBL file made from it.
+		// (bench.Dataset puts whole samples of two members in each shard,
+		// the first shards taking the remainder).
+		per := d.Members / 2 / d.Shards
+		if d.Members/2%d.Shards > 0 {
+			per++
+		}
+		j.smallShard, j.smallN = j.shards[0], int64(2*per)
+		j.smallTBL = filepath.Join(work, "small.tbl")
+		if _, err := runConvert(j, kindTBL, j.smallTBL, smallInput, true); err != nil {
+			return err
+		}
+	}
 	fmt.Printf("%d cores, GOMAXPROCS %d, %d timed runs per tool (after one untimed warm-up run that checks the outputs), itarconv default --workers\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), cfg.reps)
 
 	// Warm the page cache, so that every tool, the first included, reads
 	// from memory: what is timed is the conversion and the writeback.
-	if err := warm(append(slices.Clone(j.shards), j.srcShs...)); err != nil {
+	toWarm := append(slices.Clone(j.shards), j.srcShs...)
+	if j.tblSrc != "" {
+		toWarm = append(toWarm, j.tblSrc, j.smallTBL)
+	}
+	if err := warm(toWarm); err != nil {
 		return err
 	}
-	ms := []*measurement{
-		{direction: toBarecat, kind: kindCat, tool: "cat shards > f && sync f (baseline)", files: int64(d.Members), inBytes: j.tarSize},
-		{direction: toBarecat, kind: kindCopy, tool: "itarconv convert DIR X.barecat", files: int64(d.Members), inBytes: j.tarSize},
-		{direction: toBarecat, kind: kindWrap, tool: "itarconv convert --wrap DIR X.barecat", files: int64(d.Members), inBytes: j.tarSize},
-		{direction: toTar, kind: kindCat, tool: "cat barecat shards > f && sync f (baseline)", files: int64(d.Members), inBytes: j.srcSize},
-		{direction: toTar, kind: kindReverse, order: "path", tool: "itarconv convert X.barecat DIR --order path", files: int64(d.Members), inBytes: j.srcSize},
-		{direction: toTar, kind: kindReverse, order: "address", tool: "itarconv convert X.barecat DIR --order address", files: int64(d.Members), inBytes: j.srcSize},
+	n := int64(d.Members)
+	// One cat of the tar shards is the baseline of every conversion from tar.
+	var fromTar []string
+	for _, g := range groups {
+		if cfg.only[g] {
+			fromTar = append(fromTar, g)
+		}
+	}
+	catTarM := &measurement{direction: "tar -> " + strings.Join(fromTar, ", "), kind: kindCat, cat: catTar, tool: "cat tar shards > f && sync f (baseline)", files: n, inBytes: j.tarSize}
+	ms := []*measurement{catTarM}
+	if cfg.only["barecat"] {
+		ms = append(ms,
+			&measurement{direction: toBarecat, kind: kindCopy, tool: "itarconv convert DIR X.barecat", files: n, inBytes: j.tarSize, base: catTarM},
+			&measurement{direction: toBarecat, kind: kindWrap, tool: "itarconv convert --wrap DIR X.barecat", files: n, inBytes: j.tarSize, base: catTarM},
+		)
+	}
+	if cfg.only["tbl"] {
+		ms = append(ms,
+			&measurement{direction: toTBL, kind: kindTBL, tool: "itarconv convert DIR X.tbl", files: n, inBytes: j.tarSize, base: catTarM},
+			&measurement{direction: toTBL, kind: kindTBLLZ4, tool: "itarconv convert --lz4 DIR X.tbl", files: n, inBytes: j.tarSize, base: catTarM},
+		)
+	}
+	if cfg.only["barecat"] {
+		catBc := &measurement{direction: toTar, kind: kindCat, cat: catBarecat, tool: "cat barecat shards > f && sync f (baseline)", files: n, inBytes: j.srcSize}
+		ms = append(ms, catBc,
+			&measurement{direction: toTar, kind: kindReverse, order: "path", tool: "itarconv convert X.barecat DIR --order path", files: n, inBytes: j.srcSize, base: catBc},
+			&measurement{direction: toTar, kind: kindReverse, order: "address", tool: "itarconv convert X.barecat DIR --order address", files: n, inBytes: j.srcSize, base: catBc},
+		)
+	}
+	if cfg.only["tbl"] {
+		catT := &measurement{direction: tblToTar, kind: kindCat, cat: catTBL, tool: "cat X.tbl > f && sync f (baseline)", files: n, inBytes: j.tblSize}
+		ms = append(ms, catT,
+			&measurement{direction: tblToTar, kind: kindTBLReverse, tool: "itarconv convert X.tbl DIR", files: n, inBytes: j.tblSize, base: catT},
+		)
 	}
 
 	// Warm-up: every tool once, untimed, outputs checked.
@@ -234,7 +348,30 @@ func runBench(cfg config) error {
 			return err
 		}
 	}
-	fmt.Println("checks: every output holds", d.Members, "files (Barecat: counted in its index; tar: `itarconv inspect` rows of the fold's TARIDX)")
+	fmt.Println("checks: every output holds", d.Members, "files (Barecat: counted in its index; TBL: samples of `itarconv inspect --json`; tar: `itarconv inspect` rows of the fold's TARIDX)")
+
+	// The RSS check: every TBL conversion once more, untimed, on one
+	// shard's worth of data.
+	if cfg.only["tbl"] {
+		for _, m := range ms {
+			if m.kind != kindTBL && m.kind != kindTBLLZ4 && m.kind != kindTBLReverse {
+				continue
+			}
+			out := filepath.Join(j.work, "small-out")
+			if m.kind != kindTBLReverse {
+				out += ".tbl"
+			}
+			r, err := runConvert(j, m.kind, out, smallInput, true)
+			if err != nil {
+				return err
+			}
+			m.smallRSS = r.rss
+			if err := clean(out); err != nil {
+				return err
+			}
+		}
+		fmt.Printf("RSS check: each TBL conversion also ran once, untimed, on one tar shard's worth (%d members)\n", j.smallN)
+	}
 
 	// The repetitions are interleaved (each rep runs every tool once) so
 	// that a slow phase of the machine hits all tools alike. On a shared
@@ -269,7 +406,7 @@ func runBench(cfg config) error {
 	fmt.Println()
 	printTable(os.Stdout, ms)
 	fmt.Println()
-	printTargets(os.Stdout, ms, cfg.quick)
+	printTargets(os.Stdout, ms, cfg.quick, j.smallN)
 	return nil
 }
 
@@ -285,19 +422,29 @@ func runOne(j *job, m *measurement, check bool) (runResult, error) {
 	var out string
 	var r runResult
 	var err error
-	switch {
-	case m.kind == kindCat && m.direction == toBarecat:
+	switch m.kind {
+	case kindCat:
 		out = filepath.Join(j.work, "cat.out")
-		r, err = runCat(j.shards, out)
-	case m.kind == kindCat:
-		out = filepath.Join(j.work, "cat.out")
-		r, err = runCat(j.srcShs, out)
-	case m.kind == kindCopy || m.kind == kindWrap:
+		files := j.shards
+		switch m.cat {
+		case catBarecat:
+			files = j.srcShs
+		case catTBL:
+			files = []string{j.tblSrc}
+		}
+		r, err = runCat(files, out)
+	case kindCopy, kindWrap:
 		out = filepath.Join(j.work, "out.barecat")
 		r, err = runConvert(j, m.kind, out, "", check)
-	case m.kind == kindReverse:
+	case kindReverse:
 		out = filepath.Join(j.work, "out-"+m.order)
 		r, err = runConvert(j, m.kind, out, m.order, check)
+	case kindTBL, kindTBLLZ4:
+		out = filepath.Join(j.work, "out.tbl")
+		r, err = runConvert(j, m.kind, out, "", check)
+	case kindTBLReverse:
+		out = filepath.Join(j.work, "out-tbl")
+		r, err = runConvert(j, m.kind, out, "", check)
 	}
 	if err != nil {
 		return r, err
@@ -337,9 +484,16 @@ func runCat(files []string, out string) (runResult, error) {
 
 // runConvert runs one `itarconv convert -q --json` into out. With check it
 // verifies the output: a Barecat archive is opened and its files counted; a
-// tar fold's index is read back with `itarconv inspect --json`.
+// TBL file's samples and a tar fold's index are read back with `itarconv
+// inspect --json`. For the TBL kinds, order smallInput converts one shard's
+// worth (j.smallShard, j.smallTBL) instead of the whole dataset.
 func runConvert(j *job, kind int, out, order string, check bool) (runResult, error) {
 	var args []string
+	n := int64(j.d.Members)
+	tarIn, tblIn := j.dataDir, j.tblSrc
+	if order == smallInput {
+		n, tarIn, tblIn = j.smallN, j.smallShard, j.smallTBL
+	}
 	switch kind {
 	case kindCopy:
 		args = []string{"convert", "-q", "--json", j.dataDir, out}
@@ -347,6 +501,12 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 		args = []string{"convert", "-q", "--json", "--wrap", j.dataDir, out}
 	case kindReverse:
 		args = []string{"convert", "-q", "--json", j.src, out, "--order", order}
+	case kindTBL:
+		args = []string{"convert", "-q", "--json", tarIn, out}
+	case kindTBLLZ4:
+		args = []string{"convert", "-q", "--json", "--lz4", tarIn, out}
+	case kindTBLReverse:
+		args = []string{"convert", "-q", "--json", "--fold", j.d.Fold, tblIn, out}
 	}
 	cmd := exec.Command(j.bin, args...)
 	var stdout, stderr bytes.Buffer
@@ -359,8 +519,26 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 		return runResult{}, fmt.Errorf("%s: %v\n%s", what, err, stderr.Bytes())
 	}
 	r := runResult{wall: wall, cpu: cpuSeconds(cmd.ProcessState), rss: maxRSS(cmd.ProcessState)}
-	n := int64(j.d.Members)
-	if kind == kindReverse {
+	if kind == kindTBL || kind == kindTBLLZ4 {
+		var st struct{ Samples int64 }
+		if err := json.Unmarshal(stdout.Bytes(), &st); err != nil {
+			return r, fmt.Errorf("%s: %v in %q", what, err, stdout.Bytes())
+		}
+		if st.Samples != n {
+			return r, fmt.Errorf("%s: wrote %d samples, %d members were generated", what, st.Samples, n)
+		}
+		if check {
+			samples, err := inspectTBL(j.bin, out)
+			if err != nil {
+				return r, err
+			}
+			if samples != n {
+				return r, fmt.Errorf("%s: the TBL file holds %d samples, %d members were generated", what, samples, n)
+			}
+		}
+		return r, nil
+	}
+	if kind == kindReverse || kind == kindTBLReverse {
 		var st struct {
 			Members int64
 			Index   struct{ Rows int64 }
@@ -432,6 +610,25 @@ func inspectRows(bin, idx string) (int64, error) {
 		return 0, fmt.Errorf("itarconv inspect --json %s: %v", idx, err)
 	}
 	return v.Header.NRows, nil
+}
+
+// inspectTBL reads the sample count of a TBL file with `itarconv inspect`.
+func inspectTBL(bin, path string) (int64, error) {
+	out, err := exec.Command(bin, "inspect", "--json", path).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return 0, fmt.Errorf("itarconv inspect --json %s: %v\n%s", path, err, ee.Stderr)
+		}
+		return 0, err
+	}
+	var v struct {
+		Samples int64 `json:"samples"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return 0, fmt.Errorf("itarconv inspect --json %s: %v", path, err)
+	}
+	return v.Samples, nil
 }
 
 // buildItarconv compiles the command from the module this program is in.
@@ -677,16 +874,6 @@ func rate(r float64) string {
 	return fmt.Sprintf("%.0f", r)
 }
 
-// baseline is the cat row of m's direction.
-func baseline(ms []*measurement, m *measurement) *measurement {
-	for _, b := range ms {
-		if b.direction == m.direction && b.kind == kindCat {
-			return b
-		}
-	}
-	return nil
-}
-
 func printTable(w io.Writer, ms []*measurement) {
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
@@ -694,7 +881,7 @@ func printTable(w io.Writer, ms []*measurement) {
 	fmt.Fprintln(tw, "direction\ttool\tmedian s\tmin-max s\tfiles/s\tMB/s\tx cat\tpeak RSS MiB\tcpu s\t")
 	for _, m := range ms {
 		ratio := "1.00"
-		if b := baseline(ms, m); b != nil && b != m {
+		if b := m.base; b != nil {
 			ratio = fmt.Sprintf("%.2f", m.median()/b.median())
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f-%.3f\t%s\t%.0f\t%s\t%.1f\t%.3f\t\n",
@@ -703,8 +890,8 @@ func printTable(w io.Writer, ms []*measurement) {
 	}
 	tw.Flush()
 	fmt.Fprintln(bw, "median/min-max s: wall time of the whole run as this program sees it, process start and fsync included;")
-	fmt.Fprintln(bw, "files/s = generated members / median s; MB/s = bytes of the direction's input shards (10^6 B) / median s;")
-	fmt.Fprintln(bw, "x cat = median / median of the cat baseline of the same direction; peak RSS: the highest of all runs")
+	fmt.Fprintln(bw, "files/s = generated members (= TBL samples) / median s; MB/s = bytes of the direction's input (10^6 B) / median s;")
+	fmt.Fprintln(bw, "x cat = median / median of the direction's cat baseline (from tar: the tar shards'); peak RSS: the highest of all runs")
 	fmt.Fprintln(bw, "(for cat, of the shell and its children); cpu s: median user+sys of the child(ren).")
 }
 
@@ -715,8 +902,11 @@ func verdict(ok bool) string {
 	return "FAIL"
 }
 
-func printTargets(w io.Writer, ms []*measurement, quick bool) {
+func printTargets(w io.Writer, ms []*measurement, quick bool, smallN int64) {
 	find := func(kind int, order string) *measurement {
+		if kind == kindCat {
+			return nil
+		}
 		for _, m := range ms {
 			if m.kind == kind && m.order == order {
 				return m
@@ -731,7 +921,7 @@ func printTargets(w io.Writer, ms []*measurement, quick bool) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	ratioTarget := func(m *measurement, limit float64) {
-		b := baseline(ms, m)
+		b := m.base
 		ratio := m.median() / b.median()
 		fmt.Fprintf(tw, "  %s\ttime <= %.0f x cat\t%.3fs / %.3fs = %.2fx\t%s\n", m.tool, limit,
 			m.median(), b.median(), ratio, verdict(ratio <= limit))
@@ -747,10 +937,28 @@ func printTargets(w io.Writer, ms []*measurement, quick bool) {
 			ratioTarget(m, targetReverseRatio)
 		}
 	}
+	if m := find(kindTBL, ""); m != nil {
+		ratioTarget(m, targetTBLRatio)
+	}
+	if m := find(kindTBLLZ4, ""); m != nil {
+		fmt.Fprintf(tw, "  %s\t(no target)\t%.3fs / %.3fs = %.2fx\t-\n", m.tool, m.median(), m.base.median(), m.median()/m.base.median())
+	}
+	if m := find(kindTBLReverse, ""); m != nil {
+		ratioTarget(m, targetTBLRevRatio)
+	}
+	for _, k := range []int{kindTBL, kindTBLLZ4, kindTBLReverse} {
+		if m := find(k, ""); m != nil && m.smallRSS > 0 {
+			limit := int64(float64(m.smallRSS)*rssGrowth) + rssSlack
+			fmt.Fprintf(tw, "  %s\tpeak RSS flat in data size\t%.1f MiB (%d members) vs %.1f MiB (%d members)\t%s\n", m.tool,
+				float64(m.maxRSS)/(1<<20), m.files, float64(m.smallRSS)/(1<<20), smallN, verdict(m.maxRSS <= limit))
+		}
+	}
 	tw.Flush()
 
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "for context, upstream barecat on this kind of machine (measured by an earlier session, not re-measured here):")
+	if find(kindCopy, "") != nil || find(kindReverse, "path") != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "for context, upstream barecat on this kind of machine (measured by an earlier session, not re-measured here):")
+	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	context := func(what string, up float64, m *measurement) {
 		if m == nil {
@@ -763,4 +971,17 @@ func printTargets(w io.Writer, ms []*measurement, quick bool) {
 	context("back to tar, --order path", upstreamReverseRate, find(kindReverse, "path"))
 	context("back to tar, --order address", upstreamReverseRate, find(kindReverse, "address"))
 	tw.Flush()
+
+	if m := find(kindTBL, ""); m != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "for context, upstream TurboLoader's converters here (measured by an earlier session, not re-measured here):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  tar -> TBL, v2 tool\tupstream %s samples/s\titarconv (v2) %s samples/s\t(%.1fx)\n",
+			rate(upstreamTBLv2Rate), rate(m.rate()), m.rate()/upstreamTBLv2Rate)
+		fmt.Fprintf(tw, "  tar -> TBL, v1 tool\tupstream %s samples/s\titarconv (v2) %s samples/s\t(%.1fx)\n",
+			rate(upstreamTBLv1Rate), rate(m.rate()), m.rate()/upstreamTBLv1Rate)
+		tw.Flush()
+		fmt.Fprintln(w, "  (upstream's v1 tool slows quadratically with the sample count and holds all the data in RAM)")
+		tw.Flush()
+	}
 }
