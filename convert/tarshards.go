@@ -21,6 +21,10 @@ type TarShards struct {
 	Options tarscan.Options
 	// Stats has one entry per shard, filled as the shard is scanned.
 	Stats []TarShardStats
+	// BatchBytes, if set, also ends a batch once its rows' payloads add up
+	// to that many bytes: sinks that read payloads while preparing a batch
+	// hold them in memory until it is written.
+	BatchBytes int64
 
 	open    *os.File // the shard OpenPayload read last
 	openIdx int
@@ -96,7 +100,9 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]Row) error)
 
 	rows := make([]Row, 0, batchRows)
 	arena := make([]byte, 0, 64<<10)
+	var batchBytes int64
 	flush := func() error {
+		batchBytes = 0
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -147,7 +153,8 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]Row) error)
 			ModTime: m.ModTime, ModTimeNsec: m.ModTimeNsec,
 			DataFile: shard, Offset: m.HeaderOffset, DataOffset: m.DataOffset,
 		})
-		if len(rows) == batchRows {
+		batchBytes += m.Size
+		if len(rows) == batchRows || (t.BatchBytes > 0 && batchBytes >= t.BatchBytes) {
 			if err := flush(); err != nil {
 				return err
 			}

@@ -71,6 +71,7 @@ func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions)
 		return nil, err
 	}
 	src := NewTarShards(shards, opts.Scan)
+	src.BatchBytes = 2 << 20 // payloads wait in memory between Prepare and Write
 	defer src.Close()
 	sink := &tblSink{w: w, src: src, sel: &tblSelector{compat: opts.CompatTurboLoader, shards: shards, skipped: map[string]int64{}},
 		opts: opts, stats: &TBLStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames}}
@@ -93,35 +94,41 @@ type tblSelector struct {
 	skipped map[string]int64
 }
 
-// take reports whether a row becomes a sample.
+// take reports whether a row becomes a sample and counts those that do not.
 func (s *tblSelector) take(shard int, r *Row) (bool, error) {
+	reason, err := s.reason(shard, r)
+	if reason != "" {
+		s.skipped[reason]++
+	}
+	return reason == "" && err == nil, err
+}
+
+// reason says why a row does not become a sample ("" when it does). It
+// keeps no state, so workers may call it in parallel.
+func (s *tblSelector) reason(shard int, r *Row) (string, error) {
 	if !s.compat {
 		if r.Kind != KindFile {
-			s.skipped[r.Kind.String()]++
-			return false, nil
+			return r.Kind.String(), nil
 		}
-		return true, nil
+		return "", nil
 	}
 	// TurboLoader's v2 tool: type '0' or NUL, size > 0, and a known
 	// extension after the last dot of the name field read as a C string,
 	// which for a 100-byte name runs on into the mode field.
 	if r.Type != tarscan.TypeReg && r.Type != tarscan.TypeRegA {
-		s.skipped["not a regular file"]++
-		return false, nil
+		return "not a regular file", nil
 	}
 	if r.Size == 0 {
-		s.skipped["empty"]++
-		return false, nil
+		return "empty", nil
 	}
 	name, err := s.compatName(shard, r)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	if tbl.FormatFromName(name) == tbl.FormatUnknown {
-		s.skipped["unknown extension"]++
-		return false, nil
+		return "unknown extension", nil
 	}
-	return true, nil
+	return "", nil
 }
 
 // compatName is the member's name as TurboLoader reads it.
@@ -150,53 +157,79 @@ type tblSink struct {
 	sel   *tblSelector
 	opts  TBLOptions
 	stats *TBLStats
-	buf   []byte
 }
 
-func (s *tblSink) Prepare(*Batch) error { return nil }
-func (s *tblSink) EndShard(int) error   { return nil }
-func (s *tblSink) Write(b *Batch) error {
+// tblPrepared is one row of a batch, ready to append.
+type tblPrepared struct {
+	skip   string // why the row is not a sample, or ""
+	sample tbl.Prepared
+	meta   []tbl.MetaEntry
+}
+
+// Prepare reads each sample of the batch and works out its checksum,
+// dimensions and LZ4 block on the worker, so that Write only appends.
+func (s *tblSink) Prepare(b *Batch) error {
+	out := make([]tblPrepared, len(b.Rows))
+	var f *os.File
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
 	for i := range b.Rows {
 		r := &b.Rows[i]
-		ok, err := s.sel.take(b.Shard, r)
+		why, err := s.sel.reason(b.Shard, r)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if why != "" {
+			out[i].skip = why
 			continue
+		}
+		if f == nil {
+			if f, err = os.Open(s.src.Paths[b.Shard]); err != nil {
+				return err
+			}
+		}
+		data := make([]byte, r.Size)
+		if _, err := f.ReadAt(data, r.DataOffset); err != nil {
+			return fmt.Errorf("%s: offset %d: reading %q: %w", s.src.Paths[b.Shard], r.Offset, r.Name, err)
 		}
 		name := string(r.Name)
 		format := tbl.FormatFromName(name)
 		if s.opts.Version == 1 && format > tbl.TIFF {
 			format = tbl.FormatUnknown // v1 knows formats up to TIFF
 		}
-		p, err := s.src.OpenPayload(r)
-		if err != nil {
-			return err
-		}
-		if int64(cap(s.buf)) < r.Size {
-			s.buf = make([]byte, r.Size)
-		}
-		data := s.buf[:r.Size]
-		if _, err := io.ReadFull(p, data); err != nil {
-			return fmt.Errorf("%s: offset %d: reading %q: %w", s.src.Paths[b.Shard], r.Offset, name, err)
-		}
-		var meta []tbl.MetaEntry
-		if s.opts.Version == 2 && !s.opts.NoNames {
-			meta = []tbl.MetaEntry{tbl.NameMeta(name)}
-		}
+		var width, height uint16
 		if s.opts.Version == 2 {
-			width, height := tbl.ImageDimensions(format, data)
-			err = s.w.AddImage(format, width, height, bytes.NewReader(data), r.Size, meta)
-		} else {
-			err = s.w.Add(format, bytes.NewReader(data), r.Size, meta)
+			width, height = tbl.ImageDimensions(format, data)
+			if !s.opts.NoNames {
+				out[i].meta = []tbl.MetaEntry{tbl.NameMeta(name)}
+			}
 		}
-		if err != nil {
+		if out[i].sample, err = tbl.PrepareSample(s.opts.Version, s.opts.LZ4, format, width, height, data); err != nil {
 			return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[b.Shard], r.Offset, name, err)
 		}
+	}
+	b.Prep = out
+	return nil
+}
+
+func (s *tblSink) EndShard(int) error { return nil }
+
+func (s *tblSink) Write(b *Batch) error {
+	for i, p := range b.Prep.([]tblPrepared) {
+		if p.skip != "" {
+			s.sel.skipped[p.skip]++
+			continue
+		}
+		r := &b.Rows[i]
+		if err := s.w.AddPrepared(p.sample, p.meta); err != nil {
+			return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[b.Shard], r.Offset, r.Name, err)
+		}
 		s.stats.Samples++
-		s.stats.Bytes += r.Size
-		s.stats.Formats[format.String()]++
+		s.stats.Bytes += int64(p.sample.Size)
+		s.stats.Formats[p.sample.Format.String()]++
 	}
 	return nil
 }
