@@ -221,3 +221,30 @@ func TestReuseTars(t *testing.T) {
 		t.Errorf("got %v, want a refusal", err)
 	}
 }
+
+// TestBarecatToTarChecksCRC: a flipped byte in a Barecat shard stops the
+// conversion back to tar with the archive's CRC error, and leaves no fold.
+func TestBarecatToTarChecksCRC(t *testing.T) {
+	_, shards := sampleShards(t)
+	out := filepath.Join(t.TempDir(), "d.barecat")
+	if _, err := TarToBarecat(context.Background(), shards, out, BarecatOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	shard := barecat.ShardPath(out, 0)
+	b, _ := os.ReadFile(shard)
+	b[len(b)-1] ^= 0xff // the last byte of the last file
+	os.WriteFile(shard, b, 0o644)
+	a, err := barecat.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	dir := filepath.Join(t.TempDir(), "back")
+	_, err = WriteFold(context.Background(), &BarecatSource{Archive: a, Order: barecat.ByAddress}, FoldOptions{Dir: dir})
+	if !errors.Is(err, barecat.ErrCRC) {
+		t.Fatalf("got %v, want ErrCRC", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
+	}
+}

@@ -60,26 +60,14 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 	scan := opts.Scan
 	scan.HeaderBlocks = opts.CompatGLZN
 	src := NewTarShards(shards, scan)
-	sink := &taridxSink{w: w, compat: opts.CompatGLZN, stem: opts.Stem, notRegular: map[string]int64{}}
-	sink.shardNames = shards
+	sink := &taridxSink{w: w, rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
 	err = Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {
 		w.Abort()
 		return nil, err
 	}
-	st := &IndexStats{
-		Output:     out,
-		Shards:     len(shards),
-		Rows:       w.Rows(),
-		Stems:      w.NStems(),
-		Exts:       append([]string(nil), w.Exts()...),
-		Crash:      len(w.CrashStems()),
-		Contiguous: w.Contiguous(),
-		Bytes:      sink.bytes,
-		NotRegular: sink.notRegular,
-		NoExt:      sink.noExt, SpaceInExt: sink.spaceExt,
-		SkippedNames: sink.skippedNames, HardlinkNames: sink.hardlinkNames,
-	}
+	st := sink.tally.stats(out, w)
+	st.Shards = len(shards)
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
@@ -101,25 +89,12 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 	return st, nil
 }
 
-// taridxSink turns rows into TARIDX entries. Prepare decodes names and
-// hashes stems on the workers; Write assigns ids in order.
-type taridxSink struct {
-	w      *taridx.Writer
+// indexRules decide, row by row, what a TARIDX holds: with glzn's
+// compatibility every row; by default regular files with a usable
+// extension, keyed by the stem of their full name.
+type indexRules struct {
 	compat bool
 	stem   taridx.StemMode
-
-	shardNames    []string
-	bytes         int64
-	notRegular    map[string]int64
-	noExt         int64
-	spaceExt      int64
-	skippedNames  []string
-	hardlinkNames []string
-}
-
-type preparedEntries struct {
-	entries []taridx.Entry
-	skipped []skip
 }
 
 type skip struct {
@@ -128,34 +103,99 @@ type skip struct {
 	name   string
 }
 
+// entry gives a row's entry (Fid and Offset left for the caller), or why
+// the row is left out. It keeps no state: workers call it in parallel.
+func (ir indexRules) entry(r *Row) (taridx.Entry, skip, bool) {
+	if !ir.compat && r.Kind != KindFile {
+		sk := skip{kind: r.Kind, reason: 0}
+		if r.Kind == KindHardlink {
+			sk.name = taridx.DecodeName(r.Name)
+		}
+		return taridx.Entry{}, sk, false
+	}
+	name := taridx.DecodeName(r.Name)
+	stem, ext := taridx.SplitName(name, ir.stem)
+	if !ir.compat {
+		if ext == "" {
+			return taridx.Entry{}, skip{reason: 1, name: name}, false
+		}
+		if taridx.HasPySpace(ext) {
+			return taridx.Entry{}, skip{reason: 2, name: name}, false
+		}
+	}
+	return taridx.Entry{Size: uint64(r.Size), Stem: stem, Ext: ext, KeyHash: taridx.KeyHash(stem)}, skip{}, true
+}
+
+// indexTally counts what an index left out, with a few examples.
+type indexTally struct {
+	bytes         int64
+	notRegular    map[string]int64
+	noExt         int64
+	spaceExt      int64
+	skippedNames  []string
+	hardlinkNames []string
+}
+
+func (t *indexTally) skipped(k skip) {
+	switch k.reason {
+	case 0:
+		if t.notRegular == nil {
+			t.notRegular = map[string]int64{}
+		}
+		t.notRegular[k.kind.String()]++
+		if k.kind == KindHardlink && len(t.hardlinkNames) < maxReportedNames {
+			t.hardlinkNames = append(t.hardlinkNames, k.name)
+		}
+		return
+	case 1:
+		t.noExt++
+	case 2:
+		t.spaceExt++
+	}
+	if len(t.skippedNames) < maxReportedNames {
+		t.skippedNames = append(t.skippedNames, k.name)
+	}
+}
+
+// stats describes the index w wrote.
+func (t *indexTally) stats(out string, w *taridx.Writer) *IndexStats {
+	notRegular := t.notRegular
+	if notRegular == nil {
+		notRegular = map[string]int64{}
+	}
+	return &IndexStats{
+		Output: out, Rows: w.Rows(), Stems: w.NStems(), Exts: append([]string(nil), w.Exts()...),
+		Crash: len(w.CrashStems()), Contiguous: w.Contiguous(), Bytes: t.bytes,
+		NotRegular: notRegular, NoExt: t.noExt, SpaceInExt: t.spaceExt,
+		SkippedNames: t.skippedNames, HardlinkNames: t.hardlinkNames,
+	}
+}
+
+// taridxSink turns rows of tar shards into TARIDX entries. Prepare decodes
+// names and hashes stems on the workers; Write assigns ids in order.
+type taridxSink struct {
+	w          *taridx.Writer
+	rules      indexRules
+	shardNames []string
+	tally      indexTally
+}
+
+type preparedEntries struct {
+	entries []taridx.Entry
+	skipped []skip
+}
+
 func (s *taridxSink) Prepare(b *Batch) error {
 	p := &preparedEntries{entries: make([]taridx.Entry, 0, len(b.Rows))}
 	for i := range b.Rows {
 		r := &b.Rows[i]
-		if !s.compat && r.Kind != KindFile {
-			sk := skip{kind: r.Kind, reason: 0}
-			if r.Kind == KindHardlink {
-				sk.name = taridx.DecodeName(r.Name)
-			}
+		e, sk, ok := s.rules.entry(r)
+		if !ok {
 			p.skipped = append(p.skipped, sk)
 			continue
 		}
-		name := taridx.DecodeName(r.Name)
-		stem, ext := taridx.SplitName(name, s.stem)
-		if !s.compat {
-			if ext == "" {
-				p.skipped = append(p.skipped, skip{reason: 1, name: name})
-				continue
-			}
-			if taridx.HasPySpace(ext) {
-				p.skipped = append(p.skipped, skip{reason: 2, name: name})
-				continue
-			}
-		}
-		p.entries = append(p.entries, taridx.Entry{
-			Fid: uint16(b.Shard), Offset: uint64(r.Offset), Size: uint64(r.Size),
-			Stem: stem, Ext: ext, KeyHash: taridx.KeyHash(stem),
-		})
+		e.Fid, e.Offset = uint16(b.Shard), uint64(r.Offset)
+		p.entries = append(p.entries, e)
 	}
 	b.Prep = p
 	return nil
@@ -167,24 +207,10 @@ func (s *taridxSink) Write(b *Batch) error {
 		if err := s.w.Add(e); err != nil {
 			return fmt.Errorf("%s: offset %d: %w", s.shardNames[b.Shard], e.Offset, err)
 		}
-		s.bytes += int64(e.Size)
+		s.tally.bytes += int64(e.Size)
 	}
 	for _, k := range p.skipped {
-		switch k.reason {
-		case 0:
-			s.notRegular[k.kind.String()]++
-			if k.kind == KindHardlink && len(s.hardlinkNames) < maxReportedNames {
-				s.hardlinkNames = append(s.hardlinkNames, k.name)
-			}
-			continue
-		case 1:
-			s.noExt++
-		case 2:
-			s.spaceExt++
-		}
-		if len(s.skippedNames) < maxReportedNames {
-			s.skippedNames = append(s.skippedNames, k.name)
-		}
+		s.tally.skipped(k)
 	}
 	return nil
 }

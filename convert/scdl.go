@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -18,7 +17,6 @@ import (
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
-	"github.com/itarconv/itarconv/formats/tarshard"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -108,7 +106,7 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 		if opts.CellsPerShard > 0 {
 			maxMembers = 3 * opts.CellsPerShard
 		}
-		st.Fold, err = writeCellFold(ctx, newSCDLCellSource(a), FoldOptions{Dir: opts.Dir, Fold: opts.Fold,
+		st.Fold, err = WriteFold(ctx, newSCDLCellSource(a), FoldOptions{Dir: opts.Dir, Fold: opts.Fold,
 			ShardSize: opts.ShardSize, MaxMembers: maxMembers, Workers: opts.Workers, Progress: opts.Progress})
 		if err != nil {
 			removeFold(opts.Dir, SCDLMetaFold, st.Meta)
@@ -335,99 +333,6 @@ func (s *scdlCellSource) Scan(ctx context.Context, shard int, emit func([]Row) e
 	}
 	return nil
 }
-
-// writeCellFold is WriteFold for the cells, which are many small members:
-// the ordered writer indexes each member as it writes it instead of
-// scanning the shards again afterwards (the same TARIDX, for a tenth of
-// the cost). Key hashes are computed on the workers.
-func writeCellFold(ctx context.Context, src *scdlCellSource, opts FoldOptions) (*FoldStats, error) {
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return nil, err
-	}
-	w, err := tarshard.Create(tarshard.Options{Dir: opts.Dir, Fold: opts.Fold, ShardSize: opts.ShardSize, MaxMembers: opts.MaxMembers})
-	if err != nil {
-		return nil, err
-	}
-	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
-	x, err := taridx.Create(idx, taridx.WriterOptions{})
-	if err != nil {
-		return nil, err
-	}
-	sink := &cellFoldSink{w: w, x: x, stats: &FoldStats{Skipped: map[string]int64{}}}
-	if err := Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
-		w.Abort()
-		x.Abort()
-		return nil, err
-	}
-	ist := &IndexStats{Output: idx, Rows: x.Rows(), Stems: x.NStems(), Exts: append([]string(nil), x.Exts()...),
-		Crash: len(x.CrashStems()), Contiguous: x.Contiguous(), Bytes: sink.stats.Bytes, Members: sink.stats.Members,
-		NotRegular: map[string]int64{}}
-	if w.Shards() > taridx.MaxShards {
-		w.Abort()
-		x.Abort()
-		return nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size or --cells-per-shard)", w.Shards(), taridx.MaxShards)
-	}
-	shards, err := w.Close()
-	if err != nil {
-		x.Abort()
-		return nil, err
-	}
-	if err := x.Close(); err != nil {
-		for _, s := range shards {
-			os.Remove(s)
-		}
-		return nil, fmt.Errorf("indexing the new fold: %w", err)
-	}
-	ist.Shards = len(shards)
-	sink.stats.Shards, sink.stats.Index = shards, ist
-	return sink.stats, nil
-}
-
-type cellFoldSink struct {
-	w     *tarshard.Writer
-	x     *taridx.Writer
-	stats *FoldStats
-}
-
-// cellEntries are a batch's index entries but for their location.
-type cellEntries []taridx.Entry
-
-func (s *cellFoldSink) Prepare(b *Batch) error {
-	e := make(cellEntries, len(b.Rows))
-	for i := range b.Rows {
-		name := b.Rows[i].Name
-		dot := bytes.IndexByte(name, '.')
-		e[i].Stem, e[i].Ext = string(name[:dot]), string(name[dot+1:])
-		e[i].KeyHash = taridx.KeyHash(e[i].Stem)
-	}
-	b.Prep = e
-	return nil
-}
-
-func (s *cellFoldSink) Write(b *Batch) error {
-	entries := b.Prep.(cellEntries)
-	for i := range b.Rows {
-		r := &b.Rows[i]
-		m := tarshard.Member{Name: string(r.Name), Typeflag: tar.TypeReg, Size: r.Size, Mode: r.Mode}
-		loc, err := s.w.Add(m, bytes.NewReader(r.Inline))
-		if err != nil {
-			return fmt.Errorf("writing cell member %s: %w", r.Name, err)
-		}
-		e := &entries[i]
-		e.Fid, e.Offset, e.Size = uint16(loc.Shard), uint64(loc.HeaderOffset), uint64(r.Size)
-		if loc.Shard > math.MaxUint16 {
-			return fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size or --cells-per-shard)", loc.Shard+1, taridx.MaxShards)
-		}
-		if err := s.x.Add(*e); err != nil {
-			return err
-		}
-		s.stats.Members++
-		s.stats.Bytes += r.Size
-	}
-	return nil
-}
-
-func (s *cellFoldSink) EndShard(int) error { return nil }
 
 // SCDLImportOptions tune TarToSCDL.
 type SCDLImportOptions struct {

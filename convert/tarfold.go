@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarshard"
 )
 
@@ -43,9 +44,12 @@ type FoldStats struct {
 }
 
 // WriteFold copies every row of src into a fold of tar shards in
-// opts.Dir, then indexes it. Regular files, directories and symbolic links
-// are written; other kinds are counted in Skipped. Nothing appears under
-// the fold's names unless the whole fold was written.
+// opts.Dir and indexes it as it writes (the writer knows every member's
+// header offset, so the shards are not read again). Regular files,
+// directories and symbolic links are written; other kinds are counted in
+// Skipped. The index follows the default rules (opts.Index.Stem,
+// opts.Index.Contiguous). Nothing appears under the fold's names unless the
+// whole fold was written; the index comes last.
 func WriteFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*FoldStats, error) {
 	if opts.Fold == "" {
 		opts.Fold = "train"
@@ -57,33 +61,64 @@ func WriteFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*FoldS
 	if err != nil {
 		return nil, err
 	}
-	sink := &tarFoldSink{src: src, w: w, stats: &FoldStats{Skipped: map[string]int64{}}}
+	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
+	x, err := taridx.Create(idx, taridx.WriterOptions{Contiguous: opts.Index.Contiguous})
+	if err != nil {
+		return nil, err
+	}
+	sink := &tarFoldSink{src: src, w: w, x: x, rules: indexRules{stem: opts.Index.Stem}, stats: &FoldStats{Skipped: map[string]int64{}}}
 	if err := Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 		w.Abort()
+		x.Abort()
 		return nil, err
 	}
 	shards, err := w.Close()
 	if err != nil {
+		x.Abort()
 		return nil, err
 	}
-	sink.stats.Shards = shards
-	idx, err := BuildIndex(ctx, shards, filepath.Join(opts.Dir, opts.Fold+".taridx"), opts.Index)
-	if err != nil {
+	ist := sink.tally.stats(idx, x)
+	if err := x.Close(); err != nil {
+		for _, s := range shards {
+			os.Remove(s)
+		}
 		return nil, fmt.Errorf("indexing the new fold: %w", err)
 	}
-	sink.stats.Index = idx
+	ist.Shards, ist.Members = len(shards), sink.stats.Members
+	sink.stats.Shards, sink.stats.Index = shards, ist
 	return sink.stats, nil
 }
 
 type tarFoldSink struct {
 	src   PayloadSource
 	w     *tarshard.Writer
+	x     *taridx.Writer
+	rules indexRules
+	tally indexTally
 	stats *FoldStats
 }
 
-func (s *tarFoldSink) Prepare(*Batch) error { return nil }
+// foldEntry is a row's index entry, worked out on a worker; its place in
+// the fold is known only once the writer has written it.
+type foldEntry struct {
+	e  taridx.Entry
+	sk skip
+	ok bool
+}
+
+func (s *tarFoldSink) Prepare(b *Batch) error {
+	p := make([]foldEntry, len(b.Rows))
+	for i := range b.Rows {
+		if b.Rows[i].Kind == KindFile {
+			p[i].e, p[i].sk, p[i].ok = s.rules.entry(&b.Rows[i])
+		}
+	}
+	b.Prep = p
+	return nil
+}
 
 func (s *tarFoldSink) Write(b *Batch) error {
+	prep := b.Prep.([]foldEntry)
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		m := tarshard.Member{
@@ -111,7 +146,8 @@ func (s *tarFoldSink) Write(b *Batch) error {
 			s.stats.Skipped[r.Kind.String()]++
 			continue
 		}
-		if _, err := s.w.Add(m, data); err != nil {
+		loc, err := s.w.Add(m, data)
+		if err != nil {
 			return fmt.Errorf("writing %s: %w", s.src.ShardName(b.Shard), err)
 		}
 		if c, ok := data.(io.Closer); ok {
@@ -121,6 +157,23 @@ func (s *tarFoldSink) Write(b *Batch) error {
 		}
 		s.stats.Members++
 		s.stats.Bytes += m.Size
+		if r.Kind != KindFile {
+			s.tally.skipped(skip{kind: r.Kind})
+			continue
+		}
+		if !prep[i].ok {
+			s.tally.skipped(prep[i].sk)
+			continue
+		}
+		if loc.Shard >= taridx.MaxShards {
+			return fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size)", loc.Shard+1, taridx.MaxShards)
+		}
+		e := prep[i].e
+		e.Fid, e.Offset = uint16(loc.Shard), uint64(loc.HeaderOffset)
+		if err := s.x.Add(e); err != nil {
+			return fmt.Errorf("indexing %q: %w", r.Name, err)
+		}
+		s.tally.bytes += r.Size
 	}
 	return nil
 }

@@ -86,7 +86,7 @@ verifies members through them.`,
 	}
 	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "no progress bar and no summary")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newIndexCmd(e), newConvertCmd(e), newInspectCmd(e), newLsCmd(e), newCatCmd(e), newVerifyCmd(e))
+	root.AddCommand(newIndexCmd(e), newConvertCmd(e), newInspectCmd(e), newLsCmd(e), newCatCmd(e), newVerifyCmd(e), newBenchCmd(e))
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }

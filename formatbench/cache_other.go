@@ -1,0 +1,11 @@
+//go:build !linux
+
+package formatbench
+
+import "errors"
+
+func dropPages([]string) (int64, error) {
+	return 0, errors.New("dropping a file's pages is implemented on Linux only")
+}
+
+func syncFiles([]string) {}

@@ -1,0 +1,697 @@
+// Package formatbench compares the dataset formats itarconv writes on one
+// fold of tar shards: it converts the fold into each format with the
+// library's own conversions, then times, side by side in one run, the
+// build, the bytes on disk, opening the index, random-access reads of one
+// seeded list of samples (page cache warm, and cold where the kernel lets
+// the files' pages be dropped) and a sequential read of every sample, each
+// through the format's own reader. Every byte read is checked against a
+// hash of the source's payload: a format that returns wrong bytes is a
+// failure, not a result.
+package formatbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/itarconv/itarconv/bench"
+)
+
+// ErrFailed: at least one format could not be built or returned wrong
+// bytes; the report names it.
+var ErrFailed = errors.New("format benchmark failed")
+
+// Synthetic describes a generated source: Samples members (pairs of .jpg
+// and .cls sharing a stem, rounded down to an even count), payload sizes
+// drawn uniformly from [MinSize, MaxSize], in Shards tar shards.
+type Synthetic struct {
+	Samples int   `json:"samples"`
+	Shards  int   `json:"shards"`
+	MinSize int   `json:"min_size"`
+	MaxSize int   `json:"max_size"`
+	Seed    int64 `json:"seed"`
+}
+
+// Options tune Run.
+type Options struct {
+	// The source: a fold's tar shards in fid order, or Synthetic.
+	Shards    []string
+	Fold      string
+	Synthetic *Synthetic
+	// WorkDir holds the conversions (and the synthetic source); it must
+	// exist. Run removes what it wrote there unless Keep.
+	WorkDir string
+	Keep    bool
+	Formats []string // default AllFormats
+	Reads   int      // random reads per repetition (default 10,000)
+	Reps    int      // repetitions of every timing (default 3)
+	Seed    int64    // of the random sample list (default 1)
+	Workers int      // conversion workers (default: all cores)
+	NoCold  bool     // skip the cold-cache random reads
+	// Corrupt names a format whose data file gets one byte flipped after
+	// it is built (in the payload of the first sample of the random list):
+	// the read check must catch it. For tests; formats whose data are the
+	// source's own tars are refused.
+	Corrupt  string
+	Command  string // the command line, for the report
+	Progress func(step string, done, total int)
+}
+
+// Report is the whole result; report.json is this, indented.
+type Report struct {
+	Command  string          `json:"command"`
+	Machine  Machine         `json:"machine"`
+	Dataset  Dataset         `json:"dataset"`
+	Settings Settings        `json:"settings"`
+	Cold     ColdInfo        `json:"cold"`
+	Formats  []*FormatResult `json:"formats"`
+	Failed   []string        `json:"failed,omitempty"`
+	Started  time.Time       `json:"started"`
+	Seconds  float64         `json:"seconds"`
+}
+
+// Dataset describes the source.
+type Dataset struct {
+	Source       string     `json:"source"` // the fold's directory, or "synthetic"
+	Fold         string     `json:"fold"`
+	Shards       int        `json:"shards"`
+	Samples      int        `json:"samples"` // regular members
+	PayloadBytes int64      `json:"payload_bytes"`
+	TarBytes     int64      `json:"tar_bytes"`
+	MinSize      int64      `json:"min_sample_bytes"`
+	MaxSize      int64      `json:"max_sample_bytes"`
+	MeanSize     float64    `json:"mean_sample_bytes"`
+	Synthetic    *Synthetic `json:"synthetic,omitempty"`
+}
+
+// Settings are the run's parameters.
+type Settings struct {
+	Reads       int   `json:"reads"`
+	CommonReads int   `json:"distinct_samples_in_read_list"`
+	Reps        int   `json:"reps"`
+	Seed        int64 `json:"seed"`
+	Workers     int   `json:"workers"`
+}
+
+// ColdInfo says whether cold-cache reads were measured, and if not why.
+type ColdInfo struct {
+	Measured bool   `json:"measured"`
+	Method   string `json:"method"`
+	Note     string `json:"note,omitempty"`
+}
+
+// FormatResult is one format's figures. Times are medians over the
+// repetitions; the _reps lists give every repetition (the spread).
+type FormatResult struct {
+	Name    string     `json:"name"`
+	Label   string     `json:"label"`
+	Samples int        `json:"samples"` // source samples the format holds
+	Files   []fileInfo `json:"files"`
+
+	BuildSeconds     float64   `json:"build_seconds"`
+	BuildSecondsReps []float64 `json:"build_seconds_reps"`
+	BuildMBPerS      float64   `json:"build_mb_per_s"` // payload MB (1e6 bytes) per second
+
+	Bytes        int64   `json:"bytes"`         // data files (for the tar fold and --wrap: the source's tars)
+	IndexBytes   int64   `json:"index_bytes"`   // index files (TBL: header, index and metadata section)
+	TotalBytes   int64   `json:"total_bytes"`   // bytes + index_bytes
+	WrittenBytes int64   `json:"written_bytes"` // bytes the conversion wrote (not shared with the source)
+	OverheadPct  float64 `json:"overhead_pct"`  // total_bytes over the raw payload, in percent
+
+	IndexOpenUs     float64   `json:"index_open_us"`
+	IndexOpenUsReps []float64 `json:"index_open_us_reps"`
+
+	RandomReads           int       `json:"random_reads"`
+	RandomReadP50Us       float64   `json:"random_read_p50_us"`
+	RandomReadP99Us       float64   `json:"random_read_p99_us"`
+	RandomReadMaxUs       float64   `json:"random_read_max_us"`
+	RandomReadP50UsReps   []float64 `json:"random_read_p50_us_reps"`
+	RandomReadP99UsReps   []float64 `json:"random_read_p99_us_reps"`
+	RandomReadMaxUsReps   []float64 `json:"random_read_max_us_reps"`
+	RandomReadsPerSec     float64   `json:"random_reads_per_s"`
+	ColdIndexOpenUs       float64   `json:"cold_index_open_us,omitempty"`
+	ColdRandomReadP50Us   float64   `json:"cold_random_read_p50_us,omitempty"`
+	ColdRandomReadP99Us   float64   `json:"cold_random_read_p99_us,omitempty"`
+	ColdRandomReadMaxUs   float64   `json:"cold_random_read_max_us,omitempty"`
+	ColdRandomReadP50Reps []float64 `json:"cold_random_read_p50_us_reps,omitempty"`
+	ColdResidentBytes     int64     `json:"cold_resident_bytes_after_drop,omitempty"`
+
+	SequentialSeconds     float64   `json:"sequential_seconds"`
+	SequentialMBPerS      float64   `json:"sequential_mb_per_s"`
+	SequentialMBPerSReps  []float64 `json:"sequential_mb_per_s_reps"`
+	SequentialSamples     int       `json:"sequential_samples"`
+	SequentialBytes       int64     `json:"sequential_bytes"`
+	ReadsChecked          int64     `json:"reads_checked"` // reads whose bytes matched the source's hash
+	Error                 string    `json:"error,omitempty"`
+	CorruptedForTest      bool      `json:"corrupted_for_test,omitempty"`
+	formatErr             error
+	built                 bool
+	sequentialHashSeconds float64
+}
+
+func (o *Options) defaults() {
+	if len(o.Formats) == 0 {
+		o.Formats = AllFormats
+	}
+	if o.Reads <= 0 {
+		o.Reads = 10_000
+	}
+	if o.Reps <= 0 {
+		o.Reps = 3
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+}
+
+// Run benchmarks every format on the source and returns the report. When a
+// format fails (its conversion, or a read that returned wrong bytes), the
+// report is complete for the others and the error, wrapping ErrFailed,
+// names it.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	opts.defaults()
+	start := time.Now()
+	rep := &Report{Command: opts.Command, Machine: machineInfo(opts.WorkDir), Started: start.UTC(),
+		Settings: Settings{Reads: opts.Reads, Reps: opts.Reps, Seed: opts.Seed, Workers: opts.Workers}}
+	steps, done := 1+2*len(opts.Formats), 0
+	step := func(what string) {
+		if opts.Progress != nil {
+			opts.Progress(what, done, steps)
+		}
+		done++
+	}
+	var written []string // what Run made in WorkDir, removed unless Keep
+	defer func() {
+		if !opts.Keep {
+			for _, p := range written {
+				os.RemoveAll(p)
+			}
+		}
+	}()
+
+	step("reading the source")
+	shards, foldName, dsSource := opts.Shards, opts.Fold, ""
+	if opts.Synthetic != nil {
+		sy := *opts.Synthetic
+		d := bench.Dataset{Name: "synthetic", Fold: "train", Members: sy.Samples &^ 1, Shards: max(sy.Shards, 1),
+			MinSize: sy.MinSize, MaxSize: sy.MaxSize, Seed: sy.Seed}
+		dir := filepath.Join(opts.WorkDir, "source")
+		written = append(written, dir)
+		var err error
+		if shards, err = d.Generate(dir); err != nil {
+			return nil, err
+		}
+		foldName, dsSource = "train", "synthetic"
+		rep.Dataset.Synthetic = &sy
+		syncFiles(shards)
+	} else if len(shards) > 0 {
+		dsSource = filepath.Dir(shards[0])
+	}
+	if len(shards) == 0 {
+		return nil, errors.New("no source: give tar shards or a synthetic dataset")
+	}
+	if foldName == "" {
+		foldName = "fold"
+	}
+	src, err := loadSource(ctx, shards, foldName, opts.Workers)
+	if err != nil {
+		return nil, err
+	}
+	rep.Dataset = describe(src, dsSource, rep.Dataset.Synthetic)
+
+	var fmts []*format
+	for _, name := range opts.Formats {
+		f, err := newFormat(name, filepath.Join(opts.WorkDir, name), src)
+		if err != nil {
+			return nil, err
+		}
+		fmts = append(fmts, f)
+		written = append(written, f.dir)
+		rep.Formats = append(rep.Formats, &FormatResult{Name: f.name, Label: f.label})
+	}
+
+	// Build every format first: the read list is drawn from the samples
+	// every format holds.
+	for k, f := range fmts {
+		step("building " + f.label)
+		res := rep.Formats[k]
+		if err := buildFormat(ctx, f, res, src, opts.Reps, opts.Workers); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			res.fail(fmt.Errorf("building: %w", err))
+		}
+	}
+	list := readList(src, fmts, rep.Formats, opts.Reads, opts.Seed)
+	rep.Settings.CommonReads = countDistinct(list)
+	if opts.Corrupt != "" {
+		if err := corrupt(fmts, rep.Formats, opts.Corrupt, list, src); err != nil {
+			return nil, err
+		}
+	}
+
+	cold := &coldState{enabled: !opts.NoCold}
+	if opts.NoCold {
+		cold.note = "not measured (--no-cold)"
+	}
+	for k, f := range fmts {
+		step("reading " + f.label)
+		res := rep.Formats[k]
+		if !res.built {
+			continue
+		}
+		if err := measureReads(ctx, f, res, src, list, opts.Reps, cold); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			res.fail(err)
+		}
+	}
+	rep.Cold = ColdInfo{Measured: cold.enabled && cold.measured, Note: cold.note,
+		Method: "fsync, posix_fadvise(POSIX_FADV_DONTNEED) on every data and index file of the format, then mincore to check the pages are gone; index opened and the read list read once per repetition"}
+	if !rep.Cold.Measured {
+		for _, r := range rep.Formats {
+			r.ColdIndexOpenUs, r.ColdRandomReadP50Us, r.ColdRandomReadP99Us, r.ColdRandomReadMaxUs = 0, 0, 0, 0
+			r.ColdRandomReadP50Reps, r.ColdResidentBytes = nil, 0
+		}
+	}
+	for _, r := range rep.Formats {
+		if r.Error != "" {
+			rep.Failed = append(rep.Failed, r.Name)
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	if opts.Progress != nil {
+		opts.Progress("done", steps, steps)
+	}
+	if len(rep.Failed) > 0 {
+		var msgs []string
+		for _, r := range rep.Formats {
+			if r.Error != "" {
+				msgs = append(msgs, r.Name+": "+r.Error)
+			}
+		}
+		return rep, fmt.Errorf("%w: %s", ErrFailed, strings.Join(msgs, "; "))
+	}
+	return rep, nil
+}
+
+func (r *FormatResult) fail(err error) {
+	if r.formatErr == nil {
+		r.formatErr = err
+		r.Error = err.Error()
+	}
+}
+
+func describe(src *source, where string, sy *Synthetic) Dataset {
+	d := Dataset{Source: where, Fold: src.fold, Shards: len(src.shards), Samples: len(src.samples),
+		PayloadBytes: src.payload, Synthetic: sy, MinSize: src.samples[0].size}
+	for _, s := range src.samples {
+		d.MinSize = min(d.MinSize, s.size)
+		d.MaxSize = max(d.MaxSize, s.size)
+	}
+	for _, p := range src.shards {
+		if st, err := os.Stat(p); err == nil {
+			d.TarBytes += st.Size()
+		}
+	}
+	d.MeanSize = float64(src.payload) / float64(len(src.samples))
+	return d
+}
+
+// buildFormat converts the source reps times (the median is reported),
+// keeping the last output, and measures its files.
+func buildFormat(ctx context.Context, f *format, res *FormatResult, src *source, reps, workers int) error {
+	for range reps {
+		if err := f.clean(); err != nil {
+			return err
+		}
+		t := time.Now()
+		if err := f.build(ctx, workers); err != nil {
+			return err
+		}
+		res.BuildSecondsReps = append(res.BuildSecondsReps, time.Since(t).Seconds())
+		// Write the output back before the next timing starts.
+		if files, err := f.files(); err == nil {
+			syncFiles(paths(files, false))
+		}
+	}
+	res.BuildSeconds = median(res.BuildSecondsReps)
+	res.BuildMBPerS = mbps(src.payload, res.BuildSeconds)
+	files, err := f.files()
+	if err != nil {
+		return err
+	}
+	res.Files = files
+	for _, fi := range files {
+		if fi.Role == "index" {
+			res.IndexBytes += fi.Bytes
+		} else {
+			res.Bytes += fi.Bytes
+		}
+	}
+	res.TotalBytes = res.Bytes + res.IndexBytes
+	res.OverheadPct = 100 * float64(res.TotalBytes-src.payload) / float64(max(src.payload, 1))
+	err = filepath.Walk(f.dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			res.WrittenBytes += fi.Size() // Lstat: a link counts as itself
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	r, err := f.open() // sets f.holds
+	if err != nil {
+		return err
+	}
+	r.close()
+	for _, h := range f.holds {
+		if h {
+			res.Samples++
+		}
+	}
+	res.built = true
+	return nil
+}
+
+// paths lists the distinct files; with shared false, only those the
+// conversion wrote.
+func paths(files []fileInfo, shared bool) []string {
+	var out []string
+	for _, f := range files {
+		if (shared || !f.Shared) && !slices.Contains(out, f.Path) {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+// readList draws n samples (with replacement, seeded) from those every
+// built format holds: the same list for every format.
+func readList(src *source, fmts []*format, res []*FormatResult, n int, seed int64) []int {
+	var common []int
+	for i := range src.samples {
+		ok := true
+		for k, f := range fmts {
+			if res[k].built && !f.holds[i] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			common = append(common, i)
+		}
+	}
+	if len(common) == 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewSource(seed))
+	list := make([]int, n)
+	for k := range list {
+		list[k] = common[rng.Intn(len(common))]
+	}
+	return list
+}
+
+func countDistinct(list []int) int {
+	seen := map[int]bool{}
+	for _, i := range list {
+		seen[i] = true
+	}
+	return len(seen)
+}
+
+// corrupt flips one byte of the named format's copy of a sample's payload.
+func corrupt(fmts []*format, res []*FormatResult, name string, list []int, src *source) error {
+	for k, f := range fmts {
+		if f.name != name {
+			continue
+		}
+		if !f.copies {
+			return fmt.Errorf("corrupt %s: its data are the source's own tars; refusing to change them", name)
+		}
+		if !res[k].built {
+			return fmt.Errorf("corrupt %s: it was not built", name)
+		}
+		for _, i := range list {
+			if src.samples[i].size == 0 {
+				continue
+			}
+			path, off, err := f.locate(i)
+			if err != nil {
+				return err
+			}
+			fh, err := os.OpenFile(path, os.O_RDWR, 0)
+			if err != nil {
+				return err
+			}
+			var b [1]byte
+			_, err = fh.ReadAt(b[:], off)
+			if err == nil {
+				b[0] ^= 0x5a
+				_, err = fh.WriteAt(b[:], off)
+			}
+			if cerr := fh.Close(); err == nil {
+				err = cerr
+			}
+			res[k].CorruptedForTest = true
+			return err
+		}
+		return fmt.Errorf("corrupt %s: no non-empty sample in the read list", name)
+	}
+	return fmt.Errorf("corrupt %s: not among the formats benchmarked", name)
+}
+
+// check compares bytes read with the source's.
+func check(src *source, i int, data []byte) error {
+	s := &src.samples[i]
+	if int64(len(data)) != s.size {
+		return fmt.Errorf("wrong bytes: sample %d (%s): %d bytes read, the source has %d", i, s.name, len(data), s.size)
+	}
+	if h := xxhash.Sum64(data); h != s.hash {
+		return fmt.Errorf("wrong bytes: sample %d (%s): xxh64 %016x, the source's is %016x", i, s.name, h, s.hash)
+	}
+	return nil
+}
+
+type coldState struct {
+	enabled, measured bool
+	note              string
+}
+
+// measureReads times opening, random reads (warm, then cold) and the
+// sequential read of one format, checking every read.
+func measureReads(ctx context.Context, f *format, res *FormatResult, src *source, list []int, reps int, cold *coldState) error {
+	// Index open: one warm-up, then per repetition the median of 5 opens.
+	r, err := f.open()
+	if err != nil {
+		return err
+	}
+	r.close()
+	for range reps {
+		var ts []float64
+		for range 5 {
+			t := time.Now()
+			r, err := f.open()
+			d := time.Since(t)
+			if err != nil {
+				return err
+			}
+			r.close()
+			ts = append(ts, us(d))
+		}
+		res.IndexOpenUsReps = append(res.IndexOpenUsReps, median(ts))
+	}
+	res.IndexOpenUs = median(res.IndexOpenUsReps)
+
+	// Random reads, warm: a checked warm-up pass, then the timed passes.
+	r, err = f.open()
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	lat := make([]float64, len(list))
+	pass := func(r opened, lat []float64) error {
+		for k, i := range list {
+			if k%256 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			t := time.Now()
+			data, err := r.read(i, buf)
+			d := time.Since(t)
+			if err != nil {
+				return fmt.Errorf("reading sample %d (%s): %w", i, src.samples[i].name, err)
+			}
+			if err := check(src, i, data); err != nil {
+				return err
+			}
+			res.ReadsChecked++
+			buf = data
+			if lat != nil {
+				lat[k] = us(d)
+			}
+		}
+		return nil
+	}
+	err = pass(r, nil)
+	for rep := 0; rep < reps && err == nil; rep++ {
+		if err = pass(r, lat); err == nil {
+			p50, p99, mx := percentiles(lat)
+			res.RandomReadP50UsReps = append(res.RandomReadP50UsReps, p50)
+			res.RandomReadP99UsReps = append(res.RandomReadP99UsReps, p99)
+			res.RandomReadMaxUsReps = append(res.RandomReadMaxUsReps, mx)
+		}
+	}
+	r.close()
+	if err != nil {
+		return err
+	}
+	res.RandomReads = len(list)
+	res.RandomReadP50Us = median(res.RandomReadP50UsReps)
+	res.RandomReadP99Us = median(res.RandomReadP99UsReps)
+	res.RandomReadMaxUs = median(res.RandomReadMaxUsReps)
+	if len(list) > 0 {
+		res.RandomReadsPerSec = 1e6 / mean(lat)
+	}
+
+	// Random reads, cold: drop the format's pages, open, read the list.
+	if cold.enabled && len(list) > 0 {
+		files := paths(res.Files, true)
+		var opens, p50s, p99s, maxs []float64
+		for range reps {
+			resident, err := dropPages(files)
+			if err != nil {
+				cold.enabled, cold.note = false, "not measured: "+err.Error()
+				break
+			}
+			if resident > max(res.TotalBytes/100, 1<<20) {
+				cold.enabled = false
+				cold.note = fmt.Sprintf("not measured: after posix_fadvise(DONTNEED), %d of %s's %d bytes were still in the page cache (tmpfs, or pages mapped elsewhere)",
+					resident, f.name, res.TotalBytes)
+				break
+			}
+			res.ColdResidentBytes = max(res.ColdResidentBytes, resident)
+			t := time.Now()
+			r, err := f.open()
+			if err != nil {
+				return err
+			}
+			opens = append(opens, us(time.Since(t)))
+			err = pass(r, lat)
+			r.close()
+			if err != nil {
+				return fmt.Errorf("cold: %w", err)
+			}
+			p50, p99, mx := percentiles(lat)
+			p50s, p99s, maxs = append(p50s, p50), append(p99s, p99), append(maxs, mx)
+		}
+		if cold.enabled {
+			cold.measured = true
+			res.ColdIndexOpenUs = median(opens)
+			res.ColdRandomReadP50Us, res.ColdRandomReadP99Us, res.ColdRandomReadMaxUs = median(p50s), median(p99s), median(maxs)
+			res.ColdRandomReadP50Reps = p50s
+		}
+	}
+
+	// Sequential: every sample the format holds, in its own order; a
+	// checked warm-up pass, then timed passes (time spent hashing for the
+	// check is measured and taken out).
+	var secs []float64
+	for rep := -1; rep < reps; rep++ {
+		r, err := f.open()
+		if err != nil {
+			return err
+		}
+		var n int
+		var bytes int64
+		var hashTime time.Duration
+		t := time.Now()
+		err = r.scan(ctx, buf, func(i int, data []byte) error {
+			h := time.Now()
+			err := check(src, i, data)
+			hashTime += time.Since(h)
+			if err != nil {
+				return err
+			}
+			res.ReadsChecked++
+			n++
+			bytes += int64(len(data))
+			buf = data
+			return nil
+		})
+		elapsed := time.Since(t) - hashTime
+		r.close()
+		if err != nil {
+			return fmt.Errorf("sequential read: %w", err)
+		}
+		if n != res.Samples {
+			return fmt.Errorf("sequential read: %d samples read, the format holds %d", n, res.Samples)
+		}
+		if rep >= 0 {
+			secs = append(secs, elapsed.Seconds())
+			res.SequentialMBPerSReps = append(res.SequentialMBPerSReps, mbps(bytes, elapsed.Seconds()))
+			res.sequentialHashSeconds += hashTime.Seconds()
+		}
+		res.SequentialSamples, res.SequentialBytes = n, bytes
+	}
+	res.SequentialSeconds = median(secs)
+	res.SequentialMBPerS = mbps(res.SequentialBytes, res.SequentialSeconds)
+	return nil
+}
+
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+
+func mbps(bytes int64, secs float64) float64 {
+	if secs <= 0 {
+		return 0
+	}
+	return float64(bytes) / 1e6 / secs
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func mean(v []float64) float64 {
+	var t float64
+	for _, x := range v {
+		t += x
+	}
+	return t / float64(max(len(v), 1))
+}
+
+// percentiles returns the p50, p99 (nearest rank) and maximum.
+func percentiles(v []float64) (p50, p99, mx float64) {
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	rank := func(p float64) float64 {
+		k := int(math.Ceil(p*float64(len(s)))) - 1
+		return s[min(max(k, 0), len(s)-1)]
+	}
+	return rank(0.50), rank(0.99), s[len(s)-1]
+}

@@ -1,0 +1,413 @@
+package formatbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/tbl"
+)
+
+// Format names, as report.json and --formats spell them.
+const (
+	TarTARIDX   = "tar+taridx"
+	Barecat     = "barecat"
+	BarecatWrap = "barecat-wrap"
+	TBLv1       = "tbl-v1"
+	TBLv2       = "tbl-v2"
+	TBLv2LZ4    = "tbl-v2-lz4"
+)
+
+// AllFormats is every format, in report order.
+var AllFormats = []string{TarTARIDX, Barecat, BarecatWrap, TBLv1, TBLv2, TBLv2LZ4}
+
+// fileInfo is one file a format reads.
+type fileInfo struct {
+	Path   string `json:"path"`
+	Role   string `json:"role"` // "data" or "index" (TBL: "data+index", split by its header)
+	Bytes  int64  `json:"bytes"`
+	Shared bool   `json:"shared_with_source,omitempty"` // the source's own tars
+}
+
+// opened is a format's reader, open. read returns source sample i's bytes
+// (in buf's storage when large enough), as a loader would fetch it at
+// random; scan reads every sample the format holds in its own order.
+type opened interface {
+	read(i int, buf []byte) ([]byte, error)
+	scan(ctx context.Context, buf []byte, fn func(i int, data []byte) error) error
+	close() error
+}
+
+// format is one format under test, built into dir.
+type format struct {
+	name  string
+	label string
+	dir   string
+	src   *source
+	// copies: the format holds its own copy of the payloads (false for
+	// the tar fold itself and Barecat --wrap, whose data are the source).
+	copies bool
+	build  func(ctx context.Context, workers int) error
+	open   func() (opened, error)
+	files  func() ([]fileInfo, error)
+	// locate gives the file and offset of sample i's first stored byte.
+	locate func(i int) (string, int64, error)
+	// holds: which source samples the format holds (set after the first
+	// open).
+	holds []bool
+}
+
+// Label is the human name of a format.
+func Label(name string) string {
+	switch name {
+	case TarTARIDX:
+		return "tar + TARIDX"
+	case Barecat:
+		return "Barecat"
+	case BarecatWrap:
+		return "Barecat (--wrap)"
+	case TBLv1:
+		return "TBL v1"
+	case TBLv2:
+		return "TBL v2"
+	case TBLv2LZ4:
+		return "TBL v2 + LZ4"
+	}
+	return name
+}
+
+func newFormat(name, dir string, src *source) (*format, error) {
+	f := &format{name: name, label: Label(name), dir: dir, src: src, copies: true}
+	switch name {
+	case TarTARIDX:
+		f.copies = false
+		f.tarTARIDX()
+	case Barecat, BarecatWrap:
+		f.copies = name == Barecat
+		f.barecat(name == BarecatWrap)
+	case TBLv1, TBLv2, TBLv2LZ4:
+		v := 2
+		if name == TBLv1 {
+			v = 1
+		}
+		f.tbl(v, name == TBLv2LZ4)
+	default:
+		return nil, fmt.Errorf("unknown format %q (want one of %s)", name, strings.Join(AllFormats, ", "))
+	}
+	return f, nil
+}
+
+// clean removes the previous build's outputs.
+func (f *format) clean() error {
+	if err := os.RemoveAll(f.dir); err != nil {
+		return err
+	}
+	return os.MkdirAll(f.dir, 0o755)
+}
+
+func statFiles(paths []string, role string, shared bool) ([]fileInfo, error) {
+	var out []fileInfo
+	for _, p := range paths {
+		st, err := os.Stat(p) // follows Barecat --wrap's links to the tars
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fileInfo{Path: p, Role: role, Bytes: st.Size(), Shared: shared})
+	}
+	return out, nil
+}
+
+// --- tar shards + TARIDX, read with fold.Copy --------------------------------
+
+func (f *format) tarTARIDX() {
+	idx := func() string { return filepath.Join(f.dir, f.src.fold+".taridx") }
+	f.build = func(ctx context.Context, workers int) error {
+		_, err := convert.BuildIndex(ctx, f.src.shards, idx(), convert.IndexOptions{Workers: workers})
+		return err
+	}
+	f.files = func() ([]fileInfo, error) {
+		data, err := statFiles(f.src.shards, "data", true)
+		if err != nil {
+			return nil, err
+		}
+		ix, err := statFiles([]string{idx()}, "index", false)
+		return append(data, ix...), err
+	}
+	var rowOf []int // source sample -> index row
+	f.locate = func(i int) (string, int64, error) {
+		s := f.src.samples[i]
+		return f.src.shards[s.shard], s.data, nil
+	}
+	f.open = func() (opened, error) {
+		fo, err := fold.Open(idx(), f.src.shards)
+		if err != nil {
+			return nil, err
+		}
+		if rowOf == nil {
+			type at struct {
+				fid int
+				off int64
+			}
+			where := make(map[at]int, fo.Index.Len())
+			for r := range fo.Index.Len() {
+				row := fo.Index.Row(r)
+				where[at{int(row.Fid), int64(row.Offset)}] = r
+			}
+			rowOf = make([]int, len(f.src.samples))
+			f.holds = make([]bool, len(f.src.samples))
+			for i, s := range f.src.samples {
+				r, ok := where[at{s.shard, s.header}]
+				if !ok {
+					r = -1
+				}
+				rowOf[i], f.holds[i] = r, ok
+			}
+		}
+		return &tarReader{f: fo, rowOf: rowOf}, nil
+	}
+}
+
+type tarReader struct {
+	f     *fold.Fold
+	rowOf []int
+	w     sliceWriter
+}
+
+// sliceWriter appends to a reused slice.
+type sliceWriter struct{ b []byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+func (t *tarReader) member(r int) fold.Member {
+	row := t.f.Index.Row(r)
+	return fold.Member{Fold: t.f, Row: row, Index: r, Shard: t.f.Shards[row.Fid]}
+}
+
+func (t *tarReader) read(i int, buf []byte) ([]byte, error) {
+	r := t.rowOf[i]
+	if r < 0 {
+		return nil, fmt.Errorf("sample %d is not in the index", i)
+	}
+	t.w.b = buf[:0]
+	_, err := t.f.Copy(&t.w, t.member(r))
+	return t.w.b, err
+}
+
+func (t *tarReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) error) error {
+	sampleOf := make([]int, t.f.Index.Len())
+	for i := range sampleOf {
+		sampleOf[i] = -1
+	}
+	for i, r := range t.rowOf {
+		if r >= 0 {
+			sampleOf[r] = i
+		}
+	}
+	for r, i := range sampleOf {
+		if i < 0 {
+			continue
+		}
+		if r%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		t.w.b = buf[:0]
+		if _, err := t.f.Copy(&t.w, t.member(r)); err != nil {
+			return err
+		}
+		buf = t.w.b
+		if err := fn(i, t.w.b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tarReader) close() error { return nil }
+
+// --- Barecat, copied or wrapped; read by path --------------------------------
+
+func (f *format) barecat(wrap bool) {
+	arch := func() string { return filepath.Join(f.dir, "data.barecat") }
+	f.build = func(ctx context.Context, workers int) error {
+		_, err := convert.TarToBarecat(ctx, f.src.shards, arch(), convert.BarecatOptions{Wrap: wrap, Workers: workers})
+		return err
+	}
+	f.files = func() ([]fileInfo, error) {
+		shards, err := filepath.Glob(arch() + "-shard-*")
+		if err != nil {
+			return nil, err
+		}
+		data, err := statFiles(shards, "data", wrap)
+		if err != nil {
+			return nil, err
+		}
+		ix, err := statFiles([]string{arch()}, "index", false)
+		return append(data, ix...), err
+	}
+	f.locate = func(i int) (string, int64, error) {
+		a, err := barecat.Open(arch())
+		if err != nil {
+			return "", 0, err
+		}
+		defer a.Close()
+		bf, err := a.Lookup(f.src.samples[i].path)
+		if err != nil {
+			return "", 0, err
+		}
+		return a.ShardPaths()[bf.Shard], bf.Offset, nil
+	}
+	f.open = func() (opened, error) {
+		a, err := barecat.Open(arch())
+		if err != nil {
+			return nil, err
+		}
+		if f.holds == nil {
+			f.holds = make([]bool, len(f.src.samples))
+			for i, s := range f.src.samples {
+				f.holds[i] = s.path != ""
+			}
+		}
+		return &barecatReader{a: a, src: f.src}, nil
+	}
+}
+
+type barecatReader struct {
+	a      *barecat.Archive
+	src    *source
+	byPath map[string]int
+}
+
+func (b *barecatReader) readFile(bf barecat.File, buf []byte) ([]byte, error) {
+	fr, err := b.a.Open(bf)
+	if err != nil {
+		return nil, err
+	}
+	defer fr.Close()
+	buf = grow(buf, bf.Size)
+	if _, err := io.ReadFull(fr, buf); err != nil && !(bf.Size == 0 && errors.Is(err, io.EOF)) {
+		return nil, err
+	}
+	// The read that reaches the end checks the crc32c, but io.ReadFull
+	// drops an error that comes with the last bytes: the reader keeps it
+	// for the next Read, which returns io.EOF only for intact bytes.
+	if _, err := fr.Read(buf[:0]); err != io.EOF {
+		return nil, err
+	}
+	return buf, nil
+}
+
+func (b *barecatReader) read(i int, buf []byte) ([]byte, error) {
+	bf, err := b.a.Lookup(b.src.samples[i].path)
+	if err != nil {
+		return nil, err
+	}
+	return b.readFile(bf, buf)
+}
+
+func (b *barecatReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) error) error {
+	if b.byPath == nil {
+		b.byPath = make(map[string]int, len(b.src.samples))
+		for i, s := range b.src.samples {
+			b.byPath[s.path] = i
+		}
+	}
+	return b.a.Files(ctx, barecat.ByAddress, func(bf barecat.File) error {
+		i, ok := b.byPath[bf.Path]
+		if !ok {
+			return nil // a file made from a hard link: not a sample
+		}
+		data, err := b.readFile(bf, buf)
+		if err != nil {
+			return err
+		}
+		buf = data
+		return fn(i, data)
+	})
+}
+
+func (b *barecatReader) close() error { return b.a.Close() }
+
+// --- TBL v1/v2; sample k is the k-th regular member --------------------------
+
+func (f *format) tbl(version int, lz4 bool) {
+	file := func() string { return filepath.Join(f.dir, "data.tbl") }
+	f.build = func(ctx context.Context, workers int) error {
+		_, err := convert.TarToTBL(ctx, f.src.shards, file(), convert.TBLOptions{Version: version, LZ4: lz4, Workers: workers})
+		return err
+	}
+	f.files = func() ([]fileInfo, error) {
+		r, err := tbl.Open(file())
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		st, err := os.Stat(file())
+		if err != nil {
+			return nil, err
+		}
+		h := r.Header()
+		ix := int64(h.HeaderSize) + int64(h.MetadataSize)
+		return []fileInfo{
+			{Path: file(), Role: "data", Bytes: st.Size() - ix},
+			{Path: file(), Role: "index", Bytes: ix},
+		}, nil
+	}
+	f.locate = func(i int) (string, int64, error) {
+		r, err := tbl.Open(file())
+		if err != nil {
+			return "", 0, err
+		}
+		defer r.Close()
+		return file(), r.Sample(i).Offset, nil
+	}
+	f.open = func() (opened, error) {
+		r, err := tbl.Open(file())
+		if err != nil {
+			return nil, err
+		}
+		if r.Len() != len(f.src.samples) {
+			r.Close()
+			return nil, fmt.Errorf("%s: %d samples, but the source has %d regular members", file(), r.Len(), len(f.src.samples))
+		}
+		if f.holds == nil {
+			f.holds = make([]bool, len(f.src.samples))
+			for i := range f.holds {
+				f.holds[i] = true
+			}
+		}
+		return &tblReader{r: r}, nil
+	}
+}
+
+type tblReader struct{ r *tbl.Reader }
+
+func (t *tblReader) read(i int, buf []byte) ([]byte, error) { return t.r.ReadSample(i, buf) }
+
+func (t *tblReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) error) error {
+	for i := range t.r.Len() {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		data, err := t.r.ReadSample(i, buf)
+		if err != nil {
+			return err
+		}
+		buf = data
+		if err := fn(i, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *tblReader) close() error { return t.r.Close() }
