@@ -136,6 +136,12 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	for i := range queues {
 		queues[i] = make(chan result, queueDepth)
 	}
+	// A worker starts a shard only while fewer than 2 x workers shards are
+	// started and not yet written: with small shards (chunks of a source),
+	// the per-shard queues alone would let workers run ahead of the writer
+	// and hold the whole dataset. The lowest unwritten shard always holds a
+	// ticket, so the writer never waits on a worker that waits on it.
+	tickets := make(chan struct{}, 2*workers)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -143,8 +149,14 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 		go func() {
 			defer wg.Done()
 			for {
+				select {
+				case tickets <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
 				shard := int(next.Add(1) - 1)
 				if shard >= n {
+					<-tickets
 					return
 				}
 				scanShard(ctx, src, sink, shard, queues[shard])
@@ -174,6 +186,7 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		<-tickets // the shard is written: another may start
 		if err := sink.EndShard(shard); err != nil {
 			cancel()
 			return err

@@ -242,15 +242,32 @@ type TBLSource struct {
 	Reader *tbl.Reader
 }
 
-func (s *TBLSource) NumShards() int       { return 1 }
-func (s *TBLSource) ShardName(int) string { return "tbl" }
+// tblChunk is how many samples one scan reads. Chunks are small (a few
+// MiB) so that the workers, which take chunks in turn, read and check
+// samples in parallel within the bounded queues instead of one worker
+// running ahead while the other waits.
+const tblChunk = 256
+
+func (s *TBLSource) NumShards() int { return max(1, (s.Reader.Len()+tblChunk-1)/tblChunk) }
+func (s *TBLSource) ShardName(shard int) string {
+	return fmt.Sprintf("samples %d-%d", shard*tblChunk, min(s.Reader.Len(), (shard+1)*tblChunk)-1)
+}
 
 // Rows of TBLSource carry the sample index in DataFile; metadata rows
 // carry their JSON inline.
-func (s *TBLSource) Scan(ctx context.Context, _ int, emit func([]Row) error) error {
-	rows := make([]Row, 0, batchRows)
-	for i, n := 0, s.Reader.Len(); i < n; i++ {
-		if i%1024 == 0 && ctx.Err() != nil {
+// Scan reads a chunk of samples on a worker: names from the metadata, and
+// the bytes themselves, decompressed and checked (the CRC-16 costs more
+// than writing them), so the writer only writes.
+func (s *TBLSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
+	from, to := shard*tblChunk, min(s.Reader.Len(), (shard+1)*tblChunk)
+	var need int
+	for i := from; i < to; i++ {
+		need += int(s.Reader.Sample(i).Size)
+	}
+	arena := make([]byte, 0, need) // one allocation for the chunk's bytes
+	rows := make([]Row, 0, 2*(to-from))
+	for i := from; i < to; i++ {
+		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		smp := s.Reader.Sample(i)
@@ -258,25 +275,22 @@ func (s *TBLSource) Scan(ctx context.Context, _ int, emit func([]Row) error) err
 		if err != nil {
 			return err
 		}
+		n := len(arena)
+		data, err := s.Reader.ReadSample(i, arena[n:n+int(smp.Size)])
+		if err != nil {
+			return err
+		}
+		arena = arena[:n+len(data)]
 		rows = append(rows, Row{Name: []byte(name), Kind: KindFile, Size: int64(smp.Size), Mode: defaultFileMode,
-			DataFile: i, Offset: -1, DataOffset: smp.Offset})
+			DataFile: i, Offset: -1, DataOffset: smp.Offset, Inline: data})
 		if extra != nil {
 			stem, _, _ := strings.Cut(name[strings.LastIndexByte(name, '/')+1:], ".")
 			metaName := name[:strings.LastIndexByte(name, '/')+1] + stem + ".meta.json"
 			rows = append(rows, Row{Name: []byte(metaName), Kind: KindFile, Size: int64(len(extra)),
 				Mode: defaultFileMode, DataFile: i, Offset: -1, Inline: extra})
 		}
-		if len(rows) >= batchRows {
-			if err := emit(rows); err != nil {
-				return err
-			}
-			rows = make([]Row, 0, batchRows)
-		}
 	}
-	if len(rows) > 0 {
-		return emit(rows)
-	}
-	return nil
+	return emit(rows)
 }
 
 // sampleName names sample i and returns its other metadata as JSON.

@@ -398,7 +398,7 @@ func convertTBLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir s
 	}
 	bar := e.newProgress(fold, total)
 	st, err := convert.WriteFold(ctx, &convert.TBLSource{Reader: r}, convert.FoldOptions{
-		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: 1,
+		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: fl.workers,
 		Progress: func(p convert.Progress) { bar.update(fold, p) },
 	})
 	bar.done()
