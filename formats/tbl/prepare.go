@@ -79,19 +79,5 @@ func (w *Writer) AddPrepared(p Prepared, meta []MetaEntry) error {
 	if _, err := w.bw.Write(p.Stored); err != nil {
 		return w.fail(fmt.Errorf("sample %d: %w", i, err))
 	}
-	if len(meta) > 0 {
-		s.Flags |= SampleHasMetadata
-		w.flags |= FlagHasMetadata
-		for _, m := range meta {
-			if err := w.addMeta(i, m); err != nil {
-				return w.fail(fmt.Errorf("sample %d: metadata: %w", i, err))
-			}
-		}
-	}
-	k := len(w.index)
-	w.index = append(w.index, make([]byte, w.entLen)...)
-	putEntry(w.index[k:], w.opts.Version, &s)
-	w.off += int64(s.StoredSize)
-	w.n++
-	return nil
+	return w.record(s, meta)
 }

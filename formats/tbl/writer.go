@@ -162,12 +162,18 @@ func (w *Writer) AddImage(format Format, width, height uint16, data io.Reader, s
 	if err != nil {
 		return w.fail(fmt.Errorf("sample %d: %w", i, err))
 	}
+	return w.record(s, meta)
+}
+
+// record adds the metadata and the index entry of sample s, whose bytes
+// are written.
+func (w *Writer) record(s Sample, meta []MetaEntry) error {
 	if len(meta) > 0 {
 		s.Flags |= SampleHasMetadata
 		w.flags |= FlagHasMetadata
 		for _, m := range meta {
-			if err := w.addMeta(i, m); err != nil {
-				return w.fail(fmt.Errorf("sample %d: metadata: %w", i, err))
+			if err := w.addMeta(s.Index, m); err != nil {
+				return w.fail(fmt.Errorf("sample %d: metadata: %w", s.Index, err))
 			}
 		}
 	}
