@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tarscan"
@@ -277,17 +278,43 @@ func (s *barecatSink) addFile(f barecat.File, data occurrence) error {
 
 func (s *barecatSink) EndShard(int) error { return nil }
 
-// BarecatSource reads a Barecat archive as one shard of rows: directories
-// that carry metadata or are empty (the others are implied by their
-// files), then files, in path order or in address order (shard, offset:
-// the fast path, reading each shard front to back).
+// BarecatSource reads a Barecat archive as rows: directories that carry
+// metadata or are empty (the others are implied by their files), then
+// files, in path order or in address order (shard, offset: the fast path,
+// reading each shard front to back). The files are cut into chunks that
+// the workers read in turn, checking every crc32c, so the single writer
+// only writes.
 type BarecatSource struct {
 	Archive *barecat.Archive
 	Order   barecat.Order
+
+	once    sync.Once
+	cursors []barecat.Cursor
+	err     error
 }
 
-func (s *BarecatSource) NumShards() int       { return 1 }
-func (s *BarecatSource) ShardName(int) string { return s.Archive.IndexPath() }
+// Chunks of files: small enough that the workers take turns within the
+// engine's window, large enough that a chunk's query is cheap. Files larger
+// than maxInline are read by the writer instead of held in memory.
+const (
+	barecatChunk = 256
+	maxInline    = 16 << 20
+)
+
+func (s *BarecatSource) chunks() {
+	s.once.Do(func() {
+		s.cursors, s.err = s.Archive.Cursors(context.Background(), s.Order, barecatChunk)
+	})
+}
+
+func (s *BarecatSource) NumShards() int {
+	s.chunks()
+	return max(1, len(s.cursors))
+}
+
+func (s *BarecatSource) ShardName(shard int) string {
+	return fmt.Sprintf("%s (files from %d)", s.Archive.IndexPath(), shard*barecatChunk)
+}
 
 // Default metadata where the archive stores NULL.
 const (
@@ -295,48 +322,63 @@ const (
 	defaultDirMode  = 0o755
 )
 
-func (s *BarecatSource) Scan(ctx context.Context, _ int, emit func([]Row) error) error {
-	var dirs []barecat.Dir
-	err := s.Archive.Dirs(ctx, func(d barecat.Dir) error {
-		if d.Path != "" && (d.HasMode || d.HasUID || d.HasGID || d.HasMtime || d.NumSubdirs+d.NumFiles == 0) {
-			dirs = append(dirs, d)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
+	if s.chunks(); s.err != nil {
+		return s.err
 	}
-	// Directories first, parents before children: a tar extracts them
-	// before the files that land in them.
-	sort.Slice(dirs, func(i, j int) bool { return dirs[i].Path < dirs[j].Path })
-	rows := make([]Row, 0, batchRows)
-	flush := func() error {
-		if len(rows) == 0 {
+	var rows []Row
+	if shard == 0 {
+		var dirs []barecat.Dir
+		err := s.Archive.Dirs(ctx, func(d barecat.Dir) error {
+			if d.Path != "" && (d.HasMode || d.HasUID || d.HasGID || d.HasMtime || d.NumSubdirs+d.NumFiles == 0) {
+				dirs = append(dirs, d)
+			}
 			return nil
+		})
+		if err != nil {
+			return err
 		}
-		err := emit(rows)
-		rows = make([]Row, 0, batchRows)
-		return err
-	}
-	for _, d := range dirs {
-		r := Row{Name: []byte(d.Path + "/"), Kind: KindDir, Mode: defaultDirMode, Offset: -1}
-		setMeta(&r, d.Mode, d.HasMode, d.UID, d.HasUID, d.GID, d.HasGID, d.MtimeNs, d.HasMtime)
-		rows = append(rows, r)
-	}
-	err = s.Archive.Files(ctx, s.Order, func(f barecat.File) error {
-		r := Row{Name: []byte(f.Path), Kind: KindFile, Size: f.Size, Mode: defaultFileMode,
-			DataFile: f.Shard, Offset: -1, DataOffset: f.Offset, Checksum: f.CRC32C, HasChecksum: f.HasCRC}
-		setMeta(&r, f.Mode, f.HasMode, f.UID, f.HasUID, f.GID, f.HasGID, f.MtimeNs, f.HasMtime)
-		rows = append(rows, r)
-		if len(rows) == batchRows {
-			return flush()
+		// Directories first, parents before children: a tar extracts them
+		// before the files that land in them.
+		sort.Slice(dirs, func(i, j int) bool { return dirs[i].Path < dirs[j].Path })
+		for _, d := range dirs {
+			r := Row{Name: []byte(d.Path + "/"), Kind: KindDir, Mode: defaultDirMode, Offset: -1}
+			setMeta(&r, d.Mode, d.HasMode, d.UID, d.HasUID, d.GID, d.HasGID, d.MtimeNs, d.HasMtime)
+			rows = append(rows, r)
 		}
+	}
+	if len(s.cursors) > 0 {
+		var to *barecat.Cursor
+		if shard+1 < len(s.cursors) {
+			to = &s.cursors[shard+1]
+		}
+		var files []barecat.File // read here, on the worker
+		var fileRows []int
+		err := s.Archive.FilesBetween(ctx, s.Order, s.cursors[shard], to, func(f barecat.File) error {
+			r := Row{Name: []byte(f.Path), Kind: KindFile, Size: f.Size, Mode: defaultFileMode,
+				DataFile: f.Shard, Offset: -1, DataOffset: f.Offset, Checksum: f.CRC32C, HasChecksum: f.HasCRC}
+			setMeta(&r, f.Mode, f.HasMode, f.UID, f.HasUID, f.GID, f.HasGID, f.MtimeNs, f.HasMtime)
+			if f.Size <= maxInline {
+				files, fileRows = append(files, f), append(fileRows, len(rows))
+			}
+			rows = append(rows, r)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		data, err := s.Archive.ReadFiles(files)
+		if err != nil {
+			return err
+		}
+		for k, i := range fileRows {
+			rows[i].Inline = data[k]
+		}
+	}
+	if len(rows) == 0 {
 		return nil
-	})
-	if err != nil {
-		return err
 	}
-	return flush()
+	return emit(rows)
 }
 
 func setMeta(r *Row, mode int64, hasMode bool, uid int64, hasUID bool, gid int64, hasGID bool, mtimeNs int64, hasMtime bool) {

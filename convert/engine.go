@@ -168,7 +168,19 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	var p Progress
 	p.Shards = n
 	for shard := 0; shard < n; shard++ {
-		for res := range queues[shard] {
+		for {
+			var res result
+			var more bool
+			select {
+			case res, more = <-queues[shard]:
+			case <-ctx.Done():
+				// Workers stop taking shards once canceled: do not wait
+				// for one that will never be scanned.
+				return ctx.Err()
+			}
+			if !more {
+				break
+			}
 			if res.err != nil {
 				cancel()
 				return res.err

@@ -1,0 +1,80 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countSource makes n shards of rows named "<shard>-<i>".
+type countSource struct {
+	n, rows int
+	active  atomic.Int64 // shards scanned but not yet written
+	peak    atomic.Int64
+}
+
+func (c *countSource) NumShards() int         { return c.n }
+func (c *countSource) ShardName(s int) string { return fmt.Sprint(s) }
+func (c *countSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
+	if v := c.active.Add(1); v > c.peak.Load() {
+		c.peak.Store(v)
+	}
+	rows := make([]Row, c.rows)
+	for i := range rows {
+		rows[i].Name = []byte(fmt.Sprintf("%d-%d", shard, i))
+	}
+	return emit(rows)
+}
+
+type orderSink struct {
+	src  *countSource
+	seen []string
+}
+
+func (o *orderSink) Prepare(*Batch) error { return nil }
+func (o *orderSink) Write(b *Batch) error {
+	time.Sleep(100 * time.Microsecond) // a slow writer: workers could run ahead
+	for _, r := range b.Rows {
+		o.seen = append(o.seen, string(r.Name))
+	}
+	return nil
+}
+func (o *orderSink) EndShard(int) error { o.src.active.Add(-1); return nil }
+
+// TestRunOrderAndWindow: rows arrive in dataset order whatever the workers
+// do, and workers never hold more than 2 x workers shards the writer has
+// not finished.
+func TestRunOrderAndWindow(t *testing.T) {
+	src := &countSource{n: 200, rows: 3}
+	sink := &orderSink{src: src}
+	if err := Run(context.Background(), src, sink, Options{Workers: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.seen) != 600 || sink.seen[0] != "0-0" || sink.seen[599] != "199-2" || sink.seen[301] != "100-1" {
+		t.Fatalf("rows out of order: %d rows, %q ... %q", len(sink.seen), sink.seen[0], sink.seen[len(sink.seen)-1])
+	}
+	if p := src.peak.Load(); p > 6+1 {
+		t.Errorf("%d shards in flight, want at most 2 x 3 workers", p)
+	}
+}
+
+// TestRunCanceled: a canceled context stops Run with its error, never a hang.
+func TestRunCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, &countSource{n: 5, rows: 1}, &orderSink{src: &countSource{}}, Options{Workers: 2})
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("got %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run hangs on a canceled context")
+	}
+}
