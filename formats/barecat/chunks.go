@@ -68,32 +68,12 @@ func (a *Archive) FilesBetween(ctx context.Context, order Order, from Cursor, to
 		}
 		q += ` ORDER BY path`
 	}
-	rows, err := a.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return a.queryErr(ctx, "files", err)
-	}
-	defer rows.Close()
-	var vals [9]any
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return a.queryErr(ctx, "files", err)
-		}
-		f, bad := a.fileRow(vals[:])
+	return a.queryFiles(ctx, q, args, func(f File, bad *Error) error {
 		if bad != nil {
 			return bad
 		}
-		if err := fn(f); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return a.queryErr(ctx, "files", err)
-	}
-	return nil
+		return fn(f)
+	})
 }
 
 // ReadFiles reads the bytes of several files into one new buffer and

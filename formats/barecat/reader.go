@@ -366,7 +366,13 @@ func (a *Archive) scanFiles(ctx context.Context, order Order, fn func(File, *Err
 	if order == ByAddress {
 		q = `SELECT ` + fileColumns + ` FROM files ORDER BY shard, offset`
 	}
-	rows, err := a.db.QueryContext(ctx, q)
+	return a.queryFiles(ctx, q, nil, fn)
+}
+
+// queryFiles runs a query for fileColumns and hands each row to fn, with
+// what is wrong with it, if anything.
+func (a *Archive) queryFiles(ctx context.Context, q string, args []any, fn func(File, *Error) error) error {
+	rows, err := a.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return a.queryErr(ctx, "files", err)
 	}
