@@ -182,7 +182,7 @@ type measurement struct {
 	smallRSS  int64     // TBL: peak RSS of the untimed run on one shard's worth
 }
 
-func (m *measurement) median() float64 { return median(m.walls) }
+func (m *measurement) median() float64 { return bench.Median(m.walls) }
 func (m *measurement) rate() float64   { return float64(m.files) / m.median() }
 func (m *measurement) mbps() float64   { return float64(m.inBytes) / 1e6 / m.median() }
 
@@ -479,7 +479,7 @@ func runCat(files []string, out string) (runResult, error) {
 	if err != nil {
 		return runResult{}, fmt.Errorf("cat > %s && sync: %v\n%s", out, err, stderr.Bytes())
 	}
-	return runResult{wall: wall, cpu: cpuSeconds(cmd.ProcessState), rss: maxRSS(cmd.ProcessState)}, nil
+	return runResult{wall: wall, cpu: bench.CPUSeconds(cmd.ProcessState), rss: bench.MaxRSS(cmd.ProcessState)}, nil
 }
 
 // runConvert runs one `itarconv convert -q --json` into out. With check it
@@ -518,7 +518,7 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 	if err != nil {
 		return runResult{}, fmt.Errorf("%s: %v\n%s", what, err, stderr.Bytes())
 	}
-	r := runResult{wall: wall, cpu: cpuSeconds(cmd.ProcessState), rss: maxRSS(cmd.ProcessState)}
+	r := runResult{wall: wall, cpu: bench.CPUSeconds(cmd.ProcessState), rss: bench.MaxRSS(cmd.ProcessState)}
 	if kind == kindTBL || kind == kindTBLLZ4 {
 		var st struct{ Samples int64 }
 		if err := json.Unmarshal(stdout.Bytes(), &st); err != nil {
@@ -731,21 +731,6 @@ func warm(paths []string) error {
 	return nil
 }
 
-// maxRSS is the peak resident set of a finished child and of the children
-// it waited for, in bytes. Linux reports ru_maxrss in KiB.
-func maxRSS(ps *os.ProcessState) int64 {
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return int64(ru.Maxrss) * 1024
-	}
-	return 0
-}
-
-// cpuSeconds is the user and system time of a finished child (its waited-
-// for children included).
-func cpuSeconds(ps *os.ProcessState) float64 {
-	return (ps.UserTime() + ps.SystemTime()).Seconds()
-}
-
 // noiseMeter tells how much CPU other processes took while the timed runs
 // went on: the machine's busy time (/proc/stat) less what this program and
 // its children used (rusage), summed over the spans between resume and
@@ -759,16 +744,16 @@ type noiseMeter struct {
 }
 
 func (n *noiseMeter) resume() {
-	busy, err := machineBusy()
+	busy, err := bench.MachineBusy()
 	n.failed = n.failed || err != nil
-	n.start, n.busy0, n.own0 = time.Now(), busy, ownCPU()
+	n.start, n.busy0, n.own0 = time.Now(), busy, bench.OwnCPU()
 }
 
 func (n *noiseMeter) pause() {
-	busy, err := machineBusy()
+	busy, err := bench.MachineBusy()
 	n.failed = n.failed || err != nil
 	n.wall += time.Since(n.start).Seconds()
-	n.other += max(0, (busy-n.busy0)-(ownCPU()-n.own0))
+	n.other += max(0, (busy-n.busy0)-(bench.OwnCPU()-n.own0))
 }
 
 func (n *noiseMeter) report() string {
@@ -795,12 +780,12 @@ func waitQuiet(limit time.Duration) (time.Duration, bool) {
 	start := time.Now()
 	const window = time.Second
 	for {
-		b0, err := machineBusy()
+		b0, err := bench.MachineBusy()
 		if err != nil {
 			return 0, true
 		}
 		time.Sleep(window)
-		b1, err := machineBusy()
+		b1, err := bench.MachineBusy()
 		if err != nil {
 			return 0, true
 		}
@@ -811,57 +796,6 @@ func waitQuiet(limit time.Duration) (time.Duration, bool) {
 			return time.Since(start), false
 		}
 	}
-}
-
-// machineBusy is the CPU time, in seconds, that all processors have spent
-// on anything but idling since boot. /proc/stat counts in USER_HZ ticks,
-// which is 100 per second on every Linux architecture Go supports. Time
-// waiting for I/O is not busy: the fsyncs of the timed runs wait on the
-// disk.
-func machineBusy() (float64, error) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, err
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 8 || f[0] != "cpu" {
-		return 0, errors.New("unexpected /proc/stat")
-	}
-	var busy float64
-	for i, v := range f[1:8] { // user nice system idle iowait irq softirq
-		if i == 3 || i == 4 {
-			continue
-		}
-		var x float64
-		fmt.Sscan(v, &x)
-		busy += x
-	}
-	return busy / 100, nil
-}
-
-// ownCPU is the CPU time of this process and its waited-for children.
-func ownCPU() float64 {
-	var self, children syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	t := func(ru *syscall.Rusage) float64 {
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-	}
-	return t(&self) + t(&children)
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func rate(r float64) string {
@@ -886,7 +820,7 @@ func printTable(w io.Writer, ms []*measurement) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f-%.3f\t%s\t%.0f\t%s\t%.1f\t%.3f\t\n",
 			m.direction, m.tool, m.median(), slices.Min(m.walls), slices.Max(m.walls),
-			rate(m.rate()), m.mbps(), ratio, float64(m.maxRSS)/(1<<20), median(m.cpus))
+			rate(m.rate()), m.mbps(), ratio, float64(m.maxRSS)/(1<<20), bench.Median(m.cpus))
 	}
 	tw.Flush()
 	fmt.Fprintln(bw, "median/min-max s: wall time of the whole run as this program sees it, process start and fsync included;")

@@ -111,7 +111,7 @@ type measurement struct {
 	readBytes int64
 }
 
-func (m *measurement) median() float64 { return median(m.walls) }
+func (m *measurement) median() float64 { return bench.Median(m.walls) }
 func (m *measurement) rate() float64   { return float64(m.dataset.Members) / m.median() }
 
 func runBench(cfg config) error {
@@ -428,7 +428,7 @@ func runIndex(bin, dir, strategy string, d bench.Dataset) (indexRun, error) {
 		return indexRun{}, fmt.Errorf("dataset %s, --read-strategy %s: index has %d members, %d rows, %d stems; generated %d members, %d stems",
 			d.Name, strategy, f.Members, f.Rows, f.Stems, n, n/2)
 	}
-	return indexRun{wall: wall, cpu: cpuSeconds(cmd.ProcessState), self: f.Seconds, rss: maxRSS(cmd.ProcessState),
+	return indexRun{wall: wall, cpu: bench.CPUSeconds(cmd.ProcessState), self: f.Seconds, rss: bench.MaxRSS(cmd.ProcessState),
 		reads: f.ReadCalls, readBytes: f.ReadBytes}, nil
 }
 
@@ -460,8 +460,8 @@ func runTar(tarPath string, shards []string, count bool) (lines int64, r indexRu
 					firstErr = fmt.Errorf("tar -tf %s: %v\n%s", shard, err, stderr.Bytes())
 				}
 				if cmd.ProcessState != nil {
-					r.rss = max(r.rss, maxRSS(cmd.ProcessState))
-					r.cpu += cpuSeconds(cmd.ProcessState)
+					r.rss = max(r.rss, bench.MaxRSS(cmd.ProcessState))
+					r.cpu += bench.CPUSeconds(cmd.ProcessState)
 				}
 				lines += lc.n
 				mu.Unlock()
@@ -484,20 +484,6 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// maxRSS is the peak resident set of a finished child, in bytes. Linux
-// reports ru_maxrss in KiB.
-func maxRSS(ps *os.ProcessState) int64 {
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return int64(ru.Maxrss) * 1024
-	}
-	return 0
-}
-
-// cpuSeconds is the user and system time of a finished child.
-func cpuSeconds(ps *os.ProcessState) float64 {
-	return (ps.UserTime() + ps.SystemTime()).Seconds()
-}
-
 // noiseMeter tells how much CPU other processes took while the timed runs
 // went on: the machine's busy time (/proc/stat) less what this program and
 // its children used (rusage). Timings taken beside other work are slower
@@ -509,72 +495,23 @@ type noiseMeter struct {
 }
 
 func startNoise() noiseMeter {
-	busy, err := machineBusy()
-	return noiseMeter{start: time.Now(), busy0: busy, own0: ownCPU(), ok: err == nil}
+	busy, err := bench.MachineBusy()
+	return noiseMeter{start: time.Now(), busy0: busy, own0: bench.OwnCPU(), ok: err == nil}
 }
 
 func (n noiseMeter) report() string {
-	busy, err := machineBusy()
+	busy, err := bench.MachineBusy()
 	if !n.ok || err != nil {
 		return "other load on the machine: unknown (no /proc/stat)"
 	}
 	wall := time.Since(n.start).Seconds()
-	other := max(0, (busy-n.busy0)-(ownCPU()-n.own0))
+	other := max(0, (busy-n.busy0)-(bench.OwnCPU()-n.own0))
 	verdict := "quiet"
 	if share := other / (wall * float64(runtime.NumCPU())); share > 0.10 {
 		verdict = "BUSY: figures are skewed, run again on a quiet machine"
 	}
 	return fmt.Sprintf("other processes used %.1f CPU-seconds during the %.1fs of timed runs (%.0f%% of the machine): %s",
 		other, wall, 100*other/(wall*float64(runtime.NumCPU())), verdict)
-}
-
-// machineBusy is the CPU time, in seconds, that all processors have spent
-// on anything but idling since boot. /proc/stat counts in USER_HZ ticks,
-// which is 100 per second on every Linux architecture Go supports.
-func machineBusy() (float64, error) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, err
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 8 || f[0] != "cpu" {
-		return 0, errors.New("unexpected /proc/stat")
-	}
-	var busy float64
-	for i, v := range f[1:8] { // user nice system idle iowait irq softirq
-		if i == 3 || i == 4 {
-			continue
-		}
-		var x float64
-		fmt.Sscan(v, &x)
-		busy += x
-	}
-	return busy / 100, nil
-}
-
-// ownCPU is the CPU time of this process and its waited-for children.
-func ownCPU() float64 {
-	var self, children syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
-	t := func(ru *syscall.Rusage) float64 {
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-	}
-	return t(&self) + t(&children)
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func rate(r float64) string {
@@ -597,11 +534,11 @@ func printTable(w io.Writer, ms []*measurement) {
 		if m.kind != kindWalk {
 			rss = fmt.Sprintf("%.1f", float64(m.maxRSS)/(1<<20))
 			perMember = fmt.Sprintf("%.1f", float64(m.maxRSS)/float64(m.dataset.Members))
-			cpu = fmt.Sprintf("%.3f", median(m.cpus))
+			cpu = fmt.Sprintf("%.3f", bench.Median(m.cpus))
 		}
 		if m.kind == kindIndex {
 			strategy = m.strategy
-			self = fmt.Sprintf("%.3f", median(m.selfs))
+			self = fmt.Sprintf("%.3f", bench.Median(m.selfs))
 			reads = fmt.Sprint(m.reads)
 			readMiB = fmt.Sprintf("%.0f", float64(m.readBytes)/(1<<20))
 		}

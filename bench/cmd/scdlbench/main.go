@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/itarconv/itarconv/bench"
 	"io"
 	"io/fs"
 	"math"
@@ -98,14 +99,14 @@ func run() int {
 	if *quick {
 		*cells, *reps = 20000, 1
 	}
-	if err := bench(*dir, *cells, *per, *reps); err != nil {
+	if err := measure(*dir, *cells, *per, *reps); err != nil {
 		fmt.Fprintln(os.Stderr, "scdlbench:", err)
 		return 1
 	}
 	return 0
 }
 
-func bench(dir string, cells, per, reps int) error {
+func measure(dir string, cells, per, reps int) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "scdlbench-")
 		if err != nil {
@@ -316,7 +317,7 @@ func itarconv(bin string, args ...string) (result, error) {
 	if err != nil {
 		return result{}, fmt.Errorf("itarconv %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
 	}
-	return result{wall, maxRSS(cmd.ProcessState)}, nil
+	return result{wall, bench.MaxRSS(cmd.ProcessState)}, nil
 }
 
 func catSync(files []string, out string) (result, error) {
@@ -326,14 +327,7 @@ func catSync(files []string, out string) (result, error) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return result{}, fmt.Errorf("cat: %v\n%s", err, b)
 	}
-	return result{time.Since(start).Seconds(), maxRSS(cmd.ProcessState)}, nil
-}
-
-func maxRSS(ps *os.ProcessState) int64 {
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return int64(ru.Maxrss)
-	}
-	return 0
+	return result{time.Since(start).Seconds(), bench.MaxRSS(cmd.ProcessState)}, nil
 }
 
 // generate writes an archive of n cells of 0 to 2*per float32 values over

@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// MaxRSS is a finished child's peak resident memory, in bytes (Linux
+// reports ru_maxrss in KiB).
+func MaxRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return int64(ru.Maxrss) * 1024
+	}
+	return 0
+}
+
+// CPUSeconds is a finished child's user plus system time.
+func CPUSeconds(ps *os.ProcessState) float64 {
+	return (ps.UserTime() + ps.SystemTime()).Seconds()
+}
+
+// MachineBusy is the CPU time, in seconds, the whole machine has spent busy
+// since boot (from /proc/stat), to tell how much other processes used
+// during a measurement.
+func MachineBusy() (float64, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, errors.New("unexpected /proc/stat")
+	}
+	var busy float64
+	for i, v := range f[1:8] { // user nice system idle iowait irq softirq
+		if i == 3 || i == 4 {
+			continue
+		}
+		var x float64
+		fmt.Sscan(v, &x)
+		busy += x
+	}
+	return busy / 100, nil
+}
+
+// OwnCPU is the CPU time this process and its waited-for children used.
+func OwnCPU() float64 {
+	var self, children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	t := func(ru *syscall.Rusage) float64 {
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	return t(&self) + t(&children)
+}
+
+// Median of xs (0 for none).
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
