@@ -317,7 +317,7 @@ func itarconv(bin string, args ...string) (result, error) {
 	if err != nil {
 		return result{}, fmt.Errorf("itarconv %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
 	}
-	return result{wall, bench.MaxRSS(cmd.ProcessState)}, nil
+	return result{wall, bench.MaxRSS(cmd.ProcessState) / 1024}, nil
 }
 
 func catSync(files []string, out string) (result, error) {
@@ -327,7 +327,7 @@ func catSync(files []string, out string) (result, error) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return result{}, fmt.Errorf("cat: %v\n%s", err, b)
 	}
-	return result{time.Since(start).Seconds(), bench.MaxRSS(cmd.ProcessState)}, nil
+	return result{time.Since(start).Seconds(), bench.MaxRSS(cmd.ProcessState) / 1024}, nil
 }
 
 // generate writes an archive of n cells of 0 to 2*per float32 values over
