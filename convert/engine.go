@@ -112,9 +112,15 @@ type Progress struct {
 // workers x queueDepth x batch size rows whatever the dataset's size.
 const queueDepth = 8
 
+// result is a batch on its way to the writer. Prepare runs on the
+// preparing goroutines, not on the scanning worker: a shard's batches are
+// prepared in parallel while the writer waits for them in order (ready is
+// closed when prepErr and the batch's Prep are set).
 type result struct {
-	batch *Batch
-	err   error
+	batch   *Batch
+	err     error // the scan failed
+	ready   chan struct{}
+	prepErr error
 }
 
 // Run reads every shard of src and feeds its rows to sink in order. Shards
@@ -132,10 +138,20 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	queues := make([]chan result, n)
+	queues := make([]chan *result, n)
 	for i := range queues {
-		queues[i] = make(chan result, queueDepth)
+		queues[i] = make(chan *result, queueDepth)
 	}
+	// Preparing goroutines: Prepare may be most of the work (reading and
+	// checksumming payloads), and one shard's batches should use every core.
+	prep := make(chan *result, workers*queueDepth)
+	var prepWG sync.WaitGroup
+	for range max(workers, 1) {
+		prepWG.Add(1)
+		go func() { defer prepWG.Done(); prepareLoop(sink, prep) }()
+	}
+	defer prepWG.Wait()
+	defer close(prep) // after the workers are done (deferred below)
 	// A worker starts a shard only while fewer than 2 x workers shards are
 	// started and not yet written: with small shards (chunks of a source),
 	// the per-shard queues alone would let workers run ahead of the writer
@@ -159,7 +175,7 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 					<-tickets
 					return
 				}
-				scanShard(ctx, src, sink, shard, queues[shard])
+				scanShard(ctx, src, sink, shard, queues[shard], prep)
 			}
 		}()
 	}
@@ -169,7 +185,7 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	p.Shards = n
 	for shard := 0; shard < n; shard++ {
 		for {
-			var res result
+			var res *result
 			var more bool
 			select {
 			case res, more = <-queues[shard]:
@@ -184,6 +200,15 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 			if res.err != nil {
 				cancel()
 				return res.err
+			}
+			select {
+			case <-res.ready:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if res.prepErr != nil {
+				cancel()
+				return res.prepErr
 			}
 			if err := sink.Write(res.batch); err != nil {
 				cancel()
@@ -215,9 +240,9 @@ var errCanceled = errors.New("canceled")
 
 // scanShard runs on a worker: it scans one shard, prepares each batch and
 // queues it for the writer. The queue is closed when the shard is done.
-func scanShard(ctx context.Context, src Source, sink Sink, shard int, q chan<- result) {
+func scanShard(ctx context.Context, src Source, sink Sink, shard int, q chan<- *result, prep chan<- *result) {
 	defer close(q)
-	send := func(r result) error {
+	send := func(r *result) error {
 		select {
 		case q <- r:
 			return nil
@@ -233,12 +258,23 @@ func scanShard(ctx context.Context, src Source, sink Sink, shard int, q chan<- r
 		for i := range rows {
 			b.Bytes += rows[i].Size
 		}
-		if err := sink.Prepare(b); err != nil {
-			return err
+		r := &result{batch: b, ready: make(chan struct{})}
+		select {
+		case prep <- r:
+		case <-ctx.Done():
+			return errCanceled
 		}
-		return send(result{batch: b})
+		return send(r)
 	})
 	if err != nil && err != errCanceled && ctx.Err() == nil {
-		send(result{err: err})
+		send(&result{err: err})
+	}
+}
+
+// prepareLoop runs the sink's Prepare on batches from any shard.
+func prepareLoop(sink Sink, prep <-chan *result) {
+	for r := range prep {
+		r.prepErr = sink.Prepare(r.batch)
+		close(r.ready)
 	}
 }
