@@ -251,7 +251,7 @@ func runBench(cfg config) error {
 	j := &job{d: d, bin: bin, dataDir: filepath.Join(dataDir, fmt.Sprintf("convbench-%s-%d", d.Name, d.Members)), work: work}
 	t0 = time.Now()
 	var reused bool
-	j.shards, reused, err = prepare(d, j.dataDir)
+	j.shards, reused, err = d.Prepare(j.dataDir, "convbench.json")
 	if err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func runBench(cfg config) error {
 	if j.tblSrc != "" {
 		toWarm = append(toWarm, j.tblSrc, j.smallTBL)
 	}
-	if err := warm(toWarm); err != nil {
+	if err := bench.Warm(toWarm); err != nil {
 		return err
 	}
 	n := int64(d.Members)
@@ -654,53 +654,6 @@ func buildItarconv(out string) error {
 	return nil
 }
 
-// stamp records what a dataset directory was generated from, so that a
-// kept -dir is reused only when it holds exactly these shards.
-type stamp struct {
-	Dataset bench.Dataset
-	Sizes   []int64
-}
-
-const stampName = "convbench.json"
-
-// prepare makes sure dir holds the shards of d, and nothing else: it reuses
-// them when the stamp of an earlier run matches, and generates them
-// otherwise.
-func prepare(d bench.Dataset, dir string) (paths []string, reused bool, err error) {
-	want := stamp{Dataset: d}
-	if b, err := os.ReadFile(filepath.Join(dir, stampName)); err == nil {
-		var got stamp
-		if json.Unmarshal(b, &got) == nil && got.Dataset == d && len(got.Sizes) == d.Shards {
-			ok := true
-			for i := range d.Shards {
-				st, err := os.Stat(d.ShardPath(dir, i))
-				ok = ok && err == nil && st.Size() == got.Sizes[i]
-				paths = append(paths, d.ShardPath(dir, i))
-			}
-			if ok {
-				return paths, true, nil
-			}
-		}
-	}
-	// Stale shards of another size would join the fold: start afresh.
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, false, err
-	}
-	paths, err = d.Generate(dir)
-	if err != nil {
-		return nil, false, err
-	}
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, false, err
-		}
-		want.Sizes = append(want.Sizes, st.Size())
-	}
-	b, _ := json.Marshal(want)
-	return paths, false, os.WriteFile(filepath.Join(dir, stampName), b, 0o644)
-}
-
 func totalSize(paths []string) int64 {
 	var n int64
 	for _, p := range paths {
@@ -709,26 +662,6 @@ func totalSize(paths []string) int64 {
 		}
 	}
 	return n
-}
-
-// warm reads every file once, in large reads, so that all of them sit in
-// the page cache.
-func warm(paths []string) error {
-	buf := make([]byte, 1<<20)
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		for err == nil {
-			_, err = f.Read(buf)
-		}
-		f.Close()
-		if err != io.EOF {
-			return err
-		}
-	}
-	return nil
 }
 
 // noiseMeter tells how much CPU other processes took while the timed runs

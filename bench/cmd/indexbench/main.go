@@ -162,7 +162,7 @@ func runBench(cfg config) error {
 		dirs[i] = filepath.Join(dataDir, fmt.Sprintf("%s-%d", d.Name, d.Members))
 		t0 := time.Now()
 		var reused bool
-		shards[i], reused, err = prepare(d, dirs[i])
+		shards[i], reused, err = d.Prepare(dirs[i], "indexbench.json")
 		if err != nil {
 			return err
 		}
@@ -187,7 +187,7 @@ func runBench(cfg config) error {
 	for i, d := range datasets {
 		// Warm the page cache, so that every tool, the first included,
 		// reads from memory: the benchmark is about CPU and system calls.
-		if err := warm(shards[i]); err != nil {
+		if err := bench.Warm(shards[i]); err != nil {
 			return err
 		}
 		ms, err := measure(cfg, d, dirs[i], shards[i], bin, tarPath)
@@ -231,72 +231,6 @@ func toolVersion(path string) string {
 	out, _ := exec.Command(path, "--version").Output()
 	line, _, _ := strings.Cut(string(out), "\n")
 	return strings.TrimSpace(line)
-}
-
-// stamp records what a dataset directory was generated from, so that a
-// kept -dir is reused only when it holds exactly these shards.
-type stamp struct {
-	Dataset bench.Dataset
-	Sizes   []int64
-}
-
-const stampName = "indexbench.json"
-
-// prepare makes sure dir holds the shards of d: it reuses them when the
-// stamp of an earlier run matches, and generates them otherwise.
-func prepare(d bench.Dataset, dir string) (paths []string, reused bool, err error) {
-	want := stamp{Dataset: d}
-	if b, err := os.ReadFile(filepath.Join(dir, stampName)); err == nil {
-		var got stamp
-		if json.Unmarshal(b, &got) == nil && got.Dataset == d && len(got.Sizes) == d.Shards {
-			ok := true
-			for i := range d.Shards {
-				st, err := os.Stat(d.ShardPath(dir, i))
-				ok = ok && err == nil && st.Size() == got.Sizes[i]
-				paths = append(paths, d.ShardPath(dir, i))
-			}
-			if ok {
-				return paths, true, nil
-			}
-		}
-	}
-	// Stale shards of another size would join the fold: start afresh.
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, false, err
-	}
-	paths, err = d.Generate(dir)
-	if err != nil {
-		return nil, false, err
-	}
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, false, err
-		}
-		want.Sizes = append(want.Sizes, st.Size())
-	}
-	b, _ := json.Marshal(want)
-	return paths, false, os.WriteFile(filepath.Join(dir, stampName), b, 0o644)
-}
-
-// warm reads every shard once, in large reads (io.Copy to io.Discard would
-// use 8 KiB ones), so that all of them sit in the page cache.
-func warm(paths []string) error {
-	buf := make([]byte, 1<<20)
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		for err == nil {
-			_, err = f.Read(buf)
-		}
-		f.Close()
-		if err != io.EOF {
-			return err
-		}
-	}
-	return nil
 }
 
 // measure times every tool on one dataset. The repetitions are interleaved
