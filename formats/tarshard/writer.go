@@ -9,7 +9,6 @@ package tarshard
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -63,8 +62,7 @@ type Location struct {
 type Writer struct {
 	opts    Options
 	temps   []*safefile.File // one per shard, in order
-	cur     *countingWriter
-	buf     *bufio.Writer
+	out     *gather          // the current shard's output
 	tw      *tar.Writer
 	shards  []string // final paths, after Close
 	members int      // in the current shard
@@ -86,17 +84,6 @@ func Create(opts Options) (*Writer, error) {
 		return nil, fmt.Errorf("fold name %q: must be non-empty, without \"_\" or \"/\"", opts.Fold)
 	}
 	return &Writer{opts: opts}, nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // CheckName reports whether a member name stays inside the directory it is
@@ -153,9 +140,8 @@ func (w *Writer) startShard() error {
 		return err
 	}
 	w.temps = append(w.temps, f)
-	w.buf = bufio.NewWriterSize(f, 1<<20)
-	w.cur = &countingWriter{w: w.buf}
-	w.tw = tar.NewWriter(w.cur)
+	w.out = newGather(f)
+	w.tw = tar.NewWriter(w.out)
 	return nil
 }
 
@@ -166,7 +152,7 @@ func (w *Writer) finishShard() error {
 	if err := w.tw.Close(); err != nil {
 		return err
 	}
-	if err := w.buf.Flush(); err != nil {
+	if err := w.out.flush(); err != nil {
 		return err
 	}
 	w.tw = nil
@@ -176,6 +162,33 @@ func (w *Writer) finishShard() error {
 // Add writes one member; data supplies exactly m.Size bytes for regular
 // files (nil otherwise).
 func (w *Writer) Add(m Member, data io.Reader) (Location, error) {
+	return w.add(m, data, nil)
+}
+
+// AddBytes writes one member whose payload is in memory (nil for members
+// without one). The writer may keep a reference to payload instead of
+// copying it: payload must not change until the next Flush (or Close),
+// after which the writer holds no reference to it.
+func (w *Writer) AddBytes(m Member, payload []byte) (Location, error) {
+	if m.Typeflag == tar.TypeReg && int64(len(payload)) != m.Size {
+		return Location{}, fmt.Errorf("%q: %d payload bytes for a member of %d", m.Name, len(payload), m.Size)
+	}
+	return w.add(m, nil, payload)
+}
+
+// Flush writes what the writer has queued, so that no payload passed to
+// AddBytes is referenced any longer.
+func (w *Writer) Flush() error {
+	if w.tw == nil {
+		return nil
+	}
+	if err := w.tw.Flush(); err != nil {
+		return err
+	}
+	return w.out.flush()
+}
+
+func (w *Writer) add(m Member, data io.Reader, payload []byte) (Location, error) {
 	if w.done {
 		return Location{}, errors.New("tarshard: writer closed")
 	}
@@ -185,7 +198,7 @@ func (w *Writer) Add(m Member, data io.Reader) (Location, error) {
 	if m.Typeflag != tar.TypeReg {
 		m.Size = 0
 	}
-	full := w.tw != nil && w.cur.n > 0 && (w.cur.n+footprint(m)+1024 > w.opts.ShardSize ||
+	full := w.tw != nil && w.out.n > 0 && (w.out.n+footprint(m)+1024 > w.opts.ShardSize ||
 		w.opts.MaxMembers > 0 && w.members >= w.opts.MaxMembers)
 	if w.tw == nil || full {
 		if err := w.startShard(); err != nil {
@@ -195,7 +208,10 @@ func (w *Writer) Add(m Member, data io.Reader) (Location, error) {
 	}
 	w.members++
 	if fastUSTAR(&m) {
-		return w.addUSTAR(&m, data)
+		return w.addUSTAR(&m, data, payload)
+	}
+	if data == nil {
+		data = bytes.NewReader(payload)
 	}
 	h := &tar.Header{
 		Name:       m.Name,
@@ -216,7 +232,7 @@ func (w *Writer) Add(m Member, data io.Reader) (Location, error) {
 	if err := w.tw.WriteHeader(h); err != nil {
 		return Location{}, fmt.Errorf("%s: header of %q: %w", w.temps[len(w.temps)-1].Target(), m.Name, err)
 	}
-	loc := Location{Shard: len(w.temps) - 1, HeaderOffset: w.cur.n - 512}
+	loc := Location{Shard: len(w.temps) - 1, HeaderOffset: w.out.n - 512}
 	if h.Size > 0 {
 		n, err := io.Copy(w.tw, io.LimitReader(data, h.Size))
 		if err == nil && n != h.Size {
@@ -317,8 +333,9 @@ func putOctal(b []byte, x int64) {
 }
 
 // addUSTAR writes a member that fastUSTAR accepts: its header block, the
-// payload and the padding, straight into the shard's buffer.
-func (w *Writer) addUSTAR(m *Member, data io.Reader) (Location, error) {
+// payload (from data, or payload when data is nil) and the padding,
+// straight into the shard's output.
+func (w *Writer) addUSTAR(m *Member, data io.Reader, payload []byte) (Location, error) {
 	// A member archive/tar wrote before may still owe its padding.
 	if err := w.tw.Flush(); err != nil {
 		return Location{}, fmt.Errorf("%s: %q: %w", w.temps[len(w.temps)-1].Target(), m.Name, err)
@@ -344,8 +361,8 @@ func (w *Writer) addUSTAR(m *Member, data io.Reader) (Location, error) {
 	}
 	putOctal(b[148:155], sum)
 	b[155] = ' '
-	loc := Location{Shard: len(w.temps) - 1, HeaderOffset: w.cur.n}
-	if _, err := w.cur.Write(b[:]); err != nil {
+	loc := Location{Shard: len(w.temps) - 1, HeaderOffset: w.out.n}
+	if _, err := w.out.Write(b[:]); err != nil {
 		return Location{}, err
 	}
 	if m.Typeflag != tar.TypeReg || m.Size == 0 {
@@ -353,20 +370,26 @@ func (w *Writer) addUSTAR(m *Member, data io.Reader) (Location, error) {
 	}
 	var n int64
 	var err error
-	if br, ok := data.(*bytes.Reader); ok && int64(br.Len()) == m.Size {
-		n, err = br.WriteTo(w.cur)
+	if data == nil {
+		var k int
+		if len(payload) >= refMin {
+			k, err = w.out.writeRef(payload)
+		} else {
+			k, err = w.out.Write(payload)
+		}
+		n = int64(k)
 	} else if f, ok := data.(*os.File); ok && m.Size >= directCopyMin {
 		// A large file goes from file to shard without passing through
 		// this process (copy_file_range where the system has it).
-		if err = w.buf.Flush(); err == nil {
+		if err = w.out.flush(); err == nil {
 			n, err = io.Copy(w.temps[len(w.temps)-1].File, io.LimitReader(f, m.Size))
-			w.cur.n += n
+			w.out.n += n
 		}
 	} else {
 		if w.copyBuf == nil {
 			w.copyBuf = make([]byte, 256<<10)
 		}
-		n, err = io.CopyBuffer(w.cur, io.LimitReader(data, m.Size), w.copyBuf)
+		n, err = io.CopyBuffer(w.out, io.LimitReader(data, m.Size), w.copyBuf)
 	}
 	if err == nil && n != m.Size {
 		err = fmt.Errorf("payload ended after %d of %d bytes", n, m.Size)
@@ -375,7 +398,7 @@ func (w *Writer) addUSTAR(m *Member, data io.Reader) (Location, error) {
 		return Location{}, fmt.Errorf("%q: %w", m.Name, err)
 	}
 	if pad := -m.Size & 511; pad > 0 {
-		if _, err := w.cur.Write(zeros[:pad]); err != nil {
+		if _, err := w.out.Write(zeros[:pad]); err != nil {
 			return Location{}, err
 		}
 	}

@@ -19,6 +19,7 @@ type File struct {
 	*os.File
 	target string
 	done   bool
+	wb     *writeBehind // see WriteBehind; nil until used
 }
 
 // TempPrefix starts the name of every temporary file this package creates,
@@ -98,6 +99,7 @@ func (f *File) Commit() error {
 		return fmt.Errorf("safefile: %s already committed or aborted", f.target)
 	}
 	f.done = true
+	f.wb.stop()
 	tmp := f.Name()
 	err := f.Sync()
 	if cerr := f.Close(); err == nil {
@@ -127,6 +129,7 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
+	f.wb.stop()
 	f.Close()
 	os.Remove(f.Name())
 }

@@ -1,6 +1,7 @@
 package safefile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -82,5 +83,50 @@ func TestSweepLeftovers(t *testing.T) {
 	got := strings.Join(names(t, dir), ",")
 	if strings.Contains(got, leftover) || !strings.Contains(got, mine) || !strings.Contains(got, "train_0000.tar") || !strings.Contains(got, TempPrefix+"odd") {
 		t.Errorf("after the sweep: %s", got)
+	}
+}
+
+// WriteBehind hands ranges over while the file is written; Commit still
+// gives every byte, and Abort leaves nothing.
+func TestWriteBehind(t *testing.T) {
+	for _, commit := range []bool{true, false} {
+		dir := t.TempDir()
+		target := filepath.Join(dir, "out.bin")
+		f, err := Create(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunk := make([]byte, 1<<20)
+		var want []byte
+		var end int64
+		for i := range 3 * writeBehindStep >> 20 {
+			for k := range chunk {
+				chunk[k] = byte(i*7 + k)
+			}
+			if _, err := f.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, chunk...)
+			end += int64(len(chunk))
+			f.WriteBehind(end)
+		}
+		if canWriteBehind && (f.wb == nil || f.wb.from < 2*writeBehindStep) {
+			t.Errorf("write-behind handed over up to %v of %d bytes", f.wb, end)
+		}
+		if !commit {
+			f.Abort()
+			if got := names(t, dir); len(got) != 0 {
+				t.Errorf("after Abort: %v", got)
+			}
+			continue
+		}
+		if err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		f.WriteBehind(end + 1) // after Commit: ignored
+		got, err := os.ReadFile(target)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("committed %d bytes (%v), want %d", len(got), err, len(want))
+		}
 	}
 }

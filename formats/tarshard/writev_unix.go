@@ -1,0 +1,50 @@
+//go:build unix
+
+package tarshard
+
+import (
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// writeVectors writes iov to f in order with writev, resuming after
+// partial writes.
+func writeVectors(f *os.File, iov [][]byte) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return writeSlices(f, iov)
+	}
+	for len(iov) > 0 {
+		var n int
+		var werr error
+		if err := rc.Write(func(fd uintptr) bool {
+			n, werr = unix.Writev(int(fd), iov)
+			return werr != unix.EAGAIN
+		}); err != nil {
+			return &os.PathError{Op: "writev", Path: f.Name(), Err: err}
+		}
+		if werr == unix.EINTR {
+			continue
+		}
+		if werr != nil {
+			return &os.PathError{Op: "writev", Path: f.Name(), Err: werr}
+		}
+		if n == 0 {
+			return &os.PathError{Op: "writev", Path: f.Name(), Err: io.ErrShortWrite}
+		}
+		for n > 0 {
+			if n < len(iov[0]) {
+				iov[0] = iov[0][n:]
+				break
+			}
+			n -= len(iov[0])
+			iov = iov[1:]
+		}
+		for len(iov) > 0 && len(iov[0]) == 0 {
+			iov = iov[1:]
+		}
+	}
+	return nil
+}
