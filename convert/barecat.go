@@ -281,35 +281,100 @@ func (s *barecatSink) EndShard(int) error { return nil }
 // BarecatSource reads a Barecat archive as rows: directories that carry
 // metadata or are empty (the others are implied by their files), then
 // files, in path order or in address order (shard, offset: the fast path,
-// reading each shard front to back). The files are cut into chunks that
-// the workers read in turn, checking every crc32c, so the single writer
-// only writes.
+// reading each shard front to back). One goroutine lists the files from
+// the index and cuts them into chunks; the workers take the chunks in turn
+// and check every crc32c on the bytes where they lie (mapped shards, see
+// barecat.ViewFiles), so the single writer only writes, and the bytes are
+// copied once, into the output. A BarecatSource serves one Run.
 type BarecatSource struct {
 	Archive *barecat.Archive
 	Order   barecat.Order
 
-	once    sync.Once
-	cursors []barecat.Cursor
-	err     error
+	once   sync.Once
+	start  sync.Once
+	n      int              // chunks
+	chunks []chan fileChunk // chunk i, sent once by the lister
+	ahead  chan struct{}    // bounds how far the lister runs ahead
+	err    error
+
+	mu    sync.Mutex
+	views map[*Row]*barecat.Views // by the first row of the batch they fill
+}
+
+// fileChunk is a run of files in the source's order, or the error that
+// ended the listing.
+type fileChunk struct {
+	files []barecat.File
+	err   error
 }
 
 // Chunks of files: small enough that the workers take turns within the
-// engine's window, large enough that a chunk's query is cheap. Files larger
-// than maxInline are read by the writer instead of held in memory.
+// engine's window, large enough that a chunk is cheap to hand over. The
+// lister stays at most barecatAhead chunks ahead of the workers. Files
+// larger than maxInline are read by the writer instead of held in memory
+// (where shards cannot be mapped).
 const (
 	barecatChunk = 256
+	barecatAhead = 8
 	maxInline    = 16 << 20
 )
 
-func (s *BarecatSource) chunks() {
+func (s *BarecatSource) init() {
 	s.once.Do(func() {
-		s.cursors, s.err = s.Archive.Cursors(context.Background(), s.Order, barecatChunk)
+		n, err := s.Archive.NumFiles()
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.n = max(1, int((n+barecatChunk-1)/barecatChunk))
+		s.chunks = make([]chan fileChunk, s.n)
+		for i := range s.chunks {
+			s.chunks[i] = make(chan fileChunk, 1)
+		}
+		s.ahead = make(chan struct{}, barecatAhead)
 	})
 }
 
+// list reads the files table once, in order, and hands it out in chunks.
+// The last chunk takes whatever is left, should the table have grown
+// since it was counted.
+func (s *BarecatSource) list(ctx context.Context) {
+	next := 0
+	send := func(c fileChunk) bool {
+		select {
+		case s.ahead <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+		s.chunks[next] <- c
+		next++
+		return true
+	}
+	var files []barecat.File
+	err := s.Archive.Files(ctx, s.Order, func(f barecat.File) error {
+		files = append(files, f)
+		if len(files) == barecatChunk && next < s.n-1 {
+			if !send(fileChunk{files: files}) {
+				return ctx.Err()
+			}
+			files = nil
+		}
+		return nil
+	})
+	if err != nil {
+		files = nil
+	}
+	for next < s.n {
+		if !send(fileChunk{files: files, err: err}) {
+			return
+		}
+		files = nil
+	}
+}
+
 func (s *BarecatSource) NumShards() int {
-	s.chunks()
-	return max(1, len(s.cursors))
+	s.init()
+	return s.n
 }
 
 func (s *BarecatSource) ShardName(shard int) string {
@@ -323,9 +388,10 @@ const (
 )
 
 func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
-	if s.chunks(); s.err != nil {
+	if s.init(); s.err != nil {
 		return s.err
 	}
+	s.start.Do(func() { go s.list(ctx) })
 	var rows []Row
 	if shard == 0 {
 		var dirs []barecat.Dir
@@ -347,38 +413,57 @@ func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) er
 			rows = append(rows, r)
 		}
 	}
-	if len(s.cursors) > 0 {
-		var to *barecat.Cursor
-		if shard+1 < len(s.cursors) {
-			to = &s.cursors[shard+1]
+	var c fileChunk
+	select {
+	case c = <-s.chunks[shard]:
+		<-s.ahead
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if c.err != nil {
+		return c.err
+	}
+	var held []barecat.File // read here, on the worker
+	var heldRows []int
+	for _, f := range c.files {
+		r := Row{Name: []byte(f.Path), Kind: KindFile, Size: f.Size, Mode: defaultFileMode,
+			DataFile: f.Shard, Offset: -1, DataOffset: f.Offset, Checksum: f.CRC32C, HasChecksum: f.HasCRC}
+		setMeta(&r, f.Mode, f.HasMode, f.UID, f.HasUID, f.GID, f.HasGID, f.MtimeNs, f.HasMtime)
+		if f.Size <= maxInline {
+			held, heldRows = append(held, f), append(heldRows, len(rows))
 		}
-		var files []barecat.File // read here, on the worker
-		var fileRows []int
-		err := s.Archive.FilesBetween(ctx, s.Order, s.cursors[shard], to, func(f barecat.File) error {
-			r := Row{Name: []byte(f.Path), Kind: KindFile, Size: f.Size, Mode: defaultFileMode,
-				DataFile: f.Shard, Offset: -1, DataOffset: f.Offset, Checksum: f.CRC32C, HasChecksum: f.HasCRC}
-			setMeta(&r, f.Mode, f.HasMode, f.UID, f.HasUID, f.GID, f.HasGID, f.MtimeNs, f.HasMtime)
-			if f.Size <= maxInline {
-				files, fileRows = append(files, f), append(fileRows, len(rows))
-			}
-			rows = append(rows, r)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		data, err := s.Archive.ReadFiles(files)
-		if err != nil {
-			return err
-		}
-		for k, i := range fileRows {
-			rows[i].Inline = data[k]
-		}
+		rows = append(rows, r)
+	}
+	views, err := s.Archive.ViewFiles(held)
+	if err != nil {
+		return err
+	}
+	for k, i := range heldRows {
+		rows[i].Inline = views.Data[k]
 	}
 	if len(rows) == 0 {
+		views.Release()
 		return nil
 	}
+	s.mu.Lock()
+	if s.views == nil {
+		s.views = map[*Row]*barecat.Views{}
+	}
+	s.views[&rows[0]] = views
+	s.mu.Unlock()
 	return emit(rows)
+}
+
+// Release gives back the mapped bytes of a written batch.
+func (s *BarecatSource) Release(b *Batch) {
+	if len(b.Rows) == 0 {
+		return
+	}
+	s.mu.Lock()
+	v := s.views[&b.Rows[0]]
+	delete(s.views, &b.Rows[0])
+	s.mu.Unlock()
+	v.Release()
 }
 
 func setMeta(r *Row, mode int64, hasMode bool, uid int64, hasUID bool, gid int64, hasGID bool, mtimeNs int64, hasMtime bool) {

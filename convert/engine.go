@@ -81,12 +81,20 @@ type Source interface {
 	Scan(ctx context.Context, shard int, emit func(rows []Row) error) error
 }
 
+// Releaser is a Source whose batches hold something to give back once
+// they are written, such as pages of a mapped file. Run calls Release after
+// the sink's Write of each batch, from the writing goroutine.
+type Releaser interface {
+	Release(b *Batch)
+}
+
 // Sink consumes a dataset.
 type Sink interface {
 	// Prepare does per-row work that needs no order (parsing names,
 	// hashing) on the worker that scanned the batch, in parallel.
 	Prepare(b *Batch) error
-	// Write receives every batch in dataset order from one goroutine.
+	// Write receives every batch in dataset order from one goroutine. It
+	// keeps no reference to the rows' byte slices after it returns.
 	Write(b *Batch) error
 	// EndShard follows the last batch of each shard, in order, including
 	// shards without rows.
@@ -213,6 +221,9 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 			if err := sink.Write(res.batch); err != nil {
 				cancel()
 				return err
+			}
+			if rel, ok := src.(Releaser); ok {
+				rel.Release(res.batch)
 			}
 			p.Rows += int64(len(res.batch.Rows))
 			p.Bytes += res.batch.Bytes

@@ -2,7 +2,6 @@ package convert
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -130,7 +129,6 @@ func (s *tarFoldSink) Write(b *Batch) error {
 		case KindFile:
 			m.Typeflag, m.Size = tar.TypeReg, r.Size
 			if r.Inline != nil {
-				data = bytes.NewReader(r.Inline)
 				break
 			}
 			p, err := s.src.OpenPayload(r)
@@ -146,7 +144,14 @@ func (s *tarFoldSink) Write(b *Batch) error {
 			s.stats.Skipped[r.Kind.String()]++
 			continue
 		}
-		loc, err := s.w.Add(m, data)
+		var loc tarshard.Location
+		var err error
+		if data == nil {
+			// The payload is referenced until the Flush below.
+			loc, err = s.w.AddBytes(m, r.Inline)
+		} else {
+			loc, err = s.w.Add(m, data)
+		}
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", s.src.ShardName(b.Shard), err)
 		}
@@ -174,6 +179,10 @@ func (s *tarFoldSink) Write(b *Batch) error {
 			return fmt.Errorf("indexing %q: %w", r.Name, err)
 		}
 		s.tally.bytes += r.Size
+	}
+	// The batch's memory is the source's again once Write returns.
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", s.src.ShardName(b.Shard), err)
 	}
 	return nil
 }

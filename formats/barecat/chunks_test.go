@@ -2,55 +2,40 @@ package barecat
 
 import (
 	"bytes"
-	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// TestChunks: the runs that Cursors cuts, read with FilesBetween, are the
-// files in order, each once; ReadFiles gives each file's bytes, and a
-// flipped byte is that file's ErrCRC.
-func TestChunks(t *testing.T) {
-	ctx := context.Background()
+// TestReadAndViewFiles: ReadFiles and ViewFiles give each file's bytes, in
+// either order; a flipped byte is that file's ErrCRC from both.
+func TestReadAndViewFiles(t *testing.T) {
 	for _, c := range []string{"basic", "multishard", "empty"} {
 		a := mustOpen(t, caseIndex(t, c))
 		for _, order := range []Order{ByAddress, ByPath} {
 			want := allFiles(t, a, order)
-			for _, every := range []int{1, 2, 7, 1000} {
-				cur, err := a.Cursors(ctx, order, every)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var got []File
-				for i := range cur {
-					var to *Cursor
-					if i+1 < len(cur) {
-						to = &cur[i+1]
-					}
-					if err := a.FilesBetween(ctx, order, cur[i], to, func(f File) error { got = append(got, f); return nil }); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if len(got) != len(want) {
-					t.Fatalf("%s order %d every %d: %d files, want %d", c, order, every, len(got), len(want))
-				}
-				for i := range want {
-					if got[i] != want[i] {
-						t.Errorf("%s order %d every %d: file %d is %s, want %s", c, order, every, i, got[i].Path, want[i].Path)
-					}
-				}
+			read, err := a.ReadFiles(want)
+			if err != nil {
+				t.Fatal(err)
 			}
-			data, err := a.ReadFiles(want)
+			views, err := a.ViewFiles(want)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i, f := range want {
-				if !bytes.Equal(data[i], readAll(t, a, f)) {
+				b := readAll(t, a, f)
+				if !bytes.Equal(read[i], b) || !bytes.Equal(views.Data[i], b) || views.Data[i] == nil {
 					t.Errorf("%s: %s differs", c, f.Path)
 				}
 			}
+			views.Release()
+			if views.Data != nil {
+				t.Errorf("%s: Data still set after Release", c)
+			}
+			views.Release() // twice is harmless
 		}
 		a.Close()
 	}
@@ -69,9 +54,61 @@ func TestChunks(t *testing.T) {
 	b, _ := os.ReadFile(shard)
 	b[victim.Offset] ^= 0xff
 	os.WriteFile(shard, b, 0o644)
-	_, err := a.ReadFiles(files)
+	_, rerr := a.ReadFiles(files)
+	_, verr := a.ViewFiles(files)
+	for name, err := range map[string]error{"ReadFiles": rerr, "ViewFiles": verr} {
+		var e *Error
+		if !errors.Is(err, ErrCRC) || !errors.As(err, &e) || e.Name != victim.Path {
+			t.Errorf("%s: got %v, want ErrCRC naming %s", name, err, victim.Path)
+		}
+	}
+	if len(a.views) != 0 {
+		t.Errorf("%d views live after errors", len(a.views))
+	}
+}
+
+// TestViewFilesShardShrank: a shard cut short after Open is an ErrBounds
+// error naming the file whose pages are gone, not a crash.
+func TestViewFilesShardShrank(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s.barecat")
+	w, err := Create(out, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, size = 16, 8 << 10
+	for i := range n {
+		data := bytes.Repeat([]byte{byte(i + 1)}, size)
+		if err := w.Add(File{Path: fmt.Sprintf("f%02d", i), Size: size}, bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := mustOpen(t, out)
+	defer a.Close()
+	files := allFiles(t, a, ByAddress)
+	if err := os.Truncate(a.ShardPaths()[0], size); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.ViewFiles(files)
 	var e *Error
-	if !errors.Is(err, ErrCRC) || !errors.As(err, &e) || e.Name != victim.Path {
-		t.Errorf("got %v, want ErrCRC naming %s", err, victim.Path)
+	if !errors.Is(err, ErrBounds) || !errors.As(err, &e) || !strings.Contains(err.Error(), "shrank") {
+		t.Fatalf("got %v, want ErrBounds: the shard shrank", err)
+	}
+	if e.Name == "" || e.Name == files[0].Path {
+		t.Errorf("error names %q, want a file past the new end", e.Name)
+	}
+	// What was mapped before is unmapped by Close.
+	views, err := a.ViewFiles(files[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.views) != 1 {
+		t.Fatalf("%d views live", len(a.views))
+	}
+	a.Close()
+	if len(views.maps) != 0 {
+		t.Error("Close left a mapping")
 	}
 }

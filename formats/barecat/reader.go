@@ -42,7 +42,8 @@ type Archive struct {
 	shardSizes              []int64
 
 	mu     sync.Mutex
-	shards []*os.File // opened on first use
+	shards []*os.File          // opened on first use
+	views  map[*Views]struct{} // mapped by ViewFiles, not yet released
 	closed bool
 }
 
@@ -323,6 +324,9 @@ func (a *Archive) Close() error {
 	}
 	a.closed = true
 	err := a.db.Close()
+	for v := range a.views {
+		v.unmap()
+	}
 	for _, f := range a.shards {
 		if f != nil {
 			if cerr := f.Close(); err == nil {

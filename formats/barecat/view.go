@@ -1,0 +1,155 @@
+package barecat
+
+import (
+	"hash/crc32"
+	"os"
+	"runtime/debug"
+)
+
+// Views holds the bytes of some files as ViewFiles found them.
+type Views struct {
+	// Data holds each file's bytes, in the order of the files asked for.
+	Data [][]byte
+	a    *Archive
+	maps [][]byte // this process's mappings of parts of shards
+}
+
+// ViewFiles returns the bytes of files as ReadFiles does, with the same
+// checks of bounds and crc32c, but without copying them where the system
+// can map the shards into memory: the files' parts of their shards are
+// mapped read-only, and the bytes stay in the system's page cache rather
+// than in this process. The bytes are valid until Release (or the
+// archive's Close). Where a shard cannot be mapped, the bytes are read
+// into memory instead.
+//
+// The mappings show the shards as they are: a shard rewritten while it is
+// read may give bytes other than those checked.
+func (a *Archive) ViewFiles(files []File) (v *Views, err error) {
+	for _, f := range files {
+		if err := a.check(f); err != nil {
+			return nil, err
+		}
+	}
+	v = &Views{a: a, Data: make([][]byte, len(files))}
+	// One mapping per shard, from the first file's page to the last
+	// file's end: a run of files in address order maps exactly its pages.
+	type span struct {
+		lo, hi int64
+		m      []byte
+	}
+	spans := map[int]*span{}
+	for _, f := range files {
+		if f.Size == 0 {
+			continue
+		}
+		s := spans[f.Shard]
+		if s == nil {
+			s = &span{lo: f.Offset, hi: f.Offset + f.Size}
+			spans[f.Shard] = s
+		}
+		s.lo, s.hi = min(s.lo, f.Offset), max(s.hi, f.Offset+f.Size)
+	}
+	page := int64(os.Getpagesize())
+	for shard, s := range spans {
+		sf, err := a.shard(shard)
+		if err != nil {
+			v.unmap()
+			return nil, err
+		}
+		s.lo = s.lo / page * page
+		if s.m = mapFile(sf, s.lo, s.hi-s.lo); s.m == nil {
+			v.unmap()
+			return a.readViews(files)
+		}
+		v.maps = append(v.maps, s.m)
+	}
+	if !a.track(v) {
+		v.unmap()
+		return nil, newErr(a.indexPath, "", ErrClosed, "archive closed")
+	}
+	// A shard cut short since Open makes touching its lost pages a fault:
+	// report it as the error it is rather than crash.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	var cur *File
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault || cur == nil {
+				panic(r)
+			}
+			v.Release()
+			v, err = nil, newErr(a.shardPaths[cur.Shard], cur.Path, ErrBounds,
+				"bytes %d to %d are gone: the shard shrank after the archive was opened", cur.Offset, cur.Offset+cur.Size)
+		}
+	}()
+	for i := range files {
+		f := &files[i]
+		if f.Size == 0 {
+			v.Data[i] = []byte{}
+			continue
+		}
+		s := spans[f.Shard]
+		b := s.m[f.Offset-s.lo : f.Offset-s.lo+f.Size : f.Offset-s.lo+f.Size]
+		if f.HasCRC {
+			cur = f
+			if crc := crc32.Checksum(b, castagnoli); crc != f.CRC32C {
+				v.Release()
+				return nil, newErr(a.shardPaths[f.Shard], f.Path, ErrCRC, "the index says %08x, the bytes at offset %d have %08x",
+					f.CRC32C, f.Offset, crc)
+			}
+			cur = nil
+		}
+		v.Data[i] = b
+	}
+	return v, nil
+}
+
+// readViews is ViewFiles by reading.
+func (a *Archive) readViews(files []File) (*Views, error) {
+	data, err := a.ReadFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	return &Views{Data: data}, nil
+}
+
+// track records v as live, so that Close unmaps it; false if the archive
+// is closed.
+func (a *Archive) track(v *Views) bool {
+	if len(v.maps) == 0 {
+		return true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return false
+	}
+	if a.views == nil {
+		a.views = map[*Views]struct{}{}
+	}
+	a.views[v] = struct{}{}
+	return true
+}
+
+// Release gives back what holds the bytes; Data must not be used after.
+func (v *Views) Release() {
+	if v == nil {
+		return
+	}
+	if len(v.maps) == 0 {
+		v.Data = nil
+		return
+	}
+	v.a.mu.Lock()
+	defer v.a.mu.Unlock()
+	if _, live := v.a.views[v]; live { // else Close has unmapped it
+		delete(v.a.views, v)
+		v.unmap()
+	}
+}
+
+func (v *Views) unmap() {
+	for _, m := range v.maps {
+		unmapFile(m)
+	}
+	v.maps, v.Data = nil, nil
+}
