@@ -114,3 +114,20 @@ func BenchmarkReadV2(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCRC16 compares the folding CRC-16 (where the processor has
+// carry-less multiplies) with the tables alone, on a sample-sized run.
+func BenchmarkCRC16(b *testing.B) {
+	p := testPayload(3, 16<<10)
+	for _, c := range []struct {
+		name string
+		fn   func(uint16, []byte) uint16
+	}{{"update", crc16Update}, {"tables", crc16Table}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(p)))
+			for b.Loop() {
+				c.fn(crc16Init, p)
+			}
+		})
+	}
+}

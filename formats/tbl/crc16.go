@@ -34,6 +34,12 @@ var crc16Tables = func() (t [16][256]uint16) {
 
 // crc16Update continues a CRC-16/MODBUS over p.
 func crc16Update(crc uint16, p []byte) uint16 {
+	crc, p = crc16Fast(crc, p)
+	return crc16Table(crc, p)
+}
+
+// crc16Table continues a CRC-16/MODBUS over p with the tables.
+func crc16Table(crc uint16, p []byte) uint16 {
 	t := &crc16Tables
 	le := binary.LittleEndian
 	for len(p) >= 16 {

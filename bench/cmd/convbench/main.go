@@ -67,17 +67,17 @@ const (
 	rssSlack  = 16 << 20
 )
 
-// Figures of upstream barecat (isarandi/barecat) measured by an earlier
-// session on this kind of machine (2 cores), on the same kind of dataset.
-// They are context only: this program does not run upstream barecat.
+// Figures of upstream barecat (isarandi/barecat) as measured on this kind
+// of machine (2 cores), on the same kind of dataset. They are context only:
+// this program does not run upstream barecat.
 const (
 	upstreamCopyRate    = 9.3e3 // files/s, tar -> barecat
 	upstreamWrapRate    = 22e3  // files/s, tar -> barecat, wrapping
 	upstreamReverseRate = 23e3  // files/s, barecat -> tar
 )
 
-// Figures of upstream TurboLoader's converters measured by an earlier
-// session here, for context only. Its v1 tool slows quadratically with the
+// Figures of upstream TurboLoader's converters as measured on this kind of
+// machine, for context only. Its v1 tool slows quadratically with the
 // sample count and holds all the data in RAM.
 const (
 	upstreamTBLv1Rate = 11e3 // samples/s, tar -> TBL v1 tool
@@ -824,7 +824,7 @@ func printTargets(w io.Writer, ms []*measurement, quick bool, smallN int64) {
 
 	if find(kindCopy, "") != nil || find(kindReverse, "path") != nil {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "for context, upstream barecat on this kind of machine (measured by an earlier session, not re-measured here):")
+		fmt.Fprintln(w, "for context, upstream barecat on this kind of machine (measured once, not re-measured here):")
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	context := func(what string, up float64, m *measurement) {
@@ -841,7 +841,7 @@ func printTargets(w io.Writer, ms []*measurement, quick bool, smallN int64) {
 
 	if m := find(kindTBL, ""); m != nil {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "for context, upstream TurboLoader's converters here (measured by an earlier session, not re-measured here):")
+		fmt.Fprintln(w, "for context, upstream TurboLoader's converters here (measured once, not re-measured here):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  tar -> TBL, v2 tool\tupstream %s samples/s\titarconv (v2) %s samples/s\t(%.1fx)\n",
 			rate(upstreamTBLv2Rate), rate(m.rate()), m.rate()/upstreamTBLv2Rate)
