@@ -108,7 +108,7 @@ func TestViewFilesShardShrank(t *testing.T) {
 		t.Fatalf("%d views live", len(a.views))
 	}
 	a.Close()
-	if len(views.maps) != 0 {
+	if len(views.regions) != 0 {
 		t.Error("Close left a mapping")
 	}
 }

@@ -1,17 +1,18 @@
 package barecat
 
 import (
+	"errors"
 	"hash/crc32"
-	"os"
-	"runtime/debug"
+
+	"github.com/itarconv/itarconv/internal/mapped"
 )
 
 // Views holds the bytes of some files as ViewFiles found them.
 type Views struct {
 	// Data holds each file's bytes, in the order of the files asked for.
-	Data [][]byte
-	a    *Archive
-	maps [][]byte // this process's mappings of parts of shards
+	Data    [][]byte
+	a       *Archive
+	regions []*mapped.Region // the parts of shards mapped for them
 }
 
 // ViewFiles returns the bytes of files as ReadFiles does, with the same
@@ -24,18 +25,18 @@ type Views struct {
 //
 // The mappings show the shards as they are: a shard rewritten while it is
 // read may give bytes other than those checked.
-func (a *Archive) ViewFiles(files []File) (v *Views, err error) {
+func (a *Archive) ViewFiles(files []File) (*Views, error) {
 	for _, f := range files {
 		if err := a.check(f); err != nil {
 			return nil, err
 		}
 	}
-	v = &Views{a: a, Data: make([][]byte, len(files))}
-	// One mapping per shard, from the first file's page to the last
-	// file's end: a run of files in address order maps exactly its pages.
+	v := &Views{a: a, Data: make([][]byte, len(files))}
+	// One region per shard, from the first file to the end of the last: a
+	// run of files in address order maps exactly their pages.
 	type span struct {
 		lo, hi int64
-		m      []byte
+		r      *mapped.Region
 	}
 	spans := map[int]*span{}
 	for _, f := range files {
@@ -49,56 +50,49 @@ func (a *Archive) ViewFiles(files []File) (v *Views, err error) {
 		}
 		s.lo, s.hi = min(s.lo, f.Offset), max(s.hi, f.Offset+f.Size)
 	}
-	page := int64(os.Getpagesize())
 	for shard, s := range spans {
 		sf, err := a.shard(shard)
 		if err != nil {
 			v.unmap()
 			return nil, err
 		}
-		s.lo = s.lo / page * page
-		if s.m = mapFile(sf, s.lo, s.hi-s.lo); s.m == nil {
+		if s.r, err = mapped.Map(sf, s.lo, s.hi-s.lo); err != nil {
 			v.unmap()
 			return a.readViews(files)
 		}
-		v.maps = append(v.maps, s.m)
+		v.regions = append(v.regions, s.r)
 	}
 	if !a.track(v) {
 		v.unmap()
 		return nil, newErr(a.indexPath, "", ErrClosed, "archive closed")
 	}
-	// A shard cut short since Open makes touching its lost pages a fault:
-	// report it as the error it is rather than crash.
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	var cur *File
-	defer func() {
-		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault || cur == nil {
-				panic(r)
+	err := mapped.Guard(func() error {
+		for i := range files {
+			cur = &files[i]
+			f := cur
+			if f.Size == 0 {
+				v.Data[i] = []byte{}
+				continue
 			}
-			v.Release()
-			v, err = nil, newErr(a.shardPaths[cur.Shard], cur.Path, ErrBounds,
-				"bytes %d to %d are gone: the shard shrank after the archive was opened", cur.Offset, cur.Offset+cur.Size)
-		}
-	}()
-	for i := range files {
-		f := &files[i]
-		if f.Size == 0 {
-			v.Data[i] = []byte{}
-			continue
-		}
-		s := spans[f.Shard]
-		b := s.m[f.Offset-s.lo : f.Offset-s.lo+f.Size : f.Offset-s.lo+f.Size]
-		if f.HasCRC {
-			cur = f
-			if crc := crc32.Checksum(b, castagnoli); crc != f.CRC32C {
-				v.Release()
-				return nil, newErr(a.shardPaths[f.Shard], f.Path, ErrCRC, "the index says %08x, the bytes at offset %d have %08x",
-					f.CRC32C, f.Offset, crc)
+			b := spans[f.Shard].r.Bytes(f.Offset, f.Size)
+			if f.HasCRC {
+				if crc := crc32.Checksum(b, castagnoli); crc != f.CRC32C {
+					return newErr(a.shardPaths[f.Shard], f.Path, ErrCRC, "the index says %08x, the bytes at offset %d have %08x",
+						f.CRC32C, f.Offset, crc)
+				}
 			}
-			cur = nil
+			v.Data[i] = b
 		}
-		v.Data[i] = b
+		return nil
+	})
+	if errors.Is(err, mapped.ErrGone) {
+		err = newErr(a.shardPaths[cur.Shard], cur.Path, ErrBounds,
+			"bytes %d to %d are gone: the shard shrank after the archive was opened", cur.Offset, cur.Offset+cur.Size)
+	}
+	if err != nil {
+		v.Release()
+		return nil, err
 	}
 	return v, nil
 }
@@ -115,7 +109,7 @@ func (a *Archive) readViews(files []File) (*Views, error) {
 // track records v as live, so that Close unmaps it; false if the archive
 // is closed.
 func (a *Archive) track(v *Views) bool {
-	if len(v.maps) == 0 {
+	if len(v.regions) == 0 {
 		return true
 	}
 	a.mu.Lock()
@@ -135,7 +129,7 @@ func (v *Views) Release() {
 	if v == nil {
 		return
 	}
-	if len(v.maps) == 0 {
+	if len(v.regions) == 0 {
 		v.Data = nil
 		return
 	}
@@ -148,8 +142,8 @@ func (v *Views) Release() {
 }
 
 func (v *Views) unmap() {
-	for _, m := range v.maps {
-		unmapFile(m)
+	for _, r := range v.regions {
+		r.Close()
 	}
-	v.maps, v.Data = nil, nil
+	v.regions, v.Data = nil, nil
 }

@@ -1,0 +1,84 @@
+// Package mapped maps parts of files read-only into memory, so that
+// converters can check and write bytes where the page cache holds them
+// instead of copying them into buffers first.
+//
+// A mapped region shows the file as it is: bytes of a file cut short
+// after mapping are gone, and touching them is a fault, which Guard turns
+// into an error.
+package mapped
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+)
+
+// ErrUnsupported: this system, or this file, cannot be mapped; callers
+// read the bytes instead.
+var ErrUnsupported = errors.New("memory mapping not supported")
+
+// ErrGone: a mapped file lost bytes after it was mapped.
+var ErrGone = errors.New("mapped bytes are gone: the file shrank while it was read")
+
+// Region is part of a file mapped read-only.
+type Region struct {
+	data    []byte
+	base    int64 // the file offset of data[0]
+	cleanup runtime.Cleanup
+}
+
+// Map maps the bytes [off, off+size) of f (size > 0). The mapping starts
+// at the page holding off, so it may show a little more of the file.
+func Map(f *os.File, off, size int64) (*Region, error) {
+	if off < 0 || size <= 0 {
+		return nil, fmt.Errorf("mapping %s: bytes %d to %d: %w", f.Name(), off, off+size, ErrUnsupported)
+	}
+	page := int64(os.Getpagesize())
+	base := off / page * page
+	data, err := mapFile(f, base, off+size-base)
+	if err != nil {
+		return nil, fmt.Errorf("mapping %s: bytes %d to %d: %w", f.Name(), off, off+size, err)
+	}
+	r := &Region{data: data, base: base}
+	// A region dropped without Close (a conversion abandoned halfway) is
+	// unmapped once unreachable; its bytes must not outlive it.
+	r.cleanup = runtime.AddCleanup(r, func(data []byte) { unmapFile(data) }, data)
+	return r, nil
+}
+
+// Bytes returns the file's bytes [off, off+n), which must lie in what Map
+// was asked for. They stay valid until Close, as long as the Region is
+// reachable.
+func (r *Region) Bytes(off, n int64) []byte {
+	i := off - r.base
+	return r.data[i : i+n : i+n]
+}
+
+// Close unmaps the region; its bytes must not be used afterwards.
+func (r *Region) Close() error {
+	if r == nil || r.data == nil {
+		return nil
+	}
+	r.cleanup.Stop()
+	err := unmapFile(r.data)
+	r.data = nil
+	return err
+}
+
+// Guard runs fn, turning a fault on mapped memory (a file cut short after
+// it was mapped) into ErrGone instead of a crash. Only faults of the
+// calling goroutine are caught.
+func Guard(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			err = ErrGone
+		}
+	}()
+	return fn()
+}
