@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/formats/tbl"
+	"github.com/itarconv/itarconv/internal/mapped"
 )
 
 // TBLOptions tune TarToTBL.
@@ -169,56 +172,105 @@ type tblPrepared struct {
 // Prepare reads each sample of the batch and works out its checksum,
 // dimensions and LZ4 block on the worker, so that Write only appends.
 func (s *tblSink) Prepare(b *Batch) error {
-	out := make([]tblPrepared, len(b.Rows))
-	var f *os.File
-	defer func() {
-		if f != nil {
-			f.Close()
-		}
-	}()
+	p := &tblBatch{samples: make([]tblPrepared, len(b.Rows))}
+	b.Prep = p
+	out := p.samples
+	lo, hi := int64(-1), int64(0)
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		why, err := s.sel.reason(b.Shard, r)
 		if err != nil {
 			return err
 		}
-		if why != "" {
-			out[i].skip = why
-			continue
-		}
-		if f == nil {
-			if f, err = os.Open(s.src.Paths[b.Shard]); err != nil {
-				return err
+		out[i].skip = why
+		if why == "" && r.Size > 0 {
+			if lo < 0 {
+				lo = r.DataOffset
 			}
-		}
-		data := make([]byte, r.Size)
-		if _, err := f.ReadAt(data, r.DataOffset); err != nil {
-			return fmt.Errorf("%s: offset %d: reading %q: %w", s.src.Paths[b.Shard], r.Offset, r.Name, err)
-		}
-		name := string(r.Name)
-		format := tbl.FormatFromName(name)
-		if s.opts.Version == 1 && format > tbl.TIFF {
-			format = tbl.FormatUnknown // v1 knows formats up to TIFF
-		}
-		var width, height uint16
-		if s.opts.Version == 2 {
-			width, height = tbl.ImageDimensions(format, data)
-			if !s.opts.NoNames {
-				out[i].meta = []tbl.MetaEntry{tbl.NameMeta(name)}
-			}
-		}
-		if out[i].sample, err = tbl.PrepareSample(s.opts.Version, s.opts.LZ4, format, width, height, data); err != nil {
-			return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[b.Shard], r.Offset, name, err)
+			lo, hi = min(lo, r.DataOffset), max(hi, r.DataOffset+r.Size)
 		}
 	}
-	b.Prep = out
+	if lo < 0 {
+		return nil
+	}
+	f, err := os.Open(s.src.Paths[b.Shard])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// The batch's payloads are checked and written from the page cache
+	// (mapped) rather than copied into memory first; where mapping is
+	// not possible, each is read.
+	p.region, err = mapped.Map(f, lo, hi-lo)
+	if err != nil && !errors.Is(err, mapped.ErrUnsupported) {
+		return err
+	}
+	var r *Row
+	err = mapped.Guard(func() error {
+		for i := range b.Rows {
+			if r = &b.Rows[i]; out[i].skip == "" {
+				if err := s.prepare(b.Shard, r, &out[i], f, p.region); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, mapped.ErrGone) {
+		err = fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[b.Shard], r.Offset, r.Name, err)
+	}
+	if err != nil {
+		p.region.Close()
+	}
+	return err
+}
+
+// tblBatch is what Prepare worked out for a batch.
+type tblBatch struct {
+	samples []tblPrepared
+	region  *mapped.Region // the mapped payloads, nil if read
+}
+
+// prepare works out one sample: its bytes from the region (or read from
+// f), format, dimensions, checksum and LZ4 block.
+func (s *tblSink) prepare(shard int, r *Row, out *tblPrepared, f *os.File, region *mapped.Region) error {
+	var data []byte
+	switch {
+	case r.Size == 0:
+	case region != nil:
+		data = region.Bytes(r.DataOffset, r.Size)
+	default:
+		data = make([]byte, r.Size)
+		if _, err := f.ReadAt(data, r.DataOffset); err != nil {
+			return fmt.Errorf("%s: offset %d: reading %q: %w", s.src.Paths[shard], r.Offset, r.Name, err)
+		}
+	}
+	name := string(r.Name)
+	format := tbl.FormatFromName(name)
+	if s.opts.Version == 1 && format > tbl.TIFF {
+		format = tbl.FormatUnknown // v1 knows formats up to TIFF
+	}
+	var width, height uint16
+	if s.opts.Version == 2 {
+		width, height = tbl.ImageDimensions(format, data)
+		if !s.opts.NoNames {
+			out.meta = []tbl.MetaEntry{tbl.NameMeta(name)}
+		}
+	}
+	var err error
+	if out.sample, err = tbl.PrepareSample(s.opts.Version, s.opts.LZ4, format, width, height, data); err != nil {
+		return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[shard], r.Offset, name, err)
+	}
 	return nil
 }
 
 func (s *tblSink) EndShard(int) error { return nil }
 
 func (s *tblSink) Write(b *Batch) error {
-	for i, p := range b.Prep.([]tblPrepared) {
+	prep := b.Prep.(*tblBatch)
+	// The writer copies what it is given: the mapping can go after.
+	defer prep.region.Close()
+	for i, p := range prep.samples {
 		if p.skip != "" {
 			s.sel.skipped[p.skip]++
 			continue
@@ -240,6 +292,9 @@ func (s *tblSink) Write(b *Batch) error {
 // as <stem>.meta.json. Payloads come back decompressed and CRC-checked.
 type TBLSource struct {
 	Reader *tbl.Reader
+
+	mu    sync.Mutex
+	views map[*Row]*tbl.Views // by the first row of the batch they fill
 }
 
 // tblChunk is how many samples one scan reads. Chunks are small (a few
@@ -256,33 +311,28 @@ func (s *TBLSource) ShardName(shard int) string {
 // Rows of TBLSource carry the sample index in DataFile; metadata rows
 // carry their JSON inline.
 // Scan reads a chunk of samples on a worker: names from the metadata, and
-// the bytes themselves, decompressed and checked (the CRC-16 costs more
-// than writing them), so the writer only writes.
+// the bytes themselves, decompressed and checked where they lie (see
+// tbl.ViewSamples), so the writer only writes.
 func (s *TBLSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
 	from, to := shard*tblChunk, min(s.Reader.Len(), (shard+1)*tblChunk)
-	var need int
-	for i := from; i < to; i++ {
-		need += int(s.Reader.Sample(i).Size)
+	views, err := s.Reader.ViewSamples(from, to)
+	if err != nil {
+		return err
 	}
-	arena := make([]byte, 0, need) // one allocation for the chunk's bytes
 	rows := make([]Row, 0, 2*(to-from))
 	for i := from; i < to; i++ {
 		if ctx.Err() != nil {
+			views.Release()
 			return ctx.Err()
 		}
 		smp := s.Reader.Sample(i)
 		name, extra, err := s.sampleName(i, smp)
 		if err != nil {
+			views.Release()
 			return err
 		}
-		n := len(arena)
-		data, err := s.Reader.ReadSample(i, arena[n:n+int(smp.Size)])
-		if err != nil {
-			return err
-		}
-		arena = arena[:n+len(data)]
 		rows = append(rows, Row{Name: []byte(name), Kind: KindFile, Size: int64(smp.Size), Mode: defaultFileMode,
-			DataFile: i, Offset: -1, DataOffset: smp.Offset, Inline: data})
+			DataFile: i, Offset: -1, DataOffset: smp.Offset, Inline: views.Data[i-from]})
 		if extra != nil {
 			stem, _, _ := strings.Cut(name[strings.LastIndexByte(name, '/')+1:], ".")
 			metaName := name[:strings.LastIndexByte(name, '/')+1] + stem + ".meta.json"
@@ -290,7 +340,29 @@ func (s *TBLSource) Scan(ctx context.Context, shard int, emit func([]Row) error)
 				Mode: defaultFileMode, DataFile: i, Offset: -1, Inline: extra})
 		}
 	}
+	if len(rows) == 0 {
+		views.Release()
+		return nil
+	}
+	s.mu.Lock()
+	if s.views == nil {
+		s.views = map[*Row]*tbl.Views{}
+	}
+	s.views[&rows[0]] = views
+	s.mu.Unlock()
 	return emit(rows)
+}
+
+// Release gives back the mapped bytes of a written batch.
+func (s *TBLSource) Release(b *Batch) {
+	if len(b.Rows) == 0 {
+		return
+	}
+	s.mu.Lock()
+	v := s.views[&b.Rows[0]]
+	delete(s.views, &b.Rows[0])
+	s.mu.Unlock()
+	v.Release()
 }
 
 // sampleName names sample i and returns its other metadata as JSON.

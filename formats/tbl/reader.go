@@ -12,8 +12,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-
-	"github.com/pierrec/lz4/v4"
 )
 
 // Reader reads a TBL file. It keeps the header and index in memory (16 or
@@ -442,12 +440,8 @@ func (r *Reader) ReadSample(i int, dst []byte) ([]byte, error) {
 		if err := r.readAt(*sp, s.Offset, i); err != nil {
 			return nil, err
 		}
-		n, err := lz4.UncompressBlock(*sp, buf)
-		if err != nil {
-			return nil, r.fail(ErrCorrupt, i, s.Offset, "LZ4 block of %d bytes does not decode to uncompressed_size %d bytes: %v", s.StoredSize, s.Size, err)
-		}
-		if n != len(buf) {
-			return nil, r.fail(ErrCorrupt, i, s.Offset, "LZ4 block of %d bytes decodes to %d bytes, uncompressed_size is %d", s.StoredSize, n, s.Size)
+		if err := r.decode(&s, *sp, buf); err != nil {
+			return nil, err
 		}
 	}
 	if err := r.checkCRC(&s, crc16Update(crc16Init, buf)); err != nil {

@@ -26,7 +26,7 @@ type WriterOptions struct {
 	// data streams to its final place. Zero makes a file with no samples.
 	NumSamples int
 	// SpoolMemory is how many bytes of metadata are held in memory before
-	// they spill to a temporary file beside the output (default 16 MiB):
+	// they spill to a temporary file beside the output (default 1 MiB):
 	// the metadata section follows the data, so it is known only at the end.
 	SpoolMemory int
 }
@@ -61,6 +61,7 @@ type Writer struct {
 	metaLen int64
 	meta    []byte   // metadata section, while it fits SpoolMemory
 	spill   *os.File // the rest of it, unnamed
+	spillW  *bufio.Writer
 	lz      lz4.CompressorCCompat
 	buf     []byte // the sample being compressed, or a copy buffer
 	cbuf    []byte // its LZ4 block
@@ -85,7 +86,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 			path, opts.NumSamples, opts.Version, limit, ErrUnrepresentable)
 	}
 	if opts.SpoolMemory <= 0 {
-		opts.SpoolMemory = 16 << 20
+		opts.SpoolMemory = 1 << 20
 	}
 	out, err := safefile.Create(path)
 	if err != nil {
@@ -106,7 +107,9 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		out.Abort()
 		return nil, fmt.Errorf("creating %s: %w", path, err)
 	}
-	w.bw = bufio.NewWriterSize(out, 1<<20)
+	// Samples are written front to back: they can be on their way to the
+	// disk while the rest is written.
+	w.bw = bufio.NewWriterSize(out.Appender(w.off), 1<<20)
 	return w, nil
 }
 
@@ -250,17 +253,15 @@ func (w *Writer) addMeta(sample int, m MetaEntry) error {
 			return err
 		}
 		os.Remove(f.Name()) // unnamed: vanishes with the process
-		w.spill = f
-		if _, err := f.Write(w.meta); err != nil {
+		w.spill, w.spillW = f, bufio.NewWriterSize(f, 64<<10)
+		if _, err := w.spillW.Write(w.meta); err != nil {
 			return err
 		}
 		w.meta = nil
 	}
 	if w.spill != nil {
-		if _, err := w.spill.Write(bh[:]); err != nil {
-			return err
-		}
-		_, err := w.spill.Write(m.Data)
+		w.spillW.Write(bh[:])
+		_, err := w.spillW.Write(m.Data) // a bufio.Writer keeps its first error
 		return err
 	}
 	w.meta = append(w.meta, bh[:]...)
@@ -304,6 +305,9 @@ func (w *Writer) finish() error {
 			return err
 		}
 		if w.spill != nil {
+			if err := w.spillW.Flush(); err != nil {
+				return err
+			}
 			if err := w.bw.Flush(); err != nil {
 				return err
 			}
@@ -337,7 +341,7 @@ func (w *Writer) Abort() {
 func (w *Writer) release() {
 	if w.spill != nil {
 		w.spill.Close()
-		w.spill = nil
+		w.spill, w.spillW = nil, nil
 	}
 	w.index, w.meta, w.buf, w.cbuf = nil, nil, nil, nil
 }
