@@ -116,9 +116,74 @@ type Progress struct {
 	Bytes              int64
 }
 
-// queueDepth bounds the batches waiting per shard: memory stays at about
-// workers x queueDepth x batch size rows whatever the dataset's size.
-const queueDepth = 8
+// queueDepth bounds the batches waiting per shard, and batchesPerWorker
+// those scanned and not yet written in all: memory stays at about
+// workers x batchesPerWorker batches (plus one) whatever the dataset's size
+// and its number of shards.
+const (
+	queueDepth       = 8
+	batchesPerWorker = 4
+)
+
+// budget counts the batches in flight: scanned and not yet written. When
+// none is left, the shard being written may still add one if it has none
+// in flight, so that the writer never waits on a worker that waits on it.
+type budget struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	free int
+	head int     // the shard being written
+	live []int32 // batches in flight, by shard
+	done bool
+}
+
+func newBudget(ctx context.Context, n, shards int) *budget {
+	b := &budget{free: n, live: make([]int32, shards)}
+	b.cond.L = &b.mu
+	context.AfterFunc(ctx, func() {
+		b.mu.Lock()
+		b.done = true
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
+	return b
+}
+
+// take waits for room for one more batch of shard; it reports whether the
+// batch counts against the budget (false: the head shard overdrew, or the
+// run is over).
+func (b *budget) take(shard int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.free <= 0 && !(shard == b.head && b.live[shard] == 0) && !b.done {
+		b.cond.Wait()
+	}
+	b.live[shard]++
+	if b.free > 0 {
+		b.free--
+		return true
+	}
+	return false
+}
+
+// give returns a written batch's place.
+func (b *budget) give(shard int, counted bool) {
+	b.mu.Lock()
+	b.live[shard]--
+	if counted {
+		b.free++
+	}
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// writing moves the head to shard.
+func (b *budget) writing(shard int) {
+	b.mu.Lock()
+	b.head = shard
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
 
 // result is a batch on its way to the writer. Prepare runs on the
 // preparing goroutines, not on the scanning worker: a shard's batches are
@@ -129,6 +194,7 @@ type result struct {
 	err     error // the scan failed
 	ready   chan struct{}
 	prepErr error
+	counted bool // against the budget
 }
 
 // Run reads every shard of src and feeds its rows to sink in order. Shards
@@ -166,6 +232,7 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	// and hold the whole dataset. The lowest unwritten shard always holds a
 	// ticket, so the writer never waits on a worker that waits on it.
 	tickets := make(chan struct{}, 2*workers)
+	inFlight := newBudget(ctx, batchesPerWorker*workers, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -183,7 +250,7 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 					<-tickets
 					return
 				}
-				scanShard(ctx, src, sink, shard, queues[shard], prep)
+				scanShard(ctx, src, sink, shard, queues[shard], prep, inFlight)
 			}
 		}()
 	}
@@ -192,6 +259,7 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	var p Progress
 	p.Shards = n
 	for shard := 0; shard < n; shard++ {
+		inFlight.writing(shard)
 		for {
 			var res *result
 			var more bool
@@ -225,6 +293,7 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 			if rel, ok := src.(Releaser); ok {
 				rel.Release(res.batch)
 			}
+			inFlight.give(shard, res.counted)
 			p.Rows += int64(len(res.batch.Rows))
 			p.Bytes += res.batch.Bytes
 			if opts.Progress != nil {
@@ -251,7 +320,7 @@ var errCanceled = errors.New("canceled")
 
 // scanShard runs on a worker: it scans one shard, prepares each batch and
 // queues it for the writer. The queue is closed when the shard is done.
-func scanShard(ctx context.Context, src Source, sink Sink, shard int, q chan<- *result, prep chan<- *result) {
+func scanShard(ctx context.Context, src Source, sink Sink, shard int, q chan<- *result, prep chan<- *result, inFlight *budget) {
 	defer close(q)
 	send := func(r *result) error {
 		select {
@@ -269,7 +338,10 @@ func scanShard(ctx context.Context, src Source, sink Sink, shard int, q chan<- *
 		for i := range rows {
 			b.Bytes += rows[i].Size
 		}
-		r := &result{batch: b, ready: make(chan struct{})}
+		r := &result{batch: b, ready: make(chan struct{}), counted: inFlight.take(shard)}
+		if ctx.Err() != nil {
+			return errCanceled
+		}
 		select {
 		case prep <- r:
 		case <-ctx.Done():

@@ -78,3 +78,57 @@ func TestRunCanceled(t *testing.T) {
 		t.Fatal("Run hangs on a canceled context")
 	}
 }
+
+// batchSource makes n shards of `batches` one-row batches, counting the
+// batches scanned and not yet written.
+type batchSource struct {
+	n, batches int
+	live, peak atomic.Int64
+}
+
+func (c *batchSource) NumShards() int         { return c.n }
+func (c *batchSource) ShardName(s int) string { return fmt.Sprint(s) }
+func (c *batchSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
+	for i := range c.batches {
+		if v := c.live.Add(1); v > c.peak.Load() {
+			c.peak.Store(v)
+		}
+		if err := emit([]Row{{Name: []byte(fmt.Sprintf("%d-%d", shard, i))}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (c *batchSource) Release(*Batch) { c.live.Add(-1) }
+
+type slowSink struct{ rows int }
+
+func (s *slowSink) Prepare(*Batch) error { return nil }
+func (s *slowSink) Write(b *Batch) error {
+	for start := time.Now(); time.Since(start) < 20*time.Microsecond; {
+	} // slower than the workers, who could otherwise run ahead
+	s.rows += len(b.Rows)
+	return nil
+}
+func (s *slowSink) EndShard(int) error { return nil }
+
+// TestRunBoundsBatchesInFlight: however many shards the window lets the
+// workers scan, the batches scanned and not yet written stay within the
+// budget, plus the one the shard being written may overdraw and one per
+// worker waiting for room.
+func TestRunBoundsBatchesInFlight(t *testing.T) {
+	for _, shards := range []int{1, 3, 20} {
+		const workers = 2
+		src := &batchSource{n: shards, batches: 30}
+		sink := &slowSink{}
+		if err := Run(context.Background(), src, sink, Options{Workers: workers}); err != nil {
+			t.Fatal(err)
+		}
+		if sink.rows != shards*30 || src.live.Load() != 0 {
+			t.Fatalf("%d shards: wrote %d rows, %d batches not released", shards, sink.rows, src.live.Load())
+		}
+		if limit := int64(batchesPerWorker*workers + 1 + workers); src.peak.Load() > limit {
+			t.Errorf("%d shards: %d batches in flight, want at most %d", shards, src.peak.Load(), limit)
+		}
+	}
+}

@@ -109,7 +109,9 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]Row) error)
 		if err := emit(rows); err != nil {
 			return err
 		}
-		rows = make([]Row, 0, batchRows)
+		// Sized after the last batch: batches cut by BatchBytes hold far
+		// fewer than batchRows rows, and several wait in memory at once.
+		rows = make([]Row, 0, min(batchRows, len(rows)+len(rows)/4+16))
 		arena = make([]byte, 0, cap(arena))
 		return nil
 	}
