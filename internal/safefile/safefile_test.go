@@ -97,18 +97,25 @@ func TestWriteBehind(t *testing.T) {
 			t.Fatal(err)
 		}
 		chunk := make([]byte, 1<<20)
+		app := f.Appender(0)
 		var want []byte
 		var end int64
 		for i := range 3 * writeBehindStep >> 20 {
 			for k := range chunk {
 				chunk[k] = byte(i*7 + k)
 			}
-			if _, err := f.Write(chunk); err != nil {
-				t.Fatal(err)
+			if commit { // through an Appender
+				if _, err := app.Write(chunk); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if _, err := f.Write(chunk); err != nil {
+					t.Fatal(err)
+				}
+				f.WriteBehind(end + int64(len(chunk)))
 			}
 			want = append(want, chunk...)
 			end += int64(len(chunk))
-			f.WriteBehind(end)
 		}
 		if canWriteBehind && (f.wb == nil || f.wb.from < 2*writeBehindStep) {
 			t.Errorf("write-behind handed over up to %v of %d bytes", f.wb, end)

@@ -1,5 +1,7 @@
 package safefile
 
+import "io"
+
 // A file written front to back can be on its way to disk while it is
 // written: without that, the sync on Commit waits for every byte at once,
 // after all the work is done. WriteBehind hands finished ranges to a
@@ -51,4 +53,22 @@ func (w *writeBehind) stop() {
 		close(w.ranges)
 		<-w.done
 	}
+}
+
+// Appender returns a writer of f's bytes from its current position, start,
+// on, which hands what it writes to WriteBehind.
+func (f *File) Appender(start int64) io.Writer {
+	return &appender{f: f, pos: start}
+}
+
+type appender struct {
+	f   *File
+	pos int64
+}
+
+func (a *appender) Write(p []byte) (int, error) {
+	n, err := a.f.Write(p)
+	a.pos += int64(n)
+	a.f.WriteBehind(a.pos)
+	return n, err
 }
