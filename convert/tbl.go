@@ -279,6 +279,7 @@ func (s *tblSink) Write(b *Batch) error {
 		if err := s.w.AddPrepared(p.sample, p.meta); err != nil {
 			return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[b.Shard], r.Offset, r.Name, err)
 		}
+		prep.samples[i].sample.Release() // the writer has copied it
 		s.stats.Samples++
 		s.stats.Bytes += int64(p.sample.Size)
 		s.stats.Formats[p.sample.Format.String()]++

@@ -17,6 +17,8 @@ type Prepared struct {
 	CRC16         uint16 // of the uncompressed bytes (version 2)
 	Stored        []byte // the bytes to store: an LZ4 block, or the sample
 	Compressed    bool
+
+	block *[]byte // Stored's buffer, from blocks
 }
 
 var compressors = sync.Pool{New: func() any { return new(lz4.CompressorCCompat) }}
@@ -38,16 +40,36 @@ func PrepareSample(version int, useLZ4 bool, format Format, width, height uint16
 	if useLZ4 && len(data) > 0 && len(data) <= lz4MaxInput {
 		c := compressors.Get().(*lz4.CompressorCCompat)
 		defer compressors.Put(c)
-		out := make([]byte, lz4.CompressBlockBound(len(data)))
+		buf := blocks.Get().(*[]byte)
+		if bound := lz4.CompressBlockBound(len(data)); cap(*buf) < bound {
+			*buf = make([]byte, bound)
+		}
+		out := (*buf)[:cap(*buf)]
 		n, err := c.CompressBlock(data, out)
 		if err != nil {
+			blocks.Put(buf)
 			return Prepared{}, fmt.Errorf("LZ4: %w", err)
 		}
 		if n > 0 && n < len(data) {
-			p.Stored, p.Compressed = out[:n], true
+			p.Stored, p.Compressed, p.block = out[:n], true, buf
+		} else {
+			blocks.Put(buf)
 		}
 	}
 	return p, nil
+}
+
+// blocks recycles LZ4 output buffers: one per sample would make the
+// garbage collector's work, and the heap, grow with the samples.
+var blocks = sync.Pool{New: func() any { return new([]byte) }}
+
+// Release gives p's LZ4 block back for reuse once p has been added: p's
+// Stored bytes must not be used afterwards. Not calling it is safe.
+func (p *Prepared) Release() {
+	if p.block != nil {
+		blocks.Put(p.block)
+		p.block, p.Stored = nil, nil
+	}
 }
 
 // AddPrepared appends a sample prepared by PrepareSample with this
