@@ -20,9 +20,9 @@
 // Outputs are removed between runs, untimed, and the file system is synced
 // after the removal so that no run pays for the previous one's writeback.
 //
-// For TBL, the peak RSS of each conversion is also taken, untimed, on one
-// tar shard's worth of data (an eighth of the dataset) and compared with the
-// full run's: it must not grow with the data.
+// For TBL, the peak RSS of each conversion is also taken, untimed, on the
+// dataset scaled down to an eighth (as many shards, so the same number of
+// workers) and compared with the full run's: it must not grow with the data.
 //
 // The exit status is non-zero only when something breaks (a tool fails, or
 // an output does not hold one file, sample or row per generated member). A
@@ -61,8 +61,8 @@ const (
 	targetTBLRatio     = 2.0   // convert DIR X.tbl (v2, raw) time / cat time of the tar shards
 	targetTBLRevRatio  = 2.0   // convert X.tbl DIR time / cat time of the .tbl file
 	// The peak RSS of a TBL conversion of the whole dataset may exceed that
-	// of one shard's worth by this factor plus rssSlack (the TBL index of
-	// 24 bytes a sample, GC jitter) and still count as flat.
+	// of an eighth of it by this factor plus rssSlack (the TBL index of 24
+	// bytes a sample, GC jitter) and still count as flat.
 	rssGrowth = 1.25
 	rssSlack  = 16 << 20
 )
@@ -155,8 +155,8 @@ const (
 	kindTBLReverse        // convert X.tbl DIR
 )
 
-// smallInput, as the order of runConvert, has a TBL conversion read one
-// tar shard's worth of data: the input of the RSS check.
+// smallInput, as the order of runConvert, has a TBL conversion read the
+// dataset scaled down to an eighth: the input of the RSS check.
 const smallInput = "small"
 
 // Inputs of the cat baselines.
@@ -179,7 +179,7 @@ type measurement struct {
 	walls     []float64
 	cpus      []float64 // user+sys seconds of the child(ren)
 	maxRSS    int64     // bytes, the highest peak over all runs
-	smallRSS  int64     // TBL: peak RSS of the untimed run on one shard's worth
+	smallRSS  int64     // TBL: peak RSS of the untimed run on an eighth of the data
 }
 
 func (m *measurement) median() float64 { return bench.Median(m.walls) }
@@ -199,9 +199,11 @@ type job struct {
 	srcSize int64
 	tblSrc  string // the TBL file the TBL reverse direction reads
 	tblSize int64
-	// For the RSS check: one tar shard, and a TBL file made from it.
-	smallShard, smallTBL string
-	smallN               int64 // members in smallShard
+	// For the RSS check: the dataset scaled down to an eighth (as many
+	// shards, so as many workers), and a TBL file made from it.
+	smallDir, smallTBL string
+	smallShards        []string
+	smallN             int64 // members in smallDir
 }
 
 func runBench(cfg config) error {
@@ -280,15 +282,15 @@ func runBench(cfg config) error {
 		}
 		j.tblSize = totalSize([]string{j.tblSrc})
 		fmt.Printf("source file for %s: %.0f MiB\n", tblToTar, float64(j.tblSize)/(1<<20))
-		// The RSS check's input: the first shard (an eighth of the
-		// members), and a TBL file made from it.
-		// (bench.Dataset puts whole samples of two members in each shard,
-		// the first shards taking the remainder).
-		per := d.Members / 2 / d.Shards
-		if d.Members/2%d.Shards > 0 {
-			per++
+		// The RSS check's input: the same dataset with an eighth of the
+		// members in as many shards, so that the conversion runs with as
+		// many workers and only the data's size differs; and a TBL file
+		// made from it.
+		small := d.Scaled(d.Members / 8)
+		j.smallDir, j.smallN = filepath.Join(dataDir, fmt.Sprintf("convbench-%s-%d", small.Name, small.Members)), int64(small.Members)
+		if j.smallShards, _, err = small.Prepare(j.smallDir, "convbench.json"); err != nil {
+			return err
 		}
-		j.smallShard, j.smallN = j.shards[0], int64(2*per)
 		j.smallTBL = filepath.Join(work, "small.tbl")
 		if _, err := runConvert(j, kindTBL, j.smallTBL, smallInput, true); err != nil {
 			return err
@@ -302,6 +304,7 @@ func runBench(cfg config) error {
 	toWarm := append(slices.Clone(j.shards), j.srcShs...)
 	if j.tblSrc != "" {
 		toWarm = append(toWarm, j.tblSrc, j.smallTBL)
+		toWarm = append(toWarm, j.smallShards...)
 	}
 	if err := bench.Warm(toWarm); err != nil {
 		return err
@@ -350,8 +353,8 @@ func runBench(cfg config) error {
 	}
 	fmt.Println("checks: every output holds", d.Members, "files (Barecat: counted in its index; TBL: samples of `itarconv inspect --json`; tar: `itarconv inspect` rows of the fold's TARIDX)")
 
-	// The RSS check: every TBL conversion once more, untimed, on one
-	// shard's worth of data.
+	// The RSS check: every TBL conversion once more, untimed, on an eighth
+	// of the data.
 	if cfg.only["tbl"] {
 		for _, m := range ms {
 			if m.kind != kindTBL && m.kind != kindTBLLZ4 && m.kind != kindTBLReverse {
@@ -370,7 +373,7 @@ func runBench(cfg config) error {
 				return err
 			}
 		}
-		fmt.Printf("RSS check: each TBL conversion also ran once, untimed, on one tar shard's worth (%d members)\n", j.smallN)
+		fmt.Printf("RSS check: each TBL conversion also ran once, untimed, on the dataset scaled to an eighth (%d members, as many shards)\n", j.smallN)
 	}
 
 	// The repetitions are interleaved (each rep runs every tool once) so
@@ -485,14 +488,14 @@ func runCat(files []string, out string) (runResult, error) {
 // runConvert runs one `itarconv convert -q --json` into out. With check it
 // verifies the output: a Barecat archive is opened and its files counted; a
 // TBL file's samples and a tar fold's index are read back with `itarconv
-// inspect --json`. For the TBL kinds, order smallInput converts one shard's
-// worth (j.smallShard, j.smallTBL) instead of the whole dataset.
+// inspect --json`. For the TBL kinds, order smallInput converts an eighth
+// of the data (j.smallDir, j.smallTBL) instead of the whole dataset.
 func runConvert(j *job, kind int, out, order string, check bool) (runResult, error) {
 	var args []string
 	n := int64(j.d.Members)
 	tarIn, tblIn := j.dataDir, j.tblSrc
 	if order == smallInput {
-		n, tarIn, tblIn = j.smallN, j.smallShard, j.smallTBL
+		n, tarIn, tblIn = j.smallN, j.smallDir, j.smallTBL
 	}
 	switch kind {
 	case kindCopy:
