@@ -297,8 +297,7 @@ type BarecatSource struct {
 	ahead  chan struct{}    // bounds how far the lister runs ahead
 	err    error
 
-	mu    sync.Mutex
-	views map[*Row]*barecat.Views // by the first row of the batch they fill
+	held held // the mappings of batches not yet written
 }
 
 // fileChunk is a run of files in the source's order, or the error that
@@ -441,29 +440,12 @@ func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) er
 	for k, i := range heldRows {
 		rows[i].Inline = views.Data[k]
 	}
-	if len(rows) == 0 {
-		views.Release()
-		return nil
-	}
-	s.mu.Lock()
-	if s.views == nil {
-		s.views = map[*Row]*barecat.Views{}
-	}
-	s.views[&rows[0]] = views
-	s.mu.Unlock()
-	return emit(rows)
+	return s.held.emit(rows, views, emit)
 }
 
 // Release gives back the mapped bytes of a written batch.
 func (s *BarecatSource) Release(b *Batch) {
-	if len(b.Rows) == 0 {
-		return
-	}
-	s.mu.Lock()
-	v := s.views[&b.Rows[0]]
-	delete(s.views, &b.Rows[0])
-	s.mu.Unlock()
-	v.Release()
+	s.held.release(b)
 }
 
 func setMeta(r *Row, mode int64, hasMode bool, uid int64, hasUID bool, gid int64, hasGID bool, mtimeNs int64, hasMtime bool) {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/formats/tbl"
@@ -294,8 +293,7 @@ func (s *tblSink) Write(b *Batch) error {
 type TBLSource struct {
 	Reader *tbl.Reader
 
-	mu    sync.Mutex
-	views map[*Row]*tbl.Views // by the first row of the batch they fill
+	held held // the mappings of batches not yet written
 }
 
 // tblChunk is how many samples one scan reads. Chunks are small (a few
@@ -341,29 +339,12 @@ func (s *TBLSource) Scan(ctx context.Context, shard int, emit func([]Row) error)
 				Mode: defaultFileMode, DataFile: i, Offset: -1, Inline: extra})
 		}
 	}
-	if len(rows) == 0 {
-		views.Release()
-		return nil
-	}
-	s.mu.Lock()
-	if s.views == nil {
-		s.views = map[*Row]*tbl.Views{}
-	}
-	s.views[&rows[0]] = views
-	s.mu.Unlock()
-	return emit(rows)
+	return s.held.emit(rows, views, emit)
 }
 
 // Release gives back the mapped bytes of a written batch.
 func (s *TBLSource) Release(b *Batch) {
-	if len(b.Rows) == 0 {
-		return
-	}
-	s.mu.Lock()
-	v := s.views[&b.Rows[0]]
-	delete(s.views, &b.Rows[0])
-	s.mu.Unlock()
-	v.Release()
+	s.held.release(b)
 }
 
 // sampleName names sample i and returns its other metadata as JSON.
