@@ -121,6 +121,9 @@ func TestTarToBarecatRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(src.held.m) != 0 {
+			t.Errorf("%d batches' mappings never released", len(src.held.m))
+		}
 		entries := readTarDir(t, fst.Shards)
 		files := map[string]string{}
 		for _, e := range entries {

@@ -68,10 +68,14 @@ func TestTBLRoundTrip(t *testing.T) {
 			t.Errorf("%+v: verify: %v", opts, err)
 		}
 		back := filepath.Join(t.TempDir(), "back")
-		fst, err := WriteFold(context.Background(), &TBLSource{Reader: r}, FoldOptions{Dir: back})
+		src := &TBLSource{Reader: r}
+		fst, err := WriteFold(context.Background(), src, FoldOptions{Dir: back})
 		r.Close()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(src.held.m) != 0 {
+			t.Errorf("%+v: %d batches' mappings never released", opts, len(src.held.m))
 		}
 		entries := readTarDir(t, fst.Shards)
 		if len(entries) != 4 {
