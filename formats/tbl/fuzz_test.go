@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -74,6 +75,31 @@ func FuzzReader(f *testing.F) {
 		verr := r.Verify()
 		if (verr == nil) != (firstErr == nil) || verr != nil && verr.Error() != firstErr.Error() {
 			t.Fatalf("Verify: %v; first ReadSample error: %v", verr, firstErr)
+		}
+
+		// From a file, ViewSamples maps the samples: the same bytes, or
+		// the same first error.
+		path := filepath.Join(t.TempDir(), "fuzz.tbl")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fr, err := Open(path)
+		if err != nil {
+			t.Fatalf("Open of the same bytes: %v", err)
+		}
+		defer fr.Close()
+		views, err := fr.ViewSamples(0, n)
+		if (err == nil) != (firstErr == nil) || err != nil && err.Error() != strings.Replace(firstErr.Error(), "fuzz", path, 1) {
+			t.Fatalf("ViewSamples: %v; first ReadSample error: %v", err, firstErr)
+		}
+		if err == nil {
+			for i := range n {
+				want, _ := r.ReadSample(i, nil)
+				if !bytes.Equal(views.Data[i], want) {
+					t.Fatalf("sample %d: ViewSamples and ReadSample differ", i)
+				}
+			}
+			views.Release()
 		}
 	})
 }
