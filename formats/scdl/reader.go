@@ -278,7 +278,7 @@ func readInt64NPY(path string) ([]int64, error) {
 	if h.Descr != "<i8" || len(h.Shape) != 1 {
 		return nil, errorf(path, 0, ErrUnsupported, "dtype %q of shape %v; want a 1-D int64 array ('<i8')", h.Descr, h.Shape)
 	}
-	if want := int64(h.DataOffset) + 8*int64(h.Shape[0]); h.Shape[0] > 1<<40 || st.Size() != want {
+	if want := int64(h.DataOffset) + 8*int64(h.Shape[0]); int64(h.Shape[0]) > 1<<40 || st.Size() != want {
 		return nil, errorf(path, int64(h.DataOffset), ErrCorrupt, "%d bytes, but its header announces %d int64 values (%d bytes)", st.Size(), h.Shape[0], want)
 	}
 	b := make([]byte, 8*h.Shape[0])
