@@ -1,7 +1,10 @@
 package tarshard
 
 import (
+	"errors"
+	"fmt"
 	"io"
+	"os"
 
 	"github.com/itarconv/itarconv/internal/safefile"
 )
@@ -12,11 +15,15 @@ import (
 // has it. Converting many small files, this saves copying every payload
 // into a buffer before the system copies it again.
 type gather struct {
-	f    *safefile.File
-	n    int64    // bytes accepted: the position in the shard
-	buf  []byte   // copied pieces, len = bytes used
-	mark int      // buf[mark:] is not yet in iov
-	iov  [][]byte // pieces in order, referencing buf or the callers' memory
+	f       *safefile.File
+	n       int64    // bytes accepted: the position in the shard
+	written int64    // bytes in the file
+	buf     []byte   // copied pieces, len = bytes used
+	mark    int      // buf[mark:] is not yet in iov
+	iov     [][]byte // pieces in order, referencing buf or the callers' memory
+	// err is the first write error: once bytes are lost, every later call
+	// fails, so that the shard is never committed.
+	err error
 }
 
 const (
@@ -35,17 +42,20 @@ func newGather(f *safefile.File) *gather {
 
 // Write copies p (io.Writer, for archive/tar).
 func (g *gather) Write(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
 	if len(g.buf)+len(p) > cap(g.buf) {
 		if err := g.flush(); err != nil {
 			return 0, err
 		}
 		if len(p) > cap(g.buf) {
 			// Too big to copy, and p is the caller's to reuse at once.
-			if _, err := g.f.Write(p); err != nil {
-				return 0, err
-			}
 			g.n += int64(len(p))
-			g.f.WriteBehind(g.n)
+			if _, err := g.f.Write(p); err != nil {
+				return 0, g.fail(err)
+			}
+			g.wrote()
 			return len(p), nil
 		}
 	}
@@ -57,6 +67,9 @@ func (g *gather) Write(p []byte) (int, error) {
 // writeRef queues p without copying it: p must not change until the next
 // flush.
 func (g *gather) writeRef(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -80,14 +93,44 @@ func (g *gather) cut() {
 // flush writes everything queued; afterwards no caller memory is
 // referenced.
 func (g *gather) flush() error {
+	if g.err != nil {
+		return g.err
+	}
 	g.cut()
 	err := writeVectors(g.f.File, g.iov)
 	clear(g.iov) // drop the references
 	g.iov, g.buf, g.mark = g.iov[:0], g.buf[:0], 0
-	if err == nil {
-		g.f.WriteBehind(g.n)
+	if err != nil {
+		return g.fail(err)
 	}
-	return err
+	g.wrote()
+	return nil
+}
+
+// copied records n bytes written to the file past the gather (a file to
+// file copy), or the error that cut the copy short.
+func (g *gather) copied(n int64, err error) error {
+	g.n += n
+	if err != nil {
+		return g.fail(err)
+	}
+	g.wrote()
+	return nil
+}
+
+func (g *gather) wrote() {
+	g.written = g.n
+	g.f.WriteBehind(g.n)
+}
+
+// fail records a write error, naming the output and the bytes lost.
+func (g *gather) fail(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // it names the temporary file
+	}
+	g.err = fmt.Errorf("writing %s, bytes %d to %d: %w", g.f.Target(), g.written, g.n, err)
+	return g.err
 }
 
 // writeSlices writes the pieces one by one: writeVectors' fallback.

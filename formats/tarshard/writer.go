@@ -67,6 +67,7 @@ type Writer struct {
 	shards  []string // final paths, after Close
 	members int      // in the current shard
 	done    bool
+	broken  error // a member was cut short: Close throws the fold away
 
 	blk     [512]byte // the fast path's header block
 	copyBuf []byte
@@ -192,6 +193,23 @@ func (w *Writer) add(m Member, data io.Reader, payload []byte) (Location, error)
 	if w.done {
 		return Location{}, errors.New("tarshard: writer closed")
 	}
+	if w.broken != nil {
+		return Location{}, w.broken
+	}
+	var start int64 = -1
+	if w.out != nil {
+		start = w.out.n
+	}
+	loc, err := w.addMember(m, data, payload)
+	if err != nil && w.out != nil && (w.out.n != start || w.out.err != nil) {
+		// Part of the member is in the shard: the shard can only be
+		// thrown away.
+		w.broken = err
+	}
+	return loc, err
+}
+
+func (w *Writer) addMember(m Member, data io.Reader, payload []byte) (Location, error) {
 	if err := CheckName(m.Name); err != nil {
 		return Location{}, err
 	}
@@ -255,6 +273,10 @@ func (w *Writer) Shards() int { return len(w.temps) }
 func (w *Writer) Close() ([]string, error) {
 	if w.done {
 		return w.shards, nil
+	}
+	if w.broken != nil {
+		w.Abort()
+		return nil, fmt.Errorf("%s: a member was cut short: %w", w.temps[len(w.temps)-1].Target(), w.broken)
 	}
 	if len(w.temps) == 0 {
 		if err := w.startShard(); err != nil {
@@ -383,7 +405,11 @@ func (w *Writer) addUSTAR(m *Member, data io.Reader, payload []byte) (Location, 
 		// this process (copy_file_range where the system has it).
 		if err = w.out.flush(); err == nil {
 			n, err = io.Copy(w.temps[len(w.temps)-1].File, io.LimitReader(f, m.Size))
-			w.out.n += n
+			if err != nil {
+				// The copy may have written part of the payload.
+				return Location{}, w.out.copied(n, err)
+			}
+			w.out.copied(n, nil)
 		}
 	} else {
 		if w.copyBuf == nil {

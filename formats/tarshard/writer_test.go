@@ -333,3 +333,61 @@ func firstDiff(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
+
+// TestMemberCutShort: once part of a member is in a shard (a payload that
+// ends early, bytes the system would not write), the writer refuses more
+// and Close leaves nothing behind, naming the output and the bytes.
+func TestMemberCutShort(t *testing.T) {
+	t.Run("short payload", func(t *testing.T) {
+		dir := t.TempDir()
+		w, err := Create(Options{Dir: dir, Fold: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Add(Member{Name: "ok", Typeflag: tar.TypeReg, Size: 2}, strings.NewReader("ok")); err != nil {
+			t.Fatal(err)
+		}
+		_, err = w.Add(Member{Name: "short", Typeflag: tar.TypeReg, Size: 10}, strings.NewReader("abc"))
+		if err == nil || !strings.Contains(err.Error(), "payload ended after 3 of 10 bytes") {
+			t.Fatalf("short payload: %v", err)
+		}
+		if _, err2 := w.Add(Member{Name: "next", Typeflag: tar.TypeReg}, nil); err2 == nil {
+			t.Error("the writer took a member after one was cut short")
+		}
+		if _, err := w.Close(); err == nil || !strings.Contains(err.Error(), "cut short") {
+			t.Errorf("Close: %v", err)
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+			t.Errorf("left behind: %v", m)
+		}
+	})
+	t.Run("write error", func(t *testing.T) {
+		dir := t.TempDir()
+		w, err := Create(Options{Dir: dir, Fold: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Add(Member{Name: "a", Typeflag: tar.TypeReg, Size: 1}, strings.NewReader("a")); err != nil {
+			t.Fatal(err)
+		}
+		// The shard's file fails under the writer: the queued bytes are lost.
+		w.temps[0].File.Close()
+		big := bytes.Repeat([]byte("x"), refMin)
+		if _, err := w.AddBytes(Member{Name: "b", Typeflag: tar.TypeReg, Size: int64(len(big))}, big); err != nil {
+			t.Fatal(err) // queued, not yet written
+		}
+		err = w.Flush()
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "t_0.tar")+", bytes 0 to ") {
+			t.Fatalf("Flush: %v, want the output named with the bytes lost", err)
+		}
+		if _, err := w.AddBytes(Member{Name: "c", Typeflag: tar.TypeReg}, nil); err == nil {
+			t.Error("the writer took a member after a write error")
+		}
+		if _, err := w.Close(); err == nil {
+			t.Error("Close committed a shard that lost bytes")
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+			t.Errorf("left behind: %v", m)
+		}
+	})
+}

@@ -16,6 +16,7 @@ func writeVectors(f *os.File, iov [][]byte) error {
 	if err != nil {
 		return writeSlices(f, iov)
 	}
+	// Errors are the system's, bare: the caller names the output.
 	for len(iov) > 0 {
 		var n int
 		var werr error
@@ -23,16 +24,16 @@ func writeVectors(f *os.File, iov [][]byte) error {
 			n, werr = unix.Writev(int(fd), iov)
 			return werr != unix.EAGAIN
 		}); err != nil {
-			return &os.PathError{Op: "writev", Path: f.Name(), Err: err}
+			return err
 		}
 		if werr == unix.EINTR {
 			continue
 		}
 		if werr != nil {
-			return &os.PathError{Op: "writev", Path: f.Name(), Err: werr}
+			return werr
 		}
 		if n == 0 {
-			return &os.PathError{Op: "writev", Path: f.Name(), Err: io.ErrShortWrite}
+			return io.ErrShortWrite
 		}
 		for n > 0 {
 			if n < len(iov[0]) {
