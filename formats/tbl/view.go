@@ -55,7 +55,11 @@ func (r *Reader) ViewSamples(from, to int) (*Views, error) {
 	err = mapped.Guard(func() error {
 		for i := from; i < to; i++ {
 			s = r.Sample(i)
-			data := v.region.Bytes(s.Offset, int64(s.StoredSize))
+			data := []byte{}
+			if s.StoredSize > 0 {
+				// (an empty sample's offset may lie outside the region)
+				data = v.region.Bytes(s.Offset, int64(s.StoredSize))
+			}
 			if s.Compressed {
 				n := len(arena)
 				out := arena[n : n+int(s.Size)]

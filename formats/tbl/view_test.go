@@ -99,3 +99,39 @@ func TestViewSamplesErrors(t *testing.T) {
 		t.Errorf("file cut short: %v, want ErrTruncated at sample 2 or later", err)
 	}
 }
+
+// TestViewSamplesEmptyOutside: an empty sample may sit anywhere in the data
+// region, outside the span of the samples with bytes that ViewSamples maps.
+func TestViewSamplesEmptyOutside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "e.tbl")
+	ss := []testSample{
+		{format: JPEG, data: randomBytes(1, 12<<10)},
+		{format: JPEG, data: randomBytes(2, 12<<10)},
+		{format: PNG},
+	}
+	writeFile(t, path, WriterOptions{Version: 2}, ss)
+	raw, _ := os.ReadFile(path)
+	// Sample 2's offset (header 64 bytes, entries of 24) moves to the data's
+	// start, two pages before the samples viewed.
+	dataStart := uint64(64 + 3*24)
+	tle.PutUint64(raw[64+2*24:], dataStart)
+	if err := os.WriteFile(path, fixCRC(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Sample(2).Offset != int64(dataStart) {
+		t.Fatalf("sample 2 at %d", r.Sample(2).Offset)
+	}
+	views, err := r.ViewSamples(1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer views.Release()
+	if !bytes.Equal(views.Data[0], ss[1].data) || views.Data[1] == nil || len(views.Data[1]) != 0 {
+		t.Errorf("samples 1-2: %d and %d bytes", len(views.Data[0]), len(views.Data[1]))
+	}
+}
