@@ -216,7 +216,7 @@ func (s *tblSink) Prepare(b *Batch) error {
 		return nil
 	})
 	if errors.Is(err, mapped.ErrGone) {
-		err = fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[b.Shard], r.Offset, r.Name, err)
+		err = fmt.Errorf("%s: %q, payload at offset %d: %w", s.src.Paths[b.Shard], r.Name, r.DataOffset, err)
 	}
 	if err != nil {
 		p.region.Close()

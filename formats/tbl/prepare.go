@@ -3,6 +3,7 @@ package tbl
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pierrec/lz4/v4"
 )
@@ -18,7 +19,7 @@ type Prepared struct {
 	Stored        []byte // the bytes to store: an LZ4 block, or the sample
 	Compressed    bool
 
-	block *[]byte // Stored's buffer, from blocks
+	block *pooled // Stored's buffer, from blocks
 }
 
 var compressors = sync.Pool{New: func() any { return new(lz4.CompressorCCompat) }}
@@ -51,7 +52,7 @@ func PrepareSample(version int, useLZ4 bool, format Format, width, height uint16
 			return Prepared{}, fmt.Errorf("LZ4: %w", err)
 		}
 		if n > 0 && n < len(data) {
-			p.Stored, p.Compressed, p.block = out[:n], true, buf
+			p.Stored, p.Compressed, p.block = out[:n], true, &pooled{buf: buf}
 		} else {
 			blocks.Put(buf)
 		}
@@ -63,13 +64,21 @@ func PrepareSample(version int, useLZ4 bool, format Format, width, height uint16
 // garbage collector's work, and the heap, grow with the samples.
 var blocks = sync.Pool{New: func() any { return new([]byte) }}
 
-// Release gives p's LZ4 block back for reuse once p has been added: p's
-// Stored bytes must not be used afterwards. Not calling it is safe.
+// pooled is a buffer from blocks, given back at most once whichever copy
+// of a Prepared releases it.
+type pooled struct {
+	buf      *[]byte
+	released atomic.Bool
+}
+
+// Release gives p's LZ4 block back for reuse once p has been added: the
+// Stored bytes of p and of its copies must not be used afterwards. Not
+// calling it is safe.
 func (p *Prepared) Release() {
-	if p.block != nil {
-		blocks.Put(p.block)
-		p.block, p.Stored = nil, nil
+	if p.block != nil && p.block.released.CompareAndSwap(false, true) {
+		blocks.Put(p.block.buf)
 	}
+	p.block, p.Stored = nil, nil
 }
 
 // AddPrepared appends a sample prepared by PrepareSample with this

@@ -49,3 +49,24 @@ func TestAddPreparedMatchesAddImage(t *testing.T) {
 		}
 	}
 }
+
+// TestPreparedReleaseOnce: releasing a Prepared and a copy of it gives the
+// LZ4 buffer back once, so that two later samples never share it.
+func TestPreparedReleaseOnce(t *testing.T) {
+	data := bytes.Repeat([]byte("compressible "), 400)
+	p, err := PrepareSample(2, true, JPEG, 0, 0, data)
+	if err != nil || !p.Compressed {
+		t.Fatalf("%v, compressed %v", err, p.Compressed)
+	}
+	q := p
+	p.Release()
+	q.Release()
+	if p.Stored != nil || q.Stored != nil {
+		t.Error("Stored kept after Release")
+	}
+	a, _ := PrepareSample(2, true, JPEG, 0, 0, data)
+	b, _ := PrepareSample(2, true, JPEG, 0, 0, bytes.Repeat([]byte("other text "), 400))
+	if !a.Compressed || !b.Compressed || &a.Stored[0] == &b.Stored[0] {
+		t.Fatal("two samples share one LZ4 buffer")
+	}
+}
