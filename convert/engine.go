@@ -129,16 +129,17 @@ const (
 // none is left, the shard being written may still add one if it has none
 // in flight, so that the writer never waits on a worker that waits on it.
 type budget struct {
-	mu   sync.Mutex
-	cond sync.Cond
-	free int
-	head int     // the shard being written
-	live []int32 // batches in flight, by shard
-	done bool
+	mu      sync.Mutex
+	cond    sync.Cond
+	free    int
+	reserve int     // places only the head may take
+	head    int     // the shard being written
+	live    []int32 // batches in flight, by shard
+	done    bool
 }
 
 func newBudget(ctx context.Context, n, shards int) *budget {
-	b := &budget{free: n, live: make([]int32, shards)}
+	b := &budget{free: n, reserve: max(1, n/4), live: make([]int32, shards)}
 	b.cond.L = &b.mu
 	context.AfterFunc(ctx, func() {
 		b.mu.Lock()
@@ -151,11 +152,20 @@ func newBudget(ctx context.Context, n, shards int) *budget {
 
 // take waits for room for one more batch of shard; it reports whether the
 // batch counts against the budget (false: the head shard overdrew, or the
-// run is over).
+// run is over). Shards ahead of the head leave it a reserve: the head's
+// batches, which the writer waits for, keep flowing while the others fill
+// their queues.
 func (b *budget) take(shard int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.free <= 0 && !(shard == b.head && b.live[shard] == 0) && !b.done {
+	for !b.done {
+		if shard == b.head {
+			if b.free > 0 || b.live[shard] == 0 {
+				break
+			}
+		} else if b.free > b.reserve {
+			break
+		}
 		b.cond.Wait()
 	}
 	b.live[shard]++
@@ -211,6 +221,10 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	release := func(*Batch) {}
+	if rel, ok := src.(Releaser); ok {
+		release = rel.Release
+	}
 
 	queues := make([]chan *result, n)
 	for i := range queues {
@@ -224,8 +238,6 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 		prepWG.Add(1)
 		go func() { defer prepWG.Done(); prepareLoop(sink, prep) }()
 	}
-	defer prepWG.Wait()
-	defer close(prep) // after the workers are done (deferred below)
 	// A worker starts a shard only while fewer than 2 x workers shards are
 	// started and not yet written: with small shards (chunks of a source),
 	// the per-shard queues alone would let workers run ahead of the writer
@@ -250,11 +262,39 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 					<-tickets
 					return
 				}
-				scanShard(ctx, src, sink, shard, queues[shard], prep, inFlight)
+				scanShard(ctx, src, shard, queues[shard], prep, inFlight, release)
 			}
 		}()
 	}
-	defer wg.Wait()
+	// On the way out: stop the workers, release the batches scanned and
+	// never written (once prepared: nothing touches them then), and only
+	// then stop the preparing goroutines.
+	var holding *result // the batch the writer has taken from its queue
+	defer func() {
+		cancel()
+		wg.Wait()
+		if holding != nil {
+			<-holding.ready
+			release(holding.batch)
+		}
+		for _, q := range queues {
+			for drained := false; !drained; {
+				select {
+				case res, ok := <-q:
+					if !ok {
+						drained = true
+					} else if res.batch != nil {
+						<-res.ready
+						release(res.batch)
+					}
+				default: // a shard never started
+					drained = true
+				}
+			}
+		}
+		close(prep)
+		prepWG.Wait()
+	}()
 
 	var p Progress
 	p.Shards = n
@@ -277,6 +317,7 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 				cancel()
 				return res.err
 			}
+			holding = res
 			select {
 			case <-res.ready:
 			case <-ctx.Done():
@@ -290,9 +331,8 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 				cancel()
 				return err
 			}
-			if rel, ok := src.(Releaser); ok {
-				rel.Release(res.batch)
-			}
+			holding = nil
+			release(res.batch)
 			inFlight.give(shard, res.counted)
 			p.Rows += int64(len(res.batch.Rows))
 			p.Bytes += res.batch.Bytes
@@ -320,7 +360,7 @@ var errCanceled = errors.New("canceled")
 
 // scanShard runs on a worker: it scans one shard, prepares each batch and
 // queues it for the writer. The queue is closed when the shard is done.
-func scanShard(ctx context.Context, src Source, sink Sink, shard int, q chan<- *result, prep chan<- *result, inFlight *budget) {
+func scanShard(ctx context.Context, src Source, shard int, q chan<- *result, prep chan<- *result, inFlight *budget, release func(*Batch)) {
 	defer close(q)
 	send := func(r *result) error {
 		select {
@@ -340,14 +380,21 @@ func scanShard(ctx context.Context, src Source, sink Sink, shard int, q chan<- *
 		}
 		r := &result{batch: b, ready: make(chan struct{}), counted: inFlight.take(shard)}
 		if ctx.Err() != nil {
+			release(b)
 			return errCanceled
 		}
 		select {
 		case prep <- r:
 		case <-ctx.Done():
+			release(b)
 			return errCanceled
 		}
-		return send(r)
+		if err := send(r); err != nil {
+			<-r.ready // the preparing goroutines outlive the workers
+			release(b)
+			return err
+		}
+		return nil
 	})
 	if err != nil && err != errCanceled && ctx.Err() == nil {
 		send(&result{err: err})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,6 +130,66 @@ func TestRunBoundsBatchesInFlight(t *testing.T) {
 		}
 		if limit := int64(batchesPerWorker*workers + 1 + workers); src.peak.Load() > limit {
 			t.Errorf("%d shards: %d batches in flight, want at most %d", shards, src.peak.Load(), limit)
+		}
+	}
+}
+
+// releaseCounter is a batchSource that counts each batch's releases.
+type releaseCounter struct {
+	batchSource
+	mu       sync.Mutex
+	released map[string]int
+}
+
+func (c *releaseCounter) Release(b *Batch) {
+	c.batchSource.Release(b)
+	c.mu.Lock()
+	c.released[string(b.Rows[0].Name)]++
+	c.mu.Unlock()
+}
+
+type failingSink struct {
+	slowSink
+	failAt int
+	cancel func()
+}
+
+func (s *failingSink) Write(b *Batch) error {
+	if s.rows == s.failAt {
+		if s.cancel != nil {
+			s.cancel()
+			return nil
+		}
+		return errors.New("disk full")
+	}
+	return s.slowSink.Write(b)
+}
+
+// TestRunReleasesOnFailure: when a run stops early (the sink fails, or the
+// context is canceled), every batch scanned is released exactly once,
+// written or not, by the time Run returns.
+func TestRunReleasesOnFailure(t *testing.T) {
+	for _, cancelRun := range []bool{false, true} {
+		for _, failAt := range []int{0, 7, 95} {
+			src := &releaseCounter{batchSource: batchSource{n: 20, batches: 10}, released: map[string]int{}}
+			ctx, cancel := context.WithCancel(context.Background())
+			sink := &failingSink{failAt: failAt}
+			if cancelRun {
+				sink.cancel = cancel
+			}
+			err := Run(ctx, src, sink, Options{Workers: 2})
+			cancel()
+			if err == nil {
+				t.Fatalf("cancel %v, fail at %d: Run succeeded", cancelRun, failAt)
+			}
+			if live := src.live.Load(); live != 0 {
+				t.Errorf("cancel %v, fail at %d: %d batches scanned and never released", cancelRun, failAt, live)
+			}
+			for name, n := range src.released {
+				if n != 1 {
+					t.Errorf("cancel %v, fail at %d: batch %s released %d times", cancelRun, failAt, name, n)
+				}
+			}
 		}
 	}
 }
