@@ -295,6 +295,7 @@ type BarecatSource struct {
 	n      int              // chunks
 	chunks []chan fileChunk // chunk i, sent once by the lister
 	ahead  chan struct{}    // bounds how far the lister runs ahead
+	run    context.Context  // the Run the lister serves
 	err    error
 
 	held held // the mappings of batches not yet written
@@ -390,7 +391,14 @@ func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) er
 	if s.init(); s.err != nil {
 		return s.err
 	}
-	s.start.Do(func() { go s.list(ctx) })
+	s.start.Do(func() {
+		s.run = ctx
+		go s.list(ctx)
+	})
+	if ctx != s.run {
+		// The lister hands each chunk out once, to the first Run.
+		return errors.New("convert: a BarecatSource serves one Run; make another for the next")
+	}
 	var rows []Row
 	if shard == 0 {
 		var dirs []barecat.Dir

@@ -13,6 +13,7 @@ import (
 	gotime "time"
 
 	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/internal/mapped"
 )
 
 type member struct {
@@ -249,5 +250,65 @@ func TestBarecatToTarChecksCRC(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("left behind: %v", entries)
+	}
+}
+
+// TestBarecatToTarShardShrank: a wrapped archive (no crc32c: the workers do
+// not read the bytes) whose tar is cut short after the archive was opened
+// fails with mapped.ErrGone naming the archive, small files and large
+// alike, and leaves nothing behind: no crash on the lost pages.
+func TestBarecatToTarShardShrank(t *testing.T) {
+	for _, size := range []int{100, 10 << 10} {
+		dir := t.TempDir()
+		var ms []member
+		for i := range 64 {
+			ms = append(ms, member{name: fmt.Sprintf("f%03d.bin", i), typ: tar.TypeReg, mode: 0o644,
+				body: strings.Repeat(string(rune('a'+i%26)), size)})
+		}
+		tarPath := filepath.Join(dir, "in.tar")
+		writeTar(t, tarPath, ms)
+		out := filepath.Join(dir, "w.barecat")
+		if _, err := TarToBarecat(context.Background(), []string{tarPath}, out, BarecatOptions{Wrap: true}); err != nil {
+			t.Fatal(err)
+		}
+		a, err := barecat.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(tarPath, 4096); err != nil {
+			t.Fatal(err)
+		}
+		back := filepath.Join(dir, "back")
+		_, err = WriteFold(context.Background(), &BarecatSource{Archive: a, Order: barecat.ByAddress}, FoldOptions{Dir: back})
+		a.Close()
+		if !errors.Is(err, mapped.ErrGone) || !strings.Contains(err.Error(), out) {
+			t.Fatalf("%d-byte files: got %v, want mapped.ErrGone naming %s", size, err, out)
+		}
+		if entries, _ := os.ReadDir(back); len(entries) != 0 {
+			t.Errorf("left behind: %v", entries)
+		}
+	}
+}
+
+// TestBarecatSourceServesOneRun: a second Run with the same source says so
+// instead of waiting forever for chunks the first Run took.
+func TestBarecatSourceServesOneRun(t *testing.T) {
+	_, shards := sampleShards(t)
+	out := filepath.Join(t.TempDir(), "d.barecat")
+	if _, err := TarToBarecat(context.Background(), shards, out, BarecatOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := barecat.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	src := &BarecatSource{Archive: a, Order: barecat.ByPath}
+	if _, err := WriteFold(context.Background(), src, FoldOptions{Dir: filepath.Join(t.TempDir(), "1")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = WriteFold(context.Background(), src, FoldOptions{Dir: filepath.Join(t.TempDir(), "2")})
+	if err == nil || !strings.Contains(err.Error(), "serves one Run") {
+		t.Fatalf("second run: %v", err)
 	}
 }

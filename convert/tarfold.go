@@ -3,13 +3,16 @@ package convert
 import (
 	"archive/tar"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarshard"
+	"github.com/itarconv/itarconv/internal/mapped"
 )
 
 // PayloadSource is a Source whose rows carry bytes. OpenPayload is called
@@ -117,6 +120,16 @@ func (s *tarFoldSink) Prepare(b *Batch) error {
 }
 
 func (s *tarFoldSink) Write(b *Batch) error {
+	// Payloads may be mapped input (see Releaser): bytes a shrunk input
+	// lost fault when copied, or make the system refuse them.
+	err := mapped.Guard(func() error { return s.write(b) })
+	if errors.Is(err, mapped.ErrGone) || errors.Is(err, syscall.EFAULT) {
+		return fmt.Errorf("%s: %w", s.src.ShardName(b.Shard), mapped.ErrGone)
+	}
+	return err
+}
+
+func (s *tarFoldSink) write(b *Batch) error {
 	prep := b.Prep.([]foldEntry)
 	for i := range b.Rows {
 		r := &b.Rows[i]

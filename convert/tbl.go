@@ -267,8 +267,17 @@ func (s *tblSink) EndShard(int) error { return nil }
 
 func (s *tblSink) Write(b *Batch) error {
 	prep := b.Prep.(*tblBatch)
-	// The writer copies what it is given: the mapping can go after.
+	// The writer copies what it is given: the mapping can go after. Bytes
+	// a shrunk shard lost fault when copied.
 	defer prep.region.Close()
+	err := mapped.Guard(func() error { return s.write(b, prep) })
+	if errors.Is(err, mapped.ErrGone) {
+		err = fmt.Errorf("%s: %w", s.src.Paths[b.Shard], err)
+	}
+	return err
+}
+
+func (s *tblSink) write(b *Batch, prep *tblBatch) error {
 	for i, p := range prep.samples {
 		if p.skip != "" {
 			s.sel.skipped[p.skip]++
