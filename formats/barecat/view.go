@@ -103,7 +103,7 @@ func (a *Archive) readViews(files []File) (*Views, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Views{Data: data}, nil
+	return &Views{Data: data}, nil // a nil: nothing to unmap
 }
 
 // track records v as live, so that Close unmaps it; false if the archive
@@ -129,7 +129,7 @@ func (v *Views) Release() {
 	if v == nil {
 		return
 	}
-	if len(v.regions) == 0 {
+	if v.a == nil { // read, not mapped
 		v.Data = nil
 		return
 	}
@@ -137,8 +137,8 @@ func (v *Views) Release() {
 	defer v.a.mu.Unlock()
 	if _, live := v.a.views[v]; live { // else Close has unmapped it
 		delete(v.a.views, v)
-		v.unmap()
 	}
+	v.unmap()
 }
 
 func (v *Views) unmap() {

@@ -33,7 +33,7 @@ type Region struct {
 // at the page holding off, so it may show a little more of the file.
 func Map(f *os.File, off, size int64) (*Region, error) {
 	if off < 0 || size <= 0 {
-		return nil, fmt.Errorf("mapping %s: bytes %d to %d: %w", f.Name(), off, off+size, ErrUnsupported)
+		return nil, fmt.Errorf("mapping %s: bytes %d to %d: not a region", f.Name(), off, off+size)
 	}
 	page := int64(os.Getpagesize())
 	base := off / page * page
