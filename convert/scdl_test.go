@@ -239,25 +239,6 @@ func tarMembers(t *testing.T, dir, fold string) map[string][]byte {
 	return out
 }
 
-// fakeParquet is a Parquet file reduced to what scdl.Open reads: a footer
-// giving a table of rows rows (see formats/scdl's tests).
-func fakeParquet(rows int64) []byte {
-	zz := func(v int64) []byte { return binary.AppendUvarint(nil, uint64(v<<1^(v>>63))) }
-	str := func(s string) []byte { return append(binary.AppendUvarint(nil, uint64(len(s))), s...) }
-	var m []byte
-	m = append(append(m, 0x15), zz(1)...)
-	m = append(m, 0x19, 0x2c, 0x48)
-	m = append(append(m, str("schema")...), 0x15)
-	m = append(append(m, zz(1)...), 0x00, 0x15)
-	m = append(append(m, zz(6)...), 0x25)
-	m = append(append(m, zz(1)...), 0x18)
-	m = append(append(m, str("gene")...), 0x00, 0x16)
-	m = append(append(m, zz(rows)...), 0x19, 0x0c, 0x00)
-	b := append([]byte("PAR1"), m...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(m)))
-	return append(b, "PAR1"...)
-}
-
 type synthCell struct {
 	values []byte // float64
 	genes  []byte // uint32
@@ -297,8 +278,8 @@ func writeSynthSCDL(t *testing.T, dir string, n int) []synthCell {
 		cells = append(cells, c)
 	}
 	w.AddFile(files[0], bytes.NewReader(scdl.CumSumIndex(blockRows)))
-	w.AddFile(files[1], bytes.NewReader(fakeParquet(int64(nGenes[0]))))
-	w.AddFile(files[2], bytes.NewReader(fakeParquet(int64(nGenes[1]))))
+	w.AddFile(files[1], bytes.NewReader(testutil.FakeParquet(int64(nGenes[0]))))
+	w.AddFile(files[2], bytes.NewReader(testutil.FakeParquet(int64(nGenes[1]))))
 	w.AddFile("neighbor_indices.npy", bytes.NewReader([]byte("opaque neighbour bytes")))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

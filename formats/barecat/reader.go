@@ -381,16 +381,12 @@ func (a *Archive) queryFiles(ctx context.Context, q string, args []any, fn func(
 		return a.queryErr(ctx, "files", err)
 	}
 	defer rows.Close()
-	var vals [9]any
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	vals, ptrs := scanSlots(9)
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return a.queryErr(ctx, "files", err)
 		}
-		f, bad := a.fileRow(vals[:])
+		f, bad := a.fileRow(vals)
 		if err := fn(f, bad); err != nil {
 			return err
 		}
@@ -417,11 +413,7 @@ func (a *Archive) Lookup(path string) (File, error) {
 		e.Path = a.indexPath
 		return File{}, e
 	}
-	var vals [9]any
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	vals, ptrs := scanSlots(9)
 	err = a.db.QueryRow(`SELECT `+fileColumns+` FROM files WHERE path = ?`, p).Scan(ptrs...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return File{}, &Error{Path: a.indexPath, Name: p, Err: fs.ErrNotExist, Detail: "no such file"}
@@ -429,7 +421,7 @@ func (a *Archive) Lookup(path string) (File, error) {
 	if err != nil {
 		return File{}, newErr(a.indexPath, p, ErrFormat, "reading files: %v", err)
 	}
-	f, bad := a.fileRow(vals[:])
+	f, bad := a.fileRow(vals)
 	if bad != nil {
 		return File{}, bad
 	}
@@ -496,11 +488,7 @@ func (a *Archive) Dirs(ctx context.Context, fn func(Dir) error) error {
 		return a.queryErr(ctx, "dirs", err)
 	}
 	defer rows.Close()
-	var vals [9]any
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	vals, ptrs := scanSlots(9)
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return a.queryErr(ctx, "dirs", err)
@@ -696,4 +684,13 @@ func (a *Archive) ReadFile(f File) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// scanSlots returns n values and, for rows.Scan, pointers to them.
+func scanSlots(n int) (vals, ptrs []any) {
+	vals, ptrs = make([]any, n), make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	return vals, ptrs
 }

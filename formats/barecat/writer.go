@@ -1101,11 +1101,7 @@ func (w *Writer) commit() error {
 
 // syncDir makes renames in dir durable.
 func syncDir(dir string) {
-	if !fsync {
-		return
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	if fsync {
+		safefile.SyncDir(dir)
 	}
 }

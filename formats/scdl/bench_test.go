@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/itarconv/itarconv/internal/testutil"
 )
 
 const (
@@ -42,7 +44,7 @@ func writeBenchArchive(b *testing.B, dir string) {
 		}
 	}
 	w.AddFile(files[0], bytes.NewReader(CumSumIndex([]int{benchCells})))
-	w.AddFile(files[1], bytes.NewReader(fakeParquet(benchGenes)))
+	w.AddFile(files[1], bytes.NewReader(testutil.FakeParquet(benchGenes)))
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/itarconv/itarconv/internal/testutil"
 )
 
 // FuzzDecodeHeader checks that DecodeHeader never panics, that every error
@@ -100,7 +102,7 @@ func FuzzParseNPYHeader(f *testing.F) {
 
 // FuzzFileMetaData checks that the Parquet footer reader never panics.
 func FuzzFileMetaData(f *testing.F) {
-	p := fakeParquet(30)
+	p := testutil.FakeParquet(30)
 	f.Add(p[4 : len(p)-8])
 	f.Add([]byte{0x29, 0x1c, 0x48, 0x01, 's', 0x00, 0x16, 0x14, 0x00})
 	f.Add([]byte{0x1b, 0xff, 0x0f, 0x00})

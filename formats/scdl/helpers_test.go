@@ -120,37 +120,6 @@ func copyDir(t testing.TB, src, dst string) {
 	}
 }
 
-// fakeParquet returns a Parquet file reduced to what Open reads: the magic
-// at both ends and a footer whose FileMetaData (Thrift compact) has a
-// schema of one string column and num_rows rows. It has no data pages.
-func fakeParquet(rows int64) []byte {
-	var m []byte
-	zz := func(v int64) []byte { return binary.AppendUvarint(nil, uint64(v<<1^(v>>63))) }
-	str := func(s string) []byte { return append(binary.AppendUvarint(nil, uint64(len(s))), s...) }
-	m = append(m, 0x15)             // field 1 (version), i32
-	m = append(m, zz(1)...)         //
-	m = append(m, 0x19, 0x2c)       // field 2 (schema), list of 2 structs
-	m = append(m, 0x48)             // root: field 4 (name), binary
-	m = append(m, str("schema")...) //
-	m = append(m, 0x15)             // field 5 (num_children), i32
-	m = append(m, zz(1)...)         //
-	m = append(m, 0x00)             // end of root
-	m = append(m, 0x15)             // column: field 1 (type), i32
-	m = append(m, zz(6)...)         // BYTE_ARRAY
-	m = append(m, 0x25)             // field 3 (repetition_type), i32
-	m = append(m, zz(1)...)         // OPTIONAL
-	m = append(m, 0x18)             // field 4 (name), binary
-	m = append(m, str("gene")...)   //
-	m = append(m, 0x00)             // end of column
-	m = append(m, 0x16)             // field 3 (num_rows), i64
-	m = append(m, zz(rows)...)      //
-	m = append(m, 0x19, 0x0c)       // field 4 (row_groups), empty list
-	m = append(m, 0x00)             // end of FileMetaData
-	b := append([]byte(parquetMagic), m...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(m)))
-	return append(b, parquetMagic...)
-}
-
 // synthRow is a row to write: float32 values and uint32 genes.
 type synthRow struct {
 	values []float32
@@ -229,7 +198,7 @@ func writeSynth(t testing.TB, dir string, rows []synthRow, blockRows, nGenes []i
 		t.Fatal(err)
 	}
 	for k, g := range nGenes {
-		if err := w.AddFile(files[k+1], bytes.NewReader(fakeParquet(int64(g)))); err != nil {
+		if err := w.AddFile(files[k+1], bytes.NewReader(testutil.FakeParquet(int64(g)))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/itarconv/itarconv/internal/testutil"
 )
 
 // TestOpenConformance opens every archive bionemo wrote and checks its
@@ -272,7 +274,7 @@ func TestOpenErrors(t *testing.T) {
 		}, ErrCorrupt, CumSumFile, -1, []string{"last entry is 49, but row_ptr has 50 rows"}},
 		{"cumulative sum decreasing", func(t *testing.T, d string) {
 			writeFile(t, d, "var_features/"+CumSumFile, CumSumIndex([]int{60, -10}))
-			writeFile(t, d, "var_features/dataframe_1.parquet", fakeParquet(30))
+			writeFile(t, d, "var_features/dataframe_1.parquet", testutil.FakeParquet(30))
 		}, ErrCorrupt, CumSumFile, -1, []string{"entry 2 (50) is below entry 1 (60)"}},
 		{"cumulative sum not int64", func(t *testing.T, d string) {
 			var b bytes.Buffer
@@ -286,7 +288,7 @@ func TestOpenErrors(t *testing.T) {
 			writeFile(t, d, "var_features/"+CumSumFile, []byte("[-1, 50]"))
 		}, ErrFormat, CumSumFile, 0, []string{"NPY magic"}},
 		{"extra dataframe", func(t *testing.T, d string) {
-			writeFile(t, d, "var_features/dataframe_1.parquet", fakeParquet(30))
+			writeFile(t, d, "var_features/dataframe_1.parquet", testutil.FakeParquet(30))
 		}, ErrCorrupt, "var_features", -1, []string{"1 blocks in cumulative_sum_index.npy but 2 Parquet dataframes"}},
 		{"parquet footer", func(t *testing.T, d string) {
 			editFile(t, d, "var_features/dataframe_0.parquet", func(b []byte) []byte { b[len(b)-1] = 0; return b })
@@ -295,7 +297,7 @@ func TestOpenErrors(t *testing.T) {
 			editFile(t, d, "var_features/dataframe_0.parquet", func(b []byte) []byte { b[len(b)-6] = 0x7f; return b })
 		}, ErrFormat, "dataframe_0.parquet", 913, []string{"metadata length"}},
 		{"fewer genes", func(t *testing.T, d string) {
-			writeFile(t, d, "var_features/dataframe_0.parquet", fakeParquet(29))
+			writeFile(t, d, "var_features/dataframe_0.parquet", testutil.FakeParquet(29))
 		}, ErrCorrupt, "col_ptr.npy", -2, []string{"is not below 29"}},
 		{"only 0 cells", func(t *testing.T, d string) {
 			editHeader(t, d, func(h *Header) { h.Arrays[1].Length = 1 })
@@ -424,7 +426,7 @@ func TestParquetRows(t *testing.T) {
 		want int64
 		kind error
 	}{
-		{"fake", fakeParquet(12345), 12345, nil},
+		{"fake", testutil.FakeParquet(12345), 12345, nil},
 		{"short", []byte("PAR1PAR1"), 0, ErrTruncated},
 		{"garbage metadata", append(append([]byte("PAR1\xff\xff\xff"), 3, 0, 0, 0), "PAR1"...), 0, ErrFormat},
 		{"no num_rows", append(append([]byte("PAR1\x15\x02\x00"), 3, 0, 0, 0), "PAR1"...), 0, ErrFormat},

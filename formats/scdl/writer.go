@@ -527,11 +527,7 @@ func syncFile(path string) error {
 }
 
 func syncDir(path string) {
-	if !syncFiles {
-		return
-	}
-	if d, err := os.Open(path); err == nil {
-		d.Sync()
-		d.Close()
+	if syncFiles {
+		safefile.SyncDir(path)
 	}
 }

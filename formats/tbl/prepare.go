@@ -85,20 +85,18 @@ func (p *Prepared) Release() {
 // writer's version and LZ4 setting. Its result is byte for byte what
 // AddImage gives for the same sample.
 func (w *Writer) AddPrepared(p Prepared, meta []MetaEntry) error {
-	if w.err != nil {
-		return w.err
+	if err := w.check(p.Format, int64(p.Size), meta); err != nil {
+		return err
 	}
+	if p.Compressed && !w.opts.LZ4 {
+		return w.fail(fmt.Errorf("sample %d: compressed, but the writer has no LZ4", w.n))
+	}
+	return w.add(p, meta)
+}
+
+// add writes a prepared sample that check accepted.
+func (w *Writer) add(p Prepared, meta []MetaEntry) error {
 	i := w.n
-	switch {
-	case i >= w.opts.NumSamples:
-		return w.fail(fmt.Errorf("sample %d: more samples than NumSamples (%d)", i, w.opts.NumSamples))
-	case w.opts.Version == 1 && p.Format > TIFF:
-		return w.fail(fmt.Errorf("sample %d: format %v does not exist in version 1: %w", i, p.Format, ErrUnrepresentable))
-	case w.opts.Version == 1 && len(meta) > 0:
-		return w.fail(fmt.Errorf("sample %d: version 1 has no metadata: %w", i, ErrUnrepresentable))
-	case p.Compressed && !w.opts.LZ4:
-		return w.fail(fmt.Errorf("sample %d: compressed, but the writer has no LZ4", i))
-	}
 	s := Sample{Index: i, Offset: w.off, StoredSize: uint32(len(p.Stored)), Size: p.Size, Format: p.Format}
 	if w.opts.Version == 2 {
 		s.Width, s.Height, s.CRC16 = p.Width, p.Height, p.CRC16

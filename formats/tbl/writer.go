@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"github.com/itarconv/itarconv/internal/safefile"
-	"github.com/pierrec/lz4/v4"
 )
 
 // WriterOptions choose what a Writer writes.
@@ -62,9 +61,7 @@ type Writer struct {
 	meta    []byte   // metadata section, while it fits SpoolMemory
 	spill   *os.File // the rest of it, unnamed
 	spillW  *bufio.Writer
-	lz      lz4.CompressorCCompat
 	buf     []byte // the sample being compressed, or a copy buffer
-	cbuf    []byte // its LZ4 block
 	err     error
 }
 
@@ -131,6 +128,36 @@ func (w *Writer) Add(format Format, data io.Reader, size int64, meta []MetaEntry
 // smaller than the bytes. Any error is final: Close then reports it and
 // leaves no file.
 func (w *Writer) AddImage(format Format, width, height uint16, data io.Reader, size int64, meta []MetaEntry) error {
+	if err := w.check(format, size, meta); err != nil {
+		return err
+	}
+	i := w.n
+	if w.opts.LZ4 && size > 0 && size <= lz4MaxInput {
+		// LZ4 needs the whole sample: read it, then as a prepared one.
+		w.buf = grow(w.buf, int(size))
+		if n, err := io.ReadFull(data, w.buf); err != nil {
+			return w.fail(fmt.Errorf("sample %d: data ended after %d of %d bytes: %w", i, n, size, err))
+		}
+		p, err := PrepareSample(w.opts.Version, true, format, width, height, w.buf)
+		if err != nil {
+			return w.fail(fmt.Errorf("sample %d: %w", i, err))
+		}
+		defer p.Release()
+		return w.add(p, meta)
+	}
+	s := Sample{Index: i, Offset: w.off, StoredSize: uint32(size), Size: uint32(size), Format: format}
+	if w.opts.Version == 2 {
+		s.Width, s.Height = width, height
+	}
+	if err := w.copy(&s, data); err != nil {
+		return w.fail(fmt.Errorf("sample %d: %w", i, err))
+	}
+	return w.record(s, meta)
+}
+
+// check refuses a sample the file cannot hold, for AddImage and
+// AddPrepared alike.
+func (w *Writer) check(format Format, size int64, meta []MetaEntry) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -152,20 +179,7 @@ func (w *Writer) AddImage(format Format, width, height uint16, data io.Reader, s
 			return w.fail(fmt.Errorf("sample %d: metadata entry of %d bytes: entries must be under 4 GiB: %w", i, len(m.Data), ErrUnrepresentable))
 		}
 	}
-	s := Sample{Index: i, Offset: w.off, StoredSize: uint32(size), Size: uint32(size), Format: format}
-	if w.opts.Version == 2 {
-		s.Width, s.Height = width, height
-	}
-	var err error
-	if w.opts.LZ4 && size > 0 && size <= lz4MaxInput {
-		err = w.compress(&s, data)
-	} else {
-		err = w.copy(&s, data)
-	}
-	if err != nil {
-		return w.fail(fmt.Errorf("sample %d: %w", i, err))
-	}
-	return w.record(s, meta)
+	return nil
 }
 
 // record adds the metadata and the index entry of sample s, whose bytes
@@ -212,31 +226,6 @@ func (w *Writer) copy(s *Sample, data io.Reader) error {
 		s.CRC16 = crc
 	}
 	return nil
-}
-
-// compress reads a whole sample and stores it as an LZ4 block when that is
-// smaller, with the reference compressor's exact output
-// (LZ4_compress_default), as TurboLoader does.
-func (w *Writer) compress(s *Sample, data io.Reader) error {
-	w.buf = grow(w.buf, int(s.Size))
-	if n, err := io.ReadFull(data, w.buf); err != nil {
-		return fmt.Errorf("data ended after %d of %d bytes: %w", n, s.Size, err)
-	}
-	s.CRC16 = CRC16(w.buf)
-	w.cbuf = grow(w.cbuf, lz4.CompressBlockBound(len(w.buf)))
-	n, err := w.lz.CompressBlock(w.buf, w.cbuf)
-	if err != nil {
-		return fmt.Errorf("LZ4: %w", err)
-	}
-	out := w.buf
-	if n > 0 && n < len(w.buf) {
-		out = w.cbuf[:n]
-		s.StoredSize = uint32(n)
-		s.Flags |= SampleCompressed
-		s.Compressed = true
-	}
-	_, err = w.bw.Write(out)
-	return err
 }
 
 // addMeta appends one metadata block to the spool.
@@ -343,5 +332,5 @@ func (w *Writer) release() {
 		w.spill.Close()
 		w.spill, w.spillW = nil, nil
 	}
-	w.index, w.meta, w.buf, w.cbuf = nil, nil, nil, nil
+	w.index, w.meta, w.buf = nil, nil, nil
 }

@@ -213,13 +213,7 @@ func convertTarToBarecat(ctx context.Context, e *env, fl convertFlags, srcs []st
 	if err != nil {
 		return err
 	}
-	var total int64
-	for _, s := range shards {
-		if st, err := os.Stat(s); err == nil {
-			total += st.Size()
-		}
-	}
-	bar := e.newProgress("barecat", total)
+	bar := e.newProgress("barecat", totalSize(shards))
 	st, err := convert.TarToBarecat(ctx, shards, dst, convert.BarecatOptions{
 		Wrap: fl.wrap, CRC: fl.crc, OnDuplicate: fl.onDuplicate, ShardSize: shardSize, Workers: fl.workers,
 		Scan:     tarscan.Options{IgnoreZeros: fl.ignoreZeros},
@@ -343,13 +337,7 @@ func convertTarToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string
 	if err != nil {
 		return err
 	}
-	var total int64
-	for _, s := range shards {
-		if st, err := os.Stat(s); err == nil {
-			total += st.Size()
-		}
-	}
-	bar := e.newProgress("tbl", total)
+	bar := e.newProgress("tbl", totalSize(shards))
 	st, err := convert.TarToTBL(ctx, shards, dst, convert.TBLOptions{
 		Version: fl.tblVersion, LZ4: fl.lz4, NoNames: fl.noNames, CompatTurboLoader: fl.compat == "turboloader",
 		Workers: fl.workers, Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros},

@@ -148,13 +148,7 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	}
 	var results []indexResult
 	for _, job := range jobs {
-		var total int64
-		for _, s := range job.shards {
-			if st, err := os.Stat(s); err == nil {
-				total += st.Size()
-			}
-		}
-		bar := e.newProgress(job.fold, total)
+		bar := e.newProgress(job.fold, totalSize(job.shards))
 		opts.Progress = func(p convert.Progress) { bar.update(job.fold, p) }
 		st, err := convert.BuildIndex(ctx, job.shards, job.out, opts)
 		bar.done()

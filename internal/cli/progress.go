@@ -56,3 +56,15 @@ func (p *progress) done() {
 	}
 	p.bar.Finish()
 }
+
+// totalSize is the bytes of the files that exist among paths: the scale of
+// a progress bar.
+func totalSize(paths []string) int64 {
+	var n int64
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}

@@ -49,17 +49,15 @@ func convertSCDLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir 
 		return err
 	}
 	defer a.Close()
-	var total int64
+	var files []string
 	for _, f := range a.Files() {
-		if st, err := os.Stat(filepath.Join(src, filepath.FromSlash(f))); err == nil {
-			total += st.Size()
-		}
+		files = append(files, filepath.Join(src, filepath.FromSlash(f)))
 	}
 	label := fl.fold
 	if label == "" {
 		label = map[string]string{convert.SCDLModeCells: convert.SCDLCellsFold, convert.SCDLModeArchive: convert.SCDLArchiveFold}[fl.scdlMode]
 	}
-	bar := e.newProgress(label, total)
+	bar := e.newProgress(label, totalSize(files))
 	st, err := convert.SCDLToTar(ctx, a, convert.SCDLExportOptions{
 		Dir: dstDir, Mode: fl.scdlMode, Fold: fl.fold, ShardSize: shardSize, CellsPerShard: fl.cellsPerShard,
 		Workers: fl.workers, Progress: func(p convert.Progress) { bar.update(label, p) },

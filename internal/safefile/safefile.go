@@ -115,10 +115,7 @@ func (f *File) Commit() error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", f.target, err)
 	}
-	if d, err := os.Open(filepath.Dir(f.target)); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	SyncDir(filepath.Dir(f.target))
 	return nil
 }
 
@@ -132,4 +129,13 @@ func (f *File) Abort() {
 	f.wb.stop()
 	f.Close()
 	os.Remove(f.Name())
+}
+
+// SyncDir makes the renames done in dir durable (best effort: a system
+// that cannot sync a directory has nothing to sync).
+func SyncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 }

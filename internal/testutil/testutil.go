@@ -1,4 +1,5 @@
-// Package testutil finds the shared conformance files for tests.
+// Package testutil finds the shared conformance files for tests, and makes
+// the stand-ins tests and benchmarks need.
 package testutil
 
 import (

@@ -239,7 +239,7 @@ func runBench(cfg config) error {
 
 	bin := filepath.Join(tmp, "itarconv")
 	t0 := time.Now()
-	if err := buildItarconv(bin); err != nil {
+	if err := bench.BuildItarconv(bin); err != nil {
 		return err
 	}
 	fmt.Printf("built itarconv in %.1fs\n", time.Since(t0).Seconds())
@@ -634,29 +634,6 @@ func inspectTBL(bin, path string) (int64, error) {
 	return v.Samples, nil
 }
 
-// buildItarconv compiles the command from the module this program is in.
-func buildItarconv(out string) error {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	gomod, err := exec.Command(goBin, "env", "GOMOD").Output()
-	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	if root == "." || strings.TrimSpace(string(gomod)) == os.DevNull {
-		return errors.New("run convbench from inside the itarconv module")
-	}
-	cmd := exec.Command(goBin, "build", "-o", out, "./cmd/itarconv")
-	cmd.Dir = root
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building itarconv: %w", err)
-	}
-	return nil
-}
-
 func totalSize(paths []string) int64 {
 	var n int64
 	for _, p := range paths {
@@ -765,13 +742,6 @@ func printTable(w io.Writer, ms []*measurement) {
 	fmt.Fprintln(bw, "(for cat, of the shell and its children); cpu s: median user+sys of the child(ren).")
 }
 
-func verdict(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
-}
-
 func printTargets(w io.Writer, ms []*measurement, quick bool, smallN int64) {
 	find := func(kind int, order string) *measurement {
 		if kind == kindCat {
@@ -794,13 +764,13 @@ func printTargets(w io.Writer, ms []*measurement, quick bool, smallN int64) {
 		b := m.base
 		ratio := m.median() / b.median()
 		fmt.Fprintf(tw, "  %s\ttime <= %.0f x cat\t%.3fs / %.3fs = %.2fx\t%s\n", m.tool, limit,
-			m.median(), b.median(), ratio, verdict(ratio <= limit))
+			m.median(), b.median(), ratio, bench.Verdict(ratio <= limit))
 	}
 	if m := find(kindCopy, ""); m != nil {
 		ratioTarget(m, targetCopyRatio)
 	}
 	if m := find(kindWrap, ""); m != nil {
-		fmt.Fprintf(tw, "  %s\tfiles/s >= %s\t%s\t%s\n", m.tool, rate(targetWrapRate), rate(m.rate()), verdict(m.rate() >= targetWrapRate))
+		fmt.Fprintf(tw, "  %s\tfiles/s >= %s\t%s\t%s\n", m.tool, rate(targetWrapRate), rate(m.rate()), bench.Verdict(m.rate() >= targetWrapRate))
 	}
 	for _, o := range []string{"path", "address"} {
 		if m := find(kindReverse, o); m != nil {
@@ -820,7 +790,7 @@ func printTargets(w io.Writer, ms []*measurement, quick bool, smallN int64) {
 		if m := find(k, ""); m != nil && m.smallRSS > 0 {
 			limit := int64(float64(m.smallRSS)*rssGrowth) + rssSlack
 			fmt.Fprintf(tw, "  %s\tpeak RSS flat in data size\t%.1f MiB (%d members) vs %.1f MiB (%d members)\t%s\n", m.tool,
-				float64(m.maxRSS)/(1<<20), m.files, float64(m.smallRSS)/(1<<20), smallN, verdict(m.maxRSS <= limit))
+				float64(m.maxRSS)/(1<<20), m.files, float64(m.smallRSS)/(1<<20), smallN, bench.Verdict(m.maxRSS <= limit))
 		}
 	}
 	tw.Flush()

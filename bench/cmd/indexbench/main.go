@@ -145,7 +145,7 @@ func runBench(cfg config) error {
 
 	bin := filepath.Join(tmp, "itarconv")
 	t0 := time.Now()
-	if err := buildItarconv(bin); err != nil {
+	if err := bench.BuildItarconv(bin); err != nil {
 		return err
 	}
 	fmt.Printf("built itarconv in %.1fs; baseline %s\n", time.Since(t0).Seconds(), tarVersion)
@@ -201,29 +201,6 @@ func runBench(cfg config) error {
 	printTable(os.Stdout, all)
 	fmt.Println()
 	printTargets(os.Stdout, all, cfg.quick)
-	return nil
-}
-
-// buildItarconv compiles the command from the module this program is in.
-func buildItarconv(out string) error {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	gomod, err := exec.Command(goBin, "env", "GOMOD").Output()
-	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	if root == "." || strings.TrimSpace(string(gomod)) == os.DevNull {
-		return errors.New("run indexbench from inside the itarconv module")
-	}
-	cmd := exec.Command(goBin, "build", "-o", out, "./cmd/itarconv")
-	cmd.Dir = root
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building itarconv: %w", err)
-	}
 	return nil
 }
 
@@ -487,13 +464,6 @@ func printTable(w io.Writer, ms []*measurement) {
 	fmt.Fprintln(bw, "header walk: in-process, hops between headers and verifies them, nothing else (the floor of any header reader).")
 }
 
-func verdict(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
-}
-
 // printTargets checks every strategy against the targets: auto is what
 // users get, the others show whether a forced strategy would meet them.
 func printTargets(w io.Writer, ms []*measurement, quick bool) {
@@ -514,18 +484,18 @@ func printTargets(w io.Writer, ms []*measurement, quick bool) {
 	tarA := find("A", kindTar, "")
 	for _, s := range strategies {
 		if m := find("A", kindIndex, s); m != nil && tarA != nil {
-			fmt.Fprintf(tw, "  A %s\tmembers/s >= %s\t%s\t%s\n", s, rate(targetRateA), rate(m.rate()), verdict(m.rate() >= targetRateA))
+			fmt.Fprintf(tw, "  A %s\tmembers/s >= %s\t%s\t%s\n", s, rate(targetRateA), rate(m.rate()), bench.Verdict(m.rate() >= targetRateA))
 			ratio := m.median() / tarA.median()
 			fmt.Fprintf(tw, "  A %s\ttime < %.1f x tar -tf\t%.3fs / %.3fs = %.2fx\t%s\n", s, targetTarRatioA,
-				m.median(), tarA.median(), ratio, verdict(ratio < targetTarRatioA))
+				m.median(), tarA.median(), ratio, bench.Verdict(ratio < targetTarRatioA))
 		}
 	}
 	for _, s := range strategies {
 		if m := find("B", kindIndex, s); m != nil {
-			fmt.Fprintf(tw, "  B %s\tmembers/s >= %s\t%s\t%s\n", s, rate(targetRateB), rate(m.rate()), verdict(m.rate() >= targetRateB))
+			fmt.Fprintf(tw, "  B %s\tmembers/s >= %s\t%s\t%s\n", s, rate(targetRateB), rate(m.rate()), bench.Verdict(m.rate() >= targetRateB))
 			budget := float64(targetRSSPerMembB)*float64(m.dataset.Members) + targetRSSBaseB
 			fmt.Fprintf(tw, "  B %s\tpeak RSS < %d B/member + %d MiB = %.1f MiB\t%.1f MiB\t%s\n", s, targetRSSPerMembB, targetRSSBaseB>>20,
-				budget/(1<<20), float64(m.maxRSS)/(1<<20), verdict(float64(m.maxRSS) < budget))
+				budget/(1<<20), float64(m.maxRSS)/(1<<20), bench.Verdict(float64(m.maxRSS) < budget))
 		}
 	}
 	tw.Flush()

@@ -26,7 +26,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/itarconv/itarconv/bench"
 	"io"
 	"io/fs"
 	"math"
@@ -39,7 +38,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/itarconv/itarconv/bench"
 	"github.com/itarconv/itarconv/formats/scdl"
+	"github.com/itarconv/itarconv/internal/testutil"
 )
 
 const (
@@ -116,8 +117,8 @@ func measure(dir string, cells, per, reps int) error {
 		dir = d
 	}
 	bin := filepath.Join(dir, "itarconv")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/itarconv").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
+	if err := bench.BuildItarconv(bin); err != nil {
+		return err
 	}
 	big := filepath.Join(dir, fmt.Sprintf("synth-%d", cells))
 	small := filepath.Join(dir, fmt.Sprintf("synth-%d", cells/10))
@@ -365,7 +366,7 @@ func generate(dir string, n, per int) error {
 	if err := w.AddFile(files[0], bytes.NewReader(scdl.CumSumIndex([]int{n}))); err != nil {
 		return err
 	}
-	if err := w.AddFile(files[1], bytes.NewReader(fakeParquet(genes))); err != nil {
+	if err := w.AddFile(files[1], bytes.NewReader(testutil.FakeParquet(genes))); err != nil {
 		return err
 	}
 	labels, _ := json.Marshal(map[string]any{"synthetic": true, "cells": n})
@@ -373,24 +374,4 @@ func generate(dir string, n, per int) error {
 		return err
 	}
 	return w.Close()
-}
-
-// fakeParquet is a Parquet file reduced to what scdl.Open reads: the magic
-// at both ends and a footer (Thrift compact FileMetaData) of one string
-// column and rows rows.
-func fakeParquet(rows int64) []byte {
-	zz := func(v int64) []byte { return binary.AppendUvarint(nil, uint64(v<<1^(v>>63))) }
-	str := func(s string) []byte { return append(binary.AppendUvarint(nil, uint64(len(s))), s...) }
-	var m []byte
-	m = append(append(m, 0x15), zz(1)...)
-	m = append(m, 0x19, 0x2c, 0x48)
-	m = append(append(m, str("schema")...), 0x15)
-	m = append(append(m, zz(1)...), 0x00, 0x15)
-	m = append(append(m, zz(6)...), 0x25)
-	m = append(append(m, zz(1)...), 0x18)
-	m = append(append(m, str("gene")...), 0x00, 0x16)
-	m = append(append(m, zz(rows)...), 0x19, 0x0c, 0x00)
-	b := append([]byte("PAR1"), m...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(m)))
-	return append(b, "PAR1"...)
 }
