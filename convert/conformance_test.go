@@ -50,7 +50,7 @@ func loadExpected(t *testing.T, dir string) expectedCase {
 }
 
 func conformanceCases(t *testing.T) (string, []string) {
-	root := filepath.Join(testutil.SharedDir(t), "conformance", "taridx")
+	root := testutil.Conformance(t, "taridx")
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)

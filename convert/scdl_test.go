@@ -25,7 +25,7 @@ import (
 // scdlCases are the conformance archives bionemo wrote (RESULT.txt "ok").
 func scdlCases(t *testing.T) map[string]string {
 	t.Helper()
-	root := filepath.Join(testutil.SharedDir(t), "conformance", "scdl")
+	root := testutil.Conformance(t, "scdl")
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)

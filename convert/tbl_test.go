@@ -15,7 +15,7 @@ import (
 // TestTBLCompatTurboLoader: --compat turboloader writes upstream's v2 files
 // byte for byte, raw and with LZ4, for every conformance case.
 func TestTBLCompatTurboLoader(t *testing.T) {
-	root := filepath.Join(testutil.SharedDir(t), "conformance", "tbl")
+	root := testutil.Conformance(t, "tbl")
 	cases, _ := os.ReadDir(root)
 	if len(cases) < 6 {
 		t.Fatalf("%d TBL cases", len(cases))

@@ -19,7 +19,7 @@ import (
 // indexes it; shared/ is never written.
 func caseDir(t *testing.T, name string, opts convert.IndexOptions) (string, *Fold) {
 	t.Helper()
-	src := filepath.Join(testutil.SharedDir(t), "conformance", "taridx", name)
+	src := filepath.Join(testutil.Conformance(t, "taridx"), name)
 	dir := t.TempDir()
 	shards, _ := filepath.Glob(filepath.Join(src, "train_*.tar"))
 	var copies []string

@@ -19,7 +19,7 @@ import (
 )
 
 // The types below follow the expected.json files that barecat 0.3.1's
-// conformance cases in shared/conformance/barecat/<case>/ hold: every row
+// conformance cases in testdata/conformance/barecat/<case>/ hold: every row
 // of every table.
 
 type expCase struct {
@@ -109,9 +109,9 @@ func opt32(p *int64) (uint32, bool) {
 
 var conformanceCases = []string{"basic", "cli_create", "empty", "multishard", "wrap_tar"}
 
-// confDir is shared/conformance/barecat/<name>.
+// confDir is testdata/conformance/barecat/<name>.
 func confDir(t testing.TB, name string) string {
-	return filepath.Join(testutil.SharedDir(t), "conformance", "barecat", name)
+	return filepath.Join(testutil.Conformance(t, "barecat"), name)
 }
 
 func loadExpected(t testing.TB, name string) *expCase {

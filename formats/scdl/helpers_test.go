@@ -23,7 +23,7 @@ type confCase struct {
 }
 
 func conformanceCases(t testing.TB) []confCase {
-	root := filepath.Join(testutil.SharedDir(t), "conformance", "scdl")
+	root := testutil.Conformance(t, "scdl")
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)

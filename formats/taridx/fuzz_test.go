@@ -15,9 +15,8 @@ import (
 // inside the file, and that whatever it accepts is self-consistent and
 // encodes back to exactly the input.
 func FuzzParse(f *testing.F) {
-	conf := filepath.Join(testutil.SharedDir(f), "conformance")
-	paths, _ := filepath.Glob(filepath.Join(conf, "taridx", "*", "*.taridx*"))
-	more, _ := filepath.Glob(filepath.Join(conf, "taridx-synthetic", "*", "*.taridx"))
+	paths, _ := filepath.Glob(filepath.Join(testutil.Conformance(f, "taridx"), "*", "*.taridx*"))
+	more, _ := filepath.Glob(filepath.Join(testutil.Conformance(f, "taridx-synthetic"), "*", "*.taridx"))
 	paths = append(paths, more...)
 	if len(paths) < 25 {
 		f.Fatalf("only %d conformance indexes", len(paths))

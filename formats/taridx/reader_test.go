@@ -19,7 +19,7 @@ import (
 )
 
 // The types below follow the expected.json files that stand beside glzn's
-// indexes in shared/conformance/taridx/<case>/.
+// indexes in testdata/conformance/taridx/<case>/.
 
 type expCase struct {
 	Case      string             `json:"case"`
@@ -195,10 +195,10 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 }
 
-// conformanceRoot returns shared/conformance/taridx and its case names.
+// conformanceRoot returns testdata/conformance/taridx and its case names.
 func conformanceRoot(t *testing.T) (string, []string) {
 	t.Helper()
-	root := filepath.Join(testutil.SharedDir(t), "conformance", "taridx")
+	root := testutil.Conformance(t, "taridx")
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func loadCase(t *testing.T, root, name string) expCase {
 
 // weakhashDir is the synthetic case written by glzn with a weakened hash.
 func weakhashDir(t *testing.T) string {
-	return filepath.Join(testutil.SharedDir(t), "conformance", "taridx-synthetic", "crash_weakhash")
+	return filepath.Join(testutil.Conformance(t, "taridx-synthetic"), "crash_weakhash")
 }
 
 // checkAgainst compares a parsed index with the "taridx" section of an

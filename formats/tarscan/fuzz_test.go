@@ -85,10 +85,10 @@ func FuzzScanner(f *testing.F) {
 			}
 		}
 	}
-	shared := testutil.SharedDir(f)
-	tars, err := filepath.Glob(filepath.Join(shared, "conformance", "taridx", "*", "*.tar"))
+	conf := testutil.Conformance(f, "taridx")
+	tars, err := filepath.Glob(filepath.Join(conf, "*", "*.tar"))
 	if err != nil || len(tars) == 0 {
-		f.Fatalf("no conformance tars under %s: %v", shared, err)
+		f.Fatalf("no conformance tars under %s: %v", conf, err)
 	}
 	for _, p := range tars {
 		data, err := os.ReadFile(p)

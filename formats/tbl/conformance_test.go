@@ -16,7 +16,7 @@ import (
 	"github.com/itarconv/itarconv/internal/testutil"
 )
 
-// The conformance cases in shared/conformance/tbl/<case>/ hold a tar, the
+// The conformance cases in testdata/conformance/tbl/<case>/ hold a tar, the
 // files TurboLoader's converters made from it (v1, v2 without and with LZ4)
 // and, for each, a dump: TurboLoader's own reader's view, then an
 // independent Python parser's, then which tar member each sample's bytes
@@ -121,7 +121,7 @@ func fnvDump(p []byte) uint64 {
 }
 
 func confCases(t testing.TB) []string {
-	dirs, _ := filepath.Glob(filepath.Join(testutil.SharedDir(t), "conformance", "tbl", "*"))
+	dirs, _ := filepath.Glob(filepath.Join(testutil.Conformance(t, "tbl"), "*"))
 	if len(dirs) < 6 {
 		t.Fatalf("only %d TBL conformance cases", len(dirs))
 	}

@@ -24,7 +24,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // directory: tests never write into shared/.
 func copyCase(t *testing.T, name string) string {
 	t.Helper()
-	src := filepath.Join(testutil.SharedDir(t), "conformance", "taridx", name)
+	src := filepath.Join(testutil.Conformance(t, "taridx"), name)
 	dst := t.TempDir()
 	entries, err := os.ReadDir(src)
 	if err != nil {
@@ -84,7 +84,7 @@ func TestIndexMatchesGLZN(t *testing.T) {
 	}
 	for _, fold := range []string{"train", "val"} {
 		got, _ := os.ReadFile(filepath.Join(dir, fold+".taridx"))
-		want, _ := os.ReadFile(filepath.Join(testutil.SharedDir(t), "conformance", "taridx", "ustar_basic", fold+".taridx"))
+		want, _ := os.ReadFile(filepath.Join(testutil.Conformance(t, "taridx"), "ustar_basic", fold+".taridx"))
 		if !bytes.Equal(got, want) || len(got) == 0 {
 			t.Errorf("%s.taridx differs from glzn's", fold)
 		}

@@ -16,7 +16,7 @@ import (
 // scdlCase copies a conformance archive to a new directory.
 func scdlCase(t *testing.T, name string) string {
 	t.Helper()
-	src := filepath.Join(testutil.SharedDir(t), "conformance", "scdl", name, "scdl")
+	src := filepath.Join(testutil.Conformance(t, "scdl"), name, "scdl")
 	dst := filepath.Join(t.TempDir(), name)
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

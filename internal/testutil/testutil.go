@@ -1,43 +1,62 @@
-// Package testutil finds the shared conformance files for tests, and makes
+// Package testutil finds the conformance files for tests, and makes
 // the stand-ins tests and benchmarks need.
 package testutil
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-// SharedDir returns the shared/ directory that stands beside the module
-// root (or $ITARCONV_SHARED). Without it the test is skipped, except under
-// CI, where it must be there.
-func SharedDir(t testing.TB) string {
-	if d := os.Getenv("ITARCONV_SHARED"); d != "" {
-		return d
+// conformanceHome is the package whose testdata/conformance holds each
+// set of conformance files: the package of the format they exercise.
+var conformanceHome = map[string]string{
+	"taridx":           "formats/taridx",
+	"taridx-synthetic": "formats/taridx",
+	"tbl":              "formats/tbl",
+	"scdl":             "formats/scdl",
+	"barecat":          "formats/barecat",
+}
+
+// Conformance returns the directory of one set of conformance files
+// ("taridx", "taridx-synthetic", "tbl", "scdl" or "barecat"), the files the
+// reference implementations wrote. They live in the testdata/ of the
+// format's package, so that tests of any package of a fresh clone find them.
+func Conformance(t testing.TB, set string) string {
+	t.Helper()
+	home, ok := conformanceHome[set]
+	if !ok {
+		t.Fatalf("no conformance set %q", set)
 	}
-	dir, err := os.Getwd()
+	root, err := ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir := filepath.Join(root, filepath.FromSlash(home), "testdata", "conformance", set)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("conformance set %s: %v", set, err)
+	}
+	return dir
+}
+
+// ModuleRoot returns the directory holding go.mod, found upwards from the
+// working directory (a test's is its package's directory).
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			shared := filepath.Join(filepath.Dir(dir), "shared")
-			if _, err := os.Stat(filepath.Join(shared, "conformance")); err == nil {
-				return shared
-			}
-			break
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			break
+			return "", errors.New("go.mod not found above the working directory")
 		}
 		dir = parent
 	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("shared/conformance not found beside the module root")
-	}
-	t.Skip("shared/conformance not found beside the module root")
-	return ""
 }
 
 // NeedTool returns the path of an external program the test needs. It
