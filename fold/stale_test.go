@@ -1,0 +1,138 @@
+package fold
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/itarconv/itarconv/convert"
+)
+
+// member is one tar entry of a test shard.
+type member struct {
+	name string
+	typ  byte
+	body []byte
+}
+
+func writeTar(t *testing.T, path string, ms []member) {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, m := range ms {
+		typ := m.typ
+		if typ == 0 {
+			typ = tar.TypeReg
+		}
+		h := &tar.Header{Name: m.name, Typeflag: typ, Mode: 0o644, Size: int64(len(m.body)), Format: tar.FormatUSTAR}
+		if typ != tar.TypeReg {
+			h.Size = 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(m.body)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendTar appends members to a tar file as `tar rf` does: over its
+// end-of-archive blocks, which are written again after them.
+func appendTar(t *testing.T, path string, ms []member) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, m := range ms {
+		tw.WriteHeader(&tar.Header{Name: m.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(m.body)), Format: tar.FormatUSTAR})
+		tw.Write(m.body)
+	}
+	tw.Close()
+	// archive/tar ends an archive with two zero blocks, padded to 10 KiB
+	// records by nothing: the end is the last 1024 bytes.
+	end := len(b) - 1024
+	for end > 0 && bytes.Count(b[end-512:end], []byte{0}) == 512 {
+		end -= 512
+	}
+	if err := os.WriteFile(path, append(b[:end:end], buf.Bytes()...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sampleShards writes n shards of a fold, two members per sample.
+func sampleShards(t *testing.T, dir, fold string, n, perShard int) []string {
+	t.Helper()
+	var paths []string
+	k := 0
+	for s := 0; s < n; s++ {
+		var ms []member
+		for i := 0; i < perShard; i++ {
+			key := fmt.Sprintf("k%04d", k)
+			k++
+			ms = append(ms, member{name: key + ".jpg", body: bytes.Repeat([]byte{'j'}, 100+k)},
+				member{name: key + ".cls", body: []byte(fmt.Sprint(k))})
+		}
+		p := filepath.Join(dir, fmt.Sprintf("%s_%04d.tar", fold, s))
+		writeTar(t, p, ms)
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+func indexDir(t *testing.T, dir string, shards []string, opts convert.IndexOptions) *Fold {
+	t.Helper()
+	idx := filepath.Join(dir, "train.taridx")
+	if _, err := convert.BuildIndex(context.Background(), shards, idx, opts); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(idx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestCopyTruncatedPayload: a shard cut short inside a payload gives
+// ErrTruncated and not one byte of output.
+func TestCopyTruncatedPayload(t *testing.T) {
+	dir := t.TempDir()
+	shard := filepath.Join(dir, "train_0000.tar")
+	writeTar(t, shard, []member{{name: "a.jpg", body: bytes.Repeat([]byte{'a'}, 600)}, {name: "b.bin", body: bytes.Repeat([]byte{'b'}, 3000)}})
+	f := indexDir(t, dir, []string{shard}, convert.IndexOptions{})
+	ms, err := f.Lookup("b.bin")
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("lookup: %v", err)
+	}
+	// Keep the header and 1000 of the 3000 payload bytes.
+	if err := os.Truncate(shard, int64(ms[0].Row.DataOffset())+1000); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	n, err := f.Copy(&out, ms[0])
+	if !errors.Is(err, ErrTruncated) || !errors.Is(err, ErrStale) || n != 0 || out.Len() != 0 {
+		t.Fatalf("copied %d bytes (%d written), error %v; want ErrTruncated and nothing written", n, out.Len(), err)
+	}
+	if !strings.Contains(err.Error(), "train_0000.tar: offset 1536") || !strings.Contains(err.Error(), "it holds 3048:") {
+		t.Errorf("error %q does not name the shard, offset and size", err)
+	}
+	// The member before it is whole and still copies.
+	ms, _ = f.Lookup("a.jpg")
+	out.Reset()
+	if n, err := f.Copy(&out, ms[0]); err != nil || n != 600 || out.Len() != 600 {
+		t.Errorf("a.jpg: %d bytes, %v", n, err)
+	}
+}
