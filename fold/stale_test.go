@@ -58,7 +58,11 @@ func appendTar(t *testing.T, path string, ms []member) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, m := range ms {
-		tw.WriteHeader(&tar.Header{Name: m.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(m.body)), Format: tar.FormatUSTAR})
+		h := &tar.Header{Name: m.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(m.body)), Format: tar.FormatUSTAR}
+		if m.typ != 0 {
+			h.Typeflag, h.Size = m.typ, 0
+		}
+		tw.WriteHeader(h)
 		tw.Write(m.body)
 	}
 	tw.Close()
@@ -134,5 +138,80 @@ func TestCopyTruncatedPayload(t *testing.T) {
 	out.Reset()
 	if n, err := f.Copy(&out, ms[0]); err != nil || n != 600 || out.Len() != 600 {
 		t.Errorf("a.jpg: %d bytes, %v", n, err)
+	}
+}
+
+// problems lists a report's problems as "kind|shard|row|offset|what".
+func problems(rep *Report) []string {
+	var out []string
+	for _, p := range rep.Problems {
+		out = append(out, fmt.Sprintf("%s|%s|%d|%d|%s", p.Kind, p.Shard, p.Row, p.Offset, p.What))
+	}
+	return out
+}
+
+// TestVerifyCoversShards: verify reports members appended to an indexed
+// shard (as tar rf does), shards of the fold past the index's last, and
+// rows whose shard is gone; members the index's rule leaves out (no
+// extension, white space in it, directories) are not extras of a default
+// index, but are of an index in glzn's mode.
+func TestVerifyCoversShards(t *testing.T) {
+	jpg := bytes.Repeat([]byte{'x'}, 700)
+	tests := []struct {
+		name   string
+		compat bool
+		change func(t *testing.T, dir string, shards []string)
+		want   []string
+		extra  int64
+		shards int
+	}{
+		{name: "unchanged", change: func(*testing.T, string, []string) {}},
+		{name: "tar rf", change: func(t *testing.T, dir string, shards []string) {
+			appendTar(t, shards[0], []member{{name: "late.jpg", body: jpg}, {name: "README", body: []byte("no extension")}, {name: "odd.j pg", body: []byte("space")}})
+		}, want: []string{`extra member|train_0000.tar|-1|4096|member "late.jpg" (700 bytes) is not in the index`}, extra: 1},
+		{name: "extra shard", change: func(t *testing.T, dir string, shards []string) {
+			writeTar(t, filepath.Join(dir, "train_0002.tar"), []member{{name: "old1.jpg", body: jpg}, {name: "old1.cls", body: []byte("1")}})
+		}, want: []string{`extra shard|train_0002.tar|-1|0|a shard of the fold that the index does not cover (its last shard is fid 1): 2 members, the first "old1.jpg"`}, extra: 2, shards: 1},
+		{name: "shard of directories only", change: func(t *testing.T, dir string, shards []string) {
+			writeTar(t, filepath.Join(dir, "train_0002.tar"), []member{{name: "d/", typ: tar.TypeDir}})
+		}},
+		{name: "missing shard", change: func(t *testing.T, dir string, shards []string) {
+			os.Remove(shards[1])
+		}, want: []string{
+			"row|(missing)|4|0|fid 1, but the fold has 1 shards", "row|(missing)|5|1024|fid 1, but the fold has 1 shards",
+			"row|(missing)|6|2048|fid 1, but the fold has 1 shards", "row|(missing)|7|3072|fid 1, but the fold has 1 shards"}},
+		{name: "compat: tar rf of a directory", compat: true, change: func(t *testing.T, dir string, shards []string) {
+			appendTar(t, shards[1], []member{{name: "late/", typ: tar.TypeDir}})
+		}, want: []string{`extra member|train_0001.tar|-1|4096|member "late/" (0 bytes) is not in the index`}, extra: 1},
+		{name: "default: tar rf of a directory", change: func(t *testing.T, dir string, shards []string) {
+			appendTar(t, shards[1], []member{{name: "late/", typ: tar.TypeDir}})
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			shards := sampleShards(t, dir, "train", 2, 2)
+			if tc.compat {
+				// A directory member makes the index one only glzn's mode makes.
+				writeTar(t, shards[0], []member{{name: "k0000.jpg", body: jpg}, {name: "k0000.cls", body: []byte("1")}, {name: "d/", typ: tar.TypeDir}, {name: "k0001.jpg", body: jpg}})
+			}
+			indexDir(t, dir, shards, convert.IndexOptions{CompatGLZN: tc.compat})
+			tc.change(t, dir, shards)
+			f, err := Open(filepath.Join(dir, "train.taridx"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := f.Verify(context.Background(), VerifyOptions{Data: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := problems(rep)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+			if rep.OK() != (len(tc.want) == 0) || rep.ExtraMembers != tc.extra || rep.ExtraShards != tc.shards || rep.Compat != tc.compat {
+				t.Errorf("report: ok %v, %d extra members, %d extra shards, compat %v", rep.OK(), rep.ExtraMembers, rep.ExtraShards, rep.Compat)
+			}
+		})
 	}
 }
