@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/formats/tarscan"
 )
 
 // member is one tar entry of a test shard.
@@ -213,5 +215,36 @@ func TestVerifyCoversShards(t *testing.T) {
 				t.Errorf("report: ok %v, %d extra members, %d extra shards, compat %v", rep.OK(), rep.ExtraMembers, rep.ExtraShards, rep.Compat)
 			}
 		})
+	}
+}
+
+// TestListContiguousIndex: rows of a contiguous index come in key order,
+// not shard order; List still gives each row the name at its offset.
+func TestListContiguousIndex(t *testing.T) {
+	dir := t.TempDir()
+	shards := sampleShards(t, dir, "train", 3, 5)
+	f := indexDir(t, dir, shards, convert.IndexOptions{Contiguous: true})
+	inOrder := true
+	for i := 1; i < f.Index.Len(); i++ {
+		a, b := f.Index.Row(i-1), f.Index.Row(i)
+		if b.Fid < a.Fid || (b.Fid == a.Fid && b.Offset < a.Offset) {
+			inOrder = false
+		}
+	}
+	if inOrder {
+		t.Fatal("the contiguous index kept shard order: the test needs rows out of it")
+	}
+	n := 0
+	err := f.List(tarscan.Options{}, func(e Entry) error {
+		r := f.Index.Row(e.Row)
+		stem, ext := taridx.SplitName(e.Name, taridx.StemBasename)
+		if e.Row != n || taridx.KeyHash(stem) != r.KeyHash || f.Index.Exts[r.ExtID] != ext || e.Offset != r.Offset || e.Shard != filepath.Base(shards[r.Fid]) {
+			t.Errorf("entry %+v for row %+v", e, r)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != 30 {
+		t.Errorf("%d entries, %v", n, err)
 	}
 }
