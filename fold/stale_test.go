@@ -248,3 +248,30 @@ func TestListContiguousIndex(t *testing.T) {
 		t.Errorf("%d entries, %v", n, err)
 	}
 }
+
+// TestNameArena: names come back whole across chunk boundaries, a name
+// longer than a chunk included.
+func TestNameArena(t *testing.T) {
+	var a nameArena
+	var refs []uint32
+	var want []string
+	for i := 0; i < 5000; i++ {
+		name := strings.Repeat(fmt.Sprint(i%10), 1+i%700)
+		if i == 2500 {
+			name = strings.Repeat("L", 3<<nameChunkBits)
+		}
+		ref, ok := a.add(name)
+		if !ok {
+			t.Fatal("arena full")
+		}
+		refs, want = append(refs, ref), append(want, name)
+	}
+	for i, ref := range refs {
+		if got := a.get(ref); got != want[i] {
+			t.Fatalf("name %d: %d bytes, want %d", i, len(got), len(want[i]))
+		}
+	}
+	if len(a.chunks) < 3 {
+		t.Errorf("%d chunks: the test should cross chunk boundaries", len(a.chunks))
+	}
+}

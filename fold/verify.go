@@ -327,7 +327,7 @@ type Entry struct {
 // shard, in offset order (as an index of the default mode that was not made
 // contiguous has them), each shard is read once as the rows are listed,
 // holding nothing. Otherwise every row's name is first gathered, shard by
-// shard, into one block of bytes (the names, and 8 bytes a row).
+// shard, into memory (the names, and 4 bytes a row).
 func (f *Fold) List(opts tarscan.Options, fn func(Entry) error) error {
 	x := f.Index
 	n := x.Len()
@@ -382,8 +382,8 @@ func (f *Fold) List(opts tarscan.Options, fn func(Entry) error) error {
 		return nil
 	}
 	rows, start := f.byShard(len(f.Shards))
-	where := make([]uint64, n) // each row's name in names: length-prefixed
-	var names []byte
+	var names nameArena
+	where := make([]uint32, n) // each row's name in names
 	for fid := range f.Shards {
 		seg := rows[start[fid]:start[fid+1]]
 		if len(seg) == 0 {
@@ -395,9 +395,11 @@ func (f *Fold) List(opts tarscan.Options, fn func(Entry) error) error {
 				if err != nil {
 					return err
 				}
-				where[seg[k]] = uint64(len(names))
-				names = binary.AppendUvarint(names, uint64(len(nm)))
-				names = append(names, nm...)
+				ref, ok := names.add(nm)
+				if !ok {
+					return fmt.Errorf("%s: the rows are not in shard order, so every name is held in memory to list them in index order, and they pass %d GiB", x.Path, maxNameBytes>>30)
+				}
+				where[seg[k]] = ref
 				return nil
 			}, nil)
 		if err != nil {
@@ -406,11 +408,42 @@ func (f *Fold) List(opts tarscan.Options, fn func(Entry) error) error {
 	}
 	rows = nil
 	for i := 0; i < n; i++ {
-		b := names[where[i]:]
-		l, k := binary.Uvarint(b)
-		if err := emit(i, string(b[k:k+int(l)])); err != nil {
+		if err := emit(i, names.get(where[i])); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// nameArena holds names, each prefixed with its length, in chunks that are
+// never copied as the arena grows; a 32-bit reference locates one (chunk
+// number above, offset in the chunk below).
+type nameArena struct{ chunks [][]byte }
+
+const (
+	nameChunkBits = 20 // 1 MiB chunks: offsets take 20 bits, chunk numbers 12
+	maxNameBytes  = 1 << 32
+)
+
+func (a *nameArena) add(name string) (uint32, bool) {
+	need := binary.MaxVarintLen64 + len(name)
+	last := len(a.chunks) - 1
+	if last < 0 || len(a.chunks[last])+need > cap(a.chunks[last]) || len(a.chunks[last]) >= 1<<nameChunkBits {
+		if len(a.chunks) == maxNameBytes>>nameChunkBits {
+			return 0, false
+		}
+		a.chunks = append(a.chunks, make([]byte, 0, max(1<<nameChunkBits, need)))
+		last++
+	}
+	c := a.chunks[last]
+	ref := uint32(last)<<nameChunkBits | uint32(len(c))
+	c = binary.AppendUvarint(c, uint64(len(name)))
+	a.chunks[last] = append(c, name...)
+	return ref, true
+}
+
+func (a *nameArena) get(ref uint32) string {
+	b := a.chunks[ref>>nameChunkBits][ref&(1<<nameChunkBits-1):]
+	l, k := binary.Uvarint(b)
+	return string(b[k : k+int(l)])
 }
