@@ -131,14 +131,29 @@ func (f *Fold) byShard(nShards int) (rows []uint32, start []int) {
 		rows[next[s]] = uint32(i)
 		next[s]++
 	}
+	// Sort each shard's rows on offsets decoded once, in a buffer the size
+	// of the largest shard's rows: comparing rows decoded from the index
+	// would read it at random, twice a comparison.
+	type keyed struct {
+		off uint64
+		row uint32
+	}
+	var buf []keyed
 	for s := 0; s < nShards; s++ {
 		seg := rows[start[s]:start[s+1]]
-		slices.SortFunc(seg, func(a, b uint32) int {
-			if c := cmp.Compare(x.Row(int(a)).Offset, x.Row(int(b)).Offset); c != 0 {
+		buf = buf[:0]
+		for _, i := range seg {
+			buf = append(buf, keyed{x.Row(int(i)).Offset, i})
+		}
+		slices.SortFunc(buf, func(a, b keyed) int {
+			if c := cmp.Compare(a.off, b.off); c != 0 {
 				return c
 			}
-			return cmp.Compare(a, b)
+			return cmp.Compare(a.row, b.row)
 		})
+		for k := range buf {
+			seg[k] = buf[k].row
+		}
 	}
 	return rows, start
 }
