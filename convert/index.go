@@ -116,10 +116,10 @@ func (ir indexRules) entry(r *Row) (taridx.Entry, skip, bool) {
 	name := taridx.DecodeName(r.Name)
 	stem, ext := taridx.SplitName(name, ir.stem)
 	if !ir.compat {
-		if ext == "" {
+		switch taridx.JudgeExt(ext) {
+		case taridx.ExtMissing:
 			return taridx.Entry{}, skip{reason: 1, name: name}, false
-		}
-		if taridx.HasPySpace(ext) {
+		case taridx.ExtSpace:
 			return taridx.Entry{}, skip{reason: 2, name: name}, false
 		}
 	}

@@ -97,8 +97,9 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 		if err != nil {
 			return nil, err
 		}
-		// The small fold first: if the cells fail, it is removed again.
-		st.Meta, err = WriteFold(ctx, meta, FoldOptions{Dir: opts.Dir, Fold: SCDLMetaFold, ShardSize: math.MaxInt64, Workers: 1})
+		// Both folds are staged whole before either is renamed into place,
+		// so that a failure or a kill leaves neither under its final names.
+		metaFold, err := StageFold(ctx, meta, FoldOptions{Dir: opts.Dir, Fold: SCDLMetaFold, ShardSize: math.MaxInt64, Workers: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -106,12 +107,17 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 		if opts.CellsPerShard > 0 {
 			maxMembers = 3 * opts.CellsPerShard
 		}
-		st.Fold, err = WriteFold(ctx, newSCDLCellSource(a), FoldOptions{Dir: opts.Dir, Fold: opts.Fold,
+		cellsFold, err := StageFold(ctx, newSCDLCellSource(a), FoldOptions{Dir: opts.Dir, Fold: opts.Fold,
 			ShardSize: opts.ShardSize, MaxMembers: maxMembers, Workers: opts.Workers, Progress: opts.Progress})
 		if err != nil {
-			removeFold(opts.Dir, SCDLMetaFold, st.Meta)
+			metaFold.Abort()
 			return nil, err
 		}
+		folds, err := CommitFolds(metaFold, cellsFold)
+		if err != nil {
+			return nil, err
+		}
+		st.Meta, st.Fold = folds[0], folds[1]
 	case SCDLModeArchive:
 		if opts.CellsPerShard > 0 {
 			return nil, fmt.Errorf("cells per shard apply to cells mode only")
@@ -158,17 +164,6 @@ func refuseExistingFolds(dir string, folds ...string) error {
 		}
 	}
 	return nil
-}
-
-// removeFold deletes a fold written by WriteFold.
-func removeFold(dir, fold string, st *FoldStats) {
-	if st == nil {
-		return
-	}
-	for _, s := range st.Shards {
-		os.Remove(s)
-	}
-	os.Remove(filepath.Join(dir, fold+".taridx"))
 }
 
 // scdlFileSource lists files of an archive directory as one shard of rows;

@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarshard"
 	"github.com/itarconv/itarconv/internal/mapped"
+	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 // PayloadSource is a Source whose rows carry bytes. OpenPayload is called
@@ -22,6 +24,11 @@ type PayloadSource interface {
 	Source
 	OpenPayload(r *Row) (io.Reader, error)
 }
+
+// ErrFoldExists: the output directory holds shards of the fold that the
+// new fold would not replace; keeping them would mix an earlier fold's
+// samples with the new ones.
+var ErrFoldExists = errors.New("the directory already holds shards of this fold")
 
 // FoldOptions describe a fold of tar shards to write.
 type FoldOptions struct {
@@ -34,6 +41,11 @@ type FoldOptions struct {
 	Progress   func(Progress)
 	// Index options for the fold's TARIDX, built once the shards are in place.
 	Index IndexOptions
+	// Replace lets the new fold replace an earlier fold of the same name:
+	// once the new shards and index are in place, every earlier shard of
+	// the fold that no new shard overwrote is removed. Without it, a
+	// directory holding such shards is refused with ErrFoldExists.
+	Replace bool
 }
 
 // FoldStats describes a written fold.
@@ -43,6 +55,8 @@ type FoldStats struct {
 	Bytes   int64
 	Skipped map[string]int64 // rows not written, by kind
 	Index   *IndexStats
+	// Replaced lists the earlier shards of the fold removed (Replace).
+	Replaced []string `json:",omitempty"`
 }
 
 // WriteFold copies every row of src into a fold of tar shards in
@@ -53,6 +67,33 @@ type FoldStats struct {
 // opts.Index.Contiguous). Nothing appears under the fold's names unless the
 // whole fold was written; the index comes last.
 func WriteFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*FoldStats, error) {
+	p, err := StageFold(ctx, src, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.Commit()
+}
+
+// PendingFold is a fold written whole under temporary names. Commit renames
+// its shards and then its index into place; Abort removes them. A caller
+// writing several folds stages them all, then commits them (CommitFolds),
+// so that a failure or a kill before that leaves none under its final names.
+type PendingFold struct {
+	dir, fold string
+	replace   bool
+	w         *tarshard.Writer
+	x         *taridx.Writer
+	names     []string // final shard paths
+	stats     *FoldStats
+	done      bool
+}
+
+// StageFold writes a fold as WriteFold does but renames nothing: the
+// returned PendingFold holds the complete shards and index under temporary
+// names. It fails with ErrFoldExists, naming them, when the directory holds
+// shards of the fold that the new fold would not overwrite, unless
+// opts.Replace.
+func StageFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*PendingFold, error) {
 	if opts.Fold == "" {
 		opts.Fold = "train"
 	}
@@ -74,21 +115,149 @@ func WriteFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*FoldS
 		x.Abort()
 		return nil, err
 	}
-	shards, err := w.Close()
+	shards, err := w.Finish()
 	if err != nil {
 		x.Abort()
 		return nil, err
 	}
 	ist := sink.tally.stats(idx, x)
-	if err := x.Close(); err != nil {
+	if err := x.Finish(); err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("indexing the new fold: %w", err)
+	}
+	ist.Shards, ist.Members = len(shards), sink.stats.Members
+	sink.stats.Index = ist
+	p := &PendingFold{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, w: w, x: x, names: shards, stats: sink.stats}
+	if !opts.Replace {
+		stale, err := p.stale()
+		if err == nil && len(stale) > 0 {
+			err = fmt.Errorf("%s: %w %q that this run would not replace: %s; remove them, or replace the whole fold",
+				opts.Dir, ErrFoldExists, opts.Fold, listNames(stale))
+		}
+		if err != nil {
+			p.Abort()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// stale lists the shards of the fold in its directory that the pending
+// fold's shards do not overwrite: <fold>_<suffix>.tar files, the naming
+// rule of taridx.Discover.
+func (p *PendingFold) stale() ([]string, error) {
+	entries, err := os.ReadDir(p.dir)
+	if err != nil {
+		return nil, err
+	}
+	mine := make(map[string]bool, len(p.names))
+	for _, n := range p.names {
+		mine[filepath.Base(n)] = true
+	}
+	var stale []string
+	for _, e := range entries {
+		fold, _, ok := taridx.SplitShardName(e.Name())
+		if ok && fold == p.fold && !e.IsDir() && !mine[e.Name()] {
+			stale = append(stale, filepath.Join(p.dir, e.Name()))
+		}
+	}
+	return stale, nil
+}
+
+// listNames names the first few files of a list, and how many there are.
+func listNames(paths []string) string {
+	const shown = 5
+	var names []string
+	for i, p := range paths {
+		if i == shown {
+			names = append(names, fmt.Sprintf("and %d more", len(paths)-shown))
+			break
+		}
+		names = append(names, filepath.Base(p))
+	}
+	return fmt.Sprintf("%s (%d in all)", strings.Join(names, ", "), len(paths))
+}
+
+// Commit renames the fold's shards, then its index, into place; with
+// Replace it then removes the earlier shards of the fold that no new shard
+// overwrote.
+func (p *PendingFold) Commit() (*FoldStats, error) {
+	if p.done {
+		return nil, errors.New("fold already committed or aborted")
+	}
+	p.done = true
+	var stale []string
+	if p.replace {
+		var err error
+		if stale, err = p.stale(); err != nil {
+			p.w.Abort()
+			p.x.Abort()
+			return nil, err
+		}
+	}
+	shards, err := p.w.Commit()
+	if err != nil {
+		p.x.Abort()
+		return nil, err
+	}
+	if err := p.x.Commit(); err != nil {
 		for _, s := range shards {
 			os.Remove(s)
 		}
 		return nil, fmt.Errorf("indexing the new fold: %w", err)
 	}
-	ist.Shards, ist.Members = len(shards), sink.stats.Members
-	sink.stats.Shards, sink.stats.Index = shards, ist
-	return sink.stats, nil
+	for _, s := range stale {
+		if err := os.Remove(s); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("removing %s of the earlier fold %q: %w", s, p.fold, err)
+		}
+	}
+	if len(stale) > 0 {
+		safefile.SyncDir(p.dir)
+	}
+	p.stats.Shards, p.stats.Replaced = shards, stale
+	return p.stats, nil
+}
+
+// Abort removes the fold's temporary files. It is a no-op after Commit.
+func (p *PendingFold) Abort() {
+	if p.done {
+		return
+	}
+	p.done = true
+	p.w.Abort()
+	p.x.Abort()
+}
+
+// remove deletes a committed fold's shards and index.
+func (p *PendingFold) remove() {
+	for _, s := range p.stats.Shards {
+		os.Remove(s)
+	}
+	os.Remove(filepath.Join(p.dir, p.fold+".taridx"))
+}
+
+// CommitFolds commits staged folds in order, once all of them are
+// complete. If one fails, the remaining ones are aborted and the ones
+// already committed removed again (unless they replaced an earlier fold,
+// whose files are gone): the output appears whole or not at all.
+func CommitFolds(folds ...*PendingFold) ([]*FoldStats, error) {
+	stats := make([]*FoldStats, len(folds))
+	for i, p := range folds {
+		st, err := p.Commit()
+		if err != nil {
+			for _, rest := range folds[i+1:] {
+				rest.Abort()
+			}
+			for _, done := range folds[:i] {
+				if !done.replace {
+					done.remove()
+				}
+			}
+			return nil, err
+		}
+		stats[i] = st
+	}
+	return stats, nil
 }
 
 type tarFoldSink struct {

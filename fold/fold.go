@@ -23,6 +23,10 @@ var ErrNotFound = errors.New("no such member in the index")
 // ErrStale: the index does not match its shards any more.
 var ErrStale = errors.New("index does not match its shards")
 
+// ErrTruncated: a shard ends before the payload a row addresses (the shard
+// was cut short after it was indexed). It is a kind of ErrStale.
+var ErrTruncated = fmt.Errorf("shard ends inside the payload: %w", ErrStale)
+
 // Fold is an index and the shards its fids address.
 type Fold struct {
 	Name   string
@@ -186,6 +190,16 @@ func (f *Fold) Copy(w io.Writer, m Member) (int64, error) {
 		if v == nil || uint64(v.Size) != m.Row.Size || !keyMatches(taridx.DecodeName(v.Name), m.Row, ext) {
 			return 0, stale("the member there is not %s.%s of %d bytes", "the indexed key", ext, m.Row.Size)
 		}
+	}
+	// Nothing is written unless the whole payload is there: a consumer of
+	// the output cannot tell a short copy from the member's bytes.
+	st, err := sh.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if end := m.Row.DataOffset() + m.Row.Size; uint64(st.Size()) < end {
+		return 0, fmt.Errorf("%s: offset %d: row %d: the payload of %d bytes needs the shard to hold %d bytes, it holds %d: %w",
+			m.Shard, m.Row.Offset, m.Index, m.Row.Size, end, st.Size(), ErrTruncated)
 	}
 	n, err := io.Copy(w, io.NewSectionReader(sh, int64(m.Row.DataOffset()), int64(m.Row.Size)))
 	if err == nil && n != int64(m.Row.Size) {

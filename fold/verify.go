@@ -1,96 +1,52 @@
 package fold
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
 )
 
-// headerView is what a shard holds at one header offset: the member whose
-// own header it is (full name) and the block's own fields (100-byte name).
-type headerView struct {
-	member    bool // a member's own header (not a pax, long-name or sparse block)
-	regular   bool
-	name      string // full name when member, else the block's name field
-	field     string // the block's name field
-	size      int64  // payload size (member) or size field (block)
-	fieldSize int64  // the block's size field
-	typ       byte
-}
-
-// scanShard maps every header offset of a shard to what stands there, from
-// two header-only passes: members with full names, and raw header blocks.
-// Rows past the end-of-archive marker (up to maxOff) mean the index was
-// built from concatenated archives: the shard is then read past zero
-// blocks, as the index was.
-func scanShard(path string, opts tarscan.Options, maxOff uint64) (map[uint64]*headerView, error) {
-	views := make(map[uint64]*headerView)
-	f, err := tarscan.Open(path, tarscan.Options{IgnoreZeros: opts.IgnoreZeros, Strategy: opts.Strategy})
-	if err != nil {
-		return nil, err
-	}
-	for {
-		m, err := f.Next()
-		if err == io.EOF {
-			if !opts.IgnoreZeros && maxOff >= uint64(f.Offset()) {
-				f.Close()
-				opts.IgnoreZeros = true
-				return scanShard(path, opts, maxOff)
-			}
-			break
-		}
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		views[uint64(m.HeaderOffset)] = &headerView{member: true, regular: m.IsRegular(), name: taridx.DecodeName(m.Name), size: m.Size, typ: m.Typeflag}
-	}
-	f.Close()
-	b, err := tarscan.Open(path, tarscan.Options{IgnoreZeros: opts.IgnoreZeros, Strategy: opts.Strategy, HeaderBlocks: true})
-	if err != nil {
-		return nil, err
-	}
-	defer b.Close()
-	for {
-		m, err := b.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			// The block walk follows size fields blindly (as glzn does) and
-			// may derail where the member walk did not; what it saw before
-			// still stands.
-			break
-		}
-		off := uint64(m.HeaderOffset)
-		v := views[off]
-		if v == nil {
-			v = &headerView{typ: m.Typeflag, size: m.Size}
-			views[off] = v
-		}
-		v.field, v.fieldSize = taridx.DecodeName(m.Name), m.Size
-	}
-	return views, nil
-}
+// Kinds of Problem.
+const (
+	// ProblemRow: a row no longer matches what stands at its offset, or
+	// points past its shard or at a shard the fold lacks.
+	ProblemRow = "row"
+	// ProblemExtraMember: the shard holds a member (or, for an index in
+	// glzn's mode, a header block) that no row indexes, such as one
+	// appended with tar rf after indexing.
+	ProblemExtraMember = "extra member"
+	// ProblemExtraShard: a shard of the fold past the last one the index
+	// addresses holds members no row indexes (a stale shard of an earlier,
+	// larger fold).
+	ProblemExtraShard = "extra shard"
+	// ProblemShard: a shard cannot be read as a tar archive.
+	ProblemShard = "shard"
+)
 
 // Problem is one way an index disagrees with its shards.
 type Problem struct {
+	Kind   string `json:"kind"`
 	Shard  string `json:"shard"`
 	Fid    int    `json:"fid"`
-	Row    int    `json:"row"` // -1 for a problem of the whole shard
+	Row    int    `json:"row"` // -1 for a problem that is not a row's
 	Offset uint64 `json:"offset"`
 	What   string `json:"what"`
 }
 
 func (p Problem) String() string {
-	if p.Row < 0 {
+	switch {
+	case p.Kind == ProblemExtraMember:
+		return fmt.Sprintf("%s (fid %d) offset %d: %s", p.Shard, p.Fid, p.Offset, p.What)
+	case p.Row < 0:
 		return fmt.Sprintf("%s (fid %d): %s", p.Shard, p.Fid, p.What)
 	}
 	return fmt.Sprintf("%s (fid %d) row %d, offset %d: %s", p.Shard, p.Fid, p.Row, p.Offset, p.What)
@@ -98,12 +54,21 @@ func (p Problem) String() string {
 
 // Report is the outcome of Verify.
 type Report struct {
-	Fold      string    `json:"fold"`
-	Index     string    `json:"index"`
-	Rows      int       `json:"rows"`
-	Shards    int       `json:"shards"`
-	DataBytes int64     `json:"data_bytes_read"`
-	Problems  []Problem `json:"problems"`
+	Fold      string `json:"fold"`
+	Index     string `json:"index"`
+	Rows      int    `json:"rows"`
+	Shards    int    `json:"shards"`
+	DataBytes int64  `json:"data_bytes_read"`
+	// Compat: the index has rows only glzn's mode makes (directories,
+	// pax blocks, names without an extension): every header block must
+	// then have a row, not only every regular member.
+	Compat bool `json:"compat"`
+	// ExtraMembers counts the members (header blocks, Compat) that the
+	// shards hold and the index lacks; ExtraShards the shards past the
+	// index's last that hold some.
+	ExtraMembers int64     `json:"extra_members"`
+	ExtraShards  int       `json:"extra_shards"`
+	Problems     []Problem `json:"problems"`
 }
 
 // OK reports whether no problem was found.
@@ -121,125 +86,245 @@ type VerifyOptions struct {
 // row's key with the row's extension. Rows of a default index point at
 // regular members (full names, basename or path stems); rows of a glzn
 // compatible index may point at any header block (100-byte name field).
-func rowMatches(v *headerView, r taridx.Row, ext string) string {
+// byDefault tells whether the default mode would make this row too.
+func rowMatches(v *headerView, r taridx.Row, ext string) (what string, byDefault bool) {
 	if v == nil {
-		return "no tar header starts at this offset"
+		return "no tar header starts at this offset", false
 	}
 	nameOK := func(name string) bool { return keyMatches(name, r, ext) }
 	if v.member && v.regular && uint64(v.size) == r.Size && nameOK(v.name) {
-		return ""
+		return "", taridx.JudgeExt(ext) == taridx.ExtUsable
 	}
-	if v.field != "" || v.fieldSize != 0 {
+	if v.block {
 		if uint64(v.fieldSize) == r.Size && nameOK(v.field) {
-			return ""
+			return "", false
 		}
 	}
 	switch {
 	case v.member && uint64(v.size) != r.Size:
-		return fmt.Sprintf("size %d in the index, %d in the tar header", r.Size, v.size)
+		return fmt.Sprintf("size %d in the index, %d in the tar header", r.Size, v.size), false
 	case v.member && !v.regular && uint64(v.fieldSize) != r.Size:
-		return fmt.Sprintf("member %q has type %q, not a regular file", v.name, v.typ)
+		return fmt.Sprintf("member %q has type %q, not a regular file", v.name, v.typ), false
 	case v.member:
-		return fmt.Sprintf("member is named %q, which does not match the row's key and extension %q", v.name, ext)
+		return fmt.Sprintf("member is named %q, which does not match the row's key and extension %q", v.name, ext), false
 	}
-	return fmt.Sprintf("header block %q (size %d) does not match the row", v.field, v.fieldSize)
+	return fmt.Sprintf("header block %q (size %d) does not match the row", v.field, v.fieldSize), false
+}
+
+// byShard groups the index's rows by fid, each group sorted by offset (row
+// number among equals): rows[start[fid]:start[fid+1]] are fid's. Four bytes
+// a row, whatever the index's order.
+func (f *Fold) byShard(nShards int) (rows []uint32, start []int) {
+	x := f.Index
+	n := x.Len()
+	start = make([]int, nShards+2)
+	for i := 0; i < n; i++ {
+		start[min(int(x.Row(i).Fid), nShards)+1]++
+	}
+	for s := 1; s < len(start); s++ {
+		start[s] += start[s-1]
+	}
+	next := append([]int(nil), start...)
+	rows = make([]uint32, n)
+	for i := 0; i < n; i++ {
+		s := min(int(x.Row(i).Fid), nShards)
+		rows[next[s]] = uint32(i)
+		next[s]++
+	}
+	// Sort each shard's rows on offsets decoded once, in a buffer the size
+	// of the largest shard's rows: comparing rows decoded from the index
+	// would read it at random, twice a comparison.
+	type keyed struct {
+		off uint64
+		row uint32
+	}
+	var buf []keyed
+	for s := 0; s < nShards; s++ {
+		seg := rows[start[s]:start[s+1]]
+		buf = buf[:0]
+		for _, i := range seg {
+			buf = append(buf, keyed{x.Row(int(i)).Offset, i})
+		}
+		slices.SortFunc(buf, func(a, b keyed) int {
+			if c := cmp.Compare(a.off, b.off); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.row, b.row)
+		})
+		for k := range buf {
+			seg[k] = buf[k].row
+		}
+	}
+	return rows, start
+}
+
+// maxListedExtras bounds the extra members a shard's report names one by
+// one; the counts are whole.
+const maxListedExtras = 20
+
+// extraHeader is a header no row indexes.
+type extraHeader struct {
+	off  uint64
+	name string
+	size int64
+}
+
+// shardCheck is what verifying one shard found.
+type shardCheck struct {
+	probs  []Problem
+	data   int64
+	compat bool // a row only glzn's mode makes
+	// Headers no row indexes: regular members with a usable extension
+	// (default mode), and header blocks (glzn's mode).
+	members, blocks   []extraHeader
+	nMembers, nBlocks int64
 }
 
 // Verify checks every row of the fold against the tar header at its offset
-// (and, with Data, that every payload can be read whole).
+// (and, with Data, that every payload can be read whole), and that the
+// index covers exactly what the shards hold: every regular member with a
+// usable extension (every header block, for an index in glzn's mode), in
+// every shard of the fold. Each shard is read once, in offset order, merged
+// with its rows sorted by offset: memory grows with the index, not with
+// the shards' headers.
 func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) {
 	rep := &Report{Fold: f.Name, Index: f.Index.Path, Rows: f.Index.Len(), Shards: len(f.Shards)}
-	byFid := make(map[int][]int)
-	for i, n := 0, f.Index.Len(); i < n; i++ {
-		fid := int(f.Index.Row(i).Fid)
-		byFid[fid] = append(byFid[fid], i)
+	nShards := len(f.Shards)
+	rows, start := f.byShard(nShards)
+	lastFid := -1
+	if n := len(rows); n > 0 {
+		for i := 0; i < n; i++ {
+			lastFid = max(lastFid, int(f.Index.Row(i).Fid))
+		}
 	}
-	var fids []int
-	for fid := range byFid {
-		fids = append(fids, fid)
-	}
-	sort.Ints(fids)
 
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 2
 	}
-	problems := make([][]Problem, len(fids))
-	dataBytes := make([]int64, len(fids))
-	errs := make([]error, len(fids))
+	checks := make([]shardCheck, nShards)
+	errs := make([]error, nShards)
 	sem := make(chan struct{}, workers)
 	var wg sync.WaitGroup
-	for k, fid := range fids {
-		if fid >= len(f.Shards) {
-			for _, i := range byFid[fid] {
-				problems[k] = append(problems[k], Problem{Shard: "(missing)", Fid: fid, Row: i, Offset: f.Index.Row(i).Offset,
-					What: fmt.Sprintf("fid %d, but the fold has %d shards", fid, len(f.Shards))})
-			}
-			continue
-		}
+	for fid := 0; fid < nShards; fid++ {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			if ctx.Err() != nil {
-				errs[k] = ctx.Err()
+			if err := ctx.Err(); err != nil {
+				errs[fid] = err
 				return
 			}
-			problems[k], dataBytes[k], errs[k] = f.verifyShard(fid, byFid[fid], opts)
+			checks[fid] = f.verifyShard(fid, rows[start[fid]:start[fid+1]], opts)
 		}()
 	}
 	wg.Wait()
-	for k := range fids {
-		if errs[k] != nil {
-			return nil, errs[k]
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
-		rep.Problems = append(rep.Problems, problems[k]...)
-		rep.DataBytes += dataBytes[k]
+	}
+	for _, c := range checks {
+		rep.Compat = rep.Compat || c.compat
+	}
+	for fid, c := range checks {
+		rep.Problems = append(rep.Problems, c.probs...)
+		rep.DataBytes += c.data
+		extras, n := c.members, c.nMembers
+		if rep.Compat {
+			extras, n = c.blocks, c.nBlocks
+		}
+		if n == 0 {
+			continue
+		}
+		rep.ExtraMembers += n
+		base := filepath.Base(f.Shards[fid])
+		if fid > lastFid {
+			rep.ExtraShards++
+			what := fmt.Sprintf("a shard of the fold that the index does not cover (its last shard is fid %d): %d members, the first %q", lastFid, n, extras[0].name)
+			if lastFid < 0 {
+				what = fmt.Sprintf("a shard of the fold that the index does not cover (it has no rows): %d members, the first %q", n, extras[0].name)
+			}
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemExtraShard, Shard: base, Fid: fid, Row: -1, What: what})
+			continue
+		}
+		for _, e := range extras {
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemExtraMember, Shard: base, Fid: fid, Row: -1, Offset: e.off,
+				What: fmt.Sprintf("member %q (%d bytes) is not in the index", e.name, e.size)})
+		}
+		if more := n - int64(len(extras)); more > 0 {
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemExtraMember, Shard: base, Fid: fid, Row: -1, Offset: extras[len(extras)-1].off,
+				What: fmt.Sprintf("and %d more members after this one that are not in the index", more)})
+		}
+	}
+	// Rows of shards the fold lacks.
+	for _, i := range rows[start[nShards]:] {
+		r := f.Index.Row(int(i))
+		rep.Problems = append(rep.Problems, Problem{Kind: ProblemRow, Shard: "(missing)", Fid: int(r.Fid), Row: int(i), Offset: r.Offset,
+			What: fmt.Sprintf("fid %d, but the fold has %d shards", r.Fid, nShards)})
 	}
 	return rep, nil
 }
 
-func (f *Fold) verifyShard(fid int, rows []int, opts VerifyOptions) ([]Problem, int64, error) {
+func (f *Fold) verifyShard(fid int, rows []uint32, opts VerifyOptions) shardCheck {
 	path := f.Shards[fid]
 	base := filepath.Base(path)
-	var maxOff uint64
-	for _, i := range rows {
-		maxOff = max(maxOff, f.Index.Row(i).Offset)
+	x := f.Index
+	var c shardCheck
+	at := func(k int, v *headerView) error {
+		i := int(rows[k])
+		r := x.Row(i)
+		what, byDefault := rowMatches(v, r, x.Exts[r.ExtID])
+		if what != "" {
+			c.probs = append(c.probs, Problem{Kind: ProblemRow, Shard: base, Fid: fid, Row: i, Offset: r.Offset, What: what})
+		} else if !byDefault {
+			c.compat = true
+		}
+		return nil
 	}
-	views, err := scanShard(path, opts.Scan, maxOff)
-	if err != nil {
-		return []Problem{{Shard: base, Fid: fid, Row: -1, What: err.Error()}}, 0, nil
-	}
-	var probs []Problem
-	for _, i := range rows {
-		r := f.Index.Row(i)
-		if what := rowMatches(views[r.Offset], r, f.Index.Exts[r.ExtID]); what != "" {
-			probs = append(probs, Problem{Shard: base, Fid: fid, Row: i, Offset: r.Offset, What: what})
+	extra := func(off uint64, v *headerView) {
+		if v.member && v.regular {
+			if _, ext := taridx.SplitName(v.name, taridx.StemBasename); taridx.JudgeExt(ext) == taridx.ExtUsable {
+				c.nMembers++
+				if len(c.members) < maxListedExtras {
+					c.members = append(c.members, extraHeader{off, v.name, v.size})
+				}
+			}
+		}
+		if v.block {
+			c.nBlocks++
+			if len(c.blocks) < maxListedExtras {
+				c.blocks = append(c.blocks, extraHeader{off, v.field, v.fieldSize})
+			}
 		}
 	}
-	if !opts.Data || len(probs) > 0 {
-		return probs, 0, nil
+	rowOff := func(k int) uint64 { return x.Row(int(rows[k])).Offset }
+	if err := walkShard(path, opts.Scan, len(rows), rowOff, at, extra); err != nil {
+		c.probs = append(c.probs, Problem{Kind: ProblemShard, Shard: base, Fid: fid, Row: -1, What: err.Error()})
+		return c
+	}
+	if !opts.Data || len(c.probs) > 0 {
+		return c
 	}
 	// Read every payload, in file order, to prove the bytes are there.
 	sh, err := os.Open(path)
 	if err != nil {
-		return append(probs, Problem{Shard: base, Fid: fid, Row: -1, What: err.Error()}), 0, nil
+		c.probs = append(c.probs, Problem{Kind: ProblemShard, Shard: base, Fid: fid, Row: -1, What: err.Error()})
+		return c
 	}
 	defer sh.Close()
-	sorted := append([]int(nil), rows...)
-	sort.Slice(sorted, func(a, b int) bool { return f.Index.Row(sorted[a]).Offset < f.Index.Row(sorted[b]).Offset })
-	var total int64
 	buf := make([]byte, 1<<20)
-	for _, i := range sorted {
-		r := f.Index.Row(i)
+	for _, ri := range rows {
+		i := int(ri)
+		r := x.Row(i)
 		n, err := io.CopyBuffer(io.Discard, io.NewSectionReader(sh, int64(r.DataOffset()), int64(r.Size)), buf)
-		total += n
+		c.data += n
 		if err != nil || uint64(n) != r.Size {
-			probs = append(probs, Problem{Shard: base, Fid: fid, Row: i, Offset: r.Offset,
+			c.probs = append(c.probs, Problem{Kind: ProblemRow, Shard: base, Fid: fid, Row: i, Offset: r.Offset,
 				What: fmt.Sprintf("payload of %d bytes: read %d (%v)", r.Size, n, err)})
 		}
 	}
-	return probs, total, nil
+	return c
 }
 
 // Entry is one row as List shows it.
@@ -253,50 +338,127 @@ type Entry struct {
 }
 
 // List calls fn for every row, in index order, with the name that the tar
-// headers at its offset hold. Each shard's headers are read once; only the
-// shard being listed is held in memory when rows come in shard order (as
-// they do unless the index was made contiguous).
+// headers at its offset hold. When rows come in shard order and, within a
+// shard, in offset order (as an index of the default mode that was not made
+// contiguous has them), each shard is read once as the rows are listed,
+// holding nothing. Otherwise every row's name is first gathered, shard by
+// shard, into memory (the names, and 4 bytes a row).
 func (f *Fold) List(opts tarscan.Options, fn func(Entry) error) error {
-	n := f.Index.Len()
-	maxOff := make(map[int]uint64)
+	x := f.Index
+	n := x.Len()
 	inOrder := true
 	for i := 0; i < n; i++ {
-		r := f.Index.Row(i)
-		if i > 0 && r.Fid < f.Index.Row(i-1).Fid {
-			inOrder = false
+		r := x.Row(i)
+		if int(r.Fid) >= len(f.Shards) {
+			return fmt.Errorf("%s: row %d: fid %d, but the fold has %d shards: %w", x.Path, i, r.Fid, len(f.Shards), ErrStale)
 		}
-		maxOff[int(r.Fid)] = max(maxOff[int(r.Fid)], r.Offset)
-	}
-	cache := make(map[int]map[uint64]*headerView)
-	for i := 0; i < n; i++ {
-		r := f.Index.Row(i)
-		fid := int(r.Fid)
-		if fid >= len(f.Shards) {
-			return fmt.Errorf("%s: row %d: fid %d, but the fold has %d shards: %w", f.Index.Path, i, fid, len(f.Shards), ErrStale)
-		}
-		views, ok := cache[fid]
-		if !ok {
-			if inOrder {
-				clear(cache)
+		if i > 0 {
+			p := x.Row(i - 1)
+			if r.Fid < p.Fid || (r.Fid == p.Fid && r.Offset < p.Offset) {
+				inOrder = false
 			}
-			var err error
-			if views, err = scanShard(f.Shards[fid], opts, maxOff[fid]); err != nil {
+		}
+	}
+	name := func(i int, v *headerView) (string, error) {
+		r := x.Row(i)
+		switch {
+		case v == nil:
+			return "", fmt.Errorf("%s: offset %d: no tar header for row %d: %w", f.Shards[r.Fid], r.Offset, i, ErrStale)
+		case v.member:
+			return v.name, nil
+		}
+		return v.field, nil
+	}
+	emit := func(i int, nm string) error {
+		r := x.Row(i)
+		return fn(Entry{Row: i, Shard: filepath.Base(f.Shards[r.Fid]), Fid: int(r.Fid), Offset: r.Offset, Size: r.Size, Name: nm})
+	}
+	if inOrder {
+		for i := 0; i < n; {
+			fid := x.Row(i).Fid
+			j := i
+			for j < n && x.Row(j).Fid == fid {
+				j++
+			}
+			first := i
+			err := walkShard(f.Shards[fid], opts, j-i, func(k int) uint64 { return x.Row(first + k).Offset },
+				func(k int, v *headerView) error {
+					nm, err := name(first+k, v)
+					if err != nil {
+						return err
+					}
+					return emit(first+k, nm)
+				}, nil)
+			if err != nil {
 				return err
 			}
-			cache[fid] = views
+			i = j
 		}
-		e := Entry{Row: i, Shard: filepath.Base(f.Shards[fid]), Fid: fid, Offset: r.Offset, Size: r.Size}
-		switch v := views[r.Offset]; {
-		case v == nil:
-			return fmt.Errorf("%s: offset %d: no tar header for row %d: %w", f.Shards[fid], r.Offset, i, ErrStale)
-		case v.member:
-			e.Name = v.name
-		default:
-			e.Name = v.field
+		return nil
+	}
+	rows, start := f.byShard(len(f.Shards))
+	var names nameArena
+	where := make([]uint32, n) // each row's name in names
+	for fid := range f.Shards {
+		seg := rows[start[fid]:start[fid+1]]
+		if len(seg) == 0 {
+			continue
 		}
-		if err := fn(e); err != nil {
+		err := walkShard(f.Shards[fid], opts, len(seg), func(k int) uint64 { return x.Row(int(seg[k])).Offset },
+			func(k int, v *headerView) error {
+				nm, err := name(int(seg[k]), v)
+				if err != nil {
+					return err
+				}
+				ref, ok := names.add(nm)
+				if !ok {
+					return fmt.Errorf("%s: the rows are not in shard order, so every name is held in memory to list them in index order, and they pass %d GiB", x.Path, maxNameBytes>>30)
+				}
+				where[seg[k]] = ref
+				return nil
+			}, nil)
+		if err != nil {
+			return err
+		}
+	}
+	rows = nil
+	for i := 0; i < n; i++ {
+		if err := emit(i, names.get(where[i])); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// nameArena holds names, each prefixed with its length, in chunks that are
+// never copied as the arena grows; a 32-bit reference locates one (chunk
+// number above, offset in the chunk below).
+type nameArena struct{ chunks [][]byte }
+
+const (
+	nameChunkBits = 20 // 1 MiB chunks: offsets take 20 bits, chunk numbers 12
+	maxNameBytes  = 1 << 32
+)
+
+func (a *nameArena) add(name string) (uint32, bool) {
+	need := binary.MaxVarintLen64 + len(name)
+	last := len(a.chunks) - 1
+	if last < 0 || len(a.chunks[last])+need > cap(a.chunks[last]) || len(a.chunks[last]) >= 1<<nameChunkBits {
+		if len(a.chunks) == maxNameBytes>>nameChunkBits {
+			return 0, false
+		}
+		a.chunks = append(a.chunks, make([]byte, 0, max(1<<nameChunkBits, need)))
+		last++
+	}
+	c := a.chunks[last]
+	ref := uint32(last)<<nameChunkBits | uint32(len(c))
+	c = binary.AppendUvarint(c, uint64(len(name)))
+	a.chunks[last] = append(c, name...)
+	return ref, true
+}
+
+func (a *nameArena) get(ref uint32) string {
+	b := a.chunks[ref>>nameChunkBits][ref&(1<<nameChunkBits-1):]
+	l, k := binary.Uvarint(b)
+	return string(b[k : k+int(l)])
 }

@@ -192,5 +192,31 @@ func HasPySpace(s string) bool {
 	return false
 }
 
+// ExtVerdict says whether a regular member gets a row in an index of the
+// default mode, by its extension.
+type ExtVerdict int
+
+const (
+	// ExtUsable: the member gets a row.
+	ExtUsable ExtVerdict = iota
+	// ExtMissing: the name has no extension, so no sample part to key.
+	ExtMissing
+	// ExtSpace: the extension holds white space, which glzn's loader
+	// cannot read back from the extension block (see HasPySpace).
+	ExtSpace
+)
+
+// JudgeExt applies the default mode's rule to an extension (as SplitName
+// gives it): the one rule an indexer and a verifier of such an index share.
+func JudgeExt(ext string) ExtVerdict {
+	switch {
+	case ext == "":
+		return ExtMissing
+	case HasPySpace(ext):
+		return ExtSpace
+	}
+	return ExtUsable
+}
+
 // KeyHash is the row key of a stem: xxh64 of its UTF-8 bytes, seed 0.
 func KeyHash(stem string) uint64 { return xxhash.Sum64String(stem) }

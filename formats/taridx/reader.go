@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"unicode/utf8"
 )
@@ -23,7 +24,13 @@ type Index struct {
 func (x *Index) Len() int { return len(x.rows) / RecordSize }
 
 // Row returns row i.
-func (x *Index) Row(i int) Row { return DecodeRow(x.rows[i*RecordSize:]) }
+func (x *Index) Row(i int) Row {
+	r := DecodeRow(x.rows[i*RecordSize:])
+	// The rows may live outside the heap, released once x is unreachable:
+	// x must stay reachable until they are read.
+	runtime.KeepAlive(x)
+	return r
+}
 
 // ExtID returns the id of an extension, or -1.
 func (x *Index) ExtID(ext string) int {
@@ -35,14 +42,51 @@ func (x *Index) ExtID(ext string) int {
 	return -1
 }
 
-// ReadFile reads and validates the TARIDX file at path.
+// ReadFile reads and validates the TARIDX file at path. The rows are kept
+// outside the Go heap where the system allows it (see offHeap).
 func ReadFile(path string) (*Index, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxInt {
+		// Not a file whose size tells what to read: read it to its end.
+		data, err := io.ReadAll(f)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+		return Parse(path, data)
+	}
+	data, release := offHeap(int(st.Size()))
+	n, err := io.ReadFull(f, data)
+	if err == nil {
+		// The file grew since Stat: read what it holds now.
+		var more []byte
+		if more, err = io.ReadAll(f); err == nil && len(more) > 0 {
+			all := append(append([]byte(nil), data...), more...)
+			release()
+			return Parse(path, all)
+		}
+	}
+	if err != nil && err != io.ErrUnexpectedEOF {
+		release()
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	x, err := Parse(path, data[:n])
+	if err != nil {
+		release()
+		return nil, err
+	}
+	keepOffHeap(x, release)
+	return x, nil
 }
+
+const maxInt = int64(^uint(0) >> 1)
 
 // Read reads and validates a TARIDX file from r; name is used in errors.
 func Read(name string, r io.Reader) (*Index, error) {

@@ -74,6 +74,8 @@ type Writer struct {
 	chunk  []byte   // the chunk being filled
 	spill  *os.File // rows past SpoolMemory, unnamed
 	err    error
+	// finished: the whole file is written under its temporary name.
+	finished bool
 }
 
 // stemRef locates a stem in the arena: chunk<<40 | offset<<20 | length.
@@ -359,15 +361,40 @@ func (w *Writer) Contiguous() bool {
 
 // Close writes the header, tables and rows and renames the file into place.
 func (w *Writer) Close() error {
+	if err := w.Finish(); err != nil {
+		return err
+	}
+	return w.Commit()
+}
+
+// Finish writes the header, tables and rows under the file's temporary
+// name; Commit then renames it into place, or Abort discards it. A caller
+// writing an index beside other outputs renames them all only once every
+// one is complete.
+func (w *Writer) Finish() error {
+	if w.finished {
+		return nil
+	}
 	defer w.release()
 	if w.err != nil {
 		w.out.Abort()
 		return w.err
 	}
-	err := w.finish()
-	if err != nil {
+	if err := w.finish(); err != nil {
 		w.out.Abort()
 		return fmt.Errorf("writing %s: %w", w.out.Target(), err)
+	}
+	w.finished = true
+	return nil
+}
+
+// Commit renames the file completed by Finish into place.
+func (w *Writer) Commit() error {
+	if !w.finished {
+		if w.err != nil && w.err != errWriterDone {
+			return w.err
+		}
+		return errors.New("taridx: Commit before Finish")
 	}
 	return w.out.Commit()
 }

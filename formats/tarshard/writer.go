@@ -60,14 +60,16 @@ type Location struct {
 
 // Writer writes the shards of one fold.
 type Writer struct {
-	opts    Options
-	temps   []*safefile.File // one per shard, in order
-	out     *gather          // the current shard's output
-	tw      *tar.Writer
-	shards  []string // final paths, after Close
-	members int      // in the current shard
-	done    bool
-	broken  error // a member was cut short: Close throws the fold away
+	opts   Options
+	temps  []*safefile.File // one per shard, in order
+	out    *gather          // the current shard's output
+	tw     *tar.Writer
+	shards []string // final paths, after Commit
+	// finished holds the final paths once Finish has completed the shards.
+	finished []string
+	members  int // in the current shard
+	done     bool
+	broken   error // a member was cut short: Close throws the fold away
 
 	blk     [512]byte // the fast path's header block
 	copyBuf []byte
@@ -271,8 +273,22 @@ func (w *Writer) Shards() int { return len(w.temps) }
 // fid order. It returns the final paths in fid order. A fold without members
 // is one empty archive.
 func (w *Writer) Close() ([]string, error) {
+	if _, err := w.Finish(); err != nil {
+		return nil, err
+	}
+	return w.Commit()
+}
+
+// Finish completes every shard under its temporary name and returns the
+// names Commit will give them, in fid order; nothing is renamed yet, so
+// that a caller writing several folds can rename them only once all are
+// complete. Abort still removes them.
+func (w *Writer) Finish() ([]string, error) {
+	if w.finished != nil {
+		return w.finished, nil
+	}
 	if w.done {
-		return w.shards, nil
+		return nil, errors.New("tarshard: writer closed")
 	}
 	if w.broken != nil {
 		w.Abort()
@@ -288,17 +304,36 @@ func (w *Writer) Close() ([]string, error) {
 		w.Abort()
 		return nil, err
 	}
+	names := make([]string, len(w.temps))
+	for i, f := range w.temps {
+		names[i] = filepath.Join(w.opts.Dir, ShardName(w.opts.Fold, i, len(w.temps), w.opts.MinDigits))
+		f.Retarget(names[i])
+	}
+	w.finished = names
+	return names, nil
+}
+
+// Commit renames the shards completed by Finish into place and returns
+// their final paths in fid order.
+func (w *Writer) Commit() ([]string, error) {
+	if w.done {
+		if w.shards == nil {
+			return nil, errors.New("tarshard: writer aborted")
+		}
+		return w.shards, nil
+	}
+	if w.finished == nil {
+		return nil, errors.New("tarshard: Commit before Finish")
+	}
 	w.done = true
 	for i, f := range w.temps {
-		final := filepath.Join(w.opts.Dir, ShardName(w.opts.Fold, i, len(w.temps), w.opts.MinDigits))
-		f.Retarget(final)
 		if err := f.Commit(); err != nil {
 			for _, rest := range w.temps[i+1:] {
 				rest.Abort()
 			}
 			return nil, err
 		}
-		w.shards = append(w.shards, final)
+		w.shards = append(w.shards, w.finished[i])
 	}
 	return w.shards, nil
 }

@@ -120,8 +120,12 @@ func newVerifyCmd(e *env) *cobra.Command {
 		Long: `Verify reads the tar headers of every shard and checks each row: a header at
 its offset, with the indexed size and a name whose stem and extension give
 the row's key and extension (a regular file, for indexes of the default
-mode). --data also reads every payload. It exits 1 with a report naming each
-stale shard and row.
+mode). It also checks that the index covers exactly what the shards hold:
+every regular member with a usable extension (every header block, for an
+index in glzn's mode), so that members appended after indexing (tar rf) and
+stale shards of the fold beyond the indexed ones are reported. --data also
+reads every payload. It exits 1 with a report naming each stale shard, row
+and unindexed member.
 
 On a Barecat archive it checks every crc32c, every directory's statistics
 (recomputed from the files), every file's shard bounds and SQLite's own
@@ -187,7 +191,14 @@ func (e *env) printVerify(rep *fold.Report, data bool) {
 		fmt.Fprintf(e.stdout, "%s: OK: %d rows in %d shards match their tar %s\n", rep.Index, rep.Rows, rep.Shards, what)
 		return
 	}
-	fmt.Fprintf(e.stdout, "%s: STALE: %d problems in %d rows\n", rep.Index, len(rep.Problems), rep.Rows)
+	fmt.Fprintf(e.stdout, "%s: STALE: %d problems in %d rows", rep.Index, len(rep.Problems), rep.Rows)
+	if rep.ExtraMembers > 0 {
+		fmt.Fprintf(e.stdout, "; %d members in the shards are not in the index", rep.ExtraMembers)
+	}
+	if rep.ExtraShards > 0 {
+		fmt.Fprintf(e.stdout, "; %d shards of the fold are not in it", rep.ExtraShards)
+	}
+	fmt.Fprintln(e.stdout)
 	for i, p := range rep.Problems {
 		if i == maxPrintedProblems {
 			fmt.Fprintf(e.stdout, "  ... and %d more (--json lists all)\n", len(rep.Problems)-i)
