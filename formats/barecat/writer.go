@@ -159,6 +159,9 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 			}
 		}
 	}
+	// Temporary files of runs that were killed (their process is gone)
+	// can be gigabytes of shard: they go before this run adds its own.
+	safefile.SweepLeftovers(w.dir)
 	w.tree = newDirTree(parentOf)
 	w.tree.onNew = w.checkDir
 	w.rootMeta = Dir{MtimeNs: time.Now().UnixNano(), HasMtime: true}
@@ -175,7 +178,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 // openIndex creates the temporary index, its tables and config rows, and
 // begins the load's transaction.
 func (w *Writer) openIndex() error {
-	f, err := os.CreateTemp(w.dir, safefile.TempPrefix+w.base+"-*")
+	f, err := os.CreateTemp(w.dir, safefile.TempName(w.base))
 	if err != nil {
 		return err
 	}
@@ -634,7 +637,7 @@ func (w *Writer) newShard() error {
 	if len(w.shards) >= maxShards {
 		return newErr(w.path, "", ErrTooLarge, "more than %d shards", maxShards)
 	}
-	f, err := os.CreateTemp(w.dir, fmt.Sprintf("%s%s-shard-%05d-*", safefile.TempPrefix, w.base, len(w.shards)))
+	f, err := os.CreateTemp(w.dir, safefile.TempName(ShardPath(w.base, len(w.shards))))
 	if err != nil {
 		return err
 	}
@@ -809,7 +812,7 @@ func (w *Writer) LinkShard(target string) (int, error) {
 	for range 100 {
 		var r [6]byte
 		rand.Read(r[:])
-		tmp = filepath.Join(w.dir, fmt.Sprintf("%s%s-shard-%05d-%s", safefile.TempPrefix, w.base, n, hex.EncodeToString(r[:])))
+		tmp = filepath.Join(w.dir, strings.Replace(safefile.TempName(ShardPath(w.base, n)), "*", hex.EncodeToString(r[:]), 1))
 		if err = os.Symlink(link, tmp); !errors.Is(err, fs.ErrExist) {
 			break
 		}

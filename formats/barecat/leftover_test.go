@@ -1,0 +1,83 @@
+package barecat
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// A pid above Linux's largest (2^22) names no process.
+const deadPID = 4194305 + 12345
+
+// TestWriterTempNamesCarryPID: every temporary name of a write carries the
+// process id, and a write sweeps the leftovers of dead processes (not those
+// of a live one) before it starts.
+func TestWriterTempNamesCarryPID(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.barecat")
+	dead := []string{
+		fmt.Sprintf("%s%d-x.barecat-123", safefile.TempPrefix, deadPID),
+		fmt.Sprintf("%s%d-x.barecat-shard-00000-456", safefile.TempPrefix, deadPID),
+		fmt.Sprintf("%s%d-y.barecat-shard-00003-789", safefile.TempPrefix, deadPID),
+	}
+	live := fmt.Sprintf("%s%d-x.barecat-shard-00001-abc", safefile.TempPrefix, os.Getpid())
+	for _, n := range append(slices.Clone(dead), live) {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("leftover"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tarFile := filepath.Join(dir, "data.tar")
+	if err := os.WriteFile(tarFile, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Create(out, WriterOptions{ShardSizeLimit: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for i := range 3 {
+		if err := w.Add(File{Path: fmt.Sprintf("f%d.bin", i), Size: 3}, strings.NewReader("abc")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.LinkShard(tarFile); err != nil {
+		t.Fatal(err)
+	}
+	prefix := fmt.Sprintf("%s%d-x.barecat", safefile.TempPrefix, os.Getpid())
+	var temps []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasPrefix(n, safefile.TempPrefix) && n != live {
+			temps = append(temps, n)
+		}
+	}
+	// index, 3 shards written, 1 link
+	if len(temps) != 5 {
+		t.Fatalf("temporary files while writing: %q, want 5", temps)
+	}
+	for _, n := range temps {
+		if !strings.HasPrefix(n, prefix) {
+			t.Errorf("temporary %q does not start with %q", n, prefix)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	entries, _ = os.ReadDir(dir)
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	want := []string{live, "data.tar", "x.barecat", "x.barecat-shard-00000", "x.barecat-shard-00001",
+		"x.barecat-shard-00002", "x.barecat-shard-00003"}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("directory after Close:\n got %q\nwant %q", got, want)
+	}
+}
