@@ -81,3 +81,43 @@ func TestWriterTempNamesCarryPID(t *testing.T) {
 		t.Fatalf("directory after Close:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestLinkShardCheckedBeforeIndex: a shard link that no longer leads to the
+// file it was made for (the tar replaced meanwhile) fails Close with
+// ErrMissingShard, and no archive appears.
+func TestLinkShardCheckedBeforeIndex(t *testing.T) {
+	dir := t.TempDir()
+	tarFile := filepath.Join(dir, "data.tar")
+	if err := os.WriteFile(tarFile, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "x.barecat")
+	w, err := Create(out, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	if _, err := w.LinkShard(tarFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddExternal(File{Path: "a.bin", Shard: 0, Offset: 2, Size: 3}); err != nil {
+		t.Fatal(err)
+	}
+	// Written beside, then renamed over: another inode.
+	if err := os.WriteFile(tarFile+".new", []byte("another file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tarFile+".new", tarFile); err != nil {
+		t.Fatal(err)
+	}
+	err = w.Close()
+	wantErr(t, err, ErrMissingShard)
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "data.tar" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("left in the directory: %q", names)
+	}
+}

@@ -114,6 +114,31 @@ type shardOut struct {
 	tmp  string
 	f    *os.File // nil for a symlink
 	size int64    // bytes written (buffered included), or the target's size
+	// target is the file a symlink shard must lead to (nil for a file).
+	target os.FileInfo
+}
+
+// realPath is path made absolute with every symbolic link resolved.
+func realPath(path string) (string, error) {
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
+}
+
+// checkLink checks that the symbolic link at link leads to the file
+// target (same device and inode).
+func checkLink(link string, target os.FileInfo) error {
+	st, err := os.Stat(link)
+	if err == nil && !os.SameFile(st, target) {
+		err = errors.New("it leads to another file")
+	}
+	if err != nil {
+		dest, _ := os.Readlink(link)
+		return &Error{Path: link, Err: ErrMissingShard, Detail: fmt.Sprintf("shard link to %q does not lead to %s: %v", dest, target.Name(), err)}
+	}
+	return nil
 }
 
 const (
@@ -797,15 +822,19 @@ func (w *Writer) LinkShard(target string) (int, error) {
 		return 0, w.fail(err)
 	}
 	w.syncShard(w.cur)
-	link := target
-	absDir, err1 := filepath.Abs(w.dir)
-	absTarget, err2 := filepath.Abs(target)
-	if err1 == nil && err2 == nil {
-		if rel, err := filepath.Rel(absDir, absTarget); err == nil {
-			link = rel
-		} else {
-			link = absTarget
-		}
+	// The link is resolved from the directory it is in, wherever the
+	// paths as given lead through symbolic links and "..": it is computed
+	// from both real paths.
+	realDir, err := realPath(w.dir)
+	if err != nil {
+		return 0, w.fail(err)
+	}
+	link, err := realPath(target)
+	if err != nil {
+		return 0, w.fail(err)
+	}
+	if rel, err := filepath.Rel(realDir, link); err == nil {
+		link = rel
 	}
 	n := len(w.shards)
 	var tmp string
@@ -820,7 +849,10 @@ func (w *Writer) LinkShard(target string) (int, error) {
 	if err != nil {
 		return 0, w.fail(err)
 	}
-	w.shards = append(w.shards, &shardOut{tmp: tmp, size: st.Size()})
+	w.shards = append(w.shards, &shardOut{tmp: tmp, size: st.Size(), target: st})
+	if err := checkLink(tmp, st); err != nil {
+		return 0, w.fail(err)
+	}
 	w.cur = nil
 	return n, nil
 }
@@ -1090,6 +1122,16 @@ func (w *Writer) commit() error {
 		for n := len(w.shards); ; n++ {
 			if err := os.Remove(ShardPath(w.path, n)); err != nil {
 				break
+			}
+		}
+	}
+	// A shard link that does not lead to its tar would make an archive
+	// whose every read fails: checked where the links now are, before the
+	// index makes the archive.
+	for _, s := range w.shards {
+		if s.target != nil {
+			if err := checkLink(s.tmp, s.target); err != nil {
+				return undo(err)
 			}
 		}
 	}
