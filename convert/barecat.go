@@ -401,8 +401,16 @@ func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) er
 	}
 	var rows []Row
 	if shard == 0 {
+		// A tar cannot hold a path as both a directory and a file: the
+		// archive is refused before anything is written.
+		if err := s.Archive.CheckClash(ctx); err != nil {
+			return err
+		}
 		var dirs []barecat.Dir
 		err := s.Archive.Dirs(ctx, func(d barecat.Dir) error {
+			if err := s.Archive.CheckDir(d); err != nil {
+				return err
+			}
 			if d.Path != "" && (d.HasMode || d.HasUID || d.HasGID || d.HasMtime || d.NumSubdirs+d.NumFiles == 0) {
 				dirs = append(dirs, d)
 			}
@@ -433,6 +441,12 @@ func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) er
 	var held []barecat.File // read here, on the worker
 	var heldRows []int
 	for _, f := range c.files {
+		// Metadata a tar header would carry wrong (a negative uid, a mode
+		// whose low bits would be taken for permissions) is refused, not
+		// cut to fit.
+		if err := s.Archive.CheckFile(f); err != nil {
+			return err
+		}
 		r := Row{Name: []byte(f.Path), Kind: KindFile, Size: f.Size, Mode: defaultFileMode,
 			DataFile: f.Shard, Offset: -1, DataOffset: f.Offset, Checksum: f.CRC32C, HasChecksum: f.HasCRC}
 		setMeta(&r, f.Mode, f.HasMode, f.UID, f.HasUID, f.GID, f.HasGID, f.MtimeNs, f.HasMtime)
