@@ -495,57 +495,124 @@ func (s *BarecatSource) OpenPayload(r *Row) (io.Reader, error) {
 		Size: r.Size, CRC32C: r.Checksum, HasCRC: r.HasChecksum})
 }
 
+// ReuseStats describes ReuseTars' work.
+type ReuseStats struct {
+	Tars  []string    // the tar files the shards link to, in fid order
+	Files int64       // files of the archive checked against their members
+	Index *IndexStats // the index written over the tars
+}
+
 // ReuseTars indexes the tar files that a wrapped Barecat archive's shards
 // link to, without writing any data: it checks that every file of the
 // archive is the payload of a regular tar member (starting at the file's
 // offset, of its size), then writes the TARIDX of those tars (in the
-// archive's shard order) to out. It returns the tar paths, in fid order.
-func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOptions) ([]string, *IndexStats, error) {
-	var tars []string
+// archive's shard order) to out. The check walks the archive's files in
+// address order beside the tars' members, in the same order: memory does
+// not grow with the number of files.
+func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOptions) (*ReuseStats, error) {
+	st := &ReuseStats{}
 	for _, p := range a.ShardPaths() {
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		tars = append(tars, real)
+		st.Tars = append(st.Tars, real)
 	}
-	type member struct {
-		name string
-		size int64
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The files, in address order, from a goroutine of their own.
+	files := make(chan []barecat.File, 4)
+	listErr := make(chan error, 1)
+	go func() {
+		defer close(files)
+		var chunk []barecat.File
+		err := a.Files(ctx, barecat.ByAddress, func(f barecat.File) error {
+			if chunk = append(chunk, f); len(chunk) == barecatChunk {
+				select {
+				case files <- chunk:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				chunk = nil
+			}
+			return nil
+		})
+		if err == nil && len(chunk) > 0 {
+			select {
+			case files <- chunk:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
+		listErr <- err
+	}()
+	var pending []barecat.File
+	next := func() (barecat.File, bool) {
+		for len(pending) == 0 {
+			c, ok := <-files
+			if !ok {
+				return barecat.File{}, false
+			}
+			pending = c
+		}
+		return pending[0], true
 	}
-	type key struct {
-		shard int
-		off   int64
+	noMember := func(f barecat.File) error {
+		return fmt.Errorf("%s: %q: no regular tar member's payload starts at offset %d of %s; the shards are not the archive's tars (convert without --reuse-tars)",
+			a.IndexPath(), f.Path, f.Offset, shardName(st.Tars, f.Shard))
 	}
-	members := make(map[key]member)
-	src := NewTarShards(tars, opts.Scan)
+	before := func(f barecat.File, shard int, off int64) bool {
+		return f.Shard < shard || f.Shard == shard && f.Offset < off
+	}
+	src := NewTarShards(st.Tars, opts.Scan)
 	err := Run(ctx, src, &collectSink{fn: func(shard int, r *Row) error {
-		if r.Kind == KindFile {
-			members[key{shard, r.DataOffset}] = member{string(r.Name), r.Size}
+		if r.Kind != KindFile {
+			return nil
 		}
-		return nil
+		for {
+			f, ok := next()
+			if !ok || f.Shard > shard || f.Shard == shard && f.Offset > r.DataOffset {
+				return nil
+			}
+			if before(f, shard, r.DataOffset) {
+				return noMember(f)
+			}
+			// A file under another name than its member (a hard link's,
+			// made by a conversion) shares the member's bytes; the index
+			// keys the member's own name.
+			if f.Size != r.Size {
+				return fmt.Errorf("%s: %q (%d bytes): the tar member at offset %d of %s is %q (%d bytes)",
+					a.IndexPath(), f.Path, f.Size, f.Offset, st.Tars[shard], r.Name, r.Size)
+			}
+			st.Files++
+			pending = pending[1:]
+		}
 	}}, Options{Workers: opts.Workers})
-	if err != nil {
-		return nil, nil, err
-	}
-	err = a.Files(ctx, barecat.ByAddress, func(f barecat.File) error {
-		m, ok := members[key{f.Shard, f.Offset}]
-		if !ok {
-			return fmt.Errorf("%s: %q: no regular tar member's payload starts at offset %d of %s; the shards are not the archive's tars (convert without --reuse-tars)",
-				a.IndexPath(), f.Path, f.Offset, tars[f.Shard])
+	if err == nil {
+		if f, ok := next(); ok {
+			err = noMember(f)
 		}
-		if m.size != f.Size {
-			return fmt.Errorf("%s: %q (%d bytes): the tar member at offset %d of %s is %q (%d bytes)",
-				a.IndexPath(), f.Path, f.Size, f.Offset, tars[f.Shard], m.name, m.size)
-		}
-		// A file under another name than its member (a hard link's, made
-		// by a conversion) shares the member's bytes; the index keys the
-		// member's own name.
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
 	}
-	st, err := BuildIndex(ctx, tars, out, opts)
-	return tars, st, err
+	cancel()
+	for range files {
+	}
+	if lerr := <-listErr; err == nil && lerr != nil {
+		err = lerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st.Index, err = BuildIndex(parent, st.Tars, out, opts); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// shardName names shard n of tars, or says there is none.
+func shardName(tars []string, n int) string {
+	if n >= 0 && n < len(tars) {
+		return tars[n]
+	}
+	return fmt.Sprintf("shard %d (the archive has %d)", n, len(tars))
 }
