@@ -37,7 +37,9 @@ func TestBarecatFilesNotIndexed(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "warning: "+bc+": "+want) {
 		t.Fatalf("to tar: exit %d, stderr:\n%s", code, stderr)
 	}
-	var fold struct{ Index struct{ Rows, NoExt, SpaceInExt int64 } }
+	var fold struct {
+		Index struct{ Rows, NoExt, SpaceInExt int64 }
+	}
 	if err := json.Unmarshal([]byte(stdout), &fold); err != nil || fold.Index.Rows != 2 || fold.Index.NoExt != 2 || fold.Index.SpaceInExt != 1 {
 		t.Errorf("to tar --json: %v %+v: %s", err, fold, stdout)
 	}
