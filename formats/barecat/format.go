@@ -83,6 +83,8 @@ var (
 	// ErrBadRow: a file or directory row whose mode, uid or gid no file
 	// system or tar entry can carry as stored (see Archive.CheckFile).
 	ErrBadRow = errors.New("bad metadata in a row")
+	// ErrMissingFile: a link to a file the archive does not have.
+	ErrMissingFile = errors.New("no such file in the archive")
 	// ErrClosed: the Writer or Archive was already closed or aborted.
 	ErrClosed = errors.New("closed")
 )

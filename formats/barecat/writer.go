@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/itarconv/itarconv/internal/bloom"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -45,8 +46,9 @@ type WriterOptions struct {
 // (config use_triggers = 0), by a goroutine of its own that inserts the
 // rows in batches while the caller copies the next files. The directories
 // are counted in memory as files arrive (their number, not the files',
-// bounds that memory; duplicate detection keeps a few tens of bytes per
-// file);
+// bounds that memory; duplicate detection keeps a few bytes per file in a
+// filter and asks SQLite's unique index on path when the filter may have
+// seen a path);
 // Close writes them all, the missing ancestors included, then turns the
 // triggers on, so barecat can append to the archive afterwards.
 //
@@ -95,10 +97,13 @@ type Writer struct {
 	loopStop  atomic.Bool         // Abort: skip what is queued
 	args      []driver.NamedValue // insertLoop's
 	seed      maphash.Seed
-	seen      map[uint64]int64    // path hash -> rowid of the first file with it
-	collided  map[string]struct{} // files whose hash an earlier, different path has
-	tree      *dirTree
-	rootMeta  Dir // root metadata unless AddDir("") sets it
+	// paths holds the hash of every file's path: a path it has not seen
+	// is certainly new; one it may have seen is looked up in the batch
+	// being filled, then in the files table (whose unique index on path
+	// has the exact answer). A few bytes per file, not the paths.
+	paths    bloom.Filter
+	tree     *dirTree
+	rootMeta Dir // root metadata unless AddDir("") sets it
 
 	syncing sync.WaitGroup // shards being synced
 	syncMu  sync.Mutex
@@ -172,8 +177,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		return nil, fmt.Errorf("barecat: negative shard size limit %d", opts.ShardSizeLimit)
 	}
 	w := &Writer{path: path, dir: filepath.Dir(path), base: filepath.Base(path), opts: opts,
-		limit: opts.ShardSizeLimit, seed: maphash.MakeSeed(),
-		seen: map[uint64]int64{}, collided: map[string]struct{}{}}
+		limit: opts.ShardSizeLimit, seed: maphash.MakeSeed()}
 	if w.limit == 0 {
 		w.limit = UnlimitedShardSize
 	}
@@ -238,7 +242,7 @@ func (w *Writer) openIndex() error {
 		"PRAGMA journal_mode = OFF",
 		"PRAGMA synchronous = OFF",
 		"PRAGMA locking_mode = EXCLUSIVE",
-		"PRAGMA cache_size = -262144", // KiB: up to 256 MiB, allocated as used
+		"PRAGMA cache_size = -65536", // KiB: up to 64 MiB, allocated as used
 		"PRAGMA temp_store = MEMORY",
 	} {
 		if _, err := w.conn.ExecContext(ctx, p); err != nil {
@@ -462,6 +466,47 @@ func (w *Writer) AddExternal(f File) error {
 	return w.queue(f, h)
 }
 
+// AddLink adds a file with target's bytes (target, an earlier file of
+// this Writer, as a tar hard link names it), and returns its size. f's Size, Shard, Offset and
+// CRC32C are ignored. A copied target's bytes are copied again, from the
+// shard they were written to; a target in a linked shard (AddExternal)
+// gets a row pointing at the same bytes. A target that is not a file
+// added before is ErrMissingFile.
+func (w *Writer) AddLink(f File, target string) (int64, error) {
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	t, err := w.normalize(target)
+	if err != nil {
+		return 0, err
+	}
+	tf, ok, err := w.lookup(t, maphash.String(w.seed, t))
+	if err != nil {
+		return 0, w.fail(err)
+	}
+	if !ok {
+		return 0, newErr(w.path, f.Path, ErrMissingFile, "a link to %q, which is not a file added before", target)
+	}
+	f.Size = tf.Size
+	if s := w.shards[tf.Shard]; s.target != nil {
+		f.Shard, f.Offset, f.CRC32C, f.HasCRC = tf.Shard, tf.Offset, tf.CRC32C, tf.HasCRC
+		return f.Size, w.AddExternal(f)
+	}
+	// The target's bytes are read back from its shard, once written out.
+	if err := w.flushBuf(); err != nil {
+		return 0, w.fail(err)
+	}
+	if err := w.drainWrites(); err != nil {
+		return 0, w.fail(err)
+	}
+	src, err := os.Open(w.shards[tf.Shard].tmp)
+	if err != nil {
+		return 0, w.fail(err)
+	}
+	defer src.Close()
+	return f.Size, w.Add(f, io.NewSectionReader(src, tf.Offset, tf.Size))
+}
+
 // admit normalizes f's path and checks that it can be a new file.
 func (w *Writer) admit(f *File) (string, uint64, error) {
 	p, err := w.normalize(f.Path)
@@ -498,26 +543,37 @@ func (w *Writer) normalize(p string) (string, error) {
 
 // isFile reports whether a file of path p (hash h) was added.
 func (w *Writer) isFile(p string, h uint64) (bool, error) {
-	if _, ok := w.collided[p]; ok {
-		return true, nil
+	_, ok, err := w.lookup(p, h)
+	return ok, err
+}
+
+// lookup returns the row of the file of path p (hash h), if one was added.
+func (w *Writer) lookup(p string, h uint64) (File, bool, error) {
+	if !w.paths.MayContain(h) {
+		return File{}, false, nil
 	}
-	rowid, ok := w.seen[h]
-	if !ok {
-		return false, nil
+	for i := len(w.pending) - 1; i >= 0; i-- {
+		if w.pending[i].Path == p {
+			return w.pending[i], true, nil
+		}
 	}
-	if i := rowid - w.submitted - 1; i >= 0 {
-		return w.pending[i].Path == p, nil
-	}
-	// A repeated path, or (rarely) another with the same hash: read the
-	// earlier row back, once it is in.
+	// A repeated path, or (rarely) a false positive of the filter: ask
+	// the files table, once every row handed over is in.
 	if err := w.sync(); err != nil {
-		return false, err
+		return File{}, false, err
 	}
-	var q string
-	if err := w.conn.QueryRowContext(context.Background(), `SELECT path FROM files WHERE rowid = ?`, rowid).Scan(&q); err != nil {
-		return false, w.sqlErr("reading files", err)
+	f := File{Path: p}
+	var crc sql.NullInt64
+	err := w.conn.QueryRowContext(context.Background(), `SELECT shard, offset, size, crc32c FROM files WHERE path = ?`, p).
+		Scan(&f.Shard, &f.Offset, &f.Size, &crc)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return File{}, false, nil
+	case err != nil:
+		return File{}, false, w.sqlErr("reading files", err)
 	}
-	return q == p, nil
+	f.CRC32C, f.HasCRC = uint32(crc.Int64), crc.Valid
+	return f, true, nil
 }
 
 // checkDir is the tree's check before it creates a directory: no file
@@ -533,15 +589,9 @@ func (w *Writer) checkDir(p string) error {
 }
 
 // queue adds f's row to the batch, and hands the batch to insertLoop
-// when it is full. Rows get rowids 1, 2, ... in order, as SQLite gives
-// them to an empty table without deletions.
+// when it is full.
 func (w *Writer) queue(f File, h uint64) error {
-	rowid := w.submitted + int64(len(w.pending)) + 1
-	if _, ok := w.seen[h]; ok {
-		w.collided[f.Path] = struct{}{}
-	} else {
-		w.seen[h] = rowid
-	}
+	w.paths.Add(h)
 	w.pending = append(w.pending, f)
 	if len(w.pending) == insertBatch {
 		return w.submit()
