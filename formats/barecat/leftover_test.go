@@ -1,6 +1,7 @@
 package barecat
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -119,5 +120,56 @@ func TestLinkShardCheckedBeforeIndex(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Fatalf("left in the directory: %q", names)
+	}
+}
+
+// TestWriterDuplicateFromIndex: a path repeated after thousands of others
+// (its first row long handed to SQLite), a file where a directory was
+// made, and a directory where a file is, are refused; AddLink finds its
+// target in the batch being filled and in SQLite alike.
+func TestWriterDuplicateFromIndex(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.barecat")
+	w, err := Create(out, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	if err := w.Add(File{Path: "d/first.bin", Size: 5}, strings.NewReader("first")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5000 {
+		if err := w.Add(File{Path: fmt.Sprintf("f/%05d", i), Size: 1}, strings.NewReader("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantErr(t, w.Add(File{Path: "./d//first.bin", Size: 1}, strings.NewReader("y")), ErrDuplicate)
+	wantErr(t, w.Add(File{Path: "f", Size: 1}, strings.NewReader("y")), ErrConflict)
+	wantErr(t, w.Add(File{Path: "d/first.bin/x", Size: 1}, strings.NewReader("y")), ErrConflict)
+	wantErr(t, w.AddDir(Dir{Path: "f/00017"}), ErrConflict)
+	if n, err := w.AddLink(File{Path: "l1"}, "d/first.bin"); err != nil || n != 5 {
+		t.Fatalf("AddLink from SQLite: %d, %v", n, err)
+	}
+	if n, err := w.AddLink(File{Path: "l2"}, "l1"); err != nil || n != 5 {
+		t.Fatalf("AddLink from the batch: %d, %v", n, err)
+	}
+	if _, err := w.AddLink(File{Path: "l3"}, "nothing"); !errors.Is(err, ErrMissingFile) {
+		t.Fatalf("AddLink to nothing: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := mustOpen(t, out)
+	defer a.Close()
+	for _, p := range []string{"l1", "l2", "d/first.bin"} {
+		f, err := a.Lookup(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := readAll(t, a, f); string(b) != "first" {
+			t.Errorf("%s: %q", p, b)
+		}
+	}
+	if n, _ := a.NumFiles(); n != 5003 {
+		t.Errorf("%d files, want 5003", n)
 	}
 }
