@@ -101,9 +101,17 @@ type Writer struct {
 	// is certainly new; one it may have seen is looked up in the batch
 	// being filled, then in the files table (whose unique index on path
 	// has the exact answer). A few bytes per file, not the paths.
-	paths    bloom.Filter
-	tree     *dirTree
-	rootMeta Dir // root metadata unless AddDir("") sets it
+	paths   bloom.Filter
+	tree    *dirTree // nil once spilled (see maxTreeDirs)
+	spilled bool
+	// Once spilled: explicit directories' hashes, their rows queued with
+	// the files' (Shard dirRow), whether the root's metadata was given.
+	dirSeen      bloom.Filter
+	dirRows      int64
+	rootExplicit bool
+	insDir       driver.Stmt
+	tmpScratch   string
+	rootMeta     Dir // root metadata unless AddDir("") sets it
 
 	syncing sync.WaitGroup // shards being synced
 	syncMu  sync.Mutex
@@ -233,21 +241,26 @@ func (w *Writer) openIndex() error {
 	//   synchronous=OFF: no fsync until Close syncs the file once before
 	//     the rename;
 	//   locking_mode=EXCLUSIVE: no file locking per transaction;
-	//   a large page cache (the tables and indexes being built stay in
-	//     memory up to 256 MiB, and spill to the file past it), and
-	//     temp_store=MEMORY for SQLite's own temporary data.
+	//   a page cache of 32 MiB (rows arrive mostly in path order, so the
+	//     tables and indexes grow at their ends: a larger cache was no
+	//     faster, and memory must not grow with the archive), and
+	//     temp_store=MEMORY for SQLite's own temporary data (small while
+	//     loading; finishDirs turns it to files).
 	// None of these is stored in the file: barecat opens the result in
 	// its default rollback-journal mode.
 	for _, p := range []string{
 		"PRAGMA journal_mode = OFF",
 		"PRAGMA synchronous = OFF",
 		"PRAGMA locking_mode = EXCLUSIVE",
-		"PRAGMA cache_size = -65536", // KiB: up to 64 MiB, allocated as used
+		"PRAGMA cache_size = -32768", // KiB: up to 32 MiB, allocated as used
 		"PRAGMA temp_store = MEMORY",
 	} {
 		if _, err := w.conn.ExecContext(ctx, p); err != nil {
 			return w.sqlErr(p, err)
 		}
+	}
+	if err := w.openScratch(ctx); err != nil {
+		return err
 	}
 	if _, err := w.exec("BEGIN"); err != nil {
 		return w.sqlErr("BEGIN", err)
@@ -356,7 +369,7 @@ func (w *Writer) closeStmts() {
 		return
 	}
 	w.conn.Raw(func(any) error {
-		for _, st := range []*driver.Stmt{&w.insBatch, &w.ins1} {
+		for _, st := range []*driver.Stmt{&w.insBatch, &w.ins1, &w.insDir} {
 			if *st != nil {
 				(*st).Close()
 				*st = nil
@@ -389,7 +402,7 @@ func (w *Writer) usable() error {
 }
 
 // NumFiles is the number of files added so far.
-func (w *Writer) NumFiles() int64 { return w.submitted + int64(len(w.pending)) }
+func (w *Writer) NumFiles() int64 { return w.submitted + int64(len(w.pending)) - w.dirRows }
 
 // NumShards is the number of shards so far.
 func (w *Writer) NumShards() int { return len(w.shards) }
@@ -413,7 +426,7 @@ func (w *Writer) Add(f File, data io.Reader) error {
 	if f.Size > w.limit {
 		return newErr(w.path, p, ErrTooLarge, "%d bytes; shard size limit %d", f.Size, w.limit)
 	}
-	d, err := w.tree.dir(parentOf(p))
+	d, err := w.dirOf(parentOf(p))
 	if err != nil {
 		return err
 	}
@@ -431,8 +444,7 @@ func (w *Writer) Add(f File, data io.Reader) error {
 	}
 	f.Path, f.Shard, f.Offset, f.CRC32C, f.HasCRC = p, len(w.shards)-1, w.cur.size, crc, true
 	w.cur.size += f.Size
-	d.NumFiles++
-	d.ownSize += f.Size
+	d.count(f.Size)
 	return w.queue(f, h)
 }
 
@@ -456,13 +468,12 @@ func (w *Writer) AddExternal(f File) error {
 		return newErr(ShardPath(w.path, f.Shard), p, ErrBounds, "bytes %d to %d, but the shard has %d bytes",
 			f.Offset, f.Offset+f.Size, w.shards[f.Shard].size)
 	}
-	d, err := w.tree.dir(parentOf(p))
+	d, err := w.dirOf(parentOf(p))
 	if err != nil {
 		return err
 	}
 	f.Path = p
-	d.NumFiles++
-	d.ownSize += f.Size
+	d.count(f.Size)
 	return w.queue(f, h)
 }
 
@@ -526,10 +537,18 @@ func (w *Writer) admit(f *File) (string, uint64, error) {
 	case dup:
 		return "", 0, newErr(w.path, p, ErrDuplicate, "added twice")
 	}
-	if _, ok := w.tree.nodes[p]; ok {
+	if _, ok := w.treeNodes()[p]; ok {
 		return "", 0, newErr(w.path, p, ErrConflict, "already a directory")
 	}
 	return p, h, nil
+}
+
+// treeNodes is the tree's directories (none once spilled).
+func (w *Writer) treeNodes() map[string]*dirNode {
+	if w.spilled {
+		return nil
+	}
+	return w.tree.nodes
 }
 
 // normalize is NormalizePath, its error naming the archive.
@@ -553,7 +572,7 @@ func (w *Writer) lookup(p string, h uint64) (File, bool, error) {
 		return File{}, false, nil
 	}
 	for i := len(w.pending) - 1; i >= 0; i-- {
-		if w.pending[i].Path == p {
+		if w.pending[i].Path == p && w.pending[i].Shard != dirRow {
 			return w.pending[i], true, nil
 		}
 	}
@@ -634,9 +653,13 @@ func (w *Writer) insertRows(rows []File) error {
 		add(nullable(f.GID, f.HasGID))
 		add(nullable(f.MtimeNs, f.HasMtime))
 	}
+	hasDirs := false
+	for i := range rows {
+		hasDirs = hasDirs || rows[i].Shard == dirRow
+	}
 	err := w.conn.Raw(func(any) error {
 		ctx := context.Background()
-		if len(rows) == insertBatch {
+		if len(rows) == insertBatch && !hasDirs {
 			_, err := w.insBatch.(driver.StmtExecContext).ExecContext(ctx, args)
 			return err
 		}
@@ -645,7 +668,15 @@ func (w *Writer) insertRows(rows []File) error {
 			for j := range row {
 				row[j].Ordinal = j + 1
 			}
-			if _, err := w.ins1.(driver.StmtExecContext).ExecContext(ctx, row); err != nil {
+			st := w.ins1
+			if rows[i/9].Shard == dirRow { // path, then mode, uid, gid, mtime_ns
+				row = append(row[:1:1], row[5:]...)
+				for j := range row {
+					row[j].Ordinal = j + 1
+				}
+				st = w.insDir
+			}
+			if _, err := st.(driver.StmtExecContext).ExecContext(ctx, row); err != nil {
 				return err
 			}
 		}
@@ -687,9 +718,15 @@ func (w *Writer) AddDir(d Dir) error {
 			return newErr(w.path, p, ErrConflict, "already a file")
 		}
 	}
-	n, err := w.tree.dir(p)
+	if w.spilled {
+		return w.addSpilledDir(p, d)
+	}
+	n, err := w.dirOf(p)
 	if err != nil {
 		return err
+	}
+	if n == nil { // the tree was spilled for this directory
+		return w.addSpilledDir(p, d)
 	}
 	if n.explicit {
 		return newErr(w.path, p, ErrDuplicate, "directory added twice")
@@ -931,6 +968,9 @@ func (w *Writer) cleanup() {
 	if w.tmpIndex != "" {
 		os.Remove(w.tmpIndex)
 	}
+	if w.tmpScratch != "" {
+		os.Remove(w.tmpScratch)
+	}
 	w.syncing.Wait()
 	for _, s := range w.shards {
 		if s.f != nil {
@@ -1032,13 +1072,7 @@ func (w *Writer) syncShard(s *shardOut) {
 // finishIndex writes the dirs, restores the schema's exact text, creates
 // the triggers and the planner's statistics, commits and syncs.
 func (w *Writer) finishIndex() error {
-	root := w.tree.nodes[""]
-	if !root.explicit {
-		d := w.rootMeta
-		root.Mode, root.UID, root.GID, root.MtimeNs = d.Mode, d.UID, d.GID, d.MtimeNs
-		root.HasMode, root.HasUID, root.HasGID, root.HasMtime = d.HasMode, d.HasUID, d.HasGID, d.HasMtime
-	}
-	if err := w.insertDirs(w.tree.finish()); err != nil {
+	if err := w.finishDirs(); err != nil {
 		return err
 	}
 	// Put back the schema's own text for the tables whose parent column
@@ -1089,6 +1123,9 @@ func (w *Writer) finishIndex() error {
 	}
 	if _, err := w.exec("COMMIT"); err != nil {
 		return w.sqlErr("COMMIT", err)
+	}
+	if err := w.closeScratch(); err != nil {
+		return w.sqlErr("closing", err)
 	}
 	w.closeStmts()
 	if err := w.conn.Close(); err != nil {
