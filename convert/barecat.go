@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"io"
 	"path/filepath"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/internal/bloom"
 )
 
 // ErrDuplicatePath: two members of the source have the same path.
@@ -70,14 +72,16 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	default:
 		return nil, fmt.Errorf("duplicate policy %q: want first or last", opts.OnDuplicate)
 	}
-	// With --on-duplicate last, a first header-only pass decides which
-	// member keeps each path, so that every byte is copied once. The other
-	// policies decide as they go: the first member of a path is the one kept.
-	var winners map[string]occurrence
-	var dups int64
-	if opts.OnDuplicate == DuplicateLast {
+	// With a duplicate policy, a first header-only pass finds the paths
+	// that may repeat (a filter of a few bytes per path; the few it may
+	// have seen are kept with their last member), so that the copying
+	// pass decides each member at once and copies every byte once.
+	// Without one, the Writer refuses a repeated path (its filter, then
+	// SQLite's unique index on path), and the error names both places.
+	var repeats map[string]occurrence
+	if opts.OnDuplicate != DuplicateError {
 		var err error
-		if winners, dups, err = pickWinners(ctx, shards, opts); err != nil {
+		if repeats, err = repeatedPaths(ctx, shards, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -89,8 +93,8 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	src := NewTarShards(shards, opts.Scan)
 	defer src.Close()
 	sink := &barecatSink{
-		w: w, src: src, winners: winners, seen: map[string]occurrence{}, opts: opts,
-		stats: &BarecatStats{Output: out, Skipped: map[string]int64{}, Duplicates: dups},
+		ctx: ctx, w: w, src: src, repeats: repeats, kept: map[string]bool{}, latest: map[string]occurrence{}, opts: opts,
+		stats: &BarecatStats{Output: out, Skipped: map[string]int64{}},
 	}
 	if opts.Wrap {
 		// The archive's shard i is a relative link to tar shard i.
@@ -112,41 +116,72 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	return sink.stats, nil
 }
 
-// pickWinners scans every header once and maps each normalized path to the
-// member that keeps it.
-func pickWinners(ctx context.Context, shards []string, opts BarecatOptions) (map[string]occurrence, int64, error) {
-	winners := make(map[string]occurrence)
-	var dups int64
+// memberPath is the archive path of a file or hard link member.
+func memberPath(shards []string, shard int, r *Row) (string, error) {
+	p, err := barecat.NormalizePath(string(r.Name))
+	if err != nil {
+		return "", fmt.Errorf("%s: offset %d: %w", shards[shard], r.Offset, err)
+	}
+	return p, nil
+}
+
+// repeatedPaths scans every header once and returns the paths of files
+// and hard links that a filter may have seen before, each with its last
+// member: every path that repeats is there (its later members are all
+// "maybe seen"), with a few that do not (the filter's false positives,
+// which then name their only member).
+func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (map[string]occurrence, error) {
+	repeats := make(map[string]occurrence)
+	var seen bloom.Filter
+	seed := maphash.MakeSeed()
 	src := NewTarShards(shards, opts.Scan)
+	defer src.Close()
 	c := &collectSink{fn: func(shard int, r *Row) error {
-		if r.Kind == KindDir || r.Kind == KindSymlink || r.Kind == KindOther {
+		if r.Kind != KindFile && r.Kind != KindHardlink {
 			return nil
 		}
-		p, err := barecat.NormalizePath(string(r.Name))
+		p, err := memberPath(shards, shard, r)
 		if err != nil {
-			return fmt.Errorf("%s: offset %d: %w", shards[shard], r.Offset, err)
+			return err
 		}
-		occ := occurrence{shard: int32(shard), header: r.Offset, dataOffset: r.DataOffset, size: r.Size}
-		prev, seen := winners[p]
-		if !seen {
-			winners[p] = occ
-			return nil
-		}
-		dups++
-		switch opts.OnDuplicate {
-		case DuplicateFirst:
-		case DuplicateLast:
-			winners[p] = occ
-		default:
-			return fmt.Errorf("%w %q: %s offset %d and %s offset %d (--on-duplicate first|last chooses one)",
-				ErrDuplicatePath, p, shards[prev.shard], prev.header, shards[shard], r.Offset)
+		h := maphash.String(seed, p)
+		if seen.MayContain(h) {
+			repeats[p] = occurrence{shard: int32(shard), header: r.Offset}
+		} else {
+			seen.Add(h)
 		}
 		return nil
 	}}
 	if err := Run(ctx, src, c, Options{Workers: opts.Workers}); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return winners, dups, nil
+	return repeats, nil
+}
+
+// firstMember finds the first file or hard link member of path p, to name
+// it beside a later one: the tars are read again, an error's cost only.
+func firstMember(ctx context.Context, shards []string, p string, opts BarecatOptions) (occurrence, error) {
+	var first occurrence
+	found := errors.New("found")
+	src := NewTarShards(shards, opts.Scan)
+	defer src.Close()
+	err := Run(ctx, src, &collectSink{fn: func(shard int, r *Row) error {
+		if r.Kind != KindFile && r.Kind != KindHardlink {
+			return nil
+		}
+		if q, err := memberPath(shards, shard, r); err == nil && q == p {
+			first = occurrence{shard: int32(shard), header: r.Offset}
+			return found
+		}
+		return nil
+	}}, Options{Workers: 1})
+	if err == found {
+		return first, nil
+	}
+	if err == nil {
+		err = fmt.Errorf("%q: no earlier member found", p)
+	}
+	return first, err
 }
 
 // collectSink calls fn for every row, in order.
@@ -166,10 +201,12 @@ func (c *collectSink) Write(b *Batch) error {
 func (c *collectSink) EndShard(int) error { return nil }
 
 type barecatSink struct {
+	ctx     context.Context
 	w       *barecat.Writer
 	src     *TarShards
-	winners map[string]occurrence // with DuplicateLast: the member that keeps each path
-	seen    map[string]occurrence // otherwise: the first member of each path so far
+	repeats map[string]occurrence // with a policy: the paths that may repeat, and their last member
+	kept    map[string]bool       // DuplicateFirst: the paths of repeats already kept
+	latest  map[string]occurrence // DuplicateLast: the bytes of each repeat's latest member so far
 	opts    BarecatOptions
 	stats   *BarecatStats
 }
@@ -193,9 +230,9 @@ func (s *barecatSink) Write(b *Batch) error {
 			s.stats.Skipped[r.Kind.String()]++
 			continue
 		}
-		p, err := barecat.NormalizePath(string(r.Name))
+		p, err := memberPath(s.src.Paths, b.Shard, r)
 		if err != nil {
-			return fmt.Errorf("%s: offset %d: %w", shardName, r.Offset, err)
+			return err
 		}
 		if r.Kind == KindDir {
 			d := barecat.Dir{Path: p, Mode: r.Mode & 0o7777, HasMode: true, UID: r.UID, HasUID: true,
@@ -210,46 +247,75 @@ func (s *barecatSink) Write(b *Batch) error {
 			s.stats.Dirs++
 			continue
 		}
-		if s.winners != nil {
-			if win := s.winners[p]; win.shard != int32(b.Shard) || win.header != r.Offset {
-				continue // a duplicate the policy dropped
-			}
-		} else {
-			if prev, dup := s.seen[p]; dup {
-				if s.opts.OnDuplicate == DuplicateFirst {
-					s.stats.Duplicates++
-					continue
-				}
-				return fmt.Errorf("%w %q: %s offset %d and %s offset %d (--on-duplicate first|last chooses one)",
-					ErrDuplicatePath, p, s.src.Paths[prev.shard], prev.header, shardName, r.Offset)
-			}
-		}
 		f := metaFile(p, r)
 		data := occurrence{shard: int32(b.Shard), dataOffset: r.DataOffset, size: r.Size}
-		if r.Kind == KindHardlink {
-			target, err := barecat.NormalizePath(string(r.Linkname))
-			t, ok := s.seen[target]
-			if s.winners != nil {
-				t, ok = s.winners[target]
+		resolved := false // a hard link whose bytes are data
+		if r.Kind == KindHardlink && s.opts.OnDuplicate == DuplicateLast {
+			// A link to a path that repeats gets the bytes of the path's
+			// latest member before it, as extracting the tar would, even
+			// when a later member is the one kept.
+			if t, err := barecat.NormalizePath(string(r.Linkname)); err == nil {
+				if d, ok := s.latest[t]; ok {
+					data, f.Size, resolved = d, d.size, true
+				}
 			}
-			if err != nil || !ok {
+		}
+		if last, ok := s.repeats[p]; ok {
+			if (r.Kind == KindFile || resolved) && s.opts.OnDuplicate == DuplicateLast {
+				s.latest[p] = data
+			}
+			drop := false
+			switch s.opts.OnDuplicate {
+			case DuplicateFirst:
+				drop = s.kept[p]
+				s.kept[p] = true
+			case DuplicateLast:
+				drop = last.shard != int32(b.Shard) || last.header != r.Offset
+			}
+			if drop {
+				s.stats.Duplicates++
+				continue
+			}
+		}
+		if r.Kind == KindHardlink && !resolved {
+			// A hard link gets its target's bytes, wherever they are.
+			n, err := s.w.AddLink(f, string(r.Linkname))
+			if errors.Is(err, barecat.ErrMissingFile) || errors.Is(err, barecat.ErrInvalidPath) {
 				return fmt.Errorf("%s: offset %d: hard link %q to %q, which is not an earlier file", shardName, r.Offset, p, r.Linkname)
 			}
-			data = t
-			f.Size = t.size
+			if err != nil {
+				return s.addErr(p, b.Shard, r, err)
+			}
 			s.stats.Hardlinks++
-		}
-		if s.winners == nil {
-			// A later hard link to p gets p's bytes, wherever they are.
-			s.seen[p] = occurrence{shard: data.shard, header: r.Offset, dataOffset: data.dataOffset, size: data.size}
+			s.stats.Files++
+			s.stats.Bytes += n
+			continue
 		}
 		if err := s.addFile(f, data); err != nil {
-			return fmt.Errorf("%s: offset %d: %w", shardName, r.Offset, err)
+			return s.addErr(p, b.Shard, r, err)
+		}
+		if resolved {
+			s.stats.Hardlinks++
 		}
 		s.stats.Files++
 		s.stats.Bytes += f.Size
 	}
 	return nil
+}
+
+// addErr places the Writer's refusal of member r (path p): a repeated path
+// names the member that came first.
+func (s *barecatSink) addErr(p string, shard int, r *Row, err error) error {
+	if errors.Is(err, barecat.ErrDuplicate) {
+		first, ferr := firstMember(s.ctx, s.src.Paths, p, s.opts)
+		if ferr != nil {
+			return fmt.Errorf("%w %q: %s offset %d (--on-duplicate first|last chooses one)",
+				ErrDuplicatePath, p, s.src.Paths[shard], r.Offset)
+		}
+		return fmt.Errorf("%w %q: %s offset %d and %s offset %d (--on-duplicate first|last chooses one)",
+			ErrDuplicatePath, p, s.src.Paths[first.shard], first.header, s.src.Paths[shard], r.Offset)
+	}
+	return fmt.Errorf("%s: offset %d: %w", s.src.Paths[shard], r.Offset, err)
 }
 
 func (s *barecatSink) addFile(f barecat.File, data occurrence) error {
@@ -401,8 +467,16 @@ func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) er
 	}
 	var rows []Row
 	if shard == 0 {
+		// A tar cannot hold a path as both a directory and a file: the
+		// archive is refused before anything is written.
+		if err := s.Archive.CheckClash(ctx); err != nil {
+			return err
+		}
 		var dirs []barecat.Dir
 		err := s.Archive.Dirs(ctx, func(d barecat.Dir) error {
+			if err := s.Archive.CheckDir(d); err != nil {
+				return err
+			}
 			if d.Path != "" && (d.HasMode || d.HasUID || d.HasGID || d.HasMtime || d.NumSubdirs+d.NumFiles == 0) {
 				dirs = append(dirs, d)
 			}
@@ -433,6 +507,12 @@ func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) er
 	var held []barecat.File // read here, on the worker
 	var heldRows []int
 	for _, f := range c.files {
+		// Metadata a tar header would carry wrong (a negative uid, a mode
+		// whose low bits would be taken for permissions) is refused, not
+		// cut to fit.
+		if err := s.Archive.CheckFile(f); err != nil {
+			return err
+		}
 		r := Row{Name: []byte(f.Path), Kind: KindFile, Size: f.Size, Mode: defaultFileMode,
 			DataFile: f.Shard, Offset: -1, DataOffset: f.Offset, Checksum: f.CRC32C, HasChecksum: f.HasCRC}
 		setMeta(&r, f.Mode, f.HasMode, f.UID, f.HasUID, f.GID, f.HasGID, f.MtimeNs, f.HasMtime)
@@ -481,57 +561,124 @@ func (s *BarecatSource) OpenPayload(r *Row) (io.Reader, error) {
 		Size: r.Size, CRC32C: r.Checksum, HasCRC: r.HasChecksum})
 }
 
+// ReuseStats describes ReuseTars' work.
+type ReuseStats struct {
+	Tars  []string    // the tar files the shards link to, in fid order
+	Files int64       // files of the archive checked against their members
+	Index *IndexStats // the index written over the tars
+}
+
 // ReuseTars indexes the tar files that a wrapped Barecat archive's shards
 // link to, without writing any data: it checks that every file of the
 // archive is the payload of a regular tar member (starting at the file's
 // offset, of its size), then writes the TARIDX of those tars (in the
-// archive's shard order) to out. It returns the tar paths, in fid order.
-func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOptions) ([]string, *IndexStats, error) {
-	var tars []string
+// archive's shard order) to out. The check walks the archive's files in
+// address order beside the tars' members, in the same order: memory does
+// not grow with the number of files.
+func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOptions) (*ReuseStats, error) {
+	st := &ReuseStats{}
 	for _, p := range a.ShardPaths() {
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		tars = append(tars, real)
+		st.Tars = append(st.Tars, real)
 	}
-	type member struct {
-		name string
-		size int64
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The files, in address order, from a goroutine of their own.
+	files := make(chan []barecat.File, 4)
+	listErr := make(chan error, 1)
+	go func() {
+		defer close(files)
+		var chunk []barecat.File
+		err := a.Files(ctx, barecat.ByAddress, func(f barecat.File) error {
+			if chunk = append(chunk, f); len(chunk) == barecatChunk {
+				select {
+				case files <- chunk:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				chunk = nil
+			}
+			return nil
+		})
+		if err == nil && len(chunk) > 0 {
+			select {
+			case files <- chunk:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
+		listErr <- err
+	}()
+	var pending []barecat.File
+	next := func() (barecat.File, bool) {
+		for len(pending) == 0 {
+			c, ok := <-files
+			if !ok {
+				return barecat.File{}, false
+			}
+			pending = c
+		}
+		return pending[0], true
 	}
-	type key struct {
-		shard int
-		off   int64
+	noMember := func(f barecat.File) error {
+		return fmt.Errorf("%s: %q: no regular tar member's payload starts at offset %d of %s; the shards are not the archive's tars (convert without --reuse-tars)",
+			a.IndexPath(), f.Path, f.Offset, shardName(st.Tars, f.Shard))
 	}
-	members := make(map[key]member)
-	src := NewTarShards(tars, opts.Scan)
+	before := func(f barecat.File, shard int, off int64) bool {
+		return f.Shard < shard || f.Shard == shard && f.Offset < off
+	}
+	src := NewTarShards(st.Tars, opts.Scan)
 	err := Run(ctx, src, &collectSink{fn: func(shard int, r *Row) error {
-		if r.Kind == KindFile {
-			members[key{shard, r.DataOffset}] = member{string(r.Name), r.Size}
+		if r.Kind != KindFile {
+			return nil
 		}
-		return nil
+		for {
+			f, ok := next()
+			if !ok || f.Shard > shard || f.Shard == shard && f.Offset > r.DataOffset {
+				return nil
+			}
+			if before(f, shard, r.DataOffset) {
+				return noMember(f)
+			}
+			// A file under another name than its member (a hard link's,
+			// made by a conversion) shares the member's bytes; the index
+			// keys the member's own name.
+			if f.Size != r.Size {
+				return fmt.Errorf("%s: %q (%d bytes): the tar member at offset %d of %s is %q (%d bytes)",
+					a.IndexPath(), f.Path, f.Size, f.Offset, st.Tars[shard], r.Name, r.Size)
+			}
+			st.Files++
+			pending = pending[1:]
+		}
 	}}, Options{Workers: opts.Workers})
-	if err != nil {
-		return nil, nil, err
-	}
-	err = a.Files(ctx, barecat.ByAddress, func(f barecat.File) error {
-		m, ok := members[key{f.Shard, f.Offset}]
-		if !ok {
-			return fmt.Errorf("%s: %q: no regular tar member's payload starts at offset %d of %s; the shards are not the archive's tars (convert without --reuse-tars)",
-				a.IndexPath(), f.Path, f.Offset, tars[f.Shard])
+	if err == nil {
+		if f, ok := next(); ok {
+			err = noMember(f)
 		}
-		if m.size != f.Size {
-			return fmt.Errorf("%s: %q (%d bytes): the tar member at offset %d of %s is %q (%d bytes)",
-				a.IndexPath(), f.Path, f.Size, f.Offset, tars[f.Shard], m.name, m.size)
-		}
-		// A file under another name than its member (a hard link's, made
-		// by a conversion) shares the member's bytes; the index keys the
-		// member's own name.
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
 	}
-	st, err := BuildIndex(ctx, tars, out, opts)
-	return tars, st, err
+	cancel()
+	for range files {
+	}
+	if lerr := <-listErr; err == nil && lerr != nil {
+		err = lerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st.Index, err = BuildIndex(parent, st.Tars, out, opts); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// shardName names shard n of tars, or says there is none.
+func shardName(tars []string, n int) string {
+	if n >= 0 && n < len(tars) {
+		return tars[n]
+	}
+	return fmt.Sprintf("shard %d (the archive has %d)", n, len(tars))
 }

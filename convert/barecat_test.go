@@ -205,12 +205,12 @@ func TestReuseTars(t *testing.T) {
 	}
 	defer a.Close()
 	idx := filepath.Join(t.TempDir(), "train.taridx")
-	tars, st, err := ReuseTars(context.Background(), a, idx, IndexOptions{})
+	st, err := ReuseTars(context.Background(), a, idx, IndexOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tars) != 2 || st.Rows != 4 { // a.jpg, 日本.cls, empty.txt, the .bin (the hard link has no payload of its own)
-		t.Errorf("tars %v, %d rows", tars, st.Rows)
+	if len(st.Tars) != 2 || st.Files != 5 || st.Index.Rows != 4 { // a.jpg, 日本.cls, empty.txt, the .bin (the hard link has no payload of its own)
+		t.Errorf("tars %v, %d files, %d rows", st.Tars, st.Files, st.Index.Rows)
 	}
 
 	// A copied archive's shards are not tars: refused.
@@ -220,7 +220,7 @@ func TestReuseTars(t *testing.T) {
 	}
 	c, _ := barecat.Open(copied)
 	defer c.Close()
-	_, _, err = ReuseTars(context.Background(), c, filepath.Join(t.TempDir(), "x.taridx"), IndexOptions{})
+	_, err = ReuseTars(context.Background(), c, filepath.Join(t.TempDir(), "x.taridx"), IndexOptions{})
 	if err == nil || !strings.Contains(err.Error(), "not") {
 		t.Errorf("got %v, want a refusal", err)
 	}

@@ -80,6 +80,11 @@ var (
 	ErrTooLarge = errors.New("file larger than the shard size limit")
 	// ErrShortData: the data reader ended before the file's size.
 	ErrShortData = errors.New("data shorter than the file's size")
+	// ErrBadRow: a file or directory row whose mode, uid or gid no file
+	// system or tar entry can carry as stored (see Archive.CheckFile).
+	ErrBadRow = errors.New("bad metadata in a row")
+	// ErrMissingFile: a link to a file the archive does not have.
+	ErrMissingFile = errors.New("no such file in the archive")
 	// ErrClosed: the Writer or Archive was already closed or aborted.
 	ErrClosed = errors.New("closed")
 )

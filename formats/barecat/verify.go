@@ -31,7 +31,7 @@ const maxProblems = 10000
 // what its files give (recomputed from the files table the way barecat's
 // integrity check does), every file's directory and every directory's
 // parent has a row, no path is both a file and a directory, paths are
-// normalized, use_triggers is on, and SQLite's own integrity check
+// normalized, modes, uids and gids are ones a file system has (CheckFile), use_triggers is on, and SQLite's own integrity check
 // passes. Files are read in shard order. The error is for what stops the
 // check (an unreadable index, ctx); what is wrong with the archive is in
 // the Report.
@@ -59,6 +59,9 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 				why = "empty"
 			}
 			add(newErr(a.indexPath, f.Path, ErrInvalidPath, "%s", why))
+		}
+		if err := a.CheckFile(f); err != nil {
+			add(err.(*Error))
 		}
 		if err := tree.addFile(sqlParent(f.Path), f.Size); err != nil {
 			return err
@@ -96,6 +99,9 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 	subdirs := map[string]int64{}
 	err = a.Dirs(ctx, func(d Dir) error {
 		dirs = append(dirs, d)
+		if err := a.CheckDir(d); err != nil {
+			add(err.(*Error))
+		}
 		if d.Path != "" {
 			subdirs[sqlParent(d.Path)]++
 		}
@@ -141,7 +147,7 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 		}
 	}
 
-	err = a.queryStrings(ctx, `SELECT path FROM dirs WHERE path IN (SELECT path FROM files)`, func(p string) {
+	err = a.queryStrings(ctx, clashQuery, func(p string) {
 		add(newErr(a.indexPath, p, ErrConflict, "a file and a directory"))
 	})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/itarconv/itarconv/internal/bloom"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -45,8 +46,9 @@ type WriterOptions struct {
 // (config use_triggers = 0), by a goroutine of its own that inserts the
 // rows in batches while the caller copies the next files. The directories
 // are counted in memory as files arrive (their number, not the files',
-// bounds that memory; duplicate detection keeps a few tens of bytes per
-// file);
+// bounds that memory; duplicate detection keeps a few bytes per file in a
+// filter and asks SQLite's unique index on path when the filter may have
+// seen a path);
 // Close writes them all, the missing ancestors included, then turns the
 // triggers on, so barecat can append to the archive afterwards.
 //
@@ -95,10 +97,21 @@ type Writer struct {
 	loopStop  atomic.Bool         // Abort: skip what is queued
 	args      []driver.NamedValue // insertLoop's
 	seed      maphash.Seed
-	seen      map[uint64]int64    // path hash -> rowid of the first file with it
-	collided  map[string]struct{} // files whose hash an earlier, different path has
-	tree      *dirTree
-	rootMeta  Dir // root metadata unless AddDir("") sets it
+	// paths holds the hash of every file's path: a path it has not seen
+	// is certainly new; one it may have seen is looked up in the batch
+	// being filled, then in the files table (whose unique index on path
+	// has the exact answer). A few bytes per file, not the paths.
+	paths   bloom.Filter
+	tree    *dirTree // nil once spilled (see maxTreeDirs)
+	spilled bool
+	// Once spilled: explicit directories' hashes, their rows queued with
+	// the files' (Shard dirRow), whether the root's metadata was given.
+	dirSeen      bloom.Filter
+	dirRows      int64
+	rootExplicit bool
+	insDir       driver.Stmt
+	tmpScratch   string
+	rootMeta     Dir // root metadata unless AddDir("") sets it
 
 	syncing sync.WaitGroup // shards being synced
 	syncMu  sync.Mutex
@@ -114,6 +127,31 @@ type shardOut struct {
 	tmp  string
 	f    *os.File // nil for a symlink
 	size int64    // bytes written (buffered included), or the target's size
+	// target is the file a symlink shard must lead to (nil for a file).
+	target os.FileInfo
+}
+
+// realPath is path made absolute with every symbolic link resolved.
+func realPath(path string) (string, error) {
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
+}
+
+// checkLink checks that the symbolic link at link leads to the file
+// target (same device and inode).
+func checkLink(link string, target os.FileInfo) error {
+	st, err := os.Stat(link)
+	if err == nil && !os.SameFile(st, target) {
+		err = errors.New("it leads to another file")
+	}
+	if err != nil {
+		dest, _ := os.Readlink(link)
+		return &Error{Path: link, Err: ErrMissingShard, Detail: fmt.Sprintf("shard link to %q does not lead to %s: %v", dest, target.Name(), err)}
+	}
+	return nil
 }
 
 const (
@@ -147,8 +185,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		return nil, fmt.Errorf("barecat: negative shard size limit %d", opts.ShardSizeLimit)
 	}
 	w := &Writer{path: path, dir: filepath.Dir(path), base: filepath.Base(path), opts: opts,
-		limit: opts.ShardSizeLimit, seed: maphash.MakeSeed(),
-		seen: map[uint64]int64{}, collided: map[string]struct{}{}}
+		limit: opts.ShardSizeLimit, seed: maphash.MakeSeed()}
 	if w.limit == 0 {
 		w.limit = UnlimitedShardSize
 	}
@@ -159,6 +196,9 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 			}
 		}
 	}
+	// Temporary files of runs that were killed (their process is gone)
+	// can be gigabytes of shard: they go before this run adds its own.
+	safefile.SweepLeftovers(w.dir)
 	w.tree = newDirTree(parentOf)
 	w.tree.onNew = w.checkDir
 	w.rootMeta = Dir{MtimeNs: time.Now().UnixNano(), HasMtime: true}
@@ -175,7 +215,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 // openIndex creates the temporary index, its tables and config rows, and
 // begins the load's transaction.
 func (w *Writer) openIndex() error {
-	f, err := os.CreateTemp(w.dir, safefile.TempPrefix+w.base+"-*")
+	f, err := os.CreateTemp(w.dir, safefile.TempName(w.base))
 	if err != nil {
 		return err
 	}
@@ -201,21 +241,26 @@ func (w *Writer) openIndex() error {
 	//   synchronous=OFF: no fsync until Close syncs the file once before
 	//     the rename;
 	//   locking_mode=EXCLUSIVE: no file locking per transaction;
-	//   a large page cache (the tables and indexes being built stay in
-	//     memory up to 256 MiB, and spill to the file past it), and
-	//     temp_store=MEMORY for SQLite's own temporary data.
+	//   a page cache of 32 MiB (rows arrive mostly in path order, so the
+	//     tables and indexes grow at their ends: a larger cache was no
+	//     faster, and memory must not grow with the archive), and
+	//     temp_store=MEMORY for SQLite's own temporary data (small while
+	//     loading; finishDirs turns it to files).
 	// None of these is stored in the file: barecat opens the result in
 	// its default rollback-journal mode.
 	for _, p := range []string{
 		"PRAGMA journal_mode = OFF",
 		"PRAGMA synchronous = OFF",
 		"PRAGMA locking_mode = EXCLUSIVE",
-		"PRAGMA cache_size = -262144", // KiB: up to 256 MiB, allocated as used
+		"PRAGMA cache_size = -32768", // KiB: up to 32 MiB, allocated as used
 		"PRAGMA temp_store = MEMORY",
 	} {
 		if _, err := w.conn.ExecContext(ctx, p); err != nil {
 			return w.sqlErr(p, err)
 		}
+	}
+	if err := w.openScratch(ctx); err != nil {
+		return err
 	}
 	if _, err := w.exec("BEGIN"); err != nil {
 		return w.sqlErr("BEGIN", err)
@@ -324,7 +369,7 @@ func (w *Writer) closeStmts() {
 		return
 	}
 	w.conn.Raw(func(any) error {
-		for _, st := range []*driver.Stmt{&w.insBatch, &w.ins1} {
+		for _, st := range []*driver.Stmt{&w.insBatch, &w.ins1, &w.insDir} {
 			if *st != nil {
 				(*st).Close()
 				*st = nil
@@ -357,7 +402,7 @@ func (w *Writer) usable() error {
 }
 
 // NumFiles is the number of files added so far.
-func (w *Writer) NumFiles() int64 { return w.submitted + int64(len(w.pending)) }
+func (w *Writer) NumFiles() int64 { return w.submitted + int64(len(w.pending)) - w.dirRows }
 
 // NumShards is the number of shards so far.
 func (w *Writer) NumShards() int { return len(w.shards) }
@@ -381,7 +426,7 @@ func (w *Writer) Add(f File, data io.Reader) error {
 	if f.Size > w.limit {
 		return newErr(w.path, p, ErrTooLarge, "%d bytes; shard size limit %d", f.Size, w.limit)
 	}
-	d, err := w.tree.dir(parentOf(p))
+	d, err := w.dirOf(parentOf(p))
 	if err != nil {
 		return err
 	}
@@ -399,8 +444,7 @@ func (w *Writer) Add(f File, data io.Reader) error {
 	}
 	f.Path, f.Shard, f.Offset, f.CRC32C, f.HasCRC = p, len(w.shards)-1, w.cur.size, crc, true
 	w.cur.size += f.Size
-	d.NumFiles++
-	d.ownSize += f.Size
+	d.count(f.Size)
 	return w.queue(f, h)
 }
 
@@ -424,14 +468,54 @@ func (w *Writer) AddExternal(f File) error {
 		return newErr(ShardPath(w.path, f.Shard), p, ErrBounds, "bytes %d to %d, but the shard has %d bytes",
 			f.Offset, f.Offset+f.Size, w.shards[f.Shard].size)
 	}
-	d, err := w.tree.dir(parentOf(p))
+	d, err := w.dirOf(parentOf(p))
 	if err != nil {
 		return err
 	}
 	f.Path = p
-	d.NumFiles++
-	d.ownSize += f.Size
+	d.count(f.Size)
 	return w.queue(f, h)
+}
+
+// AddLink adds a file with target's bytes (target, an earlier file of
+// this Writer, as a tar hard link names it), and returns its size. f's Size, Shard, Offset and
+// CRC32C are ignored. A copied target's bytes are copied again, from the
+// shard they were written to; a target in a linked shard (AddExternal)
+// gets a row pointing at the same bytes. A target that is not a file
+// added before is ErrMissingFile.
+func (w *Writer) AddLink(f File, target string) (int64, error) {
+	if err := w.usable(); err != nil {
+		return 0, err
+	}
+	t, err := w.normalize(target)
+	if err != nil {
+		return 0, err
+	}
+	tf, ok, err := w.lookup(t, maphash.String(w.seed, t))
+	if err != nil {
+		return 0, w.fail(err)
+	}
+	if !ok {
+		return 0, newErr(w.path, f.Path, ErrMissingFile, "a link to %q, which is not a file added before", target)
+	}
+	f.Size = tf.Size
+	if s := w.shards[tf.Shard]; s.target != nil {
+		f.Shard, f.Offset, f.CRC32C, f.HasCRC = tf.Shard, tf.Offset, tf.CRC32C, tf.HasCRC
+		return f.Size, w.AddExternal(f)
+	}
+	// The target's bytes are read back from its shard, once written out.
+	if err := w.flushBuf(); err != nil {
+		return 0, w.fail(err)
+	}
+	if err := w.drainWrites(); err != nil {
+		return 0, w.fail(err)
+	}
+	src, err := os.Open(w.shards[tf.Shard].tmp)
+	if err != nil {
+		return 0, w.fail(err)
+	}
+	defer src.Close()
+	return f.Size, w.Add(f, io.NewSectionReader(src, tf.Offset, tf.Size))
 }
 
 // admit normalizes f's path and checks that it can be a new file.
@@ -453,10 +537,18 @@ func (w *Writer) admit(f *File) (string, uint64, error) {
 	case dup:
 		return "", 0, newErr(w.path, p, ErrDuplicate, "added twice")
 	}
-	if _, ok := w.tree.nodes[p]; ok {
+	if _, ok := w.treeNodes()[p]; ok {
 		return "", 0, newErr(w.path, p, ErrConflict, "already a directory")
 	}
 	return p, h, nil
+}
+
+// treeNodes is the tree's directories (none once spilled).
+func (w *Writer) treeNodes() map[string]*dirNode {
+	if w.spilled {
+		return nil
+	}
+	return w.tree.nodes
 }
 
 // normalize is NormalizePath, its error naming the archive.
@@ -470,26 +562,37 @@ func (w *Writer) normalize(p string) (string, error) {
 
 // isFile reports whether a file of path p (hash h) was added.
 func (w *Writer) isFile(p string, h uint64) (bool, error) {
-	if _, ok := w.collided[p]; ok {
-		return true, nil
+	_, ok, err := w.lookup(p, h)
+	return ok, err
+}
+
+// lookup returns the row of the file of path p (hash h), if one was added.
+func (w *Writer) lookup(p string, h uint64) (File, bool, error) {
+	if !w.paths.MayContain(h) {
+		return File{}, false, nil
 	}
-	rowid, ok := w.seen[h]
-	if !ok {
-		return false, nil
+	for i := len(w.pending) - 1; i >= 0; i-- {
+		if w.pending[i].Path == p && w.pending[i].Shard != dirRow {
+			return w.pending[i], true, nil
+		}
 	}
-	if i := rowid - w.submitted - 1; i >= 0 {
-		return w.pending[i].Path == p, nil
-	}
-	// A repeated path, or (rarely) another with the same hash: read the
-	// earlier row back, once it is in.
+	// A repeated path, or (rarely) a false positive of the filter: ask
+	// the files table, once every row handed over is in.
 	if err := w.sync(); err != nil {
-		return false, err
+		return File{}, false, err
 	}
-	var q string
-	if err := w.conn.QueryRowContext(context.Background(), `SELECT path FROM files WHERE rowid = ?`, rowid).Scan(&q); err != nil {
-		return false, w.sqlErr("reading files", err)
+	f := File{Path: p}
+	var crc sql.NullInt64
+	err := w.conn.QueryRowContext(context.Background(), `SELECT shard, offset, size, crc32c FROM files WHERE path = ?`, p).
+		Scan(&f.Shard, &f.Offset, &f.Size, &crc)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return File{}, false, nil
+	case err != nil:
+		return File{}, false, w.sqlErr("reading files", err)
 	}
-	return q == p, nil
+	f.CRC32C, f.HasCRC = uint32(crc.Int64), crc.Valid
+	return f, true, nil
 }
 
 // checkDir is the tree's check before it creates a directory: no file
@@ -505,15 +608,9 @@ func (w *Writer) checkDir(p string) error {
 }
 
 // queue adds f's row to the batch, and hands the batch to insertLoop
-// when it is full. Rows get rowids 1, 2, ... in order, as SQLite gives
-// them to an empty table without deletions.
+// when it is full.
 func (w *Writer) queue(f File, h uint64) error {
-	rowid := w.submitted + int64(len(w.pending)) + 1
-	if _, ok := w.seen[h]; ok {
-		w.collided[f.Path] = struct{}{}
-	} else {
-		w.seen[h] = rowid
-	}
+	w.paths.Add(h)
 	w.pending = append(w.pending, f)
 	if len(w.pending) == insertBatch {
 		return w.submit()
@@ -556,9 +653,13 @@ func (w *Writer) insertRows(rows []File) error {
 		add(nullable(f.GID, f.HasGID))
 		add(nullable(f.MtimeNs, f.HasMtime))
 	}
+	hasDirs := false
+	for i := range rows {
+		hasDirs = hasDirs || rows[i].Shard == dirRow
+	}
 	err := w.conn.Raw(func(any) error {
 		ctx := context.Background()
-		if len(rows) == insertBatch {
+		if len(rows) == insertBatch && !hasDirs {
 			_, err := w.insBatch.(driver.StmtExecContext).ExecContext(ctx, args)
 			return err
 		}
@@ -567,7 +668,15 @@ func (w *Writer) insertRows(rows []File) error {
 			for j := range row {
 				row[j].Ordinal = j + 1
 			}
-			if _, err := w.ins1.(driver.StmtExecContext).ExecContext(ctx, row); err != nil {
+			st := w.ins1
+			if rows[i/9].Shard == dirRow { // path, then mode, uid, gid, mtime_ns
+				row = append(row[:1:1], row[5:]...)
+				for j := range row {
+					row[j].Ordinal = j + 1
+				}
+				st = w.insDir
+			}
+			if _, err := st.(driver.StmtExecContext).ExecContext(ctx, row); err != nil {
 				return err
 			}
 		}
@@ -609,9 +718,15 @@ func (w *Writer) AddDir(d Dir) error {
 			return newErr(w.path, p, ErrConflict, "already a file")
 		}
 	}
-	n, err := w.tree.dir(p)
+	if w.spilled {
+		return w.addSpilledDir(p, d)
+	}
+	n, err := w.dirOf(p)
 	if err != nil {
 		return err
+	}
+	if n == nil { // the tree was spilled for this directory
+		return w.addSpilledDir(p, d)
 	}
 	if n.explicit {
 		return newErr(w.path, p, ErrDuplicate, "directory added twice")
@@ -634,7 +749,7 @@ func (w *Writer) newShard() error {
 	if len(w.shards) >= maxShards {
 		return newErr(w.path, "", ErrTooLarge, "more than %d shards", maxShards)
 	}
-	f, err := os.CreateTemp(w.dir, fmt.Sprintf("%s%s-shard-%05d-*", safefile.TempPrefix, w.base, len(w.shards)))
+	f, err := os.CreateTemp(w.dir, safefile.TempName(ShardPath(w.base, len(w.shards))))
 	if err != nil {
 		return err
 	}
@@ -794,22 +909,26 @@ func (w *Writer) LinkShard(target string) (int, error) {
 		return 0, w.fail(err)
 	}
 	w.syncShard(w.cur)
-	link := target
-	absDir, err1 := filepath.Abs(w.dir)
-	absTarget, err2 := filepath.Abs(target)
-	if err1 == nil && err2 == nil {
-		if rel, err := filepath.Rel(absDir, absTarget); err == nil {
-			link = rel
-		} else {
-			link = absTarget
-		}
+	// The link is resolved from the directory it is in, wherever the
+	// paths as given lead through symbolic links and "..": it is computed
+	// from both real paths.
+	realDir, err := realPath(w.dir)
+	if err != nil {
+		return 0, w.fail(err)
+	}
+	link, err := realPath(target)
+	if err != nil {
+		return 0, w.fail(err)
+	}
+	if rel, err := filepath.Rel(realDir, link); err == nil {
+		link = rel
 	}
 	n := len(w.shards)
 	var tmp string
 	for range 100 {
 		var r [6]byte
 		rand.Read(r[:])
-		tmp = filepath.Join(w.dir, fmt.Sprintf("%s%s-shard-%05d-%s", safefile.TempPrefix, w.base, n, hex.EncodeToString(r[:])))
+		tmp = filepath.Join(w.dir, strings.Replace(safefile.TempName(ShardPath(w.base, n)), "*", hex.EncodeToString(r[:]), 1))
 		if err = os.Symlink(link, tmp); !errors.Is(err, fs.ErrExist) {
 			break
 		}
@@ -817,7 +936,10 @@ func (w *Writer) LinkShard(target string) (int, error) {
 	if err != nil {
 		return 0, w.fail(err)
 	}
-	w.shards = append(w.shards, &shardOut{tmp: tmp, size: st.Size()})
+	w.shards = append(w.shards, &shardOut{tmp: tmp, size: st.Size(), target: st})
+	if err := checkLink(tmp, st); err != nil {
+		return 0, w.fail(err)
+	}
 	w.cur = nil
 	return n, nil
 }
@@ -845,6 +967,9 @@ func (w *Writer) cleanup() {
 	}
 	if w.tmpIndex != "" {
 		os.Remove(w.tmpIndex)
+	}
+	if w.tmpScratch != "" {
+		os.Remove(w.tmpScratch)
 	}
 	w.syncing.Wait()
 	for _, s := range w.shards {
@@ -947,13 +1072,7 @@ func (w *Writer) syncShard(s *shardOut) {
 // finishIndex writes the dirs, restores the schema's exact text, creates
 // the triggers and the planner's statistics, commits and syncs.
 func (w *Writer) finishIndex() error {
-	root := w.tree.nodes[""]
-	if !root.explicit {
-		d := w.rootMeta
-		root.Mode, root.UID, root.GID, root.MtimeNs = d.Mode, d.UID, d.GID, d.MtimeNs
-		root.HasMode, root.HasUID, root.HasGID, root.HasMtime = d.HasMode, d.HasUID, d.HasGID, d.HasMtime
-	}
-	if err := w.insertDirs(w.tree.finish()); err != nil {
+	if err := w.finishDirs(); err != nil {
 		return err
 	}
 	// Put back the schema's own text for the tables whose parent column
@@ -1004,6 +1123,9 @@ func (w *Writer) finishIndex() error {
 	}
 	if _, err := w.exec("COMMIT"); err != nil {
 		return w.sqlErr("COMMIT", err)
+	}
+	if err := w.closeScratch(); err != nil {
+		return w.sqlErr("closing", err)
 	}
 	w.closeStmts()
 	if err := w.conn.Close(); err != nil {
@@ -1087,6 +1209,16 @@ func (w *Writer) commit() error {
 		for n := len(w.shards); ; n++ {
 			if err := os.Remove(ShardPath(w.path, n)); err != nil {
 				break
+			}
+		}
+	}
+	// A shard link that does not lead to its tar would make an archive
+	// whose every read fails: checked where the links now are, before the
+	// index makes the archive.
+	for _, s := range w.shards {
+		if s.target != nil {
+			if err := checkLink(s.tmp, s.target); err != nil {
+				return undo(err)
 			}
 		}
 	}

@@ -3,11 +3,16 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/tarscan"
 )
 
 // barecatInfo is what inspect shows of a Barecat archive.
@@ -148,4 +153,56 @@ func (e *env) verifyBarecat(ctx context.Context, path string) error {
 		return errReported
 	}
 	return nil
+}
+
+// convertReuseTars writes OUTDIR/<fold>.taridx over the tars a wrapped
+// archive's shards link to, after checking every file against its member.
+func convertReuseTars(ctx context.Context, e *env, fl convertFlags, src, dstDir string) error {
+	a, err := barecat.Open(src)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	fold := fl.fold
+	if fold == "" {
+		fold = "train"
+	}
+	if err := os.MkdirAll(dstDir, 0o755); err != nil {
+		return err
+	}
+	out := filepath.Join(dstDir, fold+".taridx")
+	st, err := convert.ReuseTars(ctx, a, out, convert.IndexOptions{Workers: fl.workers, Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros}})
+	if err != nil {
+		return err
+	}
+	e.warnNotIndexed(src, st.Index)
+	e.infof("%s: %d files checked against their tar members; %s indexes %d rows of %s\n",
+		src, st.Files, out, st.Index.Rows, strings.Join(st.Tars, " "))
+	if fl.jsonOut {
+		ix := st.Index
+		return e.printJSON(map[string]any{"index": out, "shards": st.Tars, "files_checked": st.Files, "rows": ix.Rows,
+			"skipped_no_extension": ix.NoExt, "skipped_space_in_extension": ix.SpaceInExt,
+			"skipped_examples": nonNil(ix.SkippedNames)})
+	}
+	return nil
+}
+
+// warnNotIndexed says which files of a Barecat archive the fold's index
+// leaves out, and why: the index keys a sample by its name's extension,
+// so a name without one, or with white space in it, has no row.
+func (e *env) warnNotIndexed(src string, st *convert.IndexStats) {
+	if st == nil {
+		return
+	}
+	if n := st.NoExt + st.SpaceInExt; n > 0 {
+		e.warnf("%s: %d files not indexed (%d without an extension, %d with white space in it; glzn's loader cannot read them), e.g. %s\n",
+			src, n, st.NoExt, st.SpaceInExt, quoteList(st.SkippedNames))
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -244,28 +244,7 @@ func convertTarToBarecat(ctx context.Context, e *env, fl convertFlags, srcs []st
 
 func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir string, shardSize int64) error {
 	if fl.reuseTars {
-		a, err := barecat.Open(src)
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		fold := fl.fold
-		if fold == "" {
-			fold = "train"
-		}
-		if err := os.MkdirAll(dstDir, 0o755); err != nil {
-			return err
-		}
-		out := filepath.Join(dstDir, fold+".taridx")
-		tars, st, err := convert.ReuseTars(ctx, a, out, convert.IndexOptions{Workers: fl.workers, Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros}})
-		if err != nil {
-			return err
-		}
-		e.infof("%s: %d files checked against their tar members; %s indexes %d rows of %s\n", src, st.Rows, out, st.Rows, strings.Join(tars, " "))
-		if fl.jsonOut {
-			return e.printJSON(map[string]any{"index": out, "shards": tars, "rows": st.Rows})
-		}
-		return nil
+		return convertReuseTars(ctx, e, fl, src, dstDir)
 	}
 	if fl.wrap || fl.crc || fl.onDuplicate != "" {
 		return usagef("--wrap, --crc and --on-duplicate apply to converting tar shards to Barecat")
@@ -305,6 +284,7 @@ func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstD
 	}
 	e.infof("%s: %d members, %d bytes into %d shards of fold %s in %s; index %s (%d rows)\n",
 		src, st.Members, st.Bytes, len(st.Shards), fold, dstDir, filepath.Base(st.Index.Output), st.Index.Rows)
+	e.warnNotIndexed(src, st.Index)
 	if fl.jsonOut {
 		return e.printJSON(st)
 	}

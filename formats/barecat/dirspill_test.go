@@ -1,0 +1,122 @@
+package barecat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeDirsArchive writes files in many directories, explicit directories
+// with metadata (before and after their files, empty ones, the root), and
+// returns the dirs table's rows as text.
+func writeDirsArchive(t *testing.T, treeDirs int, rootMeta bool) (string, error) {
+	t.Helper()
+	old := maxTreeDirs
+	maxTreeDirs = treeDirs
+	defer func() { maxTreeDirs = old }()
+	out := filepath.Join(t.TempDir(), "x.barecat")
+	w, err := Create(out, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	w.rootMeta = Dir{Mode: 0o700, HasMode: true, UID: 5, HasUID: true} // fixed, for the comparison
+	meta := func(p string, mode int64) Dir {
+		return Dir{Path: p, Mode: mode, HasMode: true, UID: 7, HasUID: true, GID: 8, HasGID: true, MtimeNs: 99, HasMtime: true}
+	}
+	if err := w.AddDir(meta("a", 0o750)); err != nil {
+		t.Fatal(err)
+	}
+	if rootMeta {
+		if err := w.AddDir(meta("", 0o755)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 300 {
+		p := fmt.Sprintf("a/s%03d/%d/f.bin", i, i%3)
+		if i%50 == 7 {
+			p = fmt.Sprintf("b!/x%03d.bin", i) // '!' sorts before '/'
+		}
+		if err := w.Add(File{Path: p, Size: int64(i % 5)}, strings.NewReader(strings.Repeat("z", i%5))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []Dir{meta("a/s010", 0o711), meta("empty/deep/er", 0o700), meta("b", 0o755)} {
+		if err := w.AddDir(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantErr(t, w.AddDir(meta("a/s010", 0o711)), ErrDuplicate)
+	wantErr(t, w.AddDir(meta("a", 0o711)), ErrDuplicate)
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	a := mustOpen(t, out)
+	defer a.Close()
+	rep, err := a.Verify(context.Background())
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %v", err, rep.Problems)
+	}
+	var b strings.Builder
+	for _, d := range allDirs(t, a) {
+		fmt.Fprintf(&b, "%+v\n", d)
+	}
+	if n, _ := a.NumFiles(); n != 300 {
+		t.Errorf("%d files", n)
+	}
+	return b.String(), nil
+}
+
+// TestWriterSpilledDirs: past its limit of directories in memory, the
+// Writer computes the dirs table in SQL: the same rows as the tree gives.
+func TestWriterSpilledDirs(t *testing.T) {
+	for _, root := range []bool{false, true} {
+		want, err := writeDirsArchive(t, 1<<16, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, limit := range []int{1, 5, 200} {
+			got, err := writeDirsArchive(t, limit, root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("root %v, limit %d: dirs\n%s\nwant\n%s", root, limit, got, want)
+			}
+		}
+		// root, a, 294 a/sNNN and as many a/sNNN/k, b!, b, empty/deep/er and its 2 parents
+		if n := strings.Count(want, "\n"); n != 1+1+294+294+1+1+3 {
+			t.Errorf("%d directories", n)
+		}
+	}
+}
+
+// TestWriterSpilledConflict: once spilled, a path that is a file and a
+// directory of other files is refused at Close, and nothing is left.
+func TestWriterSpilledConflict(t *testing.T) {
+	old := maxTreeDirs
+	maxTreeDirs = 2
+	defer func() { maxTreeDirs = old }()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.barecat")
+	w, err := Create(out, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for _, p := range []string{"a/b/c/d.bin", "x/y.bin", "a/b/c", "k/l/m.bin"} {
+		if err := w.Add(File{Path: p, Size: 1}, strings.NewReader("1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = w.Close()
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), `"a/b/c"`) {
+		t.Fatalf("got %v, want ErrConflict naming a/b/c", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+		t.Errorf("left behind: %v", m)
+	}
+}
