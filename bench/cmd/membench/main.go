@@ -4,11 +4,13 @@
 // at the largest size N, a command's peak RSS stays within
 // 64 bytes per member + 128 MiB.
 //
-//	go run ./bench/cmd/membench [-dir D] [-sizes 375000,3000000] [-only tar,barecat,tbl] [-keep] [-quick]
+//	go run ./bench/cmd/membench [-dir D] [-sizes 375000,3000000] [-only tar,barecat,tbl,scdl] [-keep] [-quick]
 //
 // For each size N it generates (or, under -dir, reuses) a fold of N
 // one-byte members in 8 tar shards: samples sNNNNNNN of two members,
-// .jpg and .cls, so that every member has an extension the index keeps.
+// .jpg and .cls, so that every member has an extension the index keeps;
+// and an SCDL archive of N/3 cells of one or two values, which converts to
+// a fold of N members (three a cell).
 // Then it runs every command once, as a child process of the itarconv
 // binary it builds from this module, and takes the child's peak RSS from its
 // rusage (ru_maxrss) and its wall time. Each output is removed right after
@@ -38,6 +40,9 @@ import (
 func main() { os.Exit(run()) }
 
 func run() int {
+	if status, ok := generateChild(); ok {
+		return status
+	}
 	var cfg config
 	flag.StringVar(&cfg.dir, "dir", "", "keep the generated folds in this directory and reuse them on later runs (default: a temporary directory, removed afterwards)")
 	sizes := flag.String("sizes", "375000,3000000", "members per fold, a comma-separated list (even numbers); the target is checked at the largest")

@@ -31,7 +31,14 @@ const (
 )
 
 // groups are the values of -only.
-var groups = []string{"tar", "barecat", "tbl"}
+var groups = []string{"tar", "barecat", "tbl", "scdl"}
+
+// An SCDL archive of N/3 cells converts to a fold of N members: three a
+// cell (values, genes, metadata). Its cells hold 1 or 2 values.
+const (
+	membersPerCell = 3
+	valuesPerCell  = 1
+)
 
 type config struct {
 	dir   string // -dir: where folds are kept and reused ("" for none)
@@ -44,8 +51,8 @@ type config struct {
 }
 
 // step is one command of the bench. In args, {D} stands for the fold's
-// directory, {W} for the directory outputs go to and {KEY} for a member
-// of the fold.
+// directory, {S} for the SCDL archive's, {W} for the directory outputs go
+// to and {KEY} for a member of the fold.
 type step struct {
 	name  string // as the table shows it
 	group string
@@ -53,6 +60,8 @@ type step struct {
 	// count, when set, is a field of the command's --json result that must
 	// equal the number of members: the command saw every one of them.
 	count string
+	// unit is how many members make one of what count counts (0: 1).
+	unit int
 	// stdout, when set, is what the command must write to stdout; otherwise
 	// stdout goes to /dev/null.
 	catOut bool
@@ -86,6 +95,13 @@ var steps = []step{
 	{name: "convert --tbl-version 1 DIR V1.tbl", group: "tbl", args: []string{"convert", "-q", "--json", "--tbl-version", "1", "{D}", "{W}/v1.tbl"}, count: "samples"},
 	{name: "convert V1.tbl OUTDIR", group: "tbl", args: []string{"convert", "-q", "--json", "--fold", fold, "{W}/v1.tbl", "{W}/out-v1"}, count: "members",
 		remove: []string{"out-v1", "v1.tbl"}},
+
+	{name: "inspect SCDL", group: "scdl", args: []string{"inspect", "{S}"}},
+	{name: "convert SCDL OUTDIR (cells)", group: "scdl", args: []string{"convert", "-q", "--json", "{S}", "{W}/out-cells"}, count: "cells", unit: membersPerCell},
+	{name: "convert --to scdl OUTDIR SCDL2 (cells)", group: "scdl", args: []string{"convert", "-q", "--json", "--to", "scdl", "{W}/out-cells", "{W}/back-scdl"}, count: "cells", unit: membersPerCell,
+		remove: []string{"back-scdl", "out-cells"}},
+	{name: "convert --scdl-mode archive SCDL OUTDIR", group: "scdl", args: []string{"convert", "-q", "--json", "--scdl-mode", "archive", "{S}", "{W}/out-archive"}, count: "cells", unit: membersPerCell,
+		remove: []string{"out-archive"}},
 }
 
 // row is what one command gave at each size (same order as config.sizes).
@@ -147,6 +163,20 @@ func measure(cfg config) ([]*row, error) {
 		// it forks: give back what generating took.
 		debug.FreeOSMemory()
 
+		var scdlDir string
+		if cfg.only["scdl"] {
+			t0 := time.Now()
+			var reused bool
+			if scdlDir, reused, err = prepareSCDL(cfg.base, n/membersPerCell); err != nil {
+				return nil, err
+			}
+			what := "generated"
+			if reused {
+				what = "reused"
+			}
+			fmt.Fprintf(cfg.log, "SCDL archive of %d cells: %s in %.1fs\n", n/membersPerCell, what, time.Since(t0).Seconds())
+		}
+
 		work, err := os.MkdirTemp(cfg.base, workPrefix)
 		if err != nil {
 			return nil, err
@@ -155,7 +185,7 @@ func measure(cfg config) ([]*row, error) {
 		for i, s := range sel {
 			args := make([]string, len(s.args))
 			for k, a := range s.args {
-				args[k] = strings.NewReplacer("{D}", dir, "{W}", work, "{KEY}", key).Replace(a)
+				args[k] = strings.NewReplacer("{D}", dir, "{S}", scdlDir, "{W}", work, "{KEY}", key).Replace(a)
 			}
 			r := rows[i]
 			res, err := runStep(bin, args, s, n)
@@ -181,6 +211,12 @@ func measure(cfg config) ([]*row, error) {
 		if cfg.dir == "" && !cfg.keep {
 			if err := os.RemoveAll(dir); err != nil {
 				return nil, err
+			}
+			if scdlDir != "" {
+				if err := os.RemoveAll(scdlDir); err != nil {
+					return nil, err
+				}
+				os.Remove(scdlDir + ".json")
 			}
 		}
 	}
@@ -226,8 +262,8 @@ func runStep(bin string, args []string, s step, n int) (result, error) {
 		if err != nil {
 			return res, fmt.Errorf("%s: %v", what, err)
 		}
-		if got != int64(n) {
-			return res, fmt.Errorf("%s: %s is %d, the fold holds %d members", what, s.count, got, n)
+		if want := int64(n / max(s.unit, 1)); got != want {
+			return res, fmt.Errorf("%s: %s is %d, want %d", what, s.count, got, want)
 		}
 	}
 	return res, nil

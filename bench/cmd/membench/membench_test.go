@@ -2,12 +2,22 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/itarconv/itarconv/bench"
 )
+
+// TestMain lets the test binary be the SCDL generator that measure starts
+// as a child.
+func TestMain(m *testing.M) {
+	if status, ok := generateChild(); ok {
+		os.Exit(status)
+	}
+	os.Exit(m.Run())
+}
 
 // TestMeasureTiny runs the whole bench on two tiny folds: every command
 // succeeds, has a peak RSS at every size, and the table lists it with a
@@ -22,7 +32,7 @@ func TestMeasureTiny(t *testing.T) {
 	cfg := config{
 		base:  tmp,
 		sizes: []int{200, 400},
-		only:  map[string]bool{"tar": true, "barecat": true, "tbl": true},
+		only:  map[string]bool{"tar": true, "barecat": true, "tbl": true, "scdl": true},
 		bin:   bin,
 		log:   &log,
 	}
