@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -108,83 +107,6 @@ type headerOut struct {
 	OffArr     uint64 `json:"off_arr"`
 	Flags      uint8  `json:"flags"`
 	Contiguous bool   `json:"flag_contiguous"`
-}
-
-// maxListedDuplicates bounds the duplicate keys listed in full.
-const maxListedDuplicates = 20
-
-func describeIndex(x *taridx.Index) indexInfo {
-	h := x.Header
-	info := indexInfo{
-		File: x.Path,
-		Header: headerOut{h.Major, h.Minor, h.RecSize, h.HdrSize, h.NStems, h.NRows, h.NExt, h.NCrash,
-			h.OffCrash, h.OffArr, h.Flags, h.Contiguous()},
-		Extensions: []extInfo{},
-		CrashStems: append([]string{}, x.CrashStems...),
-		MaxFid:     -1,
-	}
-	if st, err := os.Stat(x.Path); err == nil {
-		info.FileBytes = st.Size()
-	}
-	for i, ext := range x.Exts {
-		info.Extensions = append(info.Extensions, extInfo{ID: i, Ext: ext})
-	}
-	type rowKey struct {
-		key taridx.Key
-		ext uint16
-	}
-	keys := make(map[taridx.Key]struct{})
-	seen := make(map[rowKey]int32) // rows per (key, extension)
-	fids := make(map[uint16]struct{})
-	var last taridx.Key
-	for i, n := 0, x.Len(); i < n; i++ {
-		r := x.Row(i)
-		info.Extensions[r.ExtID].Rows++
-		info.Extensions[r.ExtID].Bytes += r.Size
-		info.PayloadBytes += r.Size
-		fids[r.Fid] = struct{}{}
-		if int(r.Fid) > info.MaxFid {
-			info.MaxFid = int(r.Fid)
-		}
-		k := r.Key()
-		if i == 0 || k != last {
-			info.Runs++
-			last = k
-		}
-		keys[k] = struct{}{}
-		seen[rowKey{k, r.ExtID}]++
-	}
-	info.Shards = len(fids)
-	info.Keys = len(keys)
-	info.Contiguous = info.Runs == info.Keys
-	info.FlagMatches = info.Contiguous == h.Contiguous()
-	// List the first duplicates in row order; only their rows are kept.
-	listed := make(map[rowKey]int)
-	for i, n := 0, x.Len(); i < n; i++ {
-		r := x.Row(i)
-		rk := rowKey{r.Key(), r.ExtID}
-		if seen[rk] < 2 {
-			continue
-		}
-		k, ok := listed[rk]
-		if !ok {
-			info.NDuplicates++
-			k = -1 // counted, not listed
-			if len(info.Duplicates) < maxListedDuplicates {
-				k = len(info.Duplicates)
-				info.Duplicates = append(info.Duplicates, dupInfo{
-					KeyHash: fmt.Sprintf("%016x", rk.key.Hash), CrashID: rk.key.CrashID, Ext: x.Exts[rk.ext]})
-			}
-			listed[rk] = k
-		}
-		if k >= 0 {
-			info.Duplicates[k].Rows = append(info.Duplicates[k].Rows, i)
-		}
-	}
-	if info.Duplicates == nil {
-		info.Duplicates = []dupInfo{}
-	}
-	return info
 }
 
 func (e *env) printIndexInfo(info indexInfo) {
