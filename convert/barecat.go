@@ -34,9 +34,13 @@ type BarecatOptions struct {
 	CRC         bool
 	OnDuplicate string
 	ShardSize   int64 // copy mode: roll shards over past this size (0: never)
-	Workers     int
-	Scan        tarscan.Options
-	Progress    func(Progress)
+	// Overwrite replaces an archive already at the output (its index and
+	// every shard), once the new one is complete; without it an existing
+	// archive is refused (fs.ErrExist).
+	Overwrite bool
+	Workers   int
+	Scan      tarscan.Options
+	Progress  func(Progress)
 }
 
 // BarecatStats describes a conversion to Barecat.
@@ -84,7 +88,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 			return nil, err
 		}
 	}
-	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize}
+	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite}
 	w, err := barecat.Create(out, wopts)
 	if err != nil {
 		return nil, err
