@@ -8,7 +8,6 @@ import (
 	"hash/maphash"
 	"io"
 	"path/filepath"
-	"sort"
 	"sync"
 
 	"github.com/itarconv/itarconv/formats/barecat"
@@ -35,9 +34,13 @@ type BarecatOptions struct {
 	CRC         bool
 	OnDuplicate string
 	ShardSize   int64 // copy mode: roll shards over past this size (0: never)
-	Workers     int
-	Scan        tarscan.Options
-	Progress    func(Progress)
+	// Overwrite replaces an archive already at the output (its index and
+	// every shard), once the new one is complete; without it an existing
+	// archive is refused (fs.ErrExist).
+	Overwrite bool
+	Workers   int
+	Scan      tarscan.Options
+	Progress  func(Progress)
 }
 
 // BarecatStats describes a conversion to Barecat.
@@ -85,7 +88,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 			return nil, err
 		}
 	}
-	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize}
+	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite}
 	w, err := barecat.Create(out, wopts)
 	if err != nil {
 		return nil, err
@@ -472,26 +475,28 @@ func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) er
 		if err := s.Archive.CheckClash(ctx); err != nil {
 			return err
 		}
-		var dirs []barecat.Dir
+		// Directories first, parents before children (path order): a
+		// tar extracts them before the files that land in them. They go
+		// in batches of their own as they are read: an archive may have
+		// as many as it has files.
 		err := s.Archive.Dirs(ctx, func(d barecat.Dir) error {
 			if err := s.Archive.CheckDir(d); err != nil {
 				return err
 			}
-			if d.Path != "" && (d.HasMode || d.HasUID || d.HasGID || d.HasMtime || d.NumSubdirs+d.NumFiles == 0) {
-				dirs = append(dirs, d)
+			if d.Path == "" || !(d.HasMode || d.HasUID || d.HasGID || d.HasMtime || d.NumSubdirs+d.NumFiles == 0) {
+				return nil
+			}
+			r := Row{Name: []byte(d.Path + "/"), Kind: KindDir, Mode: defaultDirMode, Offset: -1}
+			setMeta(&r, d.Mode, d.HasMode, d.UID, d.HasUID, d.GID, d.HasGID, d.MtimeNs, d.HasMtime)
+			if rows = append(rows, r); len(rows) == barecatChunk {
+				err := emit(rows)
+				rows = nil
+				return err
 			}
 			return nil
 		})
 		if err != nil {
 			return err
-		}
-		// Directories first, parents before children: a tar extracts them
-		// before the files that land in them.
-		sort.Slice(dirs, func(i, j int) bool { return dirs[i].Path < dirs[j].Path })
-		for _, d := range dirs {
-			r := Row{Name: []byte(d.Path + "/"), Kind: KindDir, Mode: defaultDirMode, Offset: -1}
-			setMeta(&r, d.Mode, d.HasMode, d.UID, d.HasUID, d.GID, d.HasGID, d.MtimeNs, d.HasMtime)
-			rows = append(rows, r)
 		}
 	}
 	var c fileChunk

@@ -111,3 +111,41 @@ func TestTarToBarecatHardlinkAcrossShards(t *testing.T) {
 		t.Errorf("files %v", got)
 	}
 }
+
+// TestBarecatToTarManyDirs: directories with metadata, more than a batch
+// of them, all reach the tar with their modes, each before what it holds.
+func TestBarecatToTarManyDirs(t *testing.T) {
+	dir := t.TempDir()
+	var ms []member
+	for i := range 600 {
+		ms = append(ms, member{name: fmt.Sprintf("d%03d/", i), typ: tar.TypeDir, mode: 0o700 + int64(i%8)})
+		ms = append(ms, member{name: fmt.Sprintf("d%03d/f.bin", i), typ: tar.TypeReg, body: "x", mode: 0o644})
+	}
+	writeTar(t, filepath.Join(dir, "m_0.tar"), ms)
+	out := filepath.Join(t.TempDir(), "x.barecat")
+	if _, err := TarToBarecat(context.Background(), []string{filepath.Join(dir, "m_0.tar")}, out, BarecatOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := barecatToTar(t, out, filepath.Join(t.TempDir(), "back"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	dirs := 0
+	for _, e := range readTarDir(t, st.Shards) {
+		if e.typ == tar.TypeDir {
+			dirs++
+			var i int
+			fmt.Sscanf(e.name, "d%03d/", &i)
+			if e.mode != 0o700+int64(i%8) {
+				t.Errorf("%s: mode %o", e.name, e.mode)
+			}
+		} else if !seen[filepath.Dir(e.name)+"/"] {
+			t.Errorf("%s before its directory", e.name)
+		}
+		seen[e.name] = true
+	}
+	if dirs != 600 {
+		t.Errorf("%d directories, want 600", dirs)
+	}
+}

@@ -2,8 +2,11 @@ package convert
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/itarconv/itarconv/formats/barecat"
@@ -76,5 +79,32 @@ func TestWrapThroughSymlinks(t *testing.T) {
 	})
 	if err != nil || n != 5 {
 		t.Fatalf("read %d files: %v", n, err)
+	}
+}
+
+// TestTarToBarecatExisting: an existing archive is refused, naming it in
+// the user's words, and Overwrite replaces it whole (a shard more of the
+// old archive included).
+func TestTarToBarecatExisting(t *testing.T) {
+	_, shards := sampleShards(t)
+	out := filepath.Join(t.TempDir(), "d.barecat")
+	if _, err := TarToBarecat(context.Background(), shards, out, BarecatOptions{ShardSize: 3000}); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := filepath.Glob(out + "-shard-*")
+	_, err := TarToBarecat(context.Background(), shards, out, BarecatOptions{})
+	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), out) || !strings.Contains(err.Error(), "--force") ||
+		strings.Contains(err.Error(), "Options") {
+		t.Fatalf("got %v, want fs.ErrExist naming %s in the user's words", err, out)
+	}
+	if _, err := TarToBarecat(context.Background(), shards, out, BarecatOptions{Overwrite: true}); err != nil {
+		t.Fatal(err)
+	}
+	now, _ := filepath.Glob(out + "-shard-*")
+	if len(old) < 2 || len(now) != 1 {
+		t.Errorf("shards before %v, after %v", old, now)
+	}
+	if got := readArchive(t, out); len(got) != 5 {
+		t.Errorf("files %v", got)
 	}
 }

@@ -68,7 +68,7 @@ func (w *Writer) openScratch(ctx context.Context) error {
 	if _, err := w.conn.ExecContext(ctx, `ATTACH DATABASE ? AS `+scratchName, w.tmpScratch); err != nil {
 		return w.sqlErr("attaching the scratch database", err)
 	}
-	for _, p := range []string{"journal_mode = OFF", "locking_mode = EXCLUSIVE", "cache_size = -16384"} {
+	for _, p := range []string{"journal_mode = OFF", "synchronous = OFF", "locking_mode = EXCLUSIVE", "cache_size = -16384"} {
 		if _, err := w.conn.ExecContext(ctx, "PRAGMA "+scratchName+"."+p); err != nil {
 			return w.sqlErr(p, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -118,5 +119,65 @@ func TestWriterSpilledConflict(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
 		t.Errorf("left behind: %v", m)
+	}
+}
+
+// TestVerifySortedDirs: with more directories than it keeps in memory,
+// Verify walks two sorted queries instead: the same problems are found,
+// on a sound archive (none) and on one with wrong counters, a directory
+// of files without a row and a directory whose parent has none.
+func TestVerifySortedDirs(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.barecat")
+	w, err := Create(out, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		p := fmt.Sprintf("a/s%03d/%d/f.bin", i, i%3)
+		if i%50 == 7 {
+			p = fmt.Sprintf("b!/x%03d.bin", i)
+		}
+		if err := w.Add(File{Path: p, Size: int64(i % 5)}, strings.NewReader(strings.Repeat("z", i%5))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Add(File{Path: "top.bin", Size: 2}, strings.NewReader("zz"))
+	w.AddDir(Dir{Path: "empty/deep/er"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	problems := func(limit int) []string {
+		old := maxTreeDirs
+		maxTreeDirs = limit
+		defer func() { maxTreeDirs = old }()
+		a := mustOpen(t, out)
+		defer a.Close()
+		rep, err := a.Verify(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps []string
+		for _, p := range rep.Problems {
+			ps = append(ps, p.Error())
+		}
+		slices.Sort(ps)
+		ps = append(ps, fmt.Sprintf("%d files, %d dirs", rep.Files, rep.Dirs))
+		return ps
+	}
+	if got := problems(1); len(got) != 1 {
+		t.Fatalf("sound archive: %q", got)
+	}
+	execSQL(t, out,
+		`UPDATE config SET value_int = 0 WHERE key = 'use_triggers'`,
+		`UPDATE dirs SET num_files = 99 WHERE path = 'a/s005'`,
+		`UPDATE dirs SET size_tree = 1 WHERE path = 'a'`,
+		`UPDATE dirs SET num_subdirs = 0 WHERE path = ''`,
+		`DELETE FROM dirs WHERE path = 'a/s007/1'`,
+		`DELETE FROM dirs WHERE path = 'empty/deep'`,
+		`UPDATE config SET value_int = 1 WHERE key = 'use_triggers'`,
+	)
+	want, got := problems(1<<16), problems(1)
+	if !slices.Equal(got, want) || len(want) < 6 {
+		t.Errorf("sorted walk:\n%s\nin memory:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

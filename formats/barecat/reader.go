@@ -482,8 +482,14 @@ func (a *Archive) fileRow(v []any) (File, *Error) {
 // Dirs calls fn for every row of the dirs table, in path order. NULL
 // counters read as 0.
 func (a *Archive) Dirs(ctx context.Context, fn func(Dir) error) error {
+	return a.queryDirs(ctx, `WHERE 1 ORDER BY path`, fn)
+}
+
+// queryDirs calls fn with the dirs rows that tail (WHERE ... ORDER BY ...)
+// selects.
+func (a *Archive) queryDirs(ctx context.Context, tail string, fn func(Dir) error) error {
 	rows, err := a.db.QueryContext(ctx, `SELECT path, num_subdirs, num_files, num_files_tree, size_tree,
-		mode, uid, gid, mtime_ns FROM dirs ORDER BY path`)
+		mode, uid, gid, mtime_ns FROM dirs `+tail)
 	if err != nil {
 		return a.queryErr(ctx, "dirs", err)
 	}

@@ -43,6 +43,13 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 		}
 	}
 	tree := newDirTree(sqlParent)
+	// Many directories are checked by a walk of two sorted queries
+	// (verifyDirsSorted), not in memory.
+	var numDirs int64
+	if err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM dirs`).Scan(&numDirs); err != nil {
+		return nil, a.queryErr(ctx, "dirs", err)
+	}
+	sorted := numDirs > int64(maxTreeDirs)
 	err := a.scanFiles(ctx, ByAddress, func(f File, bad *Error) error {
 		rep.Files++
 		if bad != nil {
@@ -63,8 +70,10 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 		if err := a.CheckFile(f); err != nil {
 			add(err.(*Error))
 		}
-		if err := tree.addFile(sqlParent(f.Path), f.Size); err != nil {
-			return err
+		if !sorted {
+			if err := tree.addFile(sqlParent(f.Path), f.Size); err != nil {
+				return err
+			}
 		}
 		if bad != nil {
 			return nil
@@ -95,9 +104,52 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 
+	if sorted {
+		err = a.verifyDirsSorted(ctx, rep, add)
+	} else {
+		err = a.verifyDirsTree(ctx, rep, add, tree)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	err = a.queryStrings(ctx, clashQuery, func(p string) {
+		add(newErr(a.indexPath, p, ErrConflict, "a file and a directory"))
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	switch v, ok, err := a.configInt("use_triggers"); {
+	case err != nil:
+		add(err.(*Error))
+	case !ok:
+		add(newErr(a.indexPath, "", ErrCorrupt, "no use_triggers row in config: barecat's triggers will not keep the directory statistics"))
+	case v != 1:
+		add(newErr(a.indexPath, "", ErrCorrupt, "use_triggers is %d: barecat's triggers will not keep the directory statistics", v))
+	}
+
+	err = a.queryStrings(ctx, `PRAGMA integrity_check`, func(msg string) {
+		if msg != "ok" {
+			add(newErr(a.indexPath, "", ErrCorrupt, "SQLite integrity check: %s", msg))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Problems) == maxProblems {
+		rep.Problems = append(rep.Problems, newErr(a.indexPath, "", ErrCorrupt,
+			"%s", fmt.Sprintf("more than %d problems; the rest are not listed", maxProblems)))
+	}
+	return rep, nil
+}
+
+// verifyDirsTree checks the directories against the tree of the files'
+// directories, in memory (directories are few).
+func (a *Archive) verifyDirsTree(ctx context.Context, rep *Report, add func(*Error), tree *dirTree) error {
 	var dirs []Dir
 	subdirs := map[string]int64{}
-	err = a.Dirs(ctx, func(d Dir) error {
+	err := a.Dirs(ctx, func(d Dir) error {
 		dirs = append(dirs, d)
 		if err := a.CheckDir(d); err != nil {
 			add(err.(*Error))
@@ -111,7 +163,7 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 		if e, ok := err.(*Error); ok {
 			add(e)
 		} else {
-			return nil, err
+			return err
 		}
 	}
 	rep.Dirs = int64(len(dirs))
@@ -146,36 +198,7 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 			add(newErr(a.indexPath, n.Path, ErrCorrupt, "directory of %d files has no row", n.NumFiles))
 		}
 	}
-
-	err = a.queryStrings(ctx, clashQuery, func(p string) {
-		add(newErr(a.indexPath, p, ErrConflict, "a file and a directory"))
-	})
-	if err != nil {
-		return nil, err
-	}
-
-	switch v, ok, err := a.configInt("use_triggers"); {
-	case err != nil:
-		add(err.(*Error))
-	case !ok:
-		add(newErr(a.indexPath, "", ErrCorrupt, "no use_triggers row in config: barecat's triggers will not keep the directory statistics"))
-	case v != 1:
-		add(newErr(a.indexPath, "", ErrCorrupt, "use_triggers is %d: barecat's triggers will not keep the directory statistics", v))
-	}
-
-	err = a.queryStrings(ctx, `PRAGMA integrity_check`, func(msg string) {
-		if msg != "ok" {
-			add(newErr(a.indexPath, "", ErrCorrupt, "SQLite integrity check: %s", msg))
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(rep.Problems) == maxProblems {
-		rep.Problems = append(rep.Problems, newErr(a.indexPath, "", ErrCorrupt,
-			"%s", fmt.Sprintf("more than %d problems; the rest are not listed", maxProblems)))
-	}
-	return rep, nil
+	return nil
 }
 
 // queryStrings calls fn with the first column of every row of q.

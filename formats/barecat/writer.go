@@ -192,7 +192,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 	if !opts.Overwrite {
 		for _, p := range []string{path, ShardPath(path, 0)} {
 			if _, err := os.Lstat(p); err == nil {
-				return nil, &Error{Path: p, Err: fs.ErrExist, Detail: "an archive is already there (WriterOptions.Overwrite replaces it)"}
+				return nil, &Error{Path: p, Err: fs.ErrExist, Detail: "an archive is already there (--force replaces it)"}
 			}
 		}
 	}
