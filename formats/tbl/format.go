@@ -294,6 +294,12 @@ func decodeEntry(b []byte, version, i int) Sample {
 	s.Flags = b[21]
 	s.CRC16 = le.Uint16(b[22:])
 	s.Compressed = s.Flags&SampleCompressed != 0
+	if !s.Compressed && s.Size == 0 {
+		// The format's header documents an uncompressed_size of 0 as "not
+		// compressed", and TurboLoader's reader accepts it: the size is the
+		// stored size.
+		s.Size = s.StoredSize
+	}
 	return s
 }
 

@@ -49,8 +49,9 @@ type metaRef struct {
 //   - every sample's bytes after the index and inside the file (v2 with
 //     metadata: before the metadata section), without overflow, and no two
 //     samples sharing a byte;
-//   - in v2, uncompressed_size equal to the stored size unless the sample
-//     is compressed; if it is, a non-zero size that an LZ4 block of the
+//   - in v2, uncompressed_size equal to the stored size (or 0, which the
+//     format documents as "not compressed") unless the sample is
+//     compressed; if it is, a non-zero size that an LZ4 block of the
 //     stored size can reach, in a file flagged as compressed;
 //   - a metadata section inside the file, made of whole blocks for existing
 //     samples with zero reserved fields, present exactly when the header
@@ -233,7 +234,7 @@ func (r *Reader) checkIndex() error {
 				return r.fail(ErrCorrupt, i, base+8, "compressed sample of %d stored bytes, uncompressed_size %d", stored, usize)
 			case flags&SampleCompressed != 0 && uint64(usize) > maxLZ4Output(stored):
 				return r.fail(ErrCorrupt, i, base+12, "uncompressed_size %d: an LZ4 block of %d bytes decodes to at most %d", usize, stored, maxLZ4Output(stored))
-			case flags&SampleCompressed == 0 && stored != usize:
+			case flags&SampleCompressed == 0 && usize != 0 && stored != usize:
 				return r.fail(ErrCorrupt, i, base+12, "uncompressed_size %d differs from size %d, and the sample is not compressed", usize, stored)
 			case flags&SampleHasMetadata != 0 && !metaOK:
 				return r.fail(ErrCorrupt, i, base+21, "has-metadata flag, but the file has no metadata section")
