@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // batchRows is how many rows a source hands over at once.
@@ -35,7 +36,7 @@ type TarShards struct {
 func (t *TarShards) OpenPayload(r *Row) (io.Reader, error) {
 	if t.open == nil || t.openIdx != r.DataFile {
 		t.Close()
-		f, err := os.Open(t.Paths[r.DataFile])
+		f, err := pathguard.Open(t.Paths[r.DataFile])
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/mapped"
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // TBLOptions tune TarToTBL.
@@ -138,7 +139,7 @@ func (s *tblSelector) compatName(shard int, r *Row) (string, error) {
 	if len(r.Name) < 100 {
 		return string(r.Name), nil
 	}
-	f, err := os.Open(s.shards[shard])
+	f, err := pathguard.Open(s.shards[shard])
 	if err != nil {
 		return "", err
 	}
@@ -192,7 +193,7 @@ func (s *tblSink) Prepare(b *Batch) error {
 	if lo < 0 {
 		return nil
 	}
-	f, err := os.Open(s.src.Paths[b.Shard])
+	f, err := pathguard.Open(s.src.Paths[b.Shard])
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // ErrNotFound: no row has the requested key and extension.
@@ -160,7 +161,7 @@ func (f *Fold) lookup(name string, mode taridx.StemMode) ([]Member, error) {
 // GNU header before it), the shard's headers are scanned to read the full
 // name.
 func (f *Fold) Copy(w io.Writer, m Member) (int64, error) {
-	sh, err := os.Open(m.Shard)
+	sh, err := pathguard.Open(m.Shard)
 	if err != nil {
 		return 0, err
 	}

@@ -6,13 +6,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // Kinds of Problem.
@@ -307,7 +307,7 @@ func (f *Fold) verifyShard(fid int, rows []uint32, opts VerifyOptions) shardChec
 		return c
 	}
 	// Read every payload, in file order, to prove the bytes are there.
-	sh, err := os.Open(path)
+	sh, err := pathguard.Open(path)
 	if err != nil {
 		c.probs = append(c.probs, Problem{Kind: ProblemShard, Shard: base, Fid: fid, Row: -1, What: err.Error()})
 		return c

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // Block is a run of rows that share one var_features dataframe, and so one
@@ -170,7 +172,7 @@ func unwrapPathErr(err error) error {
 }
 
 func readSmallFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := pathguard.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +189,7 @@ func readSmallFile(path string, limit int64) ([]byte, error) {
 
 // openArray opens an array file and checks its size against the header.
 func openArray(path string, ai *ArrayInfo) (*os.File, error) {
-	f, err := os.Open(path)
+	f, err := pathguard.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errorf(path, -1, ErrCorrupt, "missing, but the header describes the %s array", ai.Name)
 	}
@@ -256,7 +258,7 @@ func (a *Archive) readBlocks() error {
 
 // readInt64NPY reads a 1-D little-endian int64 NPY file.
 func readInt64NPY(path string) ([]int64, error) {
-	f, err := os.Open(path)
+	f, err := pathguard.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errorf(path, -1, ErrCorrupt, "missing: the rows of each block are unknown without it")
 	}

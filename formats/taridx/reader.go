@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // Index is a TARIDX file read into memory: its header, tables and rows (32
@@ -45,7 +46,7 @@ func (x *Index) ExtID(ext string) int {
 // ReadFile reads and validates the TARIDX file at path. The rows are kept
 // outside the Go heap where the system allows it (see offHeap).
 func ReadFile(path string) (*Index, error) {
-	f, err := os.Open(path)
+	f, err := pathguard.Open(path)
 	if err != nil {
 		return nil, err
 	}

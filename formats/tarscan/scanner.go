@@ -16,6 +16,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // Type flags (the header's byte 156).
@@ -581,7 +583,7 @@ type File struct {
 // Open opens the tar file at path for scanning. With StrategyMmap the file
 // is memory-mapped and headers are read in place.
 func Open(path string, opts Options) (*File, error) {
-	f, err := os.Open(path)
+	f, err := pathguard.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // Reader reads a TBL file. It keeps the header and index in memory (16 or
@@ -60,7 +62,7 @@ type metaRef struct {
 // Sample bytes and their checksums are checked when read (ReadSample,
 // OpenSample) and by Verify.
 func Open(path string) (*Reader, error) {
-	f, err := os.Open(path)
+	f, err := pathguard.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -111,6 +114,19 @@ func runBench(cmd *cobra.Command, e *env, fl benchFlags, args []string) error {
 			return err
 		}
 		opts.Shards, opts.Fold = shards, fold
+		in := &pathguard.Inputs{}
+		if err := guardShards(in, shards, len(args) > 1); err != nil {
+			return err
+		}
+		if fl.out != "" {
+			var outs []string
+			for _, name := range []string{"report.json", "report.md", "size.svg", "latency.svg", "sequential.svg", "build.svg"} {
+				outs = append(outs, filepath.Join(fl.out, name))
+			}
+			if err := guardErr(in.CheckOutputs(outs...)); err != nil {
+				return err
+			}
+		}
 	}
 
 	// The conversions' directory: made here, removed unless --keep.

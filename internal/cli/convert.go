@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/itarconv/itarconv/internal/pathguard"
+
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/convert"
@@ -105,7 +107,7 @@ func parseSize(s string) (int64, error) {
 // SQLite database), or the base path of either layout.
 func isBarecat(path string) bool {
 	for _, p := range []string{path, path + "-sqlite-index"} {
-		f, err := os.Open(p)
+		f, err := pathguard.Open(p)
 		if err != nil {
 			continue
 		}
@@ -174,6 +176,9 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	}
 	if fl.compat != "" && fl.compat != "turboloader" {
 		return usagef("--compat: unknown implementation %q (turboloader)", fl.compat)
+	}
+	if err := guardConvert(srcs, dst, fl); err != nil {
+		return err
 	}
 	switch {
 	case fl.to == "scdl":
@@ -293,7 +298,7 @@ func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstD
 
 // isTBL tells whether path is a TBL file by its magic.
 func isTBL(path string) bool {
-	f, err := os.Open(path)
+	f, err := pathguard.Open(path)
 	if err != nil {
 		return false
 	}

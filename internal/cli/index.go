@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/itarconv/itarconv/internal/pathguard"
+
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/convert"
@@ -145,6 +147,15 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	jobs, err := planIndex(fl, args)
 	if err != nil {
 		return err
+	}
+	for _, job := range jobs {
+		in := &pathguard.Inputs{}
+		if err := guardShards(in, job.shards, fl.output != ""); err != nil {
+			return err
+		}
+		if err := guardErr(in.CheckOutputs(job.out)); err != nil {
+			return err
+		}
 	}
 	var results []indexResult
 	for _, job := range jobs {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/itarconv/itarconv/internal/pathguard"
+
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/fold"
@@ -28,6 +30,9 @@ func (fl *foldFlags) open(args []string) ([]*fold.Fold, error) {
 	shards := args[1:]
 	if len(shards) > 0 && !strings.HasSuffix(args[0], ".taridx") {
 		return nil, usagef("explicit shard files follow an index file (FILE.taridx SHARD.tar...)")
+	}
+	if err := guardShards(&pathguard.Inputs{}, shards, true); err != nil {
+		return nil, err
 	}
 	return fold.OpenAll(args[0], fl.fold, shards)
 }
