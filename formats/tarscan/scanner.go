@@ -584,6 +584,10 @@ type File struct {
 // is memory-mapped and headers are read in place.
 func Open(path string, opts Options) (*File, error) {
 	f, err := pathguard.Open(path)
+	if errors.Is(err, pathguard.ErrNotRegular) {
+		// Refused before opening: a FIFO would block the open forever.
+		return nil, &Error{Path: path, Err: ErrNotTar, Detail: strings.TrimPrefix(err.Error(), path+": ")}
+	}
 	if err != nil {
 		return nil, err
 	}
