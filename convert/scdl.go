@@ -52,6 +52,10 @@ type SCDLExportOptions struct {
 	CellsPerShard int
 	Workers       int
 	Progress      func(Progress)
+	// Replace lets the folds written replace earlier folds of the same
+	// names in Dir, once complete (FoldOptions.Replace); without it, an
+	// existing fold is refused.
+	Replace bool
 }
 
 // SCDLExportStats describes an export.
@@ -84,8 +88,10 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 		if opts.Fold == SCDLMetaFold {
 			return nil, fmt.Errorf("fold name %q is taken by the archive's other files", SCDLMetaFold)
 		}
-		if err := refuseExistingFolds(opts.Dir, opts.Fold, SCDLMetaFold); err != nil {
-			return nil, err
+		if !opts.Replace {
+			if err := refuseExistingFolds(opts.Dir, opts.Fold, SCDLMetaFold); err != nil {
+				return nil, err
+			}
 		}
 		var metaFiles []string
 		for _, f := range a.Files() {
@@ -99,7 +105,7 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 		}
 		// Both folds are staged whole before either is renamed into place,
 		// so that a failure or a kill leaves neither under its final names.
-		metaFold, err := StageFold(ctx, meta, FoldOptions{Dir: opts.Dir, Fold: SCDLMetaFold, ShardSize: math.MaxInt64, Workers: 1})
+		metaFold, err := StageFold(ctx, meta, FoldOptions{Dir: opts.Dir, Fold: SCDLMetaFold, ShardSize: math.MaxInt64, Workers: 1, Replace: opts.Replace})
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +114,7 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 			maxMembers = 3 * opts.CellsPerShard
 		}
 		cellsFold, err := StageFold(ctx, newSCDLCellSource(a), FoldOptions{Dir: opts.Dir, Fold: opts.Fold,
-			ShardSize: opts.ShardSize, MaxMembers: maxMembers, Workers: opts.Workers, Progress: opts.Progress})
+			ShardSize: opts.ShardSize, MaxMembers: maxMembers, Workers: opts.Workers, Progress: opts.Progress, Replace: opts.Replace})
 		if err != nil {
 			metaFold.Abort()
 			return nil, err
@@ -125,15 +131,17 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 		if opts.Fold == "" {
 			opts.Fold = SCDLArchiveFold
 		}
-		if err := refuseExistingFolds(opts.Dir, opts.Fold); err != nil {
-			return nil, err
+		if !opts.Replace {
+			if err := refuseExistingFolds(opts.Dir, opts.Fold); err != nil {
+				return nil, err
+			}
 		}
 		src, err := newSCDLFileSource(a.Dir(), a.Files())
 		if err != nil {
 			return nil, err
 		}
 		st.Fold, err = WriteFold(ctx, src, FoldOptions{Dir: opts.Dir, Fold: opts.Fold, ShardSize: opts.ShardSize,
-			Workers: 1, Progress: opts.Progress})
+			Workers: 1, Progress: opts.Progress, Replace: opts.Replace})
 		if err != nil {
 			return nil, err
 		}

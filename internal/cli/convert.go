@@ -24,6 +24,7 @@ import (
 type convertFlags struct {
 	fold, shardSize, onDuplicate, order string
 	wrap, crc, ignoreZeros, jsonOut     bool
+	force                               bool
 	reuseTars, lz4, noNames             bool
 	tblVersion, cellsPerShard           int
 	compat, to, scdlMode                string
@@ -78,6 +79,7 @@ checked against its tar member. Outputs appear only when complete.`,
 	f.StringVar(&fl.scdlMode, "scdl-mode", "cells", `SCDL to tar: "cells" (a sample per cell) or "archive" (every file as a member)`)
 	f.IntVar(&fl.cellsPerShard, "cells-per-shard", 0, "SCDL to tar, cells mode: start a new shard after this many cells")
 	f.BoolVar(&fl.jsonOut, "json", false, "print the result as JSON")
+	f.BoolVar(&fl.force, "force", false, "replace an existing output (once the new one is complete)")
 	return cmd
 }
 
@@ -177,9 +179,32 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if fl.compat != "" && fl.compat != "turboloader" {
 		return usagef("--compat: unknown implementation %q (turboloader)", fl.compat)
 	}
+	if err := validateFold(fl.fold); err != nil {
+		return err
+	}
 	if err := guardConvert(srcs, dst, fl); err != nil {
 		return err
 	}
+	if err := checkClaimedSource(srcs); err != nil {
+		return err
+	}
+	if err := checkOverwrite(srcs, dst, fl); err != nil {
+		return err
+	}
+	if fl.to == "" && (strings.HasSuffix(dst, ".tbl") || strings.HasSuffix(dst, ".barecat")) {
+		if st, err := os.Stat(filepath.Dir(dst)); err != nil || !st.IsDir() {
+			return usagef("%s: the directory %s does not exist", dst, filepath.Dir(dst))
+		}
+	}
+	created := missingDirs(dst)
+	err := dispatchConvert(ctx, e, fl, srcs, dst, shardSize)
+	if err != nil {
+		removeCreated(created)
+	}
+	return err
+}
+
+func dispatchConvert(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string, shardSize int64) error {
 	switch {
 	case fl.to == "scdl":
 		return convertToSCDL(ctx, e, fl, srcs, dst)
@@ -220,7 +245,7 @@ func convertTarToBarecat(ctx context.Context, e *env, fl convertFlags, srcs []st
 	}
 	bar := e.newProgress("barecat", totalSize(shards))
 	st, err := convert.TarToBarecat(ctx, shards, dst, convert.BarecatOptions{
-		Wrap: fl.wrap, CRC: fl.crc, OnDuplicate: fl.onDuplicate, ShardSize: shardSize, Workers: fl.workers,
+		Wrap: fl.wrap, CRC: fl.crc, OnDuplicate: fl.onDuplicate, ShardSize: shardSize, Workers: fl.workers, Overwrite: fl.force,
 		Scan:     tarscan.Options{IgnoreZeros: fl.ignoreZeros},
 		Progress: func(p convert.Progress) { bar.update("barecat", p) },
 	})
@@ -280,7 +305,7 @@ func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstD
 	}
 	bar := e.newProgress(fold, total)
 	st, err := convert.WriteFold(ctx, &convert.BarecatSource{Archive: a, Order: order}, convert.FoldOptions{
-		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: 1,
+		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: 1, Replace: fl.force,
 		Progress: func(p convert.Progress) { bar.update(fold, p) },
 	})
 	bar.done()
@@ -371,7 +396,7 @@ func convertTBLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir s
 	}
 	bar := e.newProgress(fold, total)
 	st, err := convert.WriteFold(ctx, &convert.TBLSource{Reader: r}, convert.FoldOptions{
-		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: fl.workers,
+		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: fl.workers, Replace: fl.force,
 		Progress: func(p convert.Progress) { bar.update(fold, p) },
 	})
 	bar.done()

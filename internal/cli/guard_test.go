@@ -90,6 +90,7 @@ func TestWrappedBarecatOverItsTars(t *testing.T) {
 	wb, _ := os.ReadFile(w)
 	for _, args := range [][]string{
 		{"convert", "-q", w, dir},
+		{"convert", "-q", "--force", w, dir},
 	} {
 		code, _, stderr := run(t, args...)
 		if code != ExitUsage || !strings.Contains(stderr, "the output would replace an input") {

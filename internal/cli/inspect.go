@@ -22,6 +22,9 @@ cells, genes per block, nnz, density, and every mismatch between header and
 files; exit 1 when there is one).`,
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkClaimed(args[0]); err != nil {
+				return err
+			}
 			if isSCDL(args[0]) {
 				return inspectSCDL(e, args[0])
 			}
@@ -49,7 +52,7 @@ files; exit 1 when there is one).`,
 			}
 			x, err := taridx.ReadFile(args[0])
 			if err != nil {
-				return err
+				return corrupt("taridx", err)
 			}
 			info := describeIndex(x)
 			if e.jsonOut {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
 )
 
@@ -34,7 +35,12 @@ func (fl *foldFlags) open(args []string) ([]*fold.Fold, error) {
 	if err := guardShards(&pathguard.Inputs{}, shards, true); err != nil {
 		return nil, err
 	}
-	return fold.OpenAll(args[0], fl.fold, shards)
+	folds, err := fold.OpenAll(args[0], fl.fold, shards)
+	var te *taridx.Error
+	if errors.As(err, &te) {
+		return nil, corrupt("taridx", err)
+	}
+	return folds, err
 }
 
 func newLsCmd(e *env) *cobra.Command {
@@ -138,6 +144,11 @@ integrity. On a TBL file it reads every sample: bounds, LZ4 blocks, the
 header CRC-32 and every CRC-16.`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if err := checkClaimed(args[0]); err != nil {
+					return err
+				}
+			}
 			if len(args) == 1 && isTBL(args[0]) {
 				return e.verifyTBL(args[0])
 			}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,10 @@ import (
 const (
 	ExitOK    = 0
 	ExitData  = 1 // bad or stale data, failed verification
-	ExitUsage = 2 // bad flags or arguments
+	ExitUsage = 2 // bad flags or arguments, an output that is an input
+	// ExitIO: the environment refused (no space, no permission, a
+	// read-only file system).
+	ExitIO = 3
 	// ExitInterrupted is the shell's code for a death by SIGINT.
 	ExitInterrupted = 130
 )
@@ -65,12 +69,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return ExitInterrupted
 	}
 	var ue usageError
-	if errors.As(err, &ue) {
+	// cobra's own refusals (an unknown command) are usage errors too.
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
 		fmt.Fprintf(stderr, "itarconv: %v\n", err)
 		fmt.Fprintf(stderr, "Run 'itarconv --help' for usage.\n")
 		return ExitUsage
 	}
 	fmt.Fprintf(stderr, "itarconv: %v\n", err)
+	if envError(err) {
+		return ExitIO
+	}
 	return ExitData
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/scdl"
+	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 // isSCDL tells whether path is an SCDL archive directory (it holds
@@ -60,7 +61,7 @@ func convertSCDLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir 
 	bar := e.newProgress(label, totalSize(files))
 	st, err := convert.SCDLToTar(ctx, a, convert.SCDLExportOptions{
 		Dir: dstDir, Mode: fl.scdlMode, Fold: fl.fold, ShardSize: shardSize, CellsPerShard: fl.cellsPerShard,
-		Workers: fl.workers, Progress: func(p convert.Progress) { bar.update(label, p) },
+		Workers: fl.workers, Progress: func(p convert.Progress) { bar.update(label, p) }, Replace: fl.force,
 	})
 	bar.done()
 	if err != nil {
@@ -93,8 +94,23 @@ func convertToSCDL(ctx context.Context, e *env, fl convertFlags, srcs []string, 
 	} else if !st.IsDir() {
 		return usagef("%s is not a directory: --to scdl reads the folds of a directory", srcs[0])
 	}
-	st, err := convert.TarToSCDL(ctx, srcs[0], dst, convert.SCDLImportOptions{Fold: fl.fold, Workers: fl.workers})
+	// With --force over an existing archive, the new one is written beside
+	// it under a temporary name and then takes its place.
+	out := dst
+	if _, err := os.Lstat(dst); err == nil && fl.force {
+		parent, base := filepath.Split(filepath.Clean(dst))
+		safefile.SweepLeftovers(cmpOr(parent, "."))
+		out = filepath.Join(parent, strings.TrimSuffix(safefile.TempName(base), "*")+"new")
+	}
+	st, err := convert.TarToSCDL(ctx, srcs[0], out, convert.SCDLImportOptions{Fold: fl.fold, Workers: fl.workers})
+	if err == nil && out != dst {
+		st.Output = dst
+		err = safefile.ReplaceDir(out, dst)
+	}
 	if err != nil {
+		if out != dst {
+			os.RemoveAll(out)
+		}
 		return err
 	}
 	if st.Fresh {

@@ -171,7 +171,7 @@ func TestConvertToSCDLRefusals(t *testing.T) {
 		code int
 		want string
 	}{
-		{"exists", []string{"convert", "--to", "scdl", out, src}, 1, "already exists"},
+		{"exists", []string{"convert", "--to", "scdl", out, src}, 1, "exists; --force replaces it"},
 		{"shard size", []string{"convert", "--to", "scdl", "--shard-size", "1M", out, filepath.Join(t.TempDir(), "x")}, 2, "--shard-size"},
 		{"not a directory", []string{"convert", "--to", "scdl", filepath.Join(out, "cells.taridx"), filepath.Join(t.TempDir(), "x")}, 2, "not a directory"},
 		{"unknown fold", []string{"convert", "--to", "scdl", "--fold", "nope", out, filepath.Join(t.TempDir(), "x")}, 1, `no fold "nope" (folds: cells, scdlmeta)`},

@@ -139,3 +139,15 @@ func SyncDir(dir string) {
 		d.Close()
 	}
 }
+
+// ReplaceDir puts the complete directory staged in place of final, an
+// existing directory, and removes the old one: on Linux the two are
+// exchanged in one step, so final is never missing or half written.
+func ReplaceDir(staged, final string) error {
+	if err := exchange(staged, final); err != nil {
+		return fmt.Errorf("replacing %s: %w", final, err)
+	}
+	SyncDir(filepath.Dir(final))
+	// staged now holds the old directory.
+	return os.RemoveAll(staged)
+}

@@ -1,0 +1,24 @@
+//go:build !linux
+
+package safefile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// exchange swaps a and b by three renames (no atomic exchange here): a
+// kill in between leaves b's old content under a temporary name of this
+// process.
+func exchange(a, b string) error {
+	aside := filepath.Join(filepath.Dir(b), fmt.Sprintf("%s%d-%s-old", TempPrefix, os.Getpid(), filepath.Base(b)))
+	if err := os.Rename(b, aside); err != nil {
+		return err
+	}
+	if err := os.Rename(a, b); err != nil {
+		os.Rename(aside, b)
+		return err
+	}
+	return os.Rename(aside, a)
+}
