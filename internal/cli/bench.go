@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/internal/safefile"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -139,7 +140,15 @@ func runBench(cmd *cobra.Command, e *env, fl benchFlags, args []string) error {
 			return err
 		}
 	}
-	work, err := os.MkdirTemp(parent, "itarconv-bench-")
+	// Unless kept, the work directory carries the process id, so that the
+	// next run removes what a killed one left (gigabytes of conversions).
+	pattern := safefile.TempName("bench")
+	if fl.keep {
+		pattern = "itarconv-bench-"
+	} else {
+		safefile.SweepLeftovers(cmpOr(parent, os.TempDir()))
+	}
+	work, err := os.MkdirTemp(parent, pattern)
 	if err != nil {
 		return err
 	}
