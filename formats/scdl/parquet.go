@@ -101,7 +101,7 @@ func fileMetaData(b []byte) (rows, cols int64, err error) {
 		return 0, 0, t.err
 	}
 	if rows < 0 {
-		return 0, 0, errors.New("FileMetaData has no num_rows")
+		return 0, 0, errors.New("the Parquet footer has no row count (num_rows)")
 	}
 	return rows, cols, nil
 }

@@ -77,7 +77,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 	case opts.Version == 1 && opts.LZ4:
 		return nil, fmt.Errorf("creating %s: version 1 has no compression: %w", path, ErrUnrepresentable)
 	case opts.NumSamples < 0:
-		return nil, fmt.Errorf("creating %s: NumSamples %d", path, opts.NumSamples)
+		return nil, fmt.Errorf("creating %s: a sample count of %d", path, opts.NumSamples)
 	case uint64(opts.NumSamples) > limit:
 		return nil, fmt.Errorf("creating %s: %d samples: a v%d index holds at most %d (its size is a 32-bit field): %w",
 			path, opts.NumSamples, opts.Version, limit, ErrUnrepresentable)
@@ -164,7 +164,7 @@ func (w *Writer) check(format Format, size int64, meta []MetaEntry) error {
 	i := w.n
 	switch {
 	case i >= w.opts.NumSamples:
-		return w.fail(fmt.Errorf("sample %d: more samples than NumSamples (%d)", i, w.opts.NumSamples))
+		return w.fail(fmt.Errorf("sample %d: more samples than announced (%d)", i, w.opts.NumSamples))
 	case size < 0:
 		return w.fail(fmt.Errorf("sample %d: size %d", i, size))
 	case size >= MaxSampleSize:
@@ -264,7 +264,7 @@ func (w *Writer) addMeta(sample int, m MetaEntry) error {
 func (w *Writer) Close() error {
 	defer w.release()
 	if w.err == nil && w.n != w.opts.NumSamples {
-		w.fail(fmt.Errorf("closed after %d samples, NumSamples is %d", w.n, w.opts.NumSamples))
+		w.fail(fmt.Errorf("closed after %d samples, %d were announced", w.n, w.opts.NumSamples))
 	}
 	if w.err == nil {
 		if err := w.finish(); err != nil {

@@ -505,12 +505,12 @@ func TestWriterErrors(t *testing.T) {
 		{name: "too few", opts: WriterOptions{Version: 2, NumSamples: 2}, add: func(w *Writer) error {
 			d, n := one("abc")
 			return w.Add(JPEG, d, n, nil)
-		}, msg: "closed after 1 samples, NumSamples is 2"},
+		}, msg: "closed after 1 samples, 2 were announced"},
 		{name: "too many", opts: WriterOptions{Version: 2, NumSamples: 1}, add: func(w *Writer) error {
 			d, n := one("abc")
 			w.Add(JPEG, d, n, nil)
 			return w.Add(JPEG, d, n, nil)
-		}, msg: "sample 1: more samples than NumSamples (1)"},
+		}, msg: "sample 1: more samples than announced (1)"},
 		{name: "4 GiB", opts: WriterOptions{Version: 2, NumSamples: 1}, add: func(w *Writer) error {
 			return w.Add(MP4, failReader{t}, 1<<32, nil)
 		}, want: ErrUnrepresentable, msg: "sample 0: 4294967296 bytes"},
