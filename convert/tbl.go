@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/formats/tbl"
@@ -41,6 +42,11 @@ type TBLStats struct {
 	Formats   map[string]int64 `json:"formats"`
 	Skipped   map[string]int64 `json:"skipped"` // members not converted, by reason
 	NamesKept bool             `json:"names_kept"`
+	// MetaMembers counts the metadata members whose blocks were given back
+	// to their samples (see tblMetaSuffix); MetaDropped those a TBL
+	// without a metadata section (v1, --no-names) could not keep.
+	MetaMembers int64 `json:"metadata_members"`
+	MetaDropped int64 `json:"metadata_dropped"`
 }
 
 // TarToTBL converts tar shards (in fid order) into one TBL file. A first,
@@ -59,15 +65,32 @@ func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions)
 		opts.Scan.HeaderBlocks = true
 	}
 	sel := &tblSelector{compat: opts.CompatTurboLoader, shards: shards, skipped: map[string]int64{}}
+	var pairing tblPairing
 	count := &collectSink{fn: func(shard int, r *Row) error {
-		if ok, err := sel.take(shard, r); ok || err != nil {
-			sel.n++
+		ok, err := sel.take(shard, r)
+		if err != nil {
 			return err
+		}
+		meta := false
+		if ok && !opts.CompatTurboLoader {
+			if meta, err = sel.isMetaMember(shard, r); err != nil {
+				return err
+			}
+		}
+		// A metadata member is no sample when the sample it extends follows.
+		if res, _ := pairing.next(string(r.Name), ok, meta, nil); res == pairedFlushed {
+			sel.n++
+		}
+		if ok && !meta {
+			sel.n++
 		}
 		return nil
 	}}
 	if err := Run(ctx, NewTarShards(shards, opts.Scan), count, Options{Workers: opts.Workers}); err != nil {
 		return nil, err
+	}
+	if pairing.pending != nil {
+		sel.n++
 	}
 	w, err := tbl.Create(out, tbl.WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n)})
 	if err != nil {
@@ -78,7 +101,11 @@ func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions)
 	defer src.Close()
 	sink := &tblSink{w: w, src: src, sel: &tblSelector{compat: opts.CompatTurboLoader, shards: shards, skipped: map[string]int64{}},
 		opts: opts, stats: &TBLStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames}}
-	if err := Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+	err = Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress})
+	if err == nil {
+		err = sink.flushPending()
+	}
+	if err != nil {
 		w.Abort()
 		return nil, err
 	}
@@ -134,6 +161,72 @@ func (s *tblSelector) reason(shard int, r *Row) (string, error) {
 	return "", nil
 }
 
+// isMetaMember tells whether a regular member is a metadata member by its
+// name and first bytes (read from the shard: the first pass has headers
+// only).
+func (s *tblSelector) isMetaMember(shard int, r *Row) (bool, error) {
+	if !isTBLMeta(r.Name, r.Size, []byte(tblMetaMagic)) {
+		return false, nil
+	}
+	f, err := pathguard.Open(s.shards[shard])
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(tblMetaMagic))
+	if _, err := f.ReadAt(head, r.DataOffset); err != nil {
+		return false, fmt.Errorf("%s: offset %d: reading %q: %w", s.shards[shard], r.DataOffset, r.Name, err)
+	}
+	return isTBLMeta(r.Name, r.Size, head), nil
+}
+
+// tblPairing follows, in dataset order, the metadata members and the
+// samples they extend: a metadata member counts as such only when the
+// member right after it is the sample it is named after. Both passes of
+// TarToTBL run it, so that they agree on the number of samples.
+type tblPairing struct {
+	pending *tblPending
+}
+
+type tblPending struct {
+	target string // the sample the member extends
+	name   string
+	blocks []tbl.MetaEntry // the second pass's
+	raw    []byte          // the member's bytes, should it be a sample after all
+	shard  int
+	offset int64
+}
+
+type pairResult int
+
+const (
+	pairedNone    pairResult = iota // no metadata member was waiting
+	pairedMatched                   // the waiting member extends this sample
+	pairedFlushed                   // the waiting member is an ordinary sample after all
+)
+
+// next advances over one member: sample tells whether it becomes a sample,
+// meta whether it is a metadata member (p holds it, in the second pass).
+// It returns what became of the member that was waiting, and that member.
+func (t *tblPairing) next(name string, sample, meta bool, p *tblPending) (pairResult, *tblPending) {
+	prev, res := t.pending, pairedNone
+	if prev != nil {
+		res = pairedFlushed
+		if sample && !meta && name == prev.target {
+			res = pairedMatched
+		}
+	}
+	t.pending = nil
+	if meta {
+		if p == nil {
+			p = &tblPending{}
+		}
+		p.target = strings.TrimSuffix(name, tblMetaSuffix)
+		t.pending = p
+	}
+	return res, prev
+}
+
 // compatName is the member's name as TurboLoader reads it.
 func (s *tblSelector) compatName(shard int, r *Row) (string, error) {
 	if len(r.Name) < 100 {
@@ -155,11 +248,12 @@ func (s *tblSelector) compatName(shard int, r *Row) (string, error) {
 }
 
 type tblSink struct {
-	w     *tbl.Writer
-	src   *TarShards
-	sel   *tblSelector
-	opts  TBLOptions
-	stats *TBLStats
+	w       *tbl.Writer
+	src     *TarShards
+	sel     *tblSelector
+	opts    TBLOptions
+	stats   *TBLStats
+	pairing tblPairing // Write's, in dataset order
 }
 
 // tblPrepared is one row of a batch, ready to append.
@@ -167,6 +261,9 @@ type tblPrepared struct {
 	skip   string // why the row is not a sample, or ""
 	sample tbl.Prepared
 	meta   []tbl.MetaEntry
+	// metaMember holds a metadata member's blocks (and bytes, should it be
+	// a sample after all); sample is then unset.
+	metaMember *tblPending
 }
 
 // Prepare reads each sample of the batch and works out its checksum,
@@ -191,6 +288,14 @@ func (s *tblSink) Prepare(b *Batch) error {
 		}
 	}
 	if lo < 0 {
+		// Empty samples only: nothing to read, but each has its metadata.
+		for i := range b.Rows {
+			if out[i].skip == "" {
+				if err := s.prepare(b.Shard, &b.Rows[i], &out[i], nil, nil); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	}
 	f, err := pathguard.Open(s.src.Paths[b.Shard])
@@ -246,22 +351,39 @@ func (s *tblSink) prepare(shard int, r *Row, out *tblPrepared, f *os.File, regio
 		}
 	}
 	name := string(r.Name)
+	if !s.opts.CompatTurboLoader && isTBLMeta(r.Name, r.Size, data) {
+		blocks, err := decodeTBLMeta(data)
+		if err != nil {
+			return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[shard], r.Offset, name, err)
+		}
+		out.metaMember = &tblPending{name: name, blocks: blocks, raw: bytes.Clone(data), shard: shard, offset: r.Offset}
+		return nil
+	}
+	var err error
+	out.sample, out.meta, err = s.prepareSample(name, data)
+	if err != nil {
+		return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[shard], r.Offset, name, err)
+	}
+	return nil
+}
+
+// prepareSample works out a sample's format, dimensions, checksum and LZ4
+// block, and the metadata block that keeps its name.
+func (s *tblSink) prepareSample(name string, data []byte) (tbl.Prepared, []tbl.MetaEntry, error) {
 	format := tbl.FormatFromName(name)
 	if s.opts.Version == 1 && format > tbl.TIFF {
 		format = tbl.FormatUnknown // v1 knows formats up to TIFF
 	}
 	var width, height uint16
+	var meta []tbl.MetaEntry
 	if s.opts.Version == 2 {
 		width, height = tbl.ImageDimensions(format, data)
 		if !s.opts.NoNames {
-			out.meta = []tbl.MetaEntry{tbl.NameMeta(name)}
+			meta = []tbl.MetaEntry{tbl.NameMeta(name)}
 		}
 	}
-	var err error
-	if out.sample, err = tbl.PrepareSample(s.opts.Version, s.opts.LZ4, format, width, height, data); err != nil {
-		return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[shard], r.Offset, name, err)
-	}
-	return nil
+	p, err := tbl.PrepareSample(s.opts.Version, s.opts.LZ4, format, width, height, data)
+	return p, meta, err
 }
 
 func (s *tblSink) EndShard(int) error { return nil }
@@ -280,30 +402,92 @@ func (s *tblSink) Write(b *Batch) error {
 
 func (s *tblSink) write(b *Batch, prep *tblBatch) error {
 	for i, p := range prep.samples {
+		r := &b.Rows[i]
+		res, prev := s.pairing.next(string(r.Name), p.skip == "", p.metaMember != nil, p.metaMember)
+		if res == pairedFlushed {
+			if err := s.addOrdinary(prev); err != nil {
+				return err
+			}
+		}
 		if p.skip != "" {
 			s.sel.skipped[p.skip]++
 			continue
 		}
-		r := &b.Rows[i]
-		if err := s.w.AddPrepared(p.sample, p.meta); err != nil {
+		if p.metaMember != nil {
+			continue // waits for the member after it
+		}
+		meta := p.meta
+		if res == pairedMatched {
+			s.stats.MetaMembers++
+			if s.opts.Version == 2 && !s.opts.NoNames {
+				meta = prev.blocks
+			} else {
+				s.stats.MetaDropped++
+			}
+		}
+		if err := s.add(p.sample, meta); err != nil {
 			return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[b.Shard], r.Offset, r.Name, err)
 		}
-		prep.samples[i].sample.Release() // the writer has copied it
-		s.stats.Samples++
-		s.stats.Bytes += int64(p.sample.Size)
-		s.stats.Formats[p.sample.Format.String()]++
 	}
 	return nil
 }
 
+func (s *tblSink) add(p tbl.Prepared, meta []tbl.MetaEntry) error {
+	if err := s.w.AddPrepared(p, meta); err != nil {
+		return err
+	}
+	p.Release() // the writer has copied it
+	s.stats.Samples++
+	s.stats.Bytes += int64(p.Size)
+	s.stats.Formats[p.Format.String()]++
+	return nil
+}
+
+// addOrdinary writes a member that looked like a metadata member but is
+// not followed by its sample: it is a sample like any other.
+func (s *tblSink) addOrdinary(m *tblPending) error {
+	p, meta, err := s.prepareSample(m.name, m.raw)
+	if err == nil {
+		err = s.add(p, meta)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[m.shard], m.offset, m.name, err)
+	}
+	return nil
+}
+
+// flushPending writes a metadata member left waiting at the end.
+func (s *tblSink) flushPending() error {
+	m := s.pairing.pending
+	s.pairing.pending = nil
+	if m == nil {
+		return nil
+	}
+	return s.addOrdinary(m)
+}
+
 // TBLSource reads a TBL file as one shard of rows: each sample under its
 // v2 metadata name (or "key" plus the format's extension), else
-// %09d.<ext> from its index; other v2 metadata fields go beside the sample
-// as <stem>.meta.json. Payloads come back decompressed and CRC-checked.
+// %09d.<ext> from its index. Metadata other than that name travels in a
+// member of its own before the sample's (see tblMetaSuffix), every block
+// kept. Payloads come back decompressed and CRC-checked.
 type TBLSource struct {
 	Reader *tbl.Reader
 
 	held held // the mappings of batches not yet written
+
+	mu      sync.Mutex
+	badJSON []int // samples with a JSON-typed block that does not parse
+	nBad    int64
+}
+
+// BadJSON returns how many samples have a JSON-typed metadata block that
+// does not parse (kept as it is, never used as a name), and the first few
+// of them.
+func (s *TBLSource) BadJSON() (int64, []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nBad, slices.Sorted(slices.Values(s.badJSON))
 }
 
 // tblChunk is how many samples one scan reads. Chunks are small (a few
@@ -317,11 +501,10 @@ func (s *TBLSource) ShardName(shard int) string {
 	return fmt.Sprintf("samples %d-%d", shard*tblChunk, min(s.Reader.Len(), (shard+1)*tblChunk)-1)
 }
 
-// Rows of TBLSource carry the sample index in DataFile; metadata rows
-// carry their JSON inline.
 // Scan reads a chunk of samples on a worker: names from the metadata, and
 // the bytes themselves, decompressed and checked where they lie (see
-// tbl.ViewSamples), so the writer only writes.
+// tbl.ViewSamples), so the writer only writes. Rows carry the sample index
+// in DataFile; metadata members carry their bytes inline.
 func (s *TBLSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
 	from, to := shard*tblChunk, min(s.Reader.Len(), (shard+1)*tblChunk)
 	views, err := s.Reader.ViewSamples(from, to)
@@ -335,19 +518,18 @@ func (s *TBLSource) Scan(ctx context.Context, shard int, emit func([]Row) error)
 			return ctx.Err()
 		}
 		smp := s.Reader.Sample(i)
-		name, extra, err := s.sampleName(i, smp)
+		name, blocks, err := s.sampleName(i, smp)
 		if err != nil {
 			views.Release()
 			return err
 		}
+		if s.Reader.HasMetadata() && !onlyName(blocks, name) {
+			meta := encodeTBLMeta(blocks)
+			rows = append(rows, Row{Name: []byte(name + tblMetaSuffix), Kind: KindFile, Size: int64(len(meta)),
+				Mode: defaultFileMode, DataFile: i, Offset: -1, Inline: meta})
+		}
 		rows = append(rows, Row{Name: []byte(name), Kind: KindFile, Size: int64(smp.Size), Mode: defaultFileMode,
 			DataFile: i, Offset: -1, DataOffset: smp.Offset, Inline: views.Data[i-from]})
-		if extra != nil {
-			stem, _, _ := strings.Cut(name[strings.LastIndexByte(name, '/')+1:], ".")
-			metaName := name[:strings.LastIndexByte(name, '/')+1] + stem + ".meta.json"
-			rows = append(rows, Row{Name: []byte(metaName), Kind: KindFile, Size: int64(len(extra)),
-				Mode: defaultFileMode, DataFile: i, Offset: -1, Inline: extra})
-		}
 	}
 	return s.held.emit(rows, views, emit)
 }
@@ -357,8 +539,8 @@ func (s *TBLSource) Release(b *Batch) {
 	s.held.release(b)
 }
 
-// sampleName names sample i and returns its other metadata as JSON.
-func (s *TBLSource) sampleName(i int, smp tbl.Sample) (string, []byte, error) {
+// sampleName names sample i and returns its metadata blocks.
+func (s *TBLSource) sampleName(i int, smp tbl.Sample) (string, []tbl.MetaEntry, error) {
 	fallback := fmt.Sprintf("%09d.%s", i, smp.Format.Ext())
 	if s.Reader.Version() < 2 {
 		return fallback, nil, nil
@@ -367,11 +549,19 @@ func (s *TBLSource) sampleName(i int, smp tbl.Sample) (string, []byte, error) {
 	if err != nil || len(meta) == 0 {
 		return fallback, nil, err
 	}
+	if badJSON(meta) {
+		s.mu.Lock()
+		s.nBad++
+		if len(s.badJSON) < 5 {
+			s.badJSON = append(s.badJSON, i)
+		}
+		s.mu.Unlock()
+	}
 	name, other, ok := tbl.NameFields(meta)
 	if !ok {
-		// No name: take the first JSON object whole ("key" names the sample).
+		// No name: the first JSON object may give a "key".
 		for _, m := range meta {
-			if m.Type == 1 && json.Unmarshal(m.Data, &other) == nil {
+			if m.Type == tbl.MetaJSON && json.Unmarshal(m.Data, &other) == nil {
 				break
 			}
 		}
@@ -381,35 +571,13 @@ func (s *TBLSource) sampleName(i int, smp tbl.Sample) (string, []byte, error) {
 			var k string
 			if json.Unmarshal(key, &k) == nil && k != "" {
 				name = k + "." + smp.Format.Ext()
-				delete(other, "key")
 			}
 		}
 	}
 	if name == "" {
 		name = fallback
 	}
-	delete(other, "name_base64")
-	if len(other) == 0 {
-		return name, nil, nil
-	}
-	keys := make([]string, 0, len(other))
-	for k := range other {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for j, k := range keys {
-		if j > 0 {
-			buf.WriteByte(',')
-		}
-		kb, _ := json.Marshal(k)
-		buf.Write(kb)
-		buf.WriteByte(':')
-		buf.Write(other[k])
-	}
-	buf.WriteString("}\n")
-	return name, buf.Bytes(), nil
+	return name, meta, nil
 }
 
 func (s *TBLSource) OpenPayload(r *Row) (io.Reader, error) {

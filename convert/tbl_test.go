@@ -93,8 +93,9 @@ func TestTBLRoundTrip(t *testing.T) {
 	}
 }
 
-// TestTBLMetaJSON: v2 metadata beyond the name comes back beside the
-// sample as <stem>.meta.json.
+// TestTBLMetaJSON: v2 metadata beyond the name comes back in a metadata
+// member just before the sample, its JSON readable as it was (the whole
+// round trip: TestTBLMetadataRoundTrip).
 func TestTBLMetaJSON(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "m.tbl")
@@ -118,7 +119,9 @@ func TestTBLMetaJSON(t *testing.T) {
 	for _, e := range entries {
 		got = append(got, e.name+"="+e.body)
 	}
-	if strings.Join(got, "|") != "cat/1.jpg=abc|cat/1.meta.json={\"label\":3}\n|k7.png=de" {
+	want := `cat/1.jpg.tblmeta.json={"tbl_metadata":[{"type":1,"text":"{\"name\":\"cat/1.jpg\",\"label\":3}"}]}` + "\n" +
+		`|cat/1.jpg=abc|k7.png.tblmeta.json={"tbl_metadata":[{"type":1,"text":"{\"key\":\"k7\"}"}]}` + "\n|k7.png=de"
+	if strings.Join(got, "|") != want {
 		t.Errorf("members %q", got)
 	}
 }

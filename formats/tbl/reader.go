@@ -552,3 +552,6 @@ func (r *Reader) Close() error {
 	r.f = nil
 	return err
 }
+
+// HasMetadata tells whether the file has a metadata section (v2 only).
+func (r *Reader) HasMetadata() bool { return r.hdr.Flags&FlagHasMetadata != 0 }

@@ -370,6 +370,9 @@ func convertTarToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string
 		extra = " (not converted: " + strings.Join(skipped, ", ") + ")"
 	}
 	e.infof("%s: TBL v%d, %d samples, %d bytes from %d tar shards%s\n", dst, st.Version, st.Samples, st.Bytes, len(shards), extra)
+	if st.MetaDropped > 0 {
+		e.warnf("%s: the metadata of %d samples (their .tblmeta.json members) is not kept: this TBL has no metadata section\n", dst, st.MetaDropped)
+	}
 	if fl.jsonOut {
 		return e.printJSON(st)
 	}
@@ -395,7 +398,8 @@ func convertTBLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir s
 		total = st0.Size()
 	}
 	bar := e.newProgress(fold, total)
-	st, err := convert.WriteFold(ctx, &convert.TBLSource{Reader: r}, convert.FoldOptions{
+	tsrc := &convert.TBLSource{Reader: r}
+	st, err := convert.WriteFold(ctx, tsrc, convert.FoldOptions{
 		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: fl.workers, Replace: fl.force,
 		Progress: func(p convert.Progress) { bar.update(fold, p) },
 	})
@@ -405,6 +409,12 @@ func convertTBLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir s
 	}
 	e.infof("%s: %d samples -> %d members, %d bytes into %d shards of fold %s in %s; index %s (%d rows)\n",
 		src, r.Len(), st.Members, st.Bytes, len(st.Shards), fold, dstDir, filepath.Base(st.Index.Output), st.Index.Rows)
+	if n, first := tsrc.BadJSON(); n > 0 {
+		e.warnf("%s: %d samples have a JSON-typed metadata block that does not parse (first: sample %v): kept as they are, not used as names\n", src, n, first)
+	}
+	if r.Version() == 2 && !r.HasMetadata() {
+		e.infof("%s has no metadata section: convert back with --no-names for an identical file\n", src)
+	}
 	if fl.jsonOut {
 		return e.printJSON(st)
 	}

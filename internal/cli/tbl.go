@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/itarconv/itarconv/formats/tbl"
@@ -105,7 +107,11 @@ func (e *env) verifyTBL(path string) error {
 		return err
 	}
 	defer r.Close()
-	if err := r.Verify(); err != nil {
+	err = r.Verify()
+	if err == nil {
+		err = checkTBLJSON(r)
+	}
+	if err != nil {
 		if e.jsonOut {
 			e.printJSON(map[string]any{"ok": false, "file": path, "problem": err.Error()})
 		} else {
@@ -121,5 +127,30 @@ func (e *env) verifyTBL(path string) error {
 		what = "bounds, header CRC-32, per-sample CRC-16 and LZ4 blocks"
 	}
 	fmt.Fprintf(e.stdout, "%s: OK: %d samples (%s checked)\n", path, r.Len(), what)
+	return nil
+}
+
+// checkTBLJSON reports the JSON-typed metadata blocks that do not parse:
+// the format says they are JSON, and a loader that reads them fails.
+func checkTBLJSON(r *tbl.Reader) error {
+	var n int
+	var first []string
+	for i := 0; i < r.Len() && r.HasMetadata(); i++ {
+		meta, err := r.Metadata(i)
+		if err != nil {
+			return err
+		}
+		for k, m := range meta {
+			if m.Type == tbl.MetaJSON && !json.Valid(m.Data) {
+				n++
+				if len(first) < 5 {
+					first = append(first, fmt.Sprintf("sample %d block %d", i, k))
+				}
+			}
+		}
+	}
+	if n > 0 {
+		return fmt.Errorf("%d JSON-typed metadata blocks do not parse (%s)", n, strings.Join(first, ", "))
+	}
 	return nil
 }
