@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/itarconv/itarconv/internal/offheap"
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
@@ -44,7 +45,8 @@ func (x *Index) ExtID(ext string) int {
 }
 
 // ReadFile reads and validates the TARIDX file at path. The rows are kept
-// outside the Go heap where the system allows it (see offHeap).
+// outside the Go heap where the system allows it (internal/offheap),
+// released once the index is unreachable.
 func ReadFile(path string) (*Index, error) {
 	f, err := pathguard.Open(path)
 	if err != nil {
@@ -63,7 +65,7 @@ func ReadFile(path string) (*Index, error) {
 		}
 		return Parse(path, data)
 	}
-	data, release := offHeap(int(st.Size()))
+	data, release := offheap.Alloc(int(st.Size()))
 	n, err := io.ReadFull(f, data)
 	if err == nil {
 		// The file grew since Stat: read what it holds now.
@@ -83,7 +85,7 @@ func ReadFile(path string) (*Index, error) {
 		release()
 		return nil, err
 	}
-	keepOffHeap(x, release)
+	runtime.AddCleanup(x, func(f func()) { f() }, release)
 	return x, nil
 }
 

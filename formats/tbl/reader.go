@@ -13,6 +13,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/itarconv/itarconv/internal/offheap"
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
@@ -27,8 +28,17 @@ type Reader struct {
 	hdr     Header
 	entLen  int
 	index   []byte
-	meta    []metaRef // sorted by sample, file order within a sample
-	dataEnd int64     // the metadata section's start, or the file's end
+	dataEnd int64 // the metadata section's start, or the file's end
+	// metaFirst holds, 8 bytes a sample, where each sample's run of
+	// metadata blocks lies: the run's length in bytes (headers included)
+	// above metaOffBits, and its offset from the section's start + 1 below
+	// (0: no metadata), for files whose blocks of a sample lie together
+	// (every writer's), in runs under 16 MiB. Other files get meta, every
+	// block's place, sorted by sample.
+	metaFirst []byte
+	meta      []metaRef
+	// release gives back the tables kept outside the Go heap (Close).
+	release []func()
 }
 
 // metaRef locates one metadata block's bytes.
@@ -76,7 +86,6 @@ func Open(path string) (*Reader, error) {
 		f.Close()
 		return nil, err
 	}
-	r.f = f
 	return r, nil
 }
 
@@ -103,6 +112,13 @@ func (r *Reader) readAt(b []byte, off int64, sample int) error {
 // size bytes read through ra; name is used in errors.
 func newReader(name string, ra io.ReaderAt, size int64) (*Reader, error) {
 	r := &Reader{path: name, ra: ra}
+	r.f, _ = ra.(*os.File) // Close closes it
+	ok := false
+	defer func() {
+		if !ok {
+			r.releaseTables()
+		}
+	}()
 	var hb [HeaderSizeV2]byte
 	got := int(min(size, HeaderSizeV2))
 	if err := r.readAt(hb[:got], 0, -1); err != nil {
@@ -191,7 +207,7 @@ func newReader(name string, ra io.ReaderAt, size int64) (*Reader, error) {
 			r.dataEnd = int64(h.MetadataOffset)
 		}
 	}
-	r.index = make([]byte, want-int64(hl))
+	r.index = r.alloc(int(want - int64(hl)))
 	if err := r.readAt(r.index, int64(hl), -1); err != nil {
 		return nil, err
 	}
@@ -199,10 +215,15 @@ func newReader(name string, ra io.ReaderAt, size int64) (*Reader, error) {
 		return nil, err
 	}
 	if hasMeta {
-		if err := r.scanMetadata(); err != nil {
+		err := r.scanMetadata(false)
+		if errors.Is(err, errScattered) {
+			err = r.scanMetadata(true)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
+	ok = true
 	return r, nil
 }
 
@@ -315,15 +336,30 @@ func (r *Reader) stored(i int) uint32 {
 	return binary.LittleEndian.Uint32(r.index[i*r.entLen+8:])
 }
 
+// errScattered: a sample's metadata blocks do not lie together, or the
+// run is too long or too far for metaFirst.
+var errScattered = errors.New("metadata blocks of a sample apart")
+
+const (
+	metaOffBits = 40 // a section of up to 1 TiB
+	metaRunMax  = 1<<(64-metaOffBits) - 1
+)
+
 // scanMetadata walks the metadata section once, checking its blocks and
-// recording where each one's bytes are.
-func (r *Reader) scanMetadata() error {
+// recording where each sample's first block starts; where one sample's
+// blocks lie apart (errScattered), it is run again with refs set, to
+// record every block's place.
+func (r *Reader) scanMetadata(refs bool) error {
 	le := binary.LittleEndian
 	start := int64(r.hdr.MetadataOffset)
 	end := start + int64(r.hdr.MetadataSize)
 	n := r.Len()
 	br := bufio.NewReaderSize(io.NewSectionReader(r.ra, start, end-start), 64<<10)
 	seen := make([]uint64, (n+63)/64)
+	if !refs {
+		r.metaFirst = r.alloc(8 * n)
+	}
+	prev := int64(-1)
 	var bh [MetaBlockLen]byte
 	for pos := start; pos < end; {
 		if end-pos < MetaBlockLen {
@@ -343,7 +379,26 @@ func (r *Reader) scanMetadata() error {
 		case r.flags(int(si))&SampleHasMetadata == 0:
 			return r.fail(ErrCorrupt, int(si), pos, "metadata block for a sample without the has-metadata flag")
 		}
-		r.meta = append(r.meta, metaRef{off: pos + MetaBlockLen, size: size, sample: uint32(si), typ: typ})
+		switch {
+		case refs:
+			r.meta = append(r.meta, metaRef{off: pos + MetaBlockLen, size: size, sample: uint32(si), typ: typ})
+		case int64(si) != prev:
+			if seen[si/64]&(1<<(si%64)) != 0 || pos-start+1 >= 1<<metaOffBits {
+				r.metaFirst = nil
+				return errScattered
+			}
+			le.PutUint64(r.metaFirst[8*si:], uint64(pos-start)+1)
+			fallthrough
+		default: // the run grows by this block
+			e := le.Uint64(r.metaFirst[8*si:])
+			run := e>>metaOffBits + MetaBlockLen + uint64(size)
+			if run > metaRunMax {
+				r.metaFirst = nil
+				return errScattered
+			}
+			le.PutUint64(r.metaFirst[8*si:], run<<metaOffBits|e&(1<<metaOffBits-1))
+		}
+		prev = int64(si)
 		seen[si/64] |= 1 << (si % 64)
 		if k, err := br.Discard(int(size)); err != nil {
 			return r.readErr(pos+MetaBlockLen+int64(k), err)
@@ -357,6 +412,26 @@ func (r *Reader) scanMetadata() error {
 	}
 	slices.SortStableFunc(r.meta, func(a, b metaRef) int { return cmp.Compare(a.sample, b.sample) })
 	return nil
+}
+
+func (r *Reader) releaseTables() {
+	r.index, r.metaFirst = nil, nil
+	for _, release := range r.release {
+		release()
+	}
+	r.release = nil
+}
+
+// alloc returns n zeroed bytes for a table the reader keeps: outside the
+// Go heap for a reader of a file (released by Close), so that a large
+// index does not double the collector's goal.
+func (r *Reader) alloc(n int) []byte {
+	if r.f == nil {
+		return make([]byte, n)
+	}
+	b, release := offheap.Alloc(n)
+	r.release = append(r.release, release)
+	return b
 }
 
 func (r *Reader) readErr(off int64, err error) error {
@@ -383,10 +458,16 @@ func (r *Reader) Sample(i int) Sample {
 	if i < 0 || i >= r.Len() {
 		panic(fmt.Sprintf("tbl: sample %d out of range [0, %d)", i, r.Len()))
 	}
+	if r.index == nil {
+		panic("tbl: Sample of a closed reader")
+	}
 	return decodeEntry(r.index[i*r.entLen:], r.hdr.Version, i)
 }
 
 func (r *Reader) checkIndexArg(i int) error {
+	if r.index == nil {
+		return fmt.Errorf("%s: %w", r.path, os.ErrClosed)
+	}
 	if i < 0 || i >= r.Len() {
 		return fmt.Errorf("%s: sample %d out of range [0, %d)", r.path, i, r.Len())
 	}
@@ -399,6 +480,9 @@ func (r *Reader) Metadata(i int) ([]MetaEntry, error) {
 	if err := r.checkIndexArg(i); err != nil {
 		return nil, err
 	}
+	if r.metaFirst != nil {
+		return r.metadataFrom(i)
+	}
 	lo := sort.Search(len(r.meta), func(k int) bool { return r.meta[k].sample >= uint32(i) })
 	var out []MetaEntry
 	for k := lo; k < len(r.meta) && r.meta[k].sample == uint32(i); k++ {
@@ -408,6 +492,30 @@ func (r *Reader) Metadata(i int) ([]MetaEntry, error) {
 			return nil, err
 		}
 		out = append(out, MetaEntry{Type: m.typ, Data: data})
+	}
+	return out, nil
+}
+
+// metadataFrom reads sample i's run of blocks in one read (its place and
+// length were found, and its blocks checked, by Open).
+func (r *Reader) metadataFrom(i int) ([]MetaEntry, error) {
+	le := binary.LittleEndian
+	e := le.Uint64(r.metaFirst[8*i:])
+	if e == 0 {
+		return nil, nil
+	}
+	run := make([]byte, e>>metaOffBits)
+	if err := r.readAt(run, int64(r.hdr.MetadataOffset)+int64(e&(1<<metaOffBits-1))-1, i); err != nil {
+		return nil, err
+	}
+	var out []MetaEntry
+	for len(run) >= MetaBlockLen {
+		size := le.Uint32(run[8:])
+		if le.Uint64(run) != uint64(i) || uint64(size) > uint64(len(run)-MetaBlockLen) {
+			return nil, r.fail(ErrCorrupt, i, -1, "the metadata section changed since the file was opened")
+		}
+		out = append(out, MetaEntry{Type: le.Uint16(run[12:]), Data: run[MetaBlockLen : MetaBlockLen+size : MetaBlockLen+size]})
+		run = run[MetaBlockLen+size:]
 	}
 	return out, nil
 }
@@ -550,6 +658,8 @@ func (r *Reader) Close() error {
 	}
 	err := r.f.Close()
 	r.f = nil
+	// The tables go with the file: a use after Close finds them empty.
+	r.releaseTables()
 	return err
 }
 
