@@ -354,8 +354,8 @@ type SCDLImportStats struct {
 	Cells  int    `json:"cells"`
 	NNZ    uint64 `json:"nnz"`
 	Files  int    `json:"files"`
-	// Fresh: no scdlmeta fold, so a new header, metadata.json and
-	// version.json were written, and no feature indices.
+	// Fresh: no scdlmeta fold, so a new header, metadata.json,
+	// version.json and a var_features index of one block were written.
 	Fresh bool `json:"fresh"`
 }
 
@@ -1005,7 +1005,23 @@ func freshFromCells(ctx context.Context, cellShards []string, out string, opts S
 		return fmt.Errorf("gene index %d: too many genes", maxGene)
 	}
 	nGenes = max(nGenes, int(maxGene)+1)
-	w, err := scdl.Create(out, scdl.WriterOptions{DataDType: dataDT, GeneDType: scdl.Uint64, NGenes: []int{nGenes}})
+	// bionemo-scdl counts rows in the var_features index: without one it
+	// reads the archive as empty. The genes' names are unknown; they get
+	// AnnData's default names, their indices ("0", "1", ...).
+	names := make([]string, nGenes)
+	for i := range names {
+		names[i] = strconv.Itoa(i)
+	}
+	features, err := scdl.OneBlockFeatureIndex(scdl.VarFeatures, int(asm.next), names)
+	if err != nil {
+		return err
+	}
+	var rels []string
+	for _, f := range features {
+		rels = append(rels, f.Rel)
+	}
+	w, err := scdl.Create(out, scdl.WriterOptions{DataDType: dataDT, GeneDType: scdl.Uint64, NGenes: []int{nGenes},
+		FeatureIndices: []scdl.FeatureIndexInfo{{Name: scdl.VarFeatures, Length: uint64(asm.next), DType: scdl.StringArray, Files: rels}}})
 	if err != nil {
 		return err
 	}
@@ -1025,6 +1041,11 @@ func freshFromCells(ctx context.Context, cellShards []string, out string, opts S
 	}
 	if err := asm2.flush(); err != nil {
 		return err
+	}
+	for _, f := range features {
+		if err := w.AddFile(f.Rel, bytes.NewReader(f.Data)); err != nil {
+			return err
+		}
 	}
 	if err := w.Close(); err != nil {
 		return err

@@ -385,8 +385,20 @@ func TestSCDLFreshFromCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Major != 0 || h.Minor != 1 || h.Point != 0 || len(h.FeatureIndices) != 0 {
-		t.Errorf("header %+v", h)
+	if h.Major != 0 || h.Minor != 1 || h.Point != 0 || len(h.FeatureIndices) != 1 {
+		t.Fatalf("header %+v", h)
+	}
+	// The var_features index bionemo-scdl counts rows with: one block of
+	// the 5 cells.
+	fi := h.FeatureIndices[0]
+	if fi.Name != scdl.VarFeatures || fi.Length != 5 || fi.DType != scdl.StringArray || len(fi.Files) != 4 {
+		t.Errorf("feature index %+v", fi)
+	}
+	if want := scdl.CumSumIndex([]int{5}); !bytes.Equal(got["var_features/cumulative_sum_index.npy"], want) {
+		t.Errorf("cumulative_sum_index.npy %v, want %v", got["var_features/cumulative_sum_index.npy"], want)
+	}
+	if pq := got["var_features/dataframe_0.parquet"]; len(pq) < 8 || string(pq[:4]) != "PAR1" {
+		t.Errorf("dataframe_0.parquet is not a Parquet file")
 	}
 	for _, c := range []struct {
 		name string
@@ -402,8 +414,17 @@ func TestSCDLFreshFromCells(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, got[c.name], c.want)
 		}
 	}
-	if len(got) != 6 {
+	if len(got) != 10 {
 		t.Errorf("%d files", len(got))
+	}
+	// Our reader, which checks the feature index against the rows, opens it.
+	a, err := scdl.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if a.NumRows() != 5 {
+		t.Errorf("%d rows", a.NumRows())
 	}
 }
 

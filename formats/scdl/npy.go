@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // NPY files. SCDL's own arrays (data.npy, row_ptr.npy, col_ptr.npy) are raw
@@ -112,16 +113,25 @@ func AppendNPYHeader(dst []byte, d DType, n int) ([]byte, error) {
 
 // appendNPYHeader writes numpy's header for a 1-D array in C order.
 func appendNPYHeader(dst []byte, descr string, n int) []byte {
+	return appendNPYHeaderShape(dst, descr, strconv.Itoa(n)+",")
+}
+
+// appendNPYHeaderShape writes numpy's header for an array of the shape
+// given as numpy writes it ("5," for 1-D, "" for a scalar), leaving room
+// for the last axis to grow as numpy does.
+func appendNPYHeaderShape(dst []byte, descr string, shape string) []byte {
 	start := len(dst)
 	dst = append(dst, npyMagic...)
 	dst = append(dst, 1, 0, 0, 0) // version 1.0, then the header length
 	dst = append(dst, "{'descr': '"...)
 	dst = append(dst, descr...)
 	dst = append(dst, "', 'fortran_order': False, 'shape': ("...)
-	before := len(dst)
-	dst = strconv.AppendInt(dst, int64(n), 10)
-	digits := len(dst) - before
-	dst = append(dst, ",), }"...)
+	dst = append(dst, shape...)
+	dst = append(dst, "), }"...)
+	digits := len(strings.TrimSuffix(shape, ","))
+	if i := strings.LastIndexByte(strings.TrimSuffix(shape, ","), ','); i >= 0 {
+		digits -= i + 2
+	}
 	for range npyGrowthDigits - digits {
 		dst = append(dst, ' ')
 	}

@@ -114,7 +114,7 @@ func convertToSCDL(ctx context.Context, e *env, fl convertFlags, srcs []string, 
 		return err
 	}
 	if st.Fresh {
-		e.warnf("%s: no %s fold beside the cells: wrote a fresh header.sch (version 0.1.0), metadata.json and version.json, and no feature indices (no var_features/ or obs_features/: gene and cell names are unknown)\n",
+		e.warnf("%s: no %s fold beside the cells: wrote a fresh header.sch (version 0.1.0), metadata.json, version.json and a var_features index whose genes are named by their index (gene and cell names are unknown; no obs_features)\n",
 			dst, convert.SCDLMetaFold)
 	}
 	e.infof("%s: %d cells, %d values, %d files from fold %s (%s mode)\n", dst, st.Cells, st.NNZ, st.Files, st.Fold, st.Mode)

@@ -186,7 +186,7 @@ func TestConvertToSCDLRefusals(t *testing.T) {
 	os.Remove(filepath.Join(out, "scdlmeta.taridx"))
 	fresh := filepath.Join(t.TempDir(), "fresh")
 	code, _, stderr := run(t, "convert", "--to", "scdl", out, fresh)
-	if code != 0 || !strings.Contains(stderr, "no feature indices") || !strings.Contains(stderr, "version 0.1.0") {
+	if code != 0 || !strings.Contains(stderr, "a var_features index whose genes are named by their index") || !strings.Contains(stderr, "version 0.1.0") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, f := range []string{"data.npy", "row_ptr.npy", "col_ptr.npy"} {
