@@ -45,14 +45,14 @@ type BarecatOptions struct {
 
 // BarecatStats describes a conversion to Barecat.
 type BarecatStats struct {
-	Output     string
-	Files      int64
-	Dirs       int64
-	Bytes      int64
-	Hardlinks  int64
-	Duplicates int64            // members dropped by the duplicate policy
-	Skipped    map[string]int64 // members not converted, by kind
-	Shards     int
+	Output     string           `json:"output"`
+	Files      int64            `json:"files"`
+	Dirs       int64            `json:"dirs"`
+	Bytes      int64            `json:"bytes"`
+	Hardlinks  int64            `json:"hardlinks"`
+	Duplicates int64            `json:"duplicates"` // members dropped by the duplicate policy
+	Skipped    map[string]int64 `json:"skipped"`    // members not converted, by kind
+	Shards     int              `json:"shards"`
 }
 
 // occurrence is where the member that keeps a path lives.
@@ -568,9 +568,9 @@ func (s *BarecatSource) OpenPayload(r *Row) (io.Reader, error) {
 
 // ReuseStats describes ReuseTars' work.
 type ReuseStats struct {
-	Tars  []string    // the tar files the shards link to, in fid order
-	Files int64       // files of the archive checked against their members
-	Index *IndexStats // the index written over the tars
+	Tars  []string    `json:"tars"`          // the tar files the shards link to, in fid order
+	Files int64       `json:"files_checked"` // files of the archive checked against their members
+	Index *IndexStats `json:"index"`         // the index written over the tars
 }
 
 // ReuseTars indexes the tar files that a wrapped Barecat archive's shards

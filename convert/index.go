@@ -23,27 +23,28 @@ type IndexOptions struct {
 
 // IndexStats describes a finished index.
 type IndexStats struct {
-	Output     string
-	Shards     int
-	Members    int64 // tar entries seen (header blocks with CompatGLZN)
-	Rows       uint64
-	Stems      uint64
-	Exts       []string
-	Crash      int
-	Contiguous bool
-	Bytes      int64 // payload bytes the rows address
+	Output     string   `json:"output"`
+	Shards     int      `json:"shards"`
+	Members    int64    `json:"members"` // tar entries seen (header blocks with CompatGLZN)
+	Rows       uint64   `json:"rows"`
+	Stems      uint64   `json:"stems"`
+	Exts       []string `json:"extensions"`
+	Crash      int      `json:"crash_stems"`
+	Contiguous bool     `json:"contiguous"`
+	Bytes      int64    `json:"payload_bytes"` // payload bytes the rows address
 	// Rows left out, by reason, and a few example names for each.
-	NotRegular    map[string]int64 // by kind
-	NoExt         int64
-	SpaceInExt    int64
-	Sparse        int64
-	SkippedNames  []string
-	SparseNames   []string
-	HardlinkNames []string
-	Reads         int64
-	ReadBytes     int64
-	Elapsed       time.Duration
-	MembersPerSec float64
+	NotRegular    map[string]int64 `json:"not_regular"` // by kind
+	NoExt         int64            `json:"skipped_no_extension"`
+	SpaceInExt    int64            `json:"skipped_space_in_extension"`
+	Sparse        int64            `json:"skipped_sparse"`
+	SkippedNames  []string         `json:"skipped_examples"`
+	SparseNames   []string         `json:"sparse_examples"`
+	HardlinkNames []string         `json:"hardlink_examples"`
+	Reads         int64            `json:"read_calls,omitempty"`
+	ReadBytes     int64            `json:"read_bytes,omitempty"`
+	// Elapsed is the caller's to report (the index command prints seconds).
+	Elapsed       time.Duration `json:"-"`
+	MembersPerSec float64       `json:"members_per_second,omitempty"`
 }
 
 // BuildIndex indexes the tar shards (in fid order) into a TARIDX file at out.

@@ -50,13 +50,13 @@ type FoldOptions struct {
 
 // FoldStats describes a written fold.
 type FoldStats struct {
-	Shards  []string
-	Members int64
-	Bytes   int64
-	Skipped map[string]int64 // rows not written, by kind
-	Index   *IndexStats
+	Shards  []string         `json:"shards"`
+	Members int64            `json:"members"`
+	Bytes   int64            `json:"bytes"`
+	Skipped map[string]int64 `json:"skipped"` // rows not written, by kind
+	Index   *IndexStats      `json:"index"`
 	// Replaced lists the earlier shards of the fold removed (Replace).
-	Replaced []string `json:",omitempty"`
+	Replaced []string `json:"replaced,omitempty"`
 }
 
 // WriteFold copies every row of src into a fold of tar shards in

@@ -439,7 +439,7 @@ func (s *tblSink) add(p tbl.Prepared, meta []tbl.MetaEntry) error {
 	p.Release() // the writer has copied it
 	s.stats.Samples++
 	s.stats.Bytes += int64(p.Size)
-	s.stats.Formats[p.Format.String()]++
+	s.stats.Formats[strings.ToLower(p.Format.String())]++
 	return nil
 }
 

@@ -38,7 +38,11 @@ func TestBarecatFilesNotIndexed(t *testing.T) {
 		t.Fatalf("to tar: exit %d, stderr:\n%s", code, stderr)
 	}
 	var fold struct {
-		Index struct{ Rows, NoExt, SpaceInExt int64 }
+		Index struct {
+			Rows       int64 `json:"rows"`
+			NoExt      int64 `json:"skipped_no_extension"`
+			SpaceInExt int64 `json:"skipped_space_in_extension"`
+		} `json:"index"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &fold); err != nil || fold.Index.Rows != 2 || fold.Index.NoExt != 2 || fold.Index.SpaceInExt != 1 {
 		t.Errorf("to tar --json: %v %+v: %s", err, fold, stdout)

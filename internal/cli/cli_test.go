@@ -375,7 +375,7 @@ func TestConvertTBL(t *testing.T) {
 	}
 	code, stdout, _ := run(t, "inspect", "--json", x)
 	var info tblInfo
-	if err := json.Unmarshal([]byte(stdout), &info); err != nil || code != 0 || info.Samples != 40 || info.Version != 2 || info.Formats["JPEG"] != 20 || info.WithMetadata != 40 {
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil || code != 0 || info.Samples != 40 || info.Version != 2 || info.Formats["jpeg"] != 20 || info.WithMetadata != 40 {
 		t.Fatalf("inspect: exit %d, %v: %s", code, err, stdout)
 	}
 	if code, stdout, _ := run(t, "verify", x); code != 0 || !strings.Contains(stdout, "OK: 40 samples") {

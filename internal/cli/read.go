@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -56,8 +57,16 @@ func newLsCmd(e *env) *cobra.Command {
 			}
 			w := bufio.NewWriterSize(e.stdout, 1<<16)
 			defer w.Flush()
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(false)
 			for _, f := range folds {
 				err := f.List(tarscan.Options{IgnoreZeros: fl.ignoreZeros}, func(en fold.Entry) error {
+					if e.jsonOut { // one object a line: a listing streams
+						return enc.Encode(struct {
+							Fold string `json:"fold"`
+							fold.Entry
+						}{f.Name, en})
+					}
 					_, err := fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\n", f.Name, en.Shard, en.Offset, en.Size, en.Name)
 					return err
 				})
@@ -69,6 +78,7 @@ func newLsCmd(e *env) *cobra.Command {
 		},
 	}
 	fl.register(cmd)
+	cmd.Flags().BoolVar(&e.jsonOut, "json", false, "one JSON object a row (fold, row, shard, fid, offset, size, name)")
 	return cmd
 }
 

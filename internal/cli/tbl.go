@@ -40,7 +40,7 @@ func describeTBL(path string) (*tblInfo, error) {
 		MetadataBytes: h.MetadataSize}
 	for i := 0; i < r.Len(); i++ {
 		s := r.Sample(i)
-		info.Formats[s.Format.String()]++
+		info.Formats[strings.ToLower(s.Format.String())]++
 		info.StoredBytes += uint64(s.StoredSize)
 		info.UncompressedSize += uint64(s.Size)
 		if s.Compressed {
