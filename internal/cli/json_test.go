@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
@@ -57,8 +56,6 @@ func TestJSONSnakeCase(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 			continue
 		}
-		sc := bufio.NewScanner(strings.NewReader(stdout))
-		sc.Buffer(nil, 1<<20)
 		dec := json.NewDecoder(strings.NewReader(stdout))
 		n := 0
 		for dec.More() {
