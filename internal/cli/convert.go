@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,12 +9,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/itarconv/itarconv/internal/pathguard"
-
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/formats/tbl"
@@ -105,24 +103,6 @@ func parseSize(s string) (int64, error) {
 	return int64(n * float64(mult)), nil
 }
 
-// isBarecat tells whether path names a Barecat archive: an index file (an
-// SQLite database), or the base path of either layout.
-func isBarecat(path string) bool {
-	for _, p := range []string{path, path + "-sqlite-index"} {
-		f, err := pathguard.Open(p)
-		if err != nil {
-			continue
-		}
-		var magic [16]byte
-		n, _ := f.Read(magic[:])
-		f.Close()
-		if bytes.Equal(magic[:n], []byte("SQLite format 3\x00")) {
-			return true
-		}
-	}
-	return false
-}
-
 // tarSources resolves the tar shards to read: a directory's fold, or files.
 func tarSources(args []string, fold string) ([]string, string, error) {
 	if len(args) == 1 {
@@ -210,15 +190,15 @@ func dispatchConvert(ctx context.Context, e *env, fl convertFlags, srcs []string
 		return convertToSCDL(ctx, e, fl, srcs, dst)
 	case fl.to != "":
 		return usagef("--to: unknown format %q (scdl)", fl.to)
-	case len(srcs) == 1 && isSCDL(srcs[0]):
+	case len(srcs) == 1 && registry.Is("scdl", srcs[0]):
 		return convertSCDLToTar(ctx, e, fl, srcs[0], dst, shardSize)
 	case strings.HasSuffix(dst, ".tbl"):
 		return convertTarToTBL(ctx, e, fl, srcs, dst)
-	case len(srcs) == 1 && isTBL(srcs[0]):
+	case len(srcs) == 1 && registry.Is("tbl", srcs[0]):
 		return convertTBLToTar(ctx, e, fl, srcs[0], dst, shardSize)
 	case strings.HasSuffix(dst, ".barecat"):
 		return convertTarToBarecat(ctx, e, fl, srcs, dst, shardSize)
-	case len(srcs) == 1 && isBarecat(srcs[0]):
+	case len(srcs) == 1 && registry.Is("barecat", srcs[0]):
 		return convertBarecatToTar(ctx, e, fl, srcs[0], dst, shardSize)
 	}
 	return usagef("convert: cannot tell the formats of %s -> %s (tar shards -> X.barecat, or X.barecat -> DIR)", strings.Join(srcs, " "), dst)
@@ -319,18 +299,6 @@ func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstD
 		return e.printJSON(st)
 	}
 	return nil
-}
-
-// isTBL tells whether path is a TBL file by its magic.
-func isTBL(path string) bool {
-	f, err := pathguard.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var magic [4]byte
-	n, _ := f.Read(magic[:])
-	return n == 4 && string(magic[:3]) == "TBL" && (magic[3] == 1 || magic[3] == 2)
 }
 
 func convertTarToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string) error {

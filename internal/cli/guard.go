@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
@@ -83,7 +84,7 @@ func convertInputs(srcs []string) (*pathguard.Inputs, error) {
 		if err := explicitInput(in, s); err != nil {
 			return nil, err
 		}
-		if isBarecat(s) {
+		if registry.Is("barecat", s) {
 			if err := addBarecatShards(in, strings.TrimSuffix(s, "-sqlite-index")); err != nil {
 				return nil, err
 			}
@@ -108,7 +109,7 @@ func addBarecatShards(in *pathguard.Inputs, base string) error {
 // addDirInputs: every file of an SCDL archive, or the .tar files of a
 // directory of shards.
 func addDirInputs(in *pathguard.Inputs, dir string) error {
-	if isSCDL(dir) {
+	if registry.Is("scdl", dir) {
 		return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/taridx"
 )
 
@@ -25,10 +26,10 @@ files; exit 1 when there is one).`,
 			if err := checkClaimed(args[0]); err != nil {
 				return err
 			}
-			if isSCDL(args[0]) {
+			if registry.Is("scdl", args[0]) {
 				return inspectSCDL(e, args[0])
 			}
-			if isTBL(args[0]) {
+			if registry.Is("tbl", args[0]) {
 				info, err := describeTBL(args[0])
 				if err != nil {
 					return err
@@ -39,7 +40,7 @@ files; exit 1 when there is one).`,
 				e.printTBLInfo(info)
 				return nil
 			}
-			if isBarecat(args[0]) {
+			if registry.Is("barecat", args[0]) {
 				info, err := describeBarecat(cmd.Context(), args[0])
 				if err != nil {
 					return err

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/formats/registry"
 )
 
 // One overwrite rule for every conversion, whatever the format: an output
@@ -33,7 +34,7 @@ func validateFold(name string) error {
 
 // foldsWritten are the folds a conversion into a directory writes.
 func foldsWritten(srcs []string, fl convertFlags) []string {
-	if len(srcs) == 1 && isSCDL(srcs[0]) {
+	if len(srcs) == 1 && registry.Is("scdl", srcs[0]) {
 		if fl.scdlMode == convert.SCDLModeArchive {
 			return []string{cmpOr(fl.fold, convert.SCDLArchiveFold)}
 		}

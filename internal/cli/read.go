@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
 )
@@ -159,10 +160,10 @@ header CRC-32 and every CRC-16.`,
 					return err
 				}
 			}
-			if len(args) == 1 && isTBL(args[0]) {
+			if len(args) == 1 && registry.Is("tbl", args[0]) {
 				return e.verifyTBL(args[0])
 			}
-			if len(args) == 1 && isBarecat(args[0]) {
+			if len(args) == 1 && registry.Is("barecat", args[0]) {
 				return e.verifyBarecat(cmd.Context(), args[0])
 			}
 			folds, err := fl.open(args)

@@ -16,13 +16,6 @@ import (
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
-// isSCDL tells whether path is an SCDL archive directory (it holds
-// header.sch).
-func isSCDL(path string) bool {
-	st, err := os.Stat(filepath.Join(path, "header.sch"))
-	return err == nil && st.Mode().IsRegular()
-}
-
 // refuseSCDLFlags refuses the flags of other conversions.
 func refuseSCDLFlags(fl convertFlags) error {
 	if fl.wrap || fl.crc || fl.onDuplicate != "" || fl.lz4 || fl.compat != "" || fl.noNames || fl.reuseTars || fl.order != "path" || fl.ignoreZeros {

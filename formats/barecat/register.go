@@ -1,0 +1,36 @@
+package barecat
+
+import (
+	"bytes"
+	"io"
+	"strings"
+
+	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/pathguard"
+)
+
+func init() {
+	registry.Register(&registry.Format{Name: "barecat", Label: "Barecat", Detect: Detect,
+		Claims: func(path string) bool {
+			return strings.HasSuffix(path, ".barecat") || strings.HasSuffix(path, "-sqlite-index")
+		}})
+}
+
+// Detect tells whether path names a Barecat archive: an index file (an
+// SQLite database), or the base path of either layout (0.3: the index at
+// path; 0.2: path-sqlite-index).
+func Detect(path string) bool {
+	for _, p := range []string{path, path + "-sqlite-index"} {
+		f, err := pathguard.Open(p)
+		if err != nil {
+			continue
+		}
+		var magic [len(sqliteMagic)]byte
+		_, err = io.ReadFull(f, magic[:])
+		f.Close()
+		if err == nil && bytes.Equal(magic[:], []byte(sqliteMagic)) {
+			return true
+		}
+	}
+	return false
+}
