@@ -25,7 +25,7 @@ type convertFlags struct {
 	force                               bool
 	reuseTars, lz4, noNames             bool
 	tblVersion, cellsPerShard           int
-	compat, to, scdlMode                string
+	compat, from, to, scdlMode          string
 	workers                             int
 }
 
@@ -34,7 +34,9 @@ func newConvertCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "convert SRC... DST",
 		Short: "Convert a dataset between tar shards (+ TARIDX), Barecat and TBL",
-		Long: `Convert moves a dataset between formats; the formats are told by the paths:
+		Long: `Convert moves a dataset between formats. The source's format is told by its
+content, the target's by its path (.barecat, .tbl, an existing target, else
+a directory of tar shards); --from and --to override them:
 
   itarconv convert DIR|SHARD.tar... OUT.barecat   tar shards -> Barecat
   itarconv convert IN.barecat OUTDIR              Barecat -> tar shards + TARIDX
@@ -73,7 +75,8 @@ checked against its tar member. Outputs appear only when complete.`,
 	f.BoolVar(&fl.lz4, "lz4", false, "TBL v2: an LZ4 block per sample where it is smaller")
 	f.BoolVar(&fl.noNames, "no-names", false, "TBL v2: leave member names out of the metadata section")
 	f.StringVar(&fl.compat, "compat", "", `TBL: "turboloader" selects members as TurboLoader's v2 converter does (byte-identical output)`)
-	f.StringVar(&fl.to, "to", "", `output format where the path cannot tell it: "scdl"`)
+	f.StringVar(&fl.to, "to", "", `target format, where the path cannot tell it: tar, barecat, tbl or scdl`)
+	f.StringVar(&fl.from, "from", "", `source format, where the content cannot tell it: tar, barecat, tbl or scdl`)
 	f.StringVar(&fl.scdlMode, "scdl-mode", "cells", `SCDL to tar: "cells" (a sample per cell) or "archive" (every file as a member)`)
 	f.IntVar(&fl.cellsPerShard, "cells-per-shard", 0, "SCDL to tar, cells mode: start a new shard after this many cells")
 	f.BoolVar(&fl.jsonOut, "json", false, "print the result as JSON")
@@ -162,22 +165,29 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if err := validateFold(fl.fold); err != nil {
 		return err
 	}
+	var err error
+	if fl.from, fl.to, err = convertFormats(srcs, dst, fl); err != nil {
+		return err
+	}
 	if err := guardConvert(srcs, dst, fl); err != nil {
 		return err
 	}
 	if err := checkClaimedSource(srcs); err != nil {
 		return err
 	}
+	if fl.from == fl.to {
+		return usagef("convert: %s is already %s: nothing to convert", strings.Join(srcs, " "), label(fl.to))
+	}
 	if err := checkOverwrite(srcs, dst, fl); err != nil {
 		return err
 	}
-	if fl.to == "" && (strings.HasSuffix(dst, ".tbl") || strings.HasSuffix(dst, ".barecat")) {
+	if fl.to == "tbl" || fl.to == "barecat" {
 		if st, err := os.Stat(filepath.Dir(dst)); err != nil || !st.IsDir() {
 			return usagef("%s: the directory %s does not exist", dst, filepath.Dir(dst))
 		}
 	}
 	created := missingDirs(dst)
-	err := dispatchConvert(ctx, e, fl, srcs, dst, shardSize)
+	err = dispatchConvert(ctx, e, fl, srcs, dst, shardSize)
 	if err != nil {
 		removeCreated(created)
 	}
@@ -185,23 +195,71 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 }
 
 func dispatchConvert(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string, shardSize int64) error {
-	switch {
-	case fl.to == "scdl":
+	switch [2]string{fl.from, fl.to} {
+	case [2]string{"tar", "scdl"}:
 		return convertToSCDL(ctx, e, fl, srcs, dst)
-	case fl.to != "":
-		return usagef("--to: unknown format %q (scdl)", fl.to)
-	case len(srcs) == 1 && registry.Is("scdl", srcs[0]):
+	case [2]string{"scdl", "tar"}:
 		return convertSCDLToTar(ctx, e, fl, srcs[0], dst, shardSize)
-	case strings.HasSuffix(dst, ".tbl"):
+	case [2]string{"tar", "tbl"}:
 		return convertTarToTBL(ctx, e, fl, srcs, dst)
-	case len(srcs) == 1 && registry.Is("tbl", srcs[0]):
+	case [2]string{"tbl", "tar"}:
 		return convertTBLToTar(ctx, e, fl, srcs[0], dst, shardSize)
-	case strings.HasSuffix(dst, ".barecat"):
+	case [2]string{"tar", "barecat"}:
 		return convertTarToBarecat(ctx, e, fl, srcs, dst, shardSize)
-	case len(srcs) == 1 && registry.Is("barecat", srcs[0]):
+	case [2]string{"barecat", "tar"}:
 		return convertBarecatToTar(ctx, e, fl, srcs[0], dst, shardSize)
 	}
-	return usagef("convert: cannot tell the formats of %s -> %s (tar shards -> X.barecat, or X.barecat -> DIR)", strings.Join(srcs, " "), dst)
+	return usagef("convert: %s -> %s is not supported yet: go through tar shards (itarconv convert SRC DIR, then itarconv convert DIR %s)",
+		label(fl.from), label(fl.to), dst)
+}
+
+// convertFormats names a conversion's source format (by content, or else
+// by name or layout; several files are tar shards) and target format (by
+// the target path's suffix, or an existing target's content; else a
+// directory of tar shards). --from and --to override them.
+func convertFormats(srcs []string, dst string, fl convertFlags) (from, to string, err error) {
+	for _, f := range []string{fl.from, fl.to} {
+		switch f {
+		case "", "tar", "barecat", "tbl", "scdl":
+		default:
+			return "", "", usagef("--from, --to: unknown format %q (tar, barecat, tbl or scdl)", f)
+		}
+	}
+	from, to = fl.from, fl.to
+	if from == "" {
+		from = "tar"
+		if len(srcs) == 1 {
+			f := registry.Detect(srcs[0])
+			if f == nil {
+				f = registry.Claimed(srcs[0])
+			}
+			if f != nil && f.Name != "taridx" { // an index stands for its fold
+				from = f.Name
+			}
+		}
+	}
+	if to == "" {
+		switch {
+		case strings.HasSuffix(dst, ".barecat"):
+			to = "barecat"
+		case strings.HasSuffix(dst, ".tbl"):
+			to = "tbl"
+		default:
+			to = "tar"
+			if f := registry.Detect(dst); f != nil && f.Name != "tar" && f.Name != "taridx" {
+				to = f.Name
+			}
+		}
+	}
+	return from, to, nil
+}
+
+// label is a format's name in messages.
+func label(name string) string {
+	if f := registry.Lookup(name); f != nil {
+		return f.Label
+	}
+	return name
 }
 
 func convertTarToBarecat(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string, shardSize int64) error {

@@ -149,8 +149,8 @@ func convertOutputs(dst string, fl convertFlags) []string {
 			}
 			return nil
 		})
-	case strings.HasSuffix(dst, ".tbl"):
-	case strings.HasSuffix(dst, ".barecat"):
+	case fl.to == "tbl":
+	case fl.to == "barecat":
 		shards, _ := filepath.Glob(globQuote(dst) + "-shard-*")
 		outs = append(outs, shards...)
 	default: // a directory of tar folds

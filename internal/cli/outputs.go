@@ -9,7 +9,6 @@ import (
 	"unicode"
 
 	"github.com/itarconv/itarconv/convert"
-	"github.com/itarconv/itarconv/formats/registry"
 )
 
 // One overwrite rule for every conversion, whatever the format: an output
@@ -34,7 +33,7 @@ func validateFold(name string) error {
 
 // foldsWritten are the folds a conversion into a directory writes.
 func foldsWritten(srcs []string, fl convertFlags) []string {
-	if len(srcs) == 1 && registry.Is("scdl", srcs[0]) {
+	if fl.from == "scdl" {
 		if fl.scdlMode == convert.SCDLModeArchive {
 			return []string{cmpOr(fl.fold, convert.SCDLArchiveFold)}
 		}
@@ -60,9 +59,9 @@ func existingOutputs(srcs []string, dst string, fl convertFlags) []string {
 	}
 	switch {
 	case fl.reuseTars: // only an index, derived from the tars: rebuilt in place
-	case fl.to == "scdl", strings.HasSuffix(dst, ".tbl"):
+	case fl.to == "scdl", fl.to == "tbl":
 		exists(dst)
-	case strings.HasSuffix(dst, ".barecat"):
+	case fl.to == "barecat":
 		exists(dst)
 		shards, _ := filepath.Glob(globQuote(dst) + "-shard-*")
 		for _, s := range shards {

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestConvertDispatch: the source is told by content, the target by the
+// path's suffix or an existing target's content, --from and --to override,
+// and a pair without a converter is a usage error naming both formats,
+// with nothing written.
+func TestConvertDispatch(t *testing.T) {
+	src := copyCase(t, "ustar_basic")
+	work := t.TempDir()
+	tb := filepath.Join(work, "x.tbl")
+	if code, _, stderr := run(t, "convert", "-q", "--fold", "train", src, tb); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// A TBL file whose name does not say so, and --to naming a target the
+	// path does not tell.
+	plain := filepath.Join(work, "plain")
+	os.Link(tb, plain)
+	if code, _, stderr := run(t, "convert", "-q", plain, filepath.Join(work, "fold")); code != 0 {
+		t.Errorf("TBL by content: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "convert", "-q", "--to", "tbl", "--fold", "train", src, filepath.Join(work, "noext")); code != 0 {
+		t.Errorf("--to tbl: exit %d: %s", code, stderr)
+	} else if b, _ := os.ReadFile(filepath.Join(work, "noext")); len(b) < 3 || string(b[:3]) != "TBL" {
+		t.Error("--to tbl did not write a TBL file")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"convert", tb, filepath.Join(work, "y.barecat")}, "TBL -> Barecat is not supported yet"},
+		{[]string{"convert", "--from", "barecat", tb, filepath.Join(work, "z.tbl")}, "Barecat -> TBL is not supported yet"},
+		{[]string{"convert", "--to", "zip", src, filepath.Join(work, "z")}, `unknown format "zip"`},
+		{[]string{"convert", tb, filepath.Join(work, "w.tbl")}, "is already TBL: nothing to convert"},
+	} {
+		code, _, stderr := run(t, c.args...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	for _, name := range []string{"y.barecat", "z.tbl", "z", "w.tbl"} {
+		if _, err := os.Lstat(filepath.Join(work, name)); err == nil {
+			t.Errorf("%s was written", name)
+		}
+	}
+}
