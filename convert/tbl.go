@@ -49,22 +49,50 @@ type TBLStats struct {
 	MetaDropped int64 `json:"metadata_dropped"`
 }
 
-// TarToTBL converts tar shards (in fid order) into one TBL file. A first,
-// header-only pass counts the samples (TBL's header and index come first);
-// the second copies them, one sample in memory at a time (TBL's CRC and
-// LZ4 need the whole sample).
+// TarToTBL converts tar shards (in fid order) into one TBL file (see
+// ToTBL). The tar source is read in place: headers only for the count,
+// payloads mapped a batch at a time for the copy.
 func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions) (*TBLStats, error) {
+	if opts.CompatTurboLoader {
+		opts.Scan.HeaderBlocks = true
+	}
+	return ToTBL(ctx, func() (PayloadSource, error) {
+		src := NewTarShards(shards, opts.Scan)
+		src.BatchBytes = 2 << 20 // payloads wait in memory between Prepare and Write
+		return src, nil
+	}, out, opts)
+}
+
+// ToTBL converts any source into one TBL file: every file row becomes a
+// sample, in the source's order. newSource makes the source of each of the
+// two passes: a first one counts the samples (TBL's header and index come
+// first), the second copies them, one sample in memory at a time (TBL's
+// CRC and LZ4 need the whole sample). Tar shards are read in place; other
+// sources give each payload in the row (Row.Inline) or, for large ones,
+// through OpenPayload.
+func ToTBL(ctx context.Context, newSource func() (PayloadSource, error), out string, opts TBLOptions) (*TBLStats, error) {
 	if opts.Version == 0 {
 		opts.Version = 2
 	}
+	counting, err := newSource()
+	if err != nil {
+		return nil, err
+	}
+	tars, _ := counting.(*TarShards)
 	if opts.CompatTurboLoader {
 		if opts.Version != 2 {
 			return nil, fmt.Errorf("--compat turboloader reproduces the v2 converter: it needs TBL version 2")
 		}
+		if tars == nil {
+			return nil, fmt.Errorf("--compat turboloader reproduces the converter of tar shards: the source must be tar")
+		}
 		opts.NoNames = true // upstream never writes the metadata section
-		opts.Scan.HeaderBlocks = true
 	}
-	sel := &tblSelector{compat: opts.CompatTurboLoader, shards: shards, skipped: map[string]int64{}}
+	var paths []string
+	if tars != nil {
+		paths = tars.Paths
+	}
+	sel := &tblSelector{compat: opts.CompatTurboLoader, shards: paths, skipped: map[string]int64{}}
 	var pairing tblPairing
 	count := &collectSink{fn: func(shard int, r *Row) error {
 		ok, err := sel.take(shard, r)
@@ -86,21 +114,26 @@ func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions)
 		}
 		return nil
 	}}
-	if err := Run(ctx, NewTarShards(shards, opts.Scan), count, Options{Workers: opts.Workers}); err != nil {
+	err = Run(ctx, counting, count, Options{Workers: opts.Workers})
+	closeSource(counting)
+	if err != nil {
 		return nil, err
 	}
 	if pairing.pending != nil {
 		sel.n++
 	}
+	src, err := newSource()
+	if err != nil {
+		return nil, err
+	}
+	defer closeSource(src)
 	w, err := tbl.Create(out, tbl.WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n)})
 	if err != nil {
 		return nil, err
 	}
-	src := NewTarShards(shards, opts.Scan)
-	src.BatchBytes = 2 << 20 // payloads wait in memory between Prepare and Write
-	defer src.Close()
-	sink := &tblSink{w: w, src: src, sel: &tblSelector{compat: opts.CompatTurboLoader, shards: shards, skipped: map[string]int64{}},
+	sink := &tblSink{w: w, src: src, sel: &tblSelector{compat: opts.CompatTurboLoader, shards: paths, skipped: map[string]int64{}},
 		opts: opts, stats: &TBLStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames}}
+	sink.tars, _ = src.(*TarShards)
 	err = Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err == nil {
 		err = sink.flushPending()
@@ -114,6 +147,13 @@ func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions)
 	}
 	sink.stats.Skipped = sink.sel.skipped
 	return sink.stats, nil
+}
+
+// closeSource closes a source that holds files open.
+func closeSource(src Source) {
+	if c, ok := src.(io.Closer); ok {
+		c.Close()
+	}
 }
 
 // tblSelector decides which rows become samples.
@@ -167,6 +207,9 @@ func (s *tblSelector) reason(shard int, r *Row) (string, error) {
 func (s *tblSelector) isMetaMember(shard int, r *Row) (bool, error) {
 	if !isTBLMeta(r.Name, r.Size, []byte(tblMetaMagic)) {
 		return false, nil
+	}
+	if s.shards == nil { // not tar: the payload comes in the row
+		return isTBLMeta(r.Name, r.Size, r.Inline), nil
 	}
 	f, err := pathguard.Open(s.shards[shard])
 	if err != nil {
@@ -249,7 +292,8 @@ func (s *tblSelector) compatName(shard int, r *Row) (string, error) {
 
 type tblSink struct {
 	w       *tbl.Writer
-	src     *TarShards
+	src     PayloadSource
+	tars    *TarShards // src, when it is tar shards: payloads are mapped
 	sel     *tblSelector
 	opts    TBLOptions
 	stats   *TBLStats
@@ -264,6 +308,9 @@ type tblPrepared struct {
 	// metaMember holds a metadata member's blocks (and bytes, should it be
 	// a sample after all); sample is then unset.
 	metaMember *tblPending
+	// late: the payload is not in the row; the writer reads it
+	// (OpenPayload is the writer's alone).
+	late bool
 }
 
 // Prepare reads each sample of the batch and works out its checksum,
@@ -287,6 +334,22 @@ func (s *tblSink) Prepare(b *Batch) error {
 			lo, hi = min(lo, r.DataOffset), max(hi, r.DataOffset+r.Size)
 		}
 	}
+	if s.tars == nil {
+		// Not tar: the payload is in the row, or the writer reads it.
+		for i := range b.Rows {
+			r := &b.Rows[i]
+			switch {
+			case out[i].skip != "":
+			case r.Inline == nil && r.Size > 0:
+				out[i].late = true
+			default:
+				if err := s.prepare(b.Shard, r, &out[i], nil, nil); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 	if lo < 0 {
 		// Empty samples only: nothing to read, but each has its metadata.
 		for i := range b.Rows {
@@ -298,7 +361,7 @@ func (s *tblSink) Prepare(b *Batch) error {
 		}
 		return nil
 	}
-	f, err := pathguard.Open(s.src.Paths[b.Shard])
+	f, err := pathguard.Open(s.tars.Paths[b.Shard])
 	if err != nil {
 		return err
 	}
@@ -322,7 +385,7 @@ func (s *tblSink) Prepare(b *Batch) error {
 		return nil
 	})
 	if errors.Is(err, mapped.ErrGone) {
-		err = fmt.Errorf("%s: %q, payload at offset %d: %w", s.src.Paths[b.Shard], r.Name, r.DataOffset, err)
+		err = fmt.Errorf("%s: %q, payload at offset %d: %w", s.where(b.Shard), r.Name, r.DataOffset, err)
 	}
 	if err != nil {
 		p.region.Close()
@@ -342,19 +405,21 @@ func (s *tblSink) prepare(shard int, r *Row, out *tblPrepared, f *os.File, regio
 	var data []byte
 	switch {
 	case r.Size == 0:
+	case r.Inline != nil:
+		data = r.Inline
 	case region != nil:
 		data = region.Bytes(r.DataOffset, r.Size)
 	default:
 		data = make([]byte, r.Size)
 		if _, err := f.ReadAt(data, r.DataOffset); err != nil {
-			return fmt.Errorf("%s: offset %d: reading %q: %w", s.src.Paths[shard], r.Offset, r.Name, err)
+			return fmt.Errorf("%s: offset %d: reading %q: %w", s.where(shard), r.Offset, r.Name, err)
 		}
 	}
 	name := string(r.Name)
 	if !s.opts.CompatTurboLoader && isTBLMeta(r.Name, r.Size, data) {
 		blocks, err := decodeTBLMeta(data)
 		if err != nil {
-			return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[shard], r.Offset, name, err)
+			return fmt.Errorf("%s: offset %d: %q: %w", s.where(shard), r.Offset, name, err)
 		}
 		out.metaMember = &tblPending{name: name, blocks: blocks, raw: bytes.Clone(data), shard: shard, offset: r.Offset}
 		return nil
@@ -362,7 +427,7 @@ func (s *tblSink) prepare(shard int, r *Row, out *tblPrepared, f *os.File, regio
 	var err error
 	out.sample, out.meta, err = s.prepareSample(name, data)
 	if err != nil {
-		return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[shard], r.Offset, name, err)
+		return fmt.Errorf("%s: offset %d: %q: %w", s.where(shard), r.Offset, name, err)
 	}
 	return nil
 }
@@ -395,7 +460,7 @@ func (s *tblSink) Write(b *Batch) error {
 	defer prep.region.Close()
 	err := mapped.Guard(func() error { return s.write(b, prep) })
 	if errors.Is(err, mapped.ErrGone) {
-		err = fmt.Errorf("%s: %w", s.src.Paths[b.Shard], err)
+		err = fmt.Errorf("%s: %w", s.where(b.Shard), err)
 	}
 	return err
 }
@@ -416,6 +481,12 @@ func (s *tblSink) write(b *Batch, prep *tblBatch) error {
 		if p.metaMember != nil {
 			continue // waits for the member after it
 		}
+		if p.late {
+			var err error
+			if p.sample, p.meta, err = s.readLate(r); err != nil {
+				return fmt.Errorf("%s: %q: %w", s.where(b.Shard), r.Name, err)
+			}
+		}
 		meta := p.meta
 		if res == pairedMatched {
 			s.stats.MetaMembers++
@@ -426,7 +497,7 @@ func (s *tblSink) write(b *Batch, prep *tblBatch) error {
 			}
 		}
 		if err := s.add(p.sample, meta); err != nil {
-			return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[b.Shard], r.Offset, r.Name, err)
+			return fmt.Errorf("%s: offset %d: %q: %w", s.where(b.Shard), r.Offset, r.Name, err)
 		}
 	}
 	return nil
@@ -443,6 +514,38 @@ func (s *tblSink) add(p tbl.Prepared, meta []tbl.MetaEntry) error {
 	return nil
 }
 
+// where names a shard of the source in messages: a tar shard's path.
+func (s *tblSink) where(shard int) string {
+	if s.tars != nil {
+		return s.tars.Paths[shard]
+	}
+	return s.src.ShardName(shard)
+}
+
+// readLate reads a payload the row does not carry (a large file of a
+// source that reads in place), on the writer, and prepares the sample.
+func (s *tblSink) readLate(r *Row) (tbl.Prepared, []tbl.MetaEntry, error) {
+	rd, err := s.src.OpenPayload(r)
+	if err != nil {
+		return tbl.Prepared{}, nil, err
+	}
+	if c, ok := rd.(io.Closer); ok {
+		defer c.Close()
+	}
+	data := make([]byte, r.Size)
+	if _, err := io.ReadFull(rd, data); err != nil {
+		return tbl.Prepared{}, nil, err
+	}
+	// Reading on to the end lets a reader that checks a checksum say so.
+	if n, err := io.Copy(io.Discard, rd); err != nil || n > 0 {
+		if err == nil {
+			err = fmt.Errorf("%d bytes more than its size", n)
+		}
+		return tbl.Prepared{}, nil, err
+	}
+	return s.prepareSample(string(r.Name), data)
+}
+
 // addOrdinary writes a member that looked like a metadata member but is
 // not followed by its sample: it is a sample like any other.
 func (s *tblSink) addOrdinary(m *tblPending) error {
@@ -451,7 +554,7 @@ func (s *tblSink) addOrdinary(m *tblPending) error {
 		err = s.add(p, meta)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: offset %d: %q: %w", s.src.Paths[m.shard], m.offset, m.name, err)
+		return fmt.Errorf("%s: offset %d: %q: %w", s.where(m.shard), m.offset, m.name, err)
 	}
 	return nil
 }

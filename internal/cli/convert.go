@@ -200,8 +200,8 @@ func dispatchConvert(ctx context.Context, e *env, fl convertFlags, srcs []string
 		return convertToSCDL(ctx, e, fl, srcs, dst)
 	case [2]string{"scdl", "tar"}:
 		return convertSCDLToTar(ctx, e, fl, srcs[0], dst, shardSize)
-	case [2]string{"tar", "tbl"}:
-		return convertTarToTBL(ctx, e, fl, srcs, dst)
+	case [2]string{"tar", "tbl"}, [2]string{"barecat", "tbl"}:
+		return convertToTBL(ctx, e, fl, srcs, dst)
 	case [2]string{"tbl", "tar"}:
 		return convertTBLToTar(ctx, e, fl, srcs[0], dst, shardSize)
 	case [2]string{"tar", "barecat"}:
@@ -359,7 +359,7 @@ func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstD
 	return nil
 }
 
-func convertTarToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string) error {
+func convertToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string) error {
 	if fl.tblVersion != 1 && fl.tblVersion != 2 {
 		return usagef("--tbl-version: %d (1 or 2)", fl.tblVersion)
 	}
@@ -369,17 +369,45 @@ func convertTarToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string
 	if fl.wrap || fl.crc || fl.onDuplicate != "" || fl.shardSize != "" {
 		return usagef("--wrap, --crc, --on-duplicate and --shard-size do not apply to writing TBL")
 	}
-	shards, _, err := tarSources(srcs, fl.fold)
-	if err != nil {
-		return err
-	}
-	bar := e.newProgress("tbl", totalSize(shards))
-	st, err := convert.TarToTBL(ctx, shards, dst, convert.TBLOptions{
+	opts := convert.TBLOptions{
 		Version: fl.tblVersion, LZ4: fl.lz4, NoNames: fl.noNames, CompatTurboLoader: fl.compat == "turboloader",
 		Workers: fl.workers, Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros},
-		Progress: func(p convert.Progress) { bar.update("tbl", p) },
-	})
-	bar.done()
+	}
+	var shards []string
+	var st *convert.TBLStats
+	var err error
+	if fl.from == "barecat" {
+		if fl.compat != "" {
+			return usagef("--compat turboloader reproduces TurboLoader's converter of tar shards, not of Barecat")
+		}
+		a, err := barecat.Open(srcs[0])
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		var total int64
+		for _, n := range a.ShardSizes() {
+			total += n
+		}
+		bar := e.newProgress("tbl", total)
+		opts.Progress = func(p convert.Progress) { bar.update("tbl", p) }
+		st, err = convert.ToTBL(ctx, func() (convert.PayloadSource, error) {
+			return &convert.BarecatSource{Archive: a, Order: barecat.ByPath}, nil
+		}, dst, opts)
+		bar.done()
+		if err != nil {
+			return err
+		}
+		shards = a.ShardPaths()
+	} else {
+		if shards, _, err = tarSources(srcs, fl.fold); err != nil {
+			return err
+		}
+		bar := e.newProgress("tbl", totalSize(shards))
+		opts.Progress = func(p convert.Progress) { bar.update("tbl", p) }
+		st, err = convert.TarToTBL(ctx, shards, dst, opts)
+		bar.done()
+	}
 	if err != nil {
 		return err
 	}
@@ -395,7 +423,7 @@ func convertTarToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string
 	if len(skipped) > 0 {
 		extra = " (not converted: " + strings.Join(skipped, ", ") + ")"
 	}
-	e.infof("%s: TBL v%d, %d samples, %d bytes from %d tar shards%s\n", dst, st.Version, st.Samples, st.Bytes, len(shards), extra)
+	e.infof("%s: TBL v%d, %d samples, %d bytes from %d %s shards%s\n", dst, st.Version, st.Samples, st.Bytes, len(shards), label(fl.from), extra)
 	if st.MetaDropped > 0 {
 		e.warnf("%s: the metadata of %d samples (their .tblmeta.json members) is not kept: this TBL has no metadata section\n", dst, st.MetaDropped)
 	}

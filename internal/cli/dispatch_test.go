@@ -3,8 +3,11 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/itarconv/itarconv/formats/tbl"
 )
 
 // TestConvertDispatch: the source is told by content, the target by the
@@ -35,7 +38,7 @@ func TestConvertDispatch(t *testing.T) {
 		want string
 	}{
 		{[]string{"convert", tb, filepath.Join(work, "y.barecat")}, "TBL -> Barecat is not supported yet"},
-		{[]string{"convert", "--from", "barecat", tb, filepath.Join(work, "z.tbl")}, "Barecat -> TBL is not supported yet"},
+		{[]string{"convert", "--from", "scdl", src, filepath.Join(work, "z.tbl")}, "SCDL -> TBL is not supported yet"},
 		{[]string{"convert", "--to", "zip", src, filepath.Join(work, "z")}, `unknown format "zip"`},
 		{[]string{"convert", tb, filepath.Join(work, "w.tbl")}, "is already TBL: nothing to convert"},
 	} {
@@ -48,5 +51,52 @@ func TestConvertDispatch(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(work, name)); err == nil {
 			t.Errorf("%s was written", name)
 		}
+	}
+}
+
+// TestBarecatToTBL: Barecat converts to TBL directly, never through a tar
+// fold on disk, with the same samples, bytes and names as from the tars
+// the archive was made of (Barecat keeps paths in path order).
+func TestBarecatToTBL(t *testing.T) {
+	src := copyCase(t, "ustar_basic")
+	work := t.TempDir()
+	bc := filepath.Join(work, "x.barecat")
+	direct, via := filepath.Join(work, "direct.tbl"), filepath.Join(work, "via.tbl")
+	for _, args := range [][]string{
+		{"convert", "-q", "--fold", "train", src, bc},
+		{"convert", "-q", "--fold", "train", src, direct},
+		{"convert", "-q", bc, via},
+	} {
+		if code, _, stderr := run(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	samples := func(path string) map[string]string {
+		r, err := tbl.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if err := r.Verify(); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out := map[string]string{}
+		for i := range r.Len() {
+			m, _ := r.Metadata(i)
+			name, _ := tbl.SampleName(m)
+			b, err := r.ReadSample(i, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[name] = string(b)
+		}
+		return out
+	}
+	a, b := samples(direct), samples(via)
+	if len(a) == 0 || !reflect.DeepEqual(a, b) {
+		t.Errorf("direct %d samples, via Barecat %d; differ: %v", len(a), len(b), !reflect.DeepEqual(a, b))
+	}
+	if entries, _ := filepath.Glob(filepath.Join(work, "*.tar")); len(entries) != 0 {
+		t.Errorf("tar files on disk: %v", entries)
 	}
 }
