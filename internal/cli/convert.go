@@ -206,6 +206,8 @@ func dispatchConvert(ctx context.Context, e *env, fl convertFlags, srcs []string
 		return convertTBLToTar(ctx, e, fl, srcs[0], dst, shardSize)
 	case [2]string{"tar", "barecat"}:
 		return convertTarToBarecat(ctx, e, fl, srcs, dst, shardSize)
+	case [2]string{"tbl", "barecat"}:
+		return convertTBLToBarecat(ctx, e, fl, srcs[0], dst, shardSize)
 	case [2]string{"barecat", "tar"}:
 		return convertBarecatToTar(ctx, e, fl, srcs[0], dst, shardSize)
 	}
@@ -310,6 +312,35 @@ func convertTarToBarecat(ctx context.Context, e *env, fl convertFlags, srcs []st
 	return nil
 }
 
+func convertTBLToBarecat(ctx context.Context, e *env, fl convertFlags, src, dst string, shardSize int64) error {
+	if fl.wrap || fl.crc || fl.onDuplicate != "" || fl.lz4 || fl.compat != "" || fl.noNames {
+		return usagef("--wrap, --crc, --on-duplicate, --lz4, --compat and --no-names do not apply to TBL -> Barecat")
+	}
+	r, err := tbl.Open(src)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var total int64
+	if st, err := os.Stat(src); err == nil {
+		total = st.Size()
+	}
+	bar := e.newProgress("barecat", total)
+	st, err := convert.ToBarecat(ctx, &convert.TBLSource{Reader: r}, dst, convert.BarecatOptions{
+		ShardSize: shardSize, Workers: fl.workers, Overwrite: fl.force,
+		Progress: func(p convert.Progress) { bar.update("barecat", p) },
+	})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	e.infof("%s: %d files, %d bytes from %d TBL samples into %d shards\n", dst, st.Files, st.Bytes, r.Len(), st.Shards)
+	if fl.jsonOut {
+		return e.printJSON(st)
+	}
+	return nil
+}
+
 func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir string, shardSize int64) error {
 	if fl.reuseTars {
 		return convertReuseTars(ctx, e, fl, src, dstDir)
@@ -392,7 +423,8 @@ func convertToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, d
 		bar := e.newProgress("tbl", total)
 		opts.Progress = func(p convert.Progress) { bar.update("tbl", p) }
 		st, err = convert.ToTBL(ctx, func() (convert.PayloadSource, error) {
-			return &convert.BarecatSource{Archive: a, Order: barecat.ByPath}, nil
+			// The order files were added in: the dataset's order.
+			return &convert.BarecatSource{Archive: a, Order: barecat.ByAddress}, nil
 		}, dst, opts)
 		bar.done()
 		if err != nil {

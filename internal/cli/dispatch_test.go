@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -37,7 +38,7 @@ func TestConvertDispatch(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"convert", tb, filepath.Join(work, "y.barecat")}, "TBL -> Barecat is not supported yet"},
+		{[]string{"convert", "--from", "scdl", src, filepath.Join(work, "y.barecat")}, "SCDL -> Barecat is not supported yet"},
 		{[]string{"convert", "--from", "scdl", src, filepath.Join(work, "z.tbl")}, "SCDL -> TBL is not supported yet"},
 		{[]string{"convert", "--to", "zip", src, filepath.Join(work, "z")}, `unknown format "zip"`},
 		{[]string{"convert", tb, filepath.Join(work, "w.tbl")}, "is already TBL: nothing to convert"},
@@ -98,5 +99,28 @@ func TestBarecatToTBL(t *testing.T) {
 	}
 	if entries, _ := filepath.Glob(filepath.Join(work, "*.tar")); len(entries) != 0 {
 		t.Errorf("tar files on disk: %v", entries)
+	}
+}
+
+// TestTBLBarecatRoundTrip: TBL -> Barecat -> TBL directly, with every
+// sample's bytes, format and metadata: the same file.
+func TestTBLBarecatRoundTrip(t *testing.T) {
+	src := copyCase(t, "ustar_basic")
+	work := t.TempDir()
+	orig, bc, back := filepath.Join(work, "o.tbl"), filepath.Join(work, "x.barecat"), filepath.Join(work, "back.tbl")
+	for _, args := range [][]string{
+		{"convert", "-q", "--fold", "train", src, orig},
+		{"convert", "-q", orig, bc},
+		{"verify", bc},
+		{"convert", "-q", bc, back},
+	} {
+		if code, stdout, stderr := run(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s%s", args, code, stdout, stderr)
+		}
+	}
+	a, _ := os.ReadFile(orig)
+	b, _ := os.ReadFile(back)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("TBL -> Barecat -> TBL gives another file (%d bytes, was %d)", len(b), len(a))
 	}
 }
