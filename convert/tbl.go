@@ -642,6 +642,12 @@ func (s *TBLSource) Release(b *Batch) {
 	s.held.release(b)
 }
 
+// SampleName is the name sample i gets in a conversion to tar.
+func (s *TBLSource) SampleName(i int) (string, error) {
+	name, _, err := s.sampleName(i, s.Reader.Sample(i))
+	return name, err
+}
+
 // sampleName names sample i and returns its metadata blocks.
 func (s *TBLSource) sampleName(i int, smp tbl.Sample) (string, []tbl.MetaEntry, error) {
 	fallback := fmt.Sprintf("%09d.%s", i, smp.Format.Ext())

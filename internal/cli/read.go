@@ -48,10 +48,15 @@ func (fl *foldFlags) open(args []string) ([]*fold.Fold, error) {
 func newLsCmd(e *env) *cobra.Command {
 	var fl foldFlags
 	cmd := &cobra.Command{
-		Use:   "ls DIR|FILE.taridx [SHARD.tar...]",
+		Use:   "ls DIR|FILE.taridx [SHARD.tar...] | ls X.barecat | ls X.tbl",
 		Short: "List every row: shard, offset, size and the name its tar header holds",
 		Args:  argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if handled, err := e.lsOther(cmd.Context(), args[0]); handled {
+					return err
+				}
+			}
 			folds, err := fl.open(args)
 			if err != nil {
 				return err
@@ -87,7 +92,7 @@ func newCatCmd(e *env) *cobra.Command {
 	var fl foldFlags
 	var nth int
 	cmd := &cobra.Command{
-		Use:   "cat DIR|FILE.taridx KEY.EXT [SHARD.tar...]",
+		Use:   "cat DIR|FILE.taridx KEY.EXT [SHARD.tar...] | cat X.barecat PATH | cat X.tbl NAME",
 		Short: "Write one member's payload to stdout, found through the index",
 		Long: `Cat finds KEY.EXT (a sample key and an extension, such as 000042.jpg; with a
 directory when the index keys paths) through the index and copies its
@@ -96,6 +101,11 @@ describes it, then the payload. When several rows have that key and
 extension (a duplicate), the first is written unless --nth chooses another.`,
 		Args: argsBetween(2, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 {
+				if handled, err := e.catOther(args[0], args[1]); handled {
+					return err
+				}
+			}
 			folds, err := fl.open(append(args[:1:1], args[2:]...))
 			if err != nil {
 				return err

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"archive/tar"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tarMembers reads every regular member of the tar files.
+func tarMembers(t *testing.T, paths ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(f)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Typeflag == tar.TypeReg {
+				b, _ := io.ReadAll(tr)
+				out[h.Name] = string(b)
+			}
+		}
+		f.Close()
+	}
+	return out
+}
+
+// TestLsCatEveryFormat: ls lists a Barecat archive's files and a TBL
+// file's samples under the names a conversion to tar gives them, and cat
+// writes each one's bytes, the source member's.
+func TestLsCatEveryFormat(t *testing.T) {
+	src := copyCase(t, "ustar_basic")
+	want := tarMembers(t, filepath.Join(src, "train_0000.tar"), filepath.Join(src, "train_0001.tar"))
+	work := t.TempDir()
+	for _, out := range []string{filepath.Join(work, "x.barecat"), filepath.Join(work, "x.tbl")} {
+		if code, _, stderr := run(t, "convert", "-q", "--fold", "train", src, out); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		code, stdout, stderr := run(t, "ls", "--json", out)
+		if code != 0 {
+			t.Fatalf("ls %s: exit %d: %s", out, code, stderr)
+		}
+		n := 0
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		for dec.More() {
+			var e struct {
+				Path, Name string
+				Size       int64
+			}
+			if err := dec.Decode(&e); err != nil {
+				t.Fatal(err)
+			}
+			name := e.Path + e.Name // one of the two is set
+			body, ok := want[name]
+			if !ok || int64(len(body)) != e.Size {
+				t.Errorf("ls %s: %q (%d bytes) is no member of the source", out, name, e.Size)
+				continue
+			}
+			code, got, stderr := run(t, "cat", out, name)
+			if code != 0 || got != body {
+				t.Errorf("cat %s %s: exit %d, %d bytes, %s", out, name, code, len(got), stderr)
+			}
+			n++
+		}
+		if n != len(want) {
+			t.Errorf("ls %s: %d entries, want %d", out, n, len(want))
+		}
+		if code, stdout, _ := run(t, "cat", out, "no/such.jpg"); code != ExitData || stdout != "" {
+			t.Errorf("cat of a missing name: exit %d, %q", code, stdout)
+		}
+	}
+}
