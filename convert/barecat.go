@@ -18,6 +18,10 @@ import (
 // ErrDuplicatePath: two members of the source have the same path.
 var ErrDuplicatePath = errors.New("duplicate path")
 
+// ErrHardlinkTarget: a hard link whose target is no earlier file of the
+// dataset (tar extracts such a link only if the target exists already).
+var ErrHardlinkTarget = errors.New("hard link to no earlier file")
+
 // Duplicate policies for TarToBarecat.
 const (
 	DuplicateError = ""      // refuse, naming both places
@@ -284,7 +288,7 @@ func (s *barecatSink) Write(b *Batch) error {
 			// A hard link gets its target's bytes, wherever they are.
 			n, err := s.w.AddLink(f, string(r.Linkname))
 			if errors.Is(err, barecat.ErrMissingFile) || errors.Is(err, barecat.ErrInvalidPath) {
-				return fmt.Errorf("%s: offset %d: hard link %q to %q, which is not an earlier file", shardName, r.Offset, p, r.Linkname)
+				return fmt.Errorf("%s: offset %d: %q to %q: %w", shardName, r.Offset, p, r.Linkname, ErrHardlinkTarget)
 			}
 			if err != nil {
 				return s.addErr(p, b.Shard, r, err)

@@ -51,7 +51,7 @@ type IndexStats struct {
 // out appears only when complete; on error nothing new is left behind.
 func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOptions) (*IndexStats, error) {
 	if len(shards) > taridx.MaxShards {
-		return nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d", len(shards), taridx.MaxShards)
+		return nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d: %w", len(shards), taridx.MaxShards, ErrTooManyShards)
 	}
 	start := time.Now()
 	w, err := taridx.Create(out, taridx.WriterOptions{Contiguous: opts.Contiguous})

@@ -38,6 +38,10 @@ const (
 )
 
 // scdlArrays are the files rebuilt from the cells, not kept in scdlmeta.
+// ErrCellOrder: per-cell shards whose cells are not in row order, each
+// cell's members together.
+var ErrCellOrder = errors.New("cells must come in row order, each member of a cell together")
+
 var scdlArrays = map[string]bool{scdl.DataFile: true, scdl.RowPtrFile: true, scdl.ColPtrFile: true}
 
 // SCDLExportOptions tune SCDLToTar.
@@ -807,7 +811,7 @@ func (c *cellAssembler) Write(b *Batch) error {
 		if !c.partsPending {
 			if p.row != c.next {
 				if p.row < c.next {
-					return fmt.Errorf("%s: cell %d comes after cell %d: cells must come in row order, each member of a cell together", p.where, p.row, c.next-1)
+					return fmt.Errorf("%s: cell %d comes after cell %d: %w", p.where, p.row, c.next-1, ErrCellOrder)
 				}
 				return fmt.Errorf("%s: cell %d, but cell %d is missing", p.where, p.row, c.next)
 			}
@@ -872,7 +876,10 @@ func cellsWithMeta(ctx context.Context, cellShards, metaShards []string, o *scdl
 	}
 	h, err := scdl.DecodeHeader(hb)
 	if err != nil {
-		err.(*scdl.Error).Path = SCDLMetaFold + ":" + scdl.HeaderFile
+		var e *scdl.Error
+		if errors.As(err, &e) {
+			e.Path = SCDLMetaFold + ":" + scdl.HeaderFile
+		}
 		return err
 	}
 	var dataDT, rowDT, colDT scdl.DType

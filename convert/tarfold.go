@@ -30,6 +30,10 @@ type PayloadSource interface {
 // samples with the new ones.
 var ErrFoldExists = errors.New("the directory already holds shards of this fold")
 
+// ErrTooManyShards: a fold of more shards than a TARIDX fid (16 bits)
+// addresses.
+var ErrTooManyShards = errors.New("too many shards for one TARIDX index")
+
 // FoldOptions describe a fold of tar shards to write.
 type FoldOptions struct {
 	Dir       string
@@ -353,7 +357,7 @@ func (s *tarFoldSink) write(b *Batch) error {
 			continue
 		}
 		if loc.Shard >= taridx.MaxShards {
-			return fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size)", loc.Shard+1, taridx.MaxShards)
+			return fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size): %w", loc.Shard+1, taridx.MaxShards, ErrTooManyShards)
 		}
 		e := prep[i].e
 		e.Fid, e.Offset = uint16(loc.Shard), uint64(loc.HeaderOffset)

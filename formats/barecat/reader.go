@@ -409,7 +409,8 @@ func (a *Archive) queryErr(ctx context.Context, table string, err error) error {
 // fs.ErrNotExist.
 func (a *Archive) Lookup(path string) (File, error) {
 	p, err := NormalizePath(path)
-	if e, ok := err.(*Error); ok {
+	var e *Error
+	if errors.As(err, &e) {
 		e.Path = a.indexPath
 		return File{}, e
 	}

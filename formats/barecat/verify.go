@@ -2,6 +2,7 @@ package barecat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -60,15 +61,16 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 		}
 		if p, err := NormalizePath(f.Path); err != nil || p != f.Path || p == "" {
 			why := "not normalized"
-			if err != nil {
-				why = err.(*Error).Detail
+			var e *Error
+			if errors.As(err, &e) {
+				why = e.Detail
 			} else if p == "" {
 				why = "empty"
 			}
 			add(newErr(a.indexPath, f.Path, ErrInvalidPath, "%s", why))
 		}
 		if err := a.CheckFile(f); err != nil {
-			add(err.(*Error))
+			add(a.asError(err))
 		}
 		if !sorted {
 			if err := tree.addFile(sqlParent(f.Path), f.Size); err != nil {
@@ -91,7 +93,8 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 		}
 		n, err := io.Copy(io.Discard, r)
 		rep.BytesRead += n
-		if e, ok := err.(*Error); ok {
+		var e *Error
+		if errors.As(err, &e) {
 			add(e)
 			return nil
 		} else if err != nil {
@@ -122,7 +125,7 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 
 	switch v, ok, err := a.configInt("use_triggers"); {
 	case err != nil:
-		add(err.(*Error))
+		add(a.asError(err))
 	case !ok:
 		add(newErr(a.indexPath, "", ErrCorrupt, "no use_triggers row in config: barecat's triggers will not keep the directory statistics"))
 	case v != 1:
@@ -152,7 +155,7 @@ func (a *Archive) verifyDirsTree(ctx context.Context, rep *Report, add func(*Err
 	err := a.Dirs(ctx, func(d Dir) error {
 		dirs = append(dirs, d)
 		if err := a.CheckDir(d); err != nil {
-			add(err.(*Error))
+			add(a.asError(err))
 		}
 		if d.Path != "" {
 			subdirs[sqlParent(d.Path)]++
@@ -160,7 +163,8 @@ func (a *Archive) verifyDirsTree(ctx context.Context, rep *Report, add func(*Err
 		return nil
 	})
 	if err != nil {
-		if e, ok := err.(*Error); ok {
+		var e *Error
+		if errors.As(err, &e) {
 			add(e)
 		} else {
 			return err
@@ -219,4 +223,15 @@ func (a *Archive) queryStrings(ctx context.Context, q string, fn func(string)) e
 		return a.queryErr(ctx, q, err)
 	}
 	return nil
+}
+
+// asError makes a check's failure a problem of the report: checks fail
+// with *Error; anything else becomes a corrupt-archive problem rather than
+// being dropped.
+func (a *Archive) asError(err error) *Error {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = newErr(a.indexPath, "", ErrCorrupt, "%v", err)
+	}
+	return e
 }

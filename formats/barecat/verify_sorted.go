@@ -61,7 +61,7 @@ func (a *Archive) verifyDirsSorted(ctx context.Context, rep *Report, add func(*E
 	if root.row != nil {
 		rep.Dirs++
 		if err := a.CheckDir(*root.row); err != nil {
-			add(err.(*Error))
+			add(a.asError(err))
 		}
 	}
 	stack := []*dirFrame{root}
@@ -146,7 +146,7 @@ func (a *Archive) verifyDirsSorted(ctx context.Context, rep *Report, add func(*E
 			row := d.d
 			rep.Dirs++
 			if err := a.CheckDir(row); err != nil {
-				add(err.(*Error))
+				add(a.asError(err))
 			}
 			f := enter(row.Path)
 			f.row = &row

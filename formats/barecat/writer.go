@@ -554,7 +554,8 @@ func (w *Writer) treeNodes() map[string]*dirNode {
 // normalize is NormalizePath, its error naming the archive.
 func (w *Writer) normalize(p string) (string, error) {
 	n, err := NormalizePath(p)
-	if e, ok := err.(*Error); ok {
+	var e *Error
+	if errors.As(err, &e) {
 		e.Path = w.path
 	}
 	return n, err

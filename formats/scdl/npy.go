@@ -3,6 +3,7 @@ package scdl
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -192,8 +193,8 @@ func ReadNPYHeader(r io.Reader) (*NPYHeader, error) {
 }
 
 func isTruncated(err error) bool {
-	e, ok := err.(*Error)
-	return ok && e.Err == ErrTruncated
+	var e *Error
+	return errors.As(err, &e) && e.Err == ErrTruncated
 }
 
 // ParseNPYHeader parses the NPY header at the start of b (which may hold

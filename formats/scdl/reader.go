@@ -94,7 +94,10 @@ func (a *Archive) open() error {
 		return err
 	}
 	if a.header, err = DecodeHeader(b); err != nil {
-		err.(*Error).Path = hpath
+		var e *Error
+		if errors.As(err, &e) {
+			e.Path = hpath
+		}
 		return err
 	}
 	arrays := map[string]*ArrayInfo{}
@@ -272,7 +275,8 @@ func readInt64NPY(path string) ([]int64, error) {
 	}
 	h, err := ReadNPYHeader(f)
 	if err != nil {
-		if e, ok := err.(*Error); ok {
+		var e *Error
+		if errors.As(err, &e) {
 			e.Path = path
 		}
 		return nil, err

@@ -3,6 +3,7 @@ package scdl
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -110,7 +111,10 @@ func (w *Writer) init() error {
 	h.Arrays = []ArrayInfo{{Name: ArrayData, DType: w.dataDT}, {Name: ArrayRowPtr, DType: Uint64}, {Name: ArrayColPtr, DType: Uint64}}
 	h.FeatureIndices = o.FeatureIndices
 	if _, err := h.MarshalBinary(); err != nil {
-		err.(*Error).Path = w.dir
+		var e *Error
+		if errors.As(err, &e) {
+			e.Path = w.dir
+		}
 		return err
 	}
 	maxGenes := 0
@@ -340,7 +344,10 @@ func (w *Writer) finish() error {
 	h.FeatureIndices = w.opts.FeatureIndices
 	hb, err := h.MarshalBinary()
 	if err != nil {
-		err.(*Error).Path = filepath.Join(w.dir, HeaderFile)
+		var e *Error
+		if errors.As(err, &e) {
+			e.Path = filepath.Join(w.dir, HeaderFile)
+		}
 		return err
 	}
 	for _, fi := range h.FeatureIndices {
@@ -446,7 +453,8 @@ func (w *Writer) checkCumSum() error {
 		}
 		csum, err := readInt64NPY(filepath.Join(w.tmp, filepath.FromSlash(rel)))
 		if err != nil {
-			if e, ok := err.(*Error); ok {
+			var e *Error
+			if errors.As(err, &e) {
 				e.Path = rel
 			}
 			return err

@@ -174,7 +174,10 @@ func describeSCDL(dir string) (*scdlInfo, error) {
 	}
 	h, err := scdl.DecodeHeader(b)
 	if err != nil {
-		err.(*scdl.Error).Path = hpath
+		var e *scdl.Error
+		if errors.As(err, &e) {
+			e.Path = hpath
+		}
 		return nil, err
 	}
 	info := &scdlInfo{Dir: dir, Version: fmt.Sprintf("%d.%d.%d", h.Major, h.Minor, h.Point),
