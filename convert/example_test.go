@@ -1,0 +1,75 @@
+package convert_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/formats/tbl"
+)
+
+// letters is a toy source: two shards of rows it makes itself, each with
+// its bytes inline.
+type letters struct{ shards [][]string }
+
+func (l letters) NumShards() int             { return len(l.shards) }
+func (l letters) ShardName(shard int) string { return fmt.Sprintf("letters %d", shard) }
+func (l letters) Scan(ctx context.Context, shard int, emit func([]convert.Row) error) error {
+	var rows []convert.Row
+	for _, s := range l.shards[shard] {
+		rows = append(rows, convert.Row{Name: []byte(s + ".txt"), Kind: convert.KindFile,
+			Size: int64(len(s)), Offset: -1, Inline: []byte(strings.ToUpper(s))})
+	}
+	return emit(rows)
+}
+
+// upper is a toy sink: it prints each row, in dataset order.
+type upper struct{}
+
+func (upper) Prepare(b *convert.Batch) error { return nil } // per-row work, on the workers
+func (upper) Write(b *convert.Batch) error { // one goroutine, in order
+	for _, r := range b.Rows {
+		fmt.Printf("%s %s\n", r.Name, r.Inline)
+	}
+	return nil
+}
+func (upper) EndShard(shard int) error { return nil }
+
+// A source lists each shard's rows; a sink consumes them. Run scans shards
+// in parallel and writes them in order, whatever the number of workers.
+func Example_rowModel() {
+	src := letters{shards: [][]string{{"a", "b"}, {"c"}}}
+	if err := convert.Run(context.Background(), src, upper{}, convert.Options{Workers: 2}); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// a.txt A
+	// b.txt B
+	// c.txt C
+}
+
+// Converting a fold of tar shards into a TBL file: every regular member
+// becomes a sample, named in the metadata section.
+func ExampleTarToTBL() {
+	out := filepath.Join(os.TempDir(), "example-webdataset.tbl")
+	defer os.Remove(out)
+	shards := []string{"../examples/webdataset/train_0000.tar", "../examples/webdataset/train_0001.tar"}
+	st, err := convert.TarToTBL(context.Background(), shards, out, convert.TBLOptions{Version: 2})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := tbl.Open(out)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer r.Close()
+	m, _ := r.Metadata(0)
+	name, _ := tbl.SampleName(m)
+	fmt.Println(st.Samples, "samples; the first is", name)
+	// Output: 36 samples; the first is sample0000.jpg
+}
