@@ -325,7 +325,7 @@ func convertTBLToBarecat(ctx context.Context, e *env, fl convertFlags, src, dst 
 	if st, err := os.Stat(src); err == nil {
 		total = st.Size()
 	}
-	bar := e.newProgress("barecat", total)
+	bar := e.newProgress("barecat", total).of("samples")
 	st, err := convert.ToBarecat(ctx, &convert.TBLSource{Reader: r}, dst, convert.BarecatOptions{
 		ShardSize: shardSize, Workers: fl.workers, Overwrite: fl.force,
 		Progress: func(p convert.Progress) { bar.update("barecat", p) },
@@ -372,7 +372,7 @@ func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstD
 	for _, n := range a.ShardSizes() {
 		total += n
 	}
-	bar := e.newProgress(fold, total)
+	bar := e.newProgress(fold, total).of("files")
 	st, err := convert.WriteFold(ctx, &convert.BarecatSource{Archive: a, Order: order}, convert.FoldOptions{
 		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: 1, Replace: fl.force,
 		Progress: func(p convert.Progress) { bar.update(fold, p) },
@@ -420,7 +420,7 @@ func convertToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, d
 		for _, n := range a.ShardSizes() {
 			total += n
 		}
-		bar := e.newProgress("tbl", total)
+		bar := e.newProgress("tbl", total).of("files")
 		opts.Progress = func(p convert.Progress) { bar.update("tbl", p) }
 		st, err = convert.ToTBL(ctx, func() (convert.PayloadSource, error) {
 			// The order files were added in: the dataset's order.
@@ -483,7 +483,7 @@ func convertTBLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir s
 	if st0 != nil {
 		total = st0.Size()
 	}
-	bar := e.newProgress(fold, total)
+	bar := e.newProgress(fold, total).of("samples")
 	tsrc := &convert.TBLSource{Reader: r}
 	st, err := convert.WriteFold(ctx, tsrc, convert.FoldOptions{
 		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: fl.workers, Replace: fl.force,

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/itarconv/itarconv/convert"
 )
 
 // TestOverwriteRule: every conversion refuses an existing output, naming
@@ -239,4 +241,19 @@ func TestExitIO(t *testing.T) {
 	if code != ExitIO || !strings.Contains(stderr, "read-only file system") {
 		t.Errorf("read-only: exit %d, %q", code, stderr)
 	}
+}
+
+// TestProgressText: a bar counts what the user knows, and shows shards
+// only where they are the user's files.
+func TestProgressText(t *testing.T) {
+	pr := convert.Progress{ShardsDone: 3, Shards: 8, Rows: 1200}
+	if got := describe("train", "members", true, pr); got != "train: shard 3/8, 1200 members" {
+		t.Errorf("tar: %q", got)
+	}
+	if got := describe("tbl", "files", false, pr); got != "tbl: 1200 files" {
+		t.Errorf("Barecat: %q", got)
+	}
+	var p *progress // not a terminal: no bar, and every call is a no-op
+	p.of("samples").update("x", pr)
+	p.done()
 }

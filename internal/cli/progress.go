@@ -17,6 +17,11 @@ import (
 type progress struct {
 	bar   *progressbar.ProgressBar
 	total int64
+	// unit names the rows as the user knows them (members of tar shards,
+	// files of a Barecat, samples of a TBL); shards are shown only where
+	// they are the user's files, not chunks a source is cut into.
+	unit       string
+	showShards bool
 }
 
 func isTerminal(w io.Writer) bool {
@@ -38,7 +43,23 @@ func (e *env) newProgress(label string, totalBytes int64) *progress {
 		progressbar.OptionShowElapsedTimeOnFinish(),
 		progressbar.OptionClearOnFinish(),
 	)
-	return &progress{bar: bar, total: totalBytes}
+	return &progress{bar: bar, total: totalBytes, unit: "members", showShards: true}
+}
+
+// of sets the unit of the rows and hides the source's shards (chunks).
+func (p *progress) of(unit string) *progress {
+	if p != nil {
+		p.unit, p.showShards = unit, false
+	}
+	return p
+}
+
+// describe is the bar's text.
+func describe(label, unit string, showShards bool, pr convert.Progress) string {
+	if showShards {
+		return fmt.Sprintf("%s: shard %d/%d, %d %s", label, pr.ShardsDone, pr.Shards, pr.Rows, unit)
+	}
+	return fmt.Sprintf("%s: %d %s", label, pr.Rows, unit)
 }
 
 // update reports the engine's progress: shards done, members, bytes.
@@ -46,7 +67,7 @@ func (p *progress) update(label string, pr convert.Progress) {
 	if p == nil {
 		return
 	}
-	p.bar.Describe(fmt.Sprintf("%s: shard %d/%d, %d members", label, pr.ShardsDone, pr.Shards, pr.Rows))
+	p.bar.Describe(describe(label, p.unit, p.showShards, pr))
 	p.bar.Set64(min(pr.Bytes, p.total))
 }
 

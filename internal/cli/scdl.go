@@ -51,7 +51,7 @@ func convertSCDLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir 
 	if label == "" {
 		label = map[string]string{convert.SCDLModeCells: convert.SCDLCellsFold, convert.SCDLModeArchive: convert.SCDLArchiveFold}[fl.scdlMode]
 	}
-	bar := e.newProgress(label, totalSize(files))
+	bar := e.newProgress(label, totalSize(files)).of("members")
 	st, err := convert.SCDLToTar(ctx, a, convert.SCDLExportOptions{
 		Dir: dstDir, Mode: fl.scdlMode, Fold: fl.fold, ShardSize: shardSize, CellsPerShard: fl.cellsPerShard,
 		Workers: fl.workers, Progress: func(p convert.Progress) { bar.update(label, p) }, Replace: fl.force,
