@@ -95,13 +95,13 @@ func (e *env) printBarecatInfo(info *barecatInfo) {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "index\t%s\n", info.Index)
 	fmt.Fprintf(w, "layout\t%s, schema %d.%d\n", info.Layout, info.SchemaMajor, info.SchemaMinor)
-	fmt.Fprintf(w, "files\t%d (%d bytes; %d with crc32c, %d without)\n", info.Files, info.Bytes, info.FilesWithCRC, info.FilesNoCRC)
+	fmt.Fprintf(w, "files\t%d (%s; %d with crc32c, %d without)\n", info.Files, humanBytes(info.Bytes), info.FilesWithCRC, info.FilesNoCRC)
 	fmt.Fprintf(w, "directories\t%d\n", info.Dirs)
 	fmt.Fprintf(w, "shard size limit\t%d\n", info.ShardLimit)
 	fmt.Fprintf(w, "shards\t%d\n", len(info.Shards))
 	w.Flush()
 	for _, s := range info.Shards {
-		fmt.Fprintf(e.stdout, "  %s\t%d bytes\n", s.Path, s.Bytes)
+		fmt.Fprintf(e.stdout, "  %s\t%s\n", s.Path, humanBytes(s.Bytes))
 	}
 	fmt.Fprintln(e.stdout, "\nlargest directories (by bytes in their tree):")
 	w = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)

@@ -304,8 +304,8 @@ func convertTarToBarecat(ctx context.Context, e *env, fl convertFlags, srcs []st
 	if fl.wrap {
 		mode = "wrapped"
 	}
-	e.infof("%s: %d files (%d hard links), %d directories, %d bytes %s from %d tar shards into %d shards\n",
-		dst, st.Files, st.Hardlinks, st.Dirs, st.Bytes, mode, len(shards), st.Shards)
+	e.infof("%s: %d files (%d hard links), %d directories, %s %s from %d tar shards into %d shards\n",
+		dst, st.Files, st.Hardlinks, st.Dirs, humanBytes(st.Bytes), mode, len(shards), st.Shards)
 	if fl.jsonOut {
 		return e.printJSON(st)
 	}
@@ -334,7 +334,7 @@ func convertTBLToBarecat(ctx context.Context, e *env, fl convertFlags, src, dst 
 	if err != nil {
 		return err
 	}
-	e.infof("%s: %d files, %d bytes from %d TBL samples into %d shards\n", dst, st.Files, st.Bytes, r.Len(), st.Shards)
+	e.infof("%s: %d files, %s from %d TBL samples into %d shards\n", dst, st.Files, humanBytes(st.Bytes), r.Len(), st.Shards)
 	if fl.jsonOut {
 		return e.printJSON(st)
 	}
@@ -381,8 +381,8 @@ func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstD
 	if err != nil {
 		return err
 	}
-	e.infof("%s: %d members, %d bytes into %d shards of fold %s in %s; index %s (%d rows)\n",
-		src, st.Members, st.Bytes, len(st.Shards), fold, dstDir, filepath.Base(st.Index.Output), st.Index.Rows)
+	e.infof("%s: %d members, %s into %d shards of fold %s in %s; index %s (%d rows)\n",
+		src, st.Members, humanBytes(st.Bytes), len(st.Shards), fold, dstDir, filepath.Base(st.Index.Output), st.Index.Rows)
 	e.warnNotIndexed(src, st.Index)
 	if fl.jsonOut {
 		return e.printJSON(st)
@@ -455,7 +455,7 @@ func convertToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, d
 	if len(skipped) > 0 {
 		extra = " (not converted: " + strings.Join(skipped, ", ") + ")"
 	}
-	e.infof("%s: TBL v%d, %d samples, %d bytes from %d %s shards%s\n", dst, st.Version, st.Samples, st.Bytes, len(shards), label(fl.from), extra)
+	e.infof("%s: TBL v%d, %d samples, %s from %d %s shards%s\n", dst, st.Version, st.Samples, humanBytes(st.Bytes), len(shards), label(fl.from), extra)
 	if st.MetaDropped > 0 {
 		e.warnf("%s: the metadata of %d samples (their .tblmeta.json members) is not kept: this TBL has no metadata section\n", dst, st.MetaDropped)
 	}
@@ -493,8 +493,8 @@ func convertTBLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir s
 	if err != nil {
 		return err
 	}
-	e.infof("%s: %d samples -> %d members, %d bytes into %d shards of fold %s in %s; index %s (%d rows)\n",
-		src, r.Len(), st.Members, st.Bytes, len(st.Shards), fold, dstDir, filepath.Base(st.Index.Output), st.Index.Rows)
+	e.infof("%s: %d samples -> %d members, %s into %d shards of fold %s in %s; index %s (%d rows)\n",
+		src, r.Len(), st.Members, humanBytes(st.Bytes), len(st.Shards), fold, dstDir, filepath.Base(st.Index.Output), st.Index.Rows)
 	if n, first := tsrc.BadJSON(); n > 0 {
 		e.warnf("%s: %d samples have a JSON-typed metadata block that does not parse (first: sample %v): kept as they are, not used as names\n", src, n, first)
 	}

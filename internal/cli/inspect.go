@@ -123,7 +123,7 @@ func (e *env) printIndexInfo(info indexInfo) {
 	fmt.Fprintf(w, "extensions\t%d\n", h.NExt)
 	fmt.Fprintf(w, "crash stems\t%d\n", h.NCrash)
 	fmt.Fprintf(w, "shards\t%d used (highest fid %d)\n", info.Shards, info.MaxFid)
-	fmt.Fprintf(w, "payload\t%d bytes\n", info.PayloadBytes)
+	fmt.Fprintf(w, "payload\t%s (%d bytes)\n", humanBytes(int64(info.PayloadBytes)), info.PayloadBytes)
 	state := "not contiguous"
 	if info.Contiguous {
 		state = "contiguous"

@@ -257,3 +257,12 @@ func TestProgressText(t *testing.T) {
 	p.of("samples").update("x", pr)
 	p.done()
 }
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB",
+		5 << 20: "5.0 MiB", 1181116006: "1.1 GiB", 3 << 40: "3.0 TiB"} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -64,7 +64,7 @@ func convertSCDLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir 
 		e.infof("%s: %d cells, %d values -> %d members in %d shards of fold %s, and %d files in fold %s, in %s\n",
 			src, st.Cells, st.NNZ, st.Fold.Members, len(st.Fold.Shards), label, st.Meta.Members, convert.SCDLMetaFold, dstDir)
 	} else {
-		e.infof("%s: %d files, %d bytes -> %d shards of fold %s in %s\n", src, st.Fold.Members, st.Fold.Bytes, len(st.Fold.Shards), label, dstDir)
+		e.infof("%s: %d files, %s -> %d shards of fold %s in %s\n", src, st.Fold.Members, humanBytes(st.Fold.Bytes), len(st.Fold.Shards), label, dstDir)
 	}
 	if fl.jsonOut {
 		return e.printJSON(st)
@@ -281,7 +281,7 @@ func (e *env) printSCDLInfo(info *scdlInfo) {
 	if info.MetadataRows != nil {
 		fmt.Fprintf(w, "metadata.json num_rows:\t%d\n", *info.MetadataRows)
 	}
-	fmt.Fprintf(w, "files:\t%d (%d bytes)\n", info.Files, info.Bytes)
+	fmt.Fprintf(w, "files:\t%d (%s, %d bytes)\n", info.Files, humanBytes(info.Bytes), info.Bytes)
 	w.Flush()
 	fmt.Fprintln(e.stdout, "\narrays:")
 	w = tabwriter.NewWriter(e.stdout, 0, 2, 2, ' ', 0)

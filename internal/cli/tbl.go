@@ -85,9 +85,9 @@ func (e *env) printTBLInfo(info *tblInfo) {
 	fmt.Fprintf(w, "version\t%d (flags %#x)\n", info.Version, info.Flags)
 	fmt.Fprintf(w, "samples\t%d\n", info.Samples)
 	fmt.Fprintf(w, "index\t%d bytes, consistent (offsets in range, no overlap)\n", info.HeaderSize)
-	fmt.Fprintf(w, "payload\t%d bytes stored, %d uncompressed (ratio %.3f, %d samples LZ4)\n",
-		info.StoredBytes, info.UncompressedSize, info.Ratio, info.Compressed)
-	fmt.Fprintf(w, "metadata\t%d samples, %d bytes\n", info.WithMetadata, info.MetadataBytes)
+	fmt.Fprintf(w, "payload\t%s stored, %s uncompressed (ratio %.3f, %d samples LZ4)\n",
+		humanBytes(int64(info.StoredBytes)), humanBytes(int64(info.UncompressedSize)), info.Ratio, info.Compressed)
+	fmt.Fprintf(w, "metadata\t%d samples, %s\n", info.WithMetadata, humanBytes(int64(info.MetadataBytes)))
 	w.Flush()
 	var names []string
 	for k := range info.Formats {
