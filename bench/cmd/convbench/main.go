@@ -3,7 +3,7 @@
 // the cost of copying the same bytes once with cat, and checks the
 // project's conversion targets.
 //
-//	go run ./bench/cmd/convbench [-dir DIR] [-reps N] [-quick] [-only barecat|tbl]
+//	go run ./bench/cmd/convbench [-dir DIR] [-reps N] [-quick] [-only barecat,tbl,pairs]
 //
 // Every tool runs in the same invocation, on the same files, with the page
 // cache warm, so the comparison holds on whatever machine it runs on;
@@ -60,6 +60,7 @@ const (
 	targetReverseRatio = 2.0   // convert X.barecat DIR time / cat time of the Barecat shards
 	targetTBLRatio     = 2.0   // convert DIR X.tbl (v2, raw) time / cat time of the tar shards
 	targetTBLRevRatio  = 2.0   // convert X.tbl DIR time / cat time of the .tbl file
+	targetPairRatio    = 1.5   // Barecat <-> TBL directly: time / cat time of the input
 	// The peak RSS of a TBL conversion of the whole dataset may exceed that
 	// of an eighth of it by this factor plus rssSlack (the TBL index of 24
 	// bytes a sample, GC jitter) and still count as flat.
@@ -97,7 +98,7 @@ type config struct {
 }
 
 // groups are the values of -only.
-var groups = []string{"barecat", "tbl"}
+var groups = []string{"barecat", "tbl", "pairs"}
 
 func run() int {
 	var cfg config
@@ -105,7 +106,7 @@ func run() int {
 	flag.IntVar(&cfg.reps, "reps", 5, "timed runs per tool (the median is reported)")
 	flag.BoolVar(&cfg.quick, "quick", false, "smoke run: a tiny dataset, one rep unless -reps is given")
 	flag.DurationVar(&cfg.quiet, "quiet-wait", time.Minute, "before each rep, wait up to this long for other processes to leave the CPUs idle (0: do not wait)")
-	only := flag.String("only", strings.Join(groups, ","), "run only these directions, a comma-separated list of: "+strings.Join(groups, ", ")+" (tar <-> Barecat, tar <-> TBL)")
+	only := flag.String("only", strings.Join(groups, ","), "run only these directions, a comma-separated list of: "+strings.Join(groups, ", ")+" (tar <-> Barecat, tar <-> TBL, Barecat <-> TBL directly)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "convbench: no arguments expected")
@@ -142,6 +143,8 @@ const (
 	toTar     = "barecat -> tar"
 	toTBL     = "tar -> tbl v2"
 	tblToTar  = "tbl v2 -> tar"
+	bcToTBL   = "barecat -> tbl v2"
+	tblToBc   = "tbl v2 -> barecat"
 )
 
 // Kinds of measurement.
@@ -153,6 +156,8 @@ const (
 	kindTBL               // convert DIR X.tbl (v2, raw)
 	kindTBLLZ4            // convert --lz4 DIR X.tbl
 	kindTBLReverse        // convert X.tbl DIR
+	kindBarecatToTBL      // convert X.barecat Y.tbl (no tar between)
+	kindTBLToBarecat      // convert X.tbl Y.barecat
 )
 
 // smallInput, as the order of runConvert, has a TBL conversion read the
@@ -266,7 +271,7 @@ func runBench(cfg config) error {
 		d.Name, what, d.Members, d.Shards, float64(j.tarSize)/(1<<20), time.Since(t0).Seconds())
 
 	// Each reverse direction reads one archive made once, untimed.
-	if cfg.only["barecat"] {
+	if cfg.only["barecat"] || cfg.only["pairs"] {
 		j.src = filepath.Join(work, "src.barecat")
 		if _, err := runConvert(j, kindCopy, j.src, "", true); err != nil {
 			return err
@@ -275,7 +280,7 @@ func runBench(cfg config) error {
 		j.srcSize = totalSize(j.srcShs)
 		fmt.Printf("source archive for %s: %d shard(s), %.0f MiB\n", toTar, len(j.srcShs), float64(j.srcSize)/(1<<20))
 	}
-	if cfg.only["tbl"] {
+	if cfg.only["tbl"] || cfg.only["pairs"] {
 		j.tblSrc = filepath.Join(work, "src.tbl")
 		if _, err := runConvert(j, kindTBL, j.tblSrc, "", true); err != nil {
 			return err
@@ -303,7 +308,10 @@ func runBench(cfg config) error {
 	// from memory: what is timed is the conversion and the writeback.
 	toWarm := append(slices.Clone(j.shards), j.srcShs...)
 	if j.tblSrc != "" {
-		toWarm = append(toWarm, j.tblSrc, j.smallTBL)
+		toWarm = append(toWarm, j.tblSrc)
+	}
+	if j.smallTBL != "" {
+		toWarm = append(toWarm, j.smallTBL)
 		toWarm = append(toWarm, j.smallShards...)
 	}
 	if err := bench.Warm(toWarm); err != nil {
@@ -342,6 +350,16 @@ func runBench(cfg config) error {
 		catT := &measurement{direction: tblToTar, kind: kindCat, cat: catTBL, tool: "cat X.tbl > f && sync f (baseline)", files: n, inBytes: j.tblSize}
 		ms = append(ms, catT,
 			&measurement{direction: tblToTar, kind: kindTBLReverse, tool: "itarconv convert X.tbl DIR", files: n, inBytes: j.tblSize, base: catT},
+		)
+	}
+
+	if cfg.only["pairs"] {
+		catBc := &measurement{direction: bcToTBL, kind: kindCat, cat: catBarecat, tool: "cat barecat shards > f && sync f (baseline)", files: n, inBytes: j.srcSize}
+		catT := &measurement{direction: tblToBc, kind: kindCat, cat: catTBL, tool: "cat X.tbl > f && sync f (baseline)", files: n, inBytes: j.tblSize}
+		ms = append(ms, catBc,
+			&measurement{direction: bcToTBL, kind: kindBarecatToTBL, tool: "itarconv convert X.barecat Y.tbl", files: n, inBytes: j.srcSize, base: catBc},
+			catT,
+			&measurement{direction: tblToBc, kind: kindTBLToBarecat, tool: "itarconv convert X.tbl Y.barecat", files: n, inBytes: j.tblSize, base: catT},
 		)
 	}
 
@@ -448,6 +466,12 @@ func runOne(j *job, m *measurement, check bool) (runResult, error) {
 	case kindTBLReverse:
 		out = filepath.Join(j.work, "out-tbl")
 		r, err = runConvert(j, m.kind, out, "", check)
+	case kindBarecatToTBL:
+		out = filepath.Join(j.work, "pair.tbl")
+		r, err = runConvert(j, m.kind, out, "", check)
+	case kindTBLToBarecat:
+		out = filepath.Join(j.work, "pair.barecat")
+		r, err = runConvert(j, m.kind, out, "", check)
 	}
 	if err != nil {
 		return r, err
@@ -510,6 +534,10 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 		args = []string{"convert", "-q", "--json", "--lz4", tarIn, out}
 	case kindTBLReverse:
 		args = []string{"convert", "-q", "--json", "--fold", j.d.Fold, tblIn, out}
+	case kindBarecatToTBL:
+		args = []string{"convert", "-q", "--json", j.src, out}
+	case kindTBLToBarecat:
+		args = []string{"convert", "-q", "--json", tblIn, out}
 	}
 	cmd := exec.Command(j.bin, args...)
 	var stdout, stderr bytes.Buffer
@@ -522,7 +550,7 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 		return runResult{}, fmt.Errorf("%s: %v\n%s", what, err, stderr.Bytes())
 	}
 	r := runResult{wall: wall, cpu: bench.CPUSeconds(cmd.ProcessState), rss: bench.MaxRSS(cmd.ProcessState)}
-	if kind == kindTBL || kind == kindTBLLZ4 {
+	if kind == kindTBL || kind == kindTBLLZ4 || kind == kindBarecatToTBL {
 		var st struct{ Samples int64 }
 		if err := json.Unmarshal(stdout.Bytes(), &st); err != nil {
 			return r, fmt.Errorf("%s: %v in %q", what, err, stdout.Bytes())
@@ -785,6 +813,27 @@ func printTargets(w io.Writer, ms []*measurement, quick bool, smallN int64) {
 	}
 	if m := find(kindTBLReverse, ""); m != nil {
 		ratioTarget(m, targetTBLRevRatio)
+	}
+	// The direct pairs: against cat of their input, and against the
+	// two-step route through a tar fold that they replace.
+	twoStep := map[int][2]*measurement{
+		kindBarecatToTBL: {find(kindReverse, "address"), find(kindTBL, "")},
+		kindTBLToBarecat: {find(kindTBLReverse, ""), find(kindCopy, "")},
+	}
+	for _, k := range []int{kindBarecatToTBL, kindTBLToBarecat} {
+		m := find(k, "")
+		if m == nil {
+			continue
+		}
+		b := m.base
+		ratio := m.median() / b.median()
+		fmt.Fprintf(tw, "  %s\ttime <= %.1f x cat\t%.3fs / %.3fs = %.2fx\t%s\n", m.tool, targetPairRatio,
+			m.median(), b.median(), ratio, bench.Verdict(ratio <= targetPairRatio))
+		if steps := twoStep[k]; steps[0] != nil && steps[1] != nil {
+			two := steps[0].median() + steps[1].median()
+			fmt.Fprintf(tw, "  %s\tno slower than through tar\t%.3fs vs %.3fs + %.3fs = %.3fs\t%s\n", m.tool,
+				m.median(), steps[0].median(), steps[1].median(), two, bench.Verdict(m.median() <= two))
+		}
 	}
 	for _, k := range []int{kindTBL, kindTBLLZ4, kindTBLReverse} {
 		if m := find(k, ""); m != nil && m.smallRSS > 0 {
