@@ -362,6 +362,9 @@ func (s *barecatSink) EndShard(int) error { return nil }
 type BarecatSource struct {
 	Archive *barecat.Archive
 	Order   barecat.Order
+	// NoData lists the rows without their bytes (a pass that only counts
+	// or names them); OpenPayload still reads any one.
+	NoData bool
 
 	once   sync.Once
 	start  sync.Once
@@ -530,11 +533,14 @@ func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) er
 		}
 		rows = append(rows, r)
 	}
+	if s.NoData {
+		held = nil
+	}
 	views, err := s.Archive.ViewFiles(held)
 	if err != nil {
 		return err
 	}
-	for k, i := range heldRows {
+	for k, i := range heldRows[:len(held)] {
 		rows[i].Inline = views.Data[k]
 	}
 	return s.held.emit(rows, views, emit)

@@ -56,7 +56,7 @@ func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions)
 	if opts.CompatTurboLoader {
 		opts.Scan.HeaderBlocks = true
 	}
-	return ToTBL(ctx, func() (PayloadSource, error) {
+	return ToTBL(ctx, func(bool) (PayloadSource, error) {
 		src := NewTarShards(shards, opts.Scan)
 		src.BatchBytes = 2 << 20 // payloads wait in memory between Prepare and Write
 		return src, nil
@@ -66,15 +66,16 @@ func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions)
 // ToTBL converts any source into one TBL file: every file row becomes a
 // sample, in the source's order. newSource makes the source of each of the
 // two passes: a first one counts the samples (TBL's header and index come
-// first), the second copies them, one sample in memory at a time (TBL's
-// CRC and LZ4 need the whole sample). Tar shards are read in place; other
-// sources give each payload in the row (Row.Inline) or, for large ones,
-// through OpenPayload.
-func ToTBL(ctx context.Context, newSource func() (PayloadSource, error), out string, opts TBLOptions) (*TBLStats, error) {
+// first: its source may list rows without their bytes, counting is true),
+// the second copies them, one sample in memory at a time (TBL's CRC and LZ4
+// need the whole sample). Tar shards are read in place; other sources give
+// each payload in the row (Row.Inline) or, for large ones, through
+// OpenPayload.
+func ToTBL(ctx context.Context, newSource func(counting bool) (PayloadSource, error), out string, opts TBLOptions) (*TBLStats, error) {
 	if opts.Version == 0 {
 		opts.Version = 2
 	}
-	counting, err := newSource()
+	counting, err := newSource(true)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func ToTBL(ctx context.Context, newSource func() (PayloadSource, error), out str
 	if tars != nil {
 		paths = tars.Paths
 	}
-	sel := &tblSelector{compat: opts.CompatTurboLoader, shards: paths, skipped: map[string]int64{}}
+	sel := &tblSelector{compat: opts.CompatTurboLoader, shards: paths, skipped: map[string]int64{}, src: counting}
 	var pairing tblPairing
 	count := &collectSink{fn: func(shard int, r *Row) error {
 		ok, err := sel.take(shard, r)
@@ -122,7 +123,7 @@ func ToTBL(ctx context.Context, newSource func() (PayloadSource, error), out str
 	if pairing.pending != nil {
 		sel.n++
 	}
-	src, err := newSource()
+	src, err := newSource(false)
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +159,7 @@ func closeSource(src Source) {
 
 // tblSelector decides which rows become samples.
 type tblSelector struct {
+	src     PayloadSource // the source, where it is not tar
 	compat  bool
 	shards  []string
 	n       int64
@@ -208,8 +210,23 @@ func (s *tblSelector) isMetaMember(shard int, r *Row) (bool, error) {
 	if !isTBLMeta(r.Name, r.Size, []byte(tblMetaMagic)) {
 		return false, nil
 	}
-	if s.shards == nil { // not tar: the payload comes in the row
-		return isTBLMeta(r.Name, r.Size, r.Inline), nil
+	if s.shards == nil { // not tar: the payload is in the row, or read here (the writer's goroutine)
+		head := r.Inline
+		if head == nil && s.src != nil {
+			rd, err := s.src.OpenPayload(r)
+			if err != nil {
+				return false, err
+			}
+			head = make([]byte, len(tblMetaMagic))
+			_, err = io.ReadFull(rd, head)
+			if c, ok := rd.(io.Closer); ok {
+				c.Close()
+			}
+			if err != nil {
+				return false, err
+			}
+		}
+		return isTBLMeta(r.Name, r.Size, head), nil
 	}
 	f, err := pathguard.Open(s.shards[shard])
 	if err != nil {

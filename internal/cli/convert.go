@@ -422,9 +422,10 @@ func convertToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, d
 		}
 		bar := e.newProgress("tbl", total).of("files")
 		opts.Progress = func(p convert.Progress) { bar.update("tbl", p) }
-		st, err = convert.ToTBL(ctx, func() (convert.PayloadSource, error) {
-			// The order files were added in: the dataset's order.
-			return &convert.BarecatSource{Archive: a, Order: barecat.ByAddress}, nil
+		st, err = convert.ToTBL(ctx, func(counting bool) (convert.PayloadSource, error) {
+			// The order files were added in: the dataset's order. The
+			// counting pass reads the index alone.
+			return &convert.BarecatSource{Archive: a, Order: barecat.ByAddress, NoData: counting}, nil
 		}, dst, opts)
 		bar.done()
 		if err != nil {
