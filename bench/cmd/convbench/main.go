@@ -149,15 +149,15 @@ const (
 
 // Kinds of measurement.
 const (
-	kindCat        = iota // the cat baseline of a direction
-	kindCopy              // convert DIR X.barecat
-	kindWrap              // convert --wrap DIR X.barecat
-	kindReverse           // convert X.barecat DIR --order ...
-	kindTBL               // convert DIR X.tbl (v2, raw)
-	kindTBLLZ4            // convert --lz4 DIR X.tbl
-	kindTBLReverse        // convert X.tbl DIR
-	kindBarecatToTBL      // convert X.barecat Y.tbl (no tar between)
-	kindTBLToBarecat      // convert X.tbl Y.barecat
+	kindCat          = iota // the cat baseline of a direction
+	kindCopy                // convert DIR X.barecat
+	kindWrap                // convert --wrap DIR X.barecat
+	kindReverse             // convert X.barecat DIR --order ...
+	kindTBL                 // convert DIR X.tbl (v2, raw)
+	kindTBLLZ4              // convert --lz4 DIR X.tbl
+	kindTBLReverse          // convert X.tbl DIR
+	kindBarecatToTBL        // convert X.barecat Y.tbl (no tar between)
+	kindTBLToBarecat        // convert X.tbl Y.barecat
 )
 
 // smallInput, as the order of runConvert, has a TBL conversion read the
