@@ -48,6 +48,7 @@ func TestJSONSnakeCase(t *testing.T) {
 		{"verify", "--json", tb},
 		{"convert", "--json", "-q", tb, filepath.Join(work, "t")},
 		{"inspect", "--json", scdlSrc},
+		{"verify", "--json", scdlSrc},
 		{"convert", "--json", "-q", scdlSrc, filepath.Join(work, "s")},
 		{"convert", "--json", "-q", "--to", "scdl", filepath.Join(work, "s"), filepath.Join(work, "back")},
 	} {

@@ -147,7 +147,7 @@ func newVerifyCmd(e *env) *cobra.Command {
 	var data bool
 	var workers int
 	cmd := &cobra.Command{
-		Use:   "verify DIR|FILE.taridx [SHARD.tar...] | verify X.barecat | verify X.tbl",
+		Use:   "verify DIR|FILE.taridx [SHARD.tar...] | verify X.barecat | verify X.tbl | verify SCDL_DIR",
 		Short: "Check that every row still matches the tar header at its offset",
 		Long: `Verify reads the tar headers of every shard and checks each row: a header at
 its offset, with the indexed size and a name whose stem and extension give
@@ -169,6 +169,9 @@ header CRC-32 and every CRC-16.`,
 				if err := checkClaimed(args[0]); err != nil {
 					return err
 				}
+			}
+			if len(args) == 1 && registry.Is("scdl", args[0]) {
+				return e.verifySCDL(args[0])
 			}
 			if len(args) == 1 && registry.Is("tbl", args[0]) {
 				return e.verifyTBL(args[0])

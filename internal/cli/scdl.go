@@ -344,3 +344,46 @@ func inspectSCDL(e *env, dir string) error {
 	}
 	return nil
 }
+
+// verifySCDL opens an SCDL archive (header, arrays and feature indices
+// checked against each other) and reads every row (each row's span of
+// values within the arrays).
+func (e *env) verifySCDL(dir string) error {
+	info, err := describeSCDL(dir)
+	if err != nil {
+		return err
+	}
+	problems := append([]string{}, info.Mismatches...)
+	rows := 0
+	if len(problems) == 0 {
+		a, err := scdl.Open(dir)
+		if err != nil {
+			problems = append(problems, err.Error())
+		} else {
+			it := a.Rows(0, a.NumRows())
+			for it.Next() {
+				rows++
+			}
+			if err := it.Err(); err != nil {
+				problems = append(problems, err.Error())
+			}
+			a.Close()
+		}
+	}
+	if e.jsonOut {
+		if err := e.printJSON(map[string]any{"ok": len(problems) == 0, "dir": dir, "rows": rows, "problems": problems}); err != nil {
+			return err
+		}
+	} else if len(problems) == 0 {
+		fmt.Fprintf(e.stdout, "%s: OK: %d rows (header, arrays, feature indices and every row's span checked)\n", dir, rows)
+	} else {
+		fmt.Fprintf(e.stdout, "%s: BROKEN:\n", dir)
+		for _, p := range problems {
+			fmt.Fprintf(e.stdout, "  %s\n", p)
+		}
+	}
+	if len(problems) > 0 {
+		return errReported
+	}
+	return nil
+}

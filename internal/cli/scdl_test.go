@@ -241,3 +241,21 @@ func TestInspectSCDL(t *testing.T) {
 		t.Errorf("density %v, blocks %+v", info.Density, info.Blocks)
 	}
 }
+
+// TestVerifySCDL: verify reads an SCDL archive whole; a row_ptr that runs
+// past the values is reported, exit 1.
+func TestVerifySCDL(t *testing.T) {
+	dir := scdlCase(t, "basic_50x30_f32")
+	code, stdout, stderr := run(t, "verify", dir)
+	if code != 0 || !strings.Contains(stdout, "OK: 50 rows") {
+		t.Fatalf("verify: exit %d: %s%s", code, stdout, stderr)
+	}
+	rp := filepath.Join(dir, "row_ptr.npy")
+	b, _ := os.ReadFile(rp)
+	b[len(b)-1] = 0xff // the last row's end, past the values
+	os.WriteFile(rp, b, 0o644)
+	code, stdout, _ = run(t, "verify", dir)
+	if code != ExitData || !strings.Contains(stdout, "BROKEN") {
+		t.Errorf("damaged row_ptr: exit %d: %s", code, stdout)
+	}
+}
