@@ -1,12 +1,9 @@
 package barecat
 
 import (
-	"bytes"
-	"io"
 	"strings"
 
 	"github.com/itarconv/itarconv/formats/registry"
-	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 func init() {
@@ -21,14 +18,7 @@ func init() {
 // path; 0.2: path-sqlite-index).
 func Detect(path string) bool {
 	for _, p := range []string{path, path + "-sqlite-index"} {
-		f, err := pathguard.Open(p)
-		if err != nil {
-			continue
-		}
-		var magic [len(sqliteMagic)]byte
-		_, err = io.ReadFull(f, magic[:])
-		f.Close()
-		if err == nil && bytes.Equal(magic[:], []byte(sqliteMagic)) {
+		if b, ok := registry.Head(p, len(sqliteMagic)); ok && string(b) == sqliteMagic {
 			return true
 		}
 	}

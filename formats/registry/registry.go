@@ -16,8 +16,11 @@ package registry
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"sync"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // Format describes how one format's files are recognised.
@@ -115,4 +118,19 @@ func Claimed(path string) *Format {
 func Is(name, path string) bool {
 	f := Lookup(name)
 	return f != nil && f.Detect(path)
+}
+
+// Head returns the first n bytes of the regular file at path, read
+// without blocking (a FIFO is refused before it is opened); ok is false
+// when there are fewer, or path is no such file. Detect functions read
+// magic bytes with it.
+func Head(path string, n int) (b []byte, ok bool) {
+	f, err := pathguard.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	b = make([]byte, n)
+	_, err = io.ReadFull(f, b)
+	return b, err == nil
 }

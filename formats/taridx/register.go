@@ -1,11 +1,9 @@
 package taridx
 
 import (
-	"io"
 	"strings"
 
 	"github.com/itarconv/itarconv/formats/registry"
-	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 func init() {
@@ -15,12 +13,6 @@ func init() {
 
 // Detect tells whether path is a TARIDX file by its magic.
 func Detect(path string) bool {
-	f, err := pathguard.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var magic [8]byte
-	_, err = io.ReadFull(f, magic[:])
-	return err == nil && strings.TrimRight(string(magic[:]), "\x00") == Magic
+	b, ok := registry.Head(path, 8)
+	return ok && strings.TrimRight(string(b), "\x00") == Magic
 }

@@ -1,13 +1,11 @@
 package tarscan
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/itarconv/itarconv/formats/registry"
-	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 func init() {
@@ -18,16 +16,8 @@ func init() {
 // whose checksum holds (an archive may also start with its end: two zero
 // blocks).
 func Detect(path string) bool {
-	f, err := pathguard.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var blk [BlockSize]byte
-	if _, err := io.ReadFull(f, blk[:]); err != nil {
-		return false
-	}
-	return checksumOK(blk[:]) || blk == [BlockSize]byte{}
+	b, ok := registry.Head(path, BlockSize)
+	return ok && (checksumOK(b) || [BlockSize]byte(b) == [BlockSize]byte{})
 }
 
 // claims: a .tar file, or a directory holding .tar files (a fold of shards).
