@@ -33,7 +33,7 @@ func newConvertCmd(e *env) *cobra.Command {
 	var fl convertFlags
 	cmd := &cobra.Command{
 		Use:   "convert SRC... DST",
-		Short: "Convert a dataset between tar shards (+ TARIDX), Barecat and TBL",
+		Short: "Convert a dataset between tar shards (+ TARIDX), Barecat, TBL and SCDL",
 		Long: `Convert moves a dataset between formats. The source's format is told by its
 content, the target's by its path (.barecat, .tbl, an existing target, else
 a directory of tar shards); --from and --to override them:
@@ -44,6 +44,11 @@ a directory of tar shards); --from and --to override them:
   itarconv convert IN.tbl OUTDIR                  TBL -> tar shards + TARIDX
   itarconv convert SCDL_DIR OUTDIR                SCDL -> tar shards + TARIDX
   itarconv convert --to scdl DIR SCDL_DIR         tar shards (either SCDL mode) -> SCDL
+  itarconv convert IN.barecat OUT.tbl             Barecat -> TBL, directly
+  itarconv convert IN.tbl OUT.barecat             TBL -> Barecat, directly
+
+An existing output is refused unless --force, which replaces it once the new
+one is complete. A pair without a converter is a usage error.
 
 Tar shards come from a directory (its <fold>_<suffix>.tar files, one fold or
 --fold) or from tar files in the order given. Every regular member becomes a
