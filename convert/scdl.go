@@ -1,10 +1,8 @@
 package convert
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -97,13 +94,7 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 				return nil, err
 			}
 		}
-		var metaFiles []string
-		for _, f := range a.Files() {
-			if !scdlArrays[f] {
-				metaFiles = append(metaFiles, f)
-			}
-		}
-		meta, err := newSCDLFileSource(a.Dir(), metaFiles)
+		meta, err := newSCDLFileSource(a.Dir(), scdlMetaFiles(a))
 		if err != nil {
 			return nil, err
 		}
@@ -153,6 +144,41 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 		return nil, fmt.Errorf("SCDL mode %q: want %s or %s", opts.Mode, SCDLModeCells, SCDLModeArchive)
 	}
 	return st, nil
+}
+
+// SCDLMetaPrefix is the directory that holds the scdlmeta fold's files
+// where an archive's cells and other files share one namespace: a Barecat
+// archive, a TBL file, a single fold of tar shards.
+const SCDLMetaPrefix = SCDLMetaFold + "/"
+
+// NewSCDLSource reads an opened SCDL archive as one source of rows, for
+// targets of one namespace. Cells mode gives every file but the three
+// arrays under SCDLMetaPrefix, then three rows per cell as SCDLToTar
+// names them; archive mode gives every file under its path. ToSCDL
+// rebuilds the archive, byte for byte, from either.
+func NewSCDLSource(a *scdl.Archive, mode string) (PayloadSource, error) {
+	switch mode {
+	case SCDLModeCells, "":
+		meta, err := newSCDLFileSource(a.Dir(), scdlMetaFiles(a))
+		if err != nil {
+			return nil, err
+		}
+		return NewConcat(Part{Source: meta, Prefix: SCDLMetaPrefix}, Part{Source: newSCDLCellSource(a)}), nil
+	case SCDLModeArchive:
+		return newSCDLFileSource(a.Dir(), a.Files())
+	}
+	return nil, fmt.Errorf("SCDL mode %q: want %s or %s", mode, SCDLModeCells, SCDLModeArchive)
+}
+
+// scdlMetaFiles are the files of the archive that the cells do not make.
+func scdlMetaFiles(a *scdl.Archive) []string {
+	var files []string
+	for _, f := range a.Files() {
+		if !scdlArrays[f] {
+			files = append(files, f)
+		}
+	}
+	return files
 }
 
 // refuseExistingFolds fails when dir already holds shards or an index of
@@ -341,159 +367,6 @@ func (s *scdlCellSource) Scan(ctx context.Context, shard int, emit func([]Row) e
 	return nil
 }
 
-// SCDLImportOptions tune TarToSCDL.
-type SCDLImportOptions struct {
-	// Fold is the fold to read: "" finds fold "scdl" (archive mode) or
-	// "cells" (with "scdlmeta" when present).
-	Fold     string
-	Workers  int
-	Progress func(Progress)
-}
-
-// SCDLImportStats describes a rebuilt archive.
-type SCDLImportStats struct {
-	Output string `json:"output"`
-	Mode   string `json:"mode"` // cells or archive
-	Fold   string `json:"fold"`
-	Cells  int    `json:"cells"`
-	NNZ    uint64 `json:"nnz"`
-	Files  int    `json:"files"`
-	// Fresh: no scdlmeta fold, so a new header, metadata.json,
-	// version.json and a var_features index of one block were written.
-	Fresh bool `json:"fresh"`
-}
-
-// TarToSCDL rebuilds an SCDL archive at out (a directory that must not
-// exist) from the folds SCDLToTar writes in dir. With fold "scdlmeta" (or
-// in archive mode) every file is byte-identical to the original's; cells
-// without it (another tool's, in the same layout) make a fresh archive of
-// version 0.1.0 without feature indices. The result is checked as
-// scdl.Open checks an archive before it appears under out; on any error
-// nothing does.
-func TarToSCDL(ctx context.Context, dir, out string, opts SCDLImportOptions) (*SCDLImportStats, error) {
-	folds, err := taridx.Discover(dir)
-	if err != nil {
-		return nil, err
-	}
-	byName := map[string]taridx.Fold{}
-	var names []string
-	for _, f := range folds {
-		byName[f.Name] = f
-		names = append(names, f.Name)
-	}
-	pick := opts.Fold
-	if pick == "" {
-		switch {
-		case len(byName[SCDLArchiveFold].Shards) > 0:
-			pick = SCDLArchiveFold
-		case len(byName[SCDLCellsFold].Shards) > 0:
-			pick = SCDLCellsFold
-		default:
-			return nil, fmt.Errorf("%s: no fold %q or %q (folds: %s)", dir, SCDLArchiveFold, SCDLCellsFold, strings.Join(names, ", "))
-		}
-	}
-	f, ok := byName[pick]
-	if !ok {
-		return nil, fmt.Errorf("%s: no fold %q (folds: %s)", dir, pick, strings.Join(names, ", "))
-	}
-	cells, err := foldHoldsCells(f.Shards)
-	if err != nil {
-		return nil, err
-	}
-	st := &SCDLImportStats{Output: out, Fold: pick}
-	o, err := newSCDLOutDir(out)
-	if err != nil {
-		return nil, err
-	}
-	defer o.abort()
-	meta, haveMeta := byName[SCDLMetaFold]
-	switch {
-	case !cells:
-		st.Mode = SCDLModeArchive
-		if err := copyFoldFiles(ctx, f.Shards, o, nil); err != nil {
-			return nil, err
-		}
-	case haveMeta:
-		st.Mode = SCDLModeCells
-		if err := cellsWithMeta(ctx, f.Shards, meta.Shards, o, opts, st); err != nil {
-			return nil, err
-		}
-	default:
-		st.Mode, st.Fresh = SCDLModeCells, true
-		o.abort() // scdl.Writer makes its own temporary directory
-		if err := freshFromCells(ctx, f.Shards, out, opts, st); err != nil {
-			return nil, err
-		}
-		st.Files = 6
-		return st, nil
-	}
-	a, err := scdl.Open(o.tmp)
-	if err != nil {
-		return nil, o.renameErr(err)
-	}
-	st.Cells, st.NNZ, st.Files = a.NumRows(), a.NNZ(), len(a.Files())
-	a.Close()
-	if err := o.commit(); err != nil {
-		return nil, err
-	}
-	return st, nil
-}
-
-// cellsName reports whether a member name is <digits>.values.npy,
-// <digits>.genes.npy or <digits>.json, and returns the row and the part.
-func cellsName(name []byte) (row int64, part byte, ok bool) {
-	dot := bytes.IndexByte(name, '.')
-	if dot <= 0 || bytes.IndexByte(name, '/') >= 0 {
-		return 0, 0, false
-	}
-	for _, c := range name[:dot] {
-		if c < '0' || c > '9' {
-			return 0, 0, false
-		}
-	}
-	row, err := strconv.ParseInt(string(name[:dot]), 10, 64)
-	if err != nil {
-		return 0, 0, false
-	}
-	switch string(name[dot:]) {
-	case ".values.npy":
-		return row, 'v', true
-	case ".genes.npy":
-		return row, 'g', true
-	case ".json":
-		return row, 'j', true
-	}
-	return 0, 0, false
-}
-
-// foldHoldsCells tells the two layouts apart by the first regular member:
-// a cell's member, or a file of the archive.
-func foldHoldsCells(shards []string) (bool, error) {
-	for _, sh := range shards {
-		f, err := tarscan.Open(sh, tarscan.Options{})
-		if err != nil {
-			return false, err
-		}
-		for {
-			m, err := f.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return false, err
-			}
-			if m.IsRegular() {
-				f.Close()
-				_, _, ok := cellsName(m.Name)
-				return ok, nil
-			}
-		}
-		f.Close()
-	}
-	return true, nil // no members: refused as a fold of no cells
-}
-
 // scdlOutDir is an archive directory built under a temporary name beside
 // its target and renamed into place when complete.
 type scdlOutDir struct {
@@ -575,490 +448,6 @@ func (o *scdlOutDir) abort() {
 		o.done = true
 		os.RemoveAll(o.tmp)
 	}
-}
-
-// copyFoldFiles writes every regular member of the shards as a file of the
-// archive; check, if set, refuses names that do not belong there.
-func copyFoldFiles(ctx context.Context, shards []string, o *scdlOutDir, check func(name string) error) error {
-	for _, sh := range shards {
-		if err := copyShardFiles(ctx, sh, o, check); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func copyShardFiles(ctx context.Context, sh string, o *scdlOutDir, check func(name string) error) error {
-	t, err := tarscan.Open(sh, tarscan.Options{})
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	src, err := os.Open(sh)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		m, err := t.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		switch {
-		case m.Typeflag == tarscan.TypeDir:
-			continue
-		case !m.IsRegular():
-			return fmt.Errorf("%s: offset %d: member %q is not a regular file", sh, m.HeaderOffset, m.Name)
-		}
-		name := strings.TrimPrefix(string(m.Name), "./")
-		if check != nil {
-			if err := check(name); err != nil {
-				return fmt.Errorf("%s: offset %d: %w", sh, m.HeaderOffset, err)
-			}
-		}
-		out, err := o.create(name)
-		if err != nil {
-			return fmt.Errorf("%s: offset %d: %w", sh, m.HeaderOffset, err)
-		}
-		// A LimitedReader over an *os.File lets the kernel copy
-		// (copy_file_range) where it can.
-		if _, err := src.Seek(m.DataOffset, io.SeekStart); err != nil {
-			out.Close()
-			return err
-		}
-		n, err := io.Copy(out, io.LimitReader(src, m.Size))
-		if err == nil && n != m.Size {
-			err = fmt.Errorf("%s: offset %d: %q: the shard ends after %d of %d bytes", sh, m.HeaderOffset, m.Name, n, m.Size)
-		}
-		if cerr := closeFile(out); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// cellPart is one parsed member of a cells fold.
-type cellPart struct {
-	row    int64
-	part   byte       // 'v', 'g' or 'j'
-	dtype  scdl.DType // values and genes: the NPY dtype (signed genes: see signed)
-	signed bool       // genes stored as signed integers ('<i8', ...)
-	n      int        // elements
-	data   []byte     // raw little-endian elements
-	nGenes int        // json: n_genes, -1 when absent
-	where  string     // shard and offset, for errors
-}
-
-// cellReader is the Sink half that parses cell members on the workers.
-type cellReader struct {
-	shards []string
-}
-
-func (c *cellReader) Prepare(b *Batch) error {
-	sh := c.shards[b.Shard]
-	lo, hi := int64(math.MaxInt64), int64(0)
-	for i := range b.Rows {
-		r := &b.Rows[i]
-		if r.Kind == KindDir {
-			continue
-		}
-		if r.Kind != KindFile {
-			return fmt.Errorf("%s: offset %d: member %q is not a regular file", sh, r.Offset, r.Name)
-		}
-		lo, hi = min(lo, r.DataOffset), max(hi, r.DataOffset+r.Size)
-	}
-	if hi <= lo {
-		b.Prep = []cellPart(nil)
-		return nil
-	}
-	f, err := os.Open(sh)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	// The batch's members are consecutive: one read covers them all.
-	span := make([]byte, hi-lo)
-	if n, err := f.ReadAt(span, lo); n != len(span) {
-		return fmt.Errorf("%s: reading %d bytes at %d: %v", sh, len(span), lo, err)
-	}
-	parts := make([]cellPart, 0, len(b.Rows))
-	for i := range b.Rows {
-		r := &b.Rows[i]
-		if r.Kind == KindDir {
-			continue
-		}
-		where := fmt.Sprintf("%s: offset %d: %s", sh, r.Offset, r.Name)
-		row, part, ok := cellsName(r.Name)
-		if !ok {
-			return fmt.Errorf("%s: not a cell's member (<row>.values.npy, <row>.genes.npy or <row>.json)", where)
-		}
-		p := cellPart{row: row, part: part, where: where, nGenes: -1}
-		payload := span[r.DataOffset-lo : r.DataOffset-lo+r.Size]
-		if part == 'j' {
-			var j struct {
-				Row    *int64 `json:"row"`
-				NGenes *int   `json:"n_genes"`
-			}
-			if err := json.Unmarshal(payload, &j); err != nil {
-				return fmt.Errorf("%s: %v", where, err)
-			}
-			if j.Row != nil && *j.Row != row {
-				return fmt.Errorf("%s: \"row\" is %d, the key says %d", where, *j.Row, row)
-			}
-			if j.NGenes != nil {
-				p.nGenes = *j.NGenes
-			}
-		} else if err := parseCellNPY(&p, payload); err != nil {
-			return fmt.Errorf("%s: %v", where, err)
-		}
-		parts = append(parts, p)
-	}
-	b.Prep = parts
-	return nil
-}
-
-// signedDescrs are the signed integer dtypes accepted for gene indices
-// (numpy's default integer is int64), by item size.
-var signedDescrs = map[string]scdl.DType{"|i1": scdl.Uint8, "<i1": scdl.Uint8, "<i2": scdl.Uint16, "<i4": scdl.Uint32, "<i8": scdl.Uint64}
-
-func parseCellNPY(p *cellPart, b []byte) error {
-	h, err := scdl.ParseNPYHeader(b)
-	if err != nil {
-		return err
-	}
-	if len(h.Shape) != 1 {
-		return fmt.Errorf("shape %v: want a 1-D array", h.Shape)
-	}
-	p.dtype = scdl.DTypeOfDescr(h.Descr)
-	if p.part == 'g' && p.dtype == 0 {
-		p.dtype, p.signed = signedDescrs[h.Descr], true
-	}
-	switch {
-	case p.dtype == 0:
-		return fmt.Errorf("dtype %q is not one SCDL stores", h.Descr)
-	case p.part == 'g' && !p.dtype.Unsigned():
-		return fmt.Errorf("gene indices of dtype %q: want integers", h.Descr)
-	}
-	p.n = h.Shape[0]
-	if want := h.DataOffset + p.n*p.dtype.ItemSize(); len(b) != want {
-		return fmt.Errorf("%d bytes, but its NPY header announces %d elements of %s (%d bytes)", len(b), p.n, h.Descr, want)
-	}
-	p.data = b[h.DataOffset:]
-	return nil
-}
-
-// geneAt reads gene index i of a genes part.
-func (p *cellPart) geneAt(i int) (uint64, error) {
-	var v uint64
-	switch p.dtype {
-	case scdl.Uint8:
-		v = uint64(p.data[i])
-		if p.signed {
-			v = uint64(int64(int8(p.data[i])))
-		}
-	case scdl.Uint16:
-		v = uint64(binary.LittleEndian.Uint16(p.data[2*i:]))
-		if p.signed {
-			v = uint64(int64(int16(v)))
-		}
-	case scdl.Uint32:
-		v = uint64(binary.LittleEndian.Uint32(p.data[4*i:]))
-		if p.signed {
-			v = uint64(int64(int32(v)))
-		}
-	default:
-		v = binary.LittleEndian.Uint64(p.data[8*i:])
-	}
-	if p.signed && int64(v) < 0 {
-		return 0, fmt.Errorf("%s: gene index %d is negative", p.where, int64(v))
-	}
-	return v, nil
-}
-
-// cellAssembler groups parts into cells in order and hands each complete
-// cell to done.
-type cellAssembler struct {
-	cellReader
-	next         int64 // the row the next cell must have
-	cur          int64
-	values       *cellPart
-	genes        *cellPart
-	json         *cellPart
-	done         func(values, genes, json *cellPart) error
-	lastWhere    string
-	partsPending bool
-}
-
-func (c *cellAssembler) EndShard(int) error { return nil }
-
-func (c *cellAssembler) Write(b *Batch) error {
-	parts, _ := b.Prep.([]cellPart)
-	for i := range parts {
-		p := &parts[i]
-		if c.partsPending && p.row != c.cur {
-			if err := c.flush(); err != nil {
-				return err
-			}
-		}
-		if !c.partsPending {
-			if p.row != c.next {
-				if p.row < c.next {
-					return fmt.Errorf("%s: cell %d comes after cell %d: %w", p.where, p.row, c.next-1, ErrCellOrder)
-				}
-				return fmt.Errorf("%s: cell %d, but cell %d is missing", p.where, p.row, c.next)
-			}
-			c.cur, c.partsPending = p.row, true
-		}
-		slot := &c.json
-		switch p.part {
-		case 'v':
-			slot = &c.values
-		case 'g':
-			slot = &c.genes
-		}
-		if *slot != nil {
-			return fmt.Errorf("%s: a second member of this kind for cell %d", p.where, p.row)
-		}
-		*slot = p
-		c.lastWhere = p.where
-	}
-	return nil
-}
-
-// flush completes the pending cell.
-func (c *cellAssembler) flush() error {
-	if !c.partsPending {
-		return nil
-	}
-	switch {
-	case c.values == nil:
-		return fmt.Errorf("%s: cell %d has no .values.npy", c.lastWhere, c.cur)
-	case c.genes == nil:
-		return fmt.Errorf("%s: cell %d has no .genes.npy", c.lastWhere, c.cur)
-	case c.values.n != c.genes.n:
-		return fmt.Errorf("%s: cell %d has %d values but %d gene indices", c.genes.where, c.cur, c.values.n, c.genes.n)
-	}
-	if err := c.done(c.values, c.genes, c.json); err != nil {
-		return err
-	}
-	c.values, c.genes, c.json, c.partsPending = nil, nil, nil, false
-	c.next++
-	return nil
-}
-
-// cellsWithMeta rebuilds the original archive: scdlmeta's files as they
-// are, the three arrays from the cells in the header's dtypes.
-func cellsWithMeta(ctx context.Context, cellShards, metaShards []string, o *scdlOutDir, opts SCDLImportOptions, st *SCDLImportStats) error {
-	err := copyFoldFiles(ctx, metaShards, o, func(name string) error {
-		if scdlArrays[name] {
-			return fmt.Errorf("fold %s holds %s, which the cells make", SCDLMetaFold, name)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	hpath := filepath.Join(o.tmp, scdl.HeaderFile)
-	hb, err := os.ReadFile(hpath)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("fold %s (%s) has no %s", SCDLMetaFold, metaShards[0], scdl.HeaderFile)
-	}
-	if err != nil {
-		return err
-	}
-	h, err := scdl.DecodeHeader(hb)
-	if err != nil {
-		var e *scdl.Error
-		if errors.As(err, &e) {
-			e.Path = SCDLMetaFold + ":" + scdl.HeaderFile
-		}
-		return err
-	}
-	var dataDT, rowDT, colDT scdl.DType
-	var nrows, nnz uint64
-	for _, a := range h.Arrays {
-		switch a.Name {
-		case scdl.ArrayData:
-			dataDT, nnz = a.DType, a.Length
-		case scdl.ArrayRowPtr:
-			rowDT, nrows = a.DType, a.Length-1
-		case scdl.ArrayColPtr:
-			colDT = a.DType
-		}
-	}
-	if !dataDT.Numeric() || !rowDT.Unsigned() || !colDT.Unsigned() {
-		return fmt.Errorf("%s:%s: arrays of dtypes DATA %v, ROWPTR %v, COLPTR %v: want a numeric one and two unsigned", SCDLMetaFold, scdl.HeaderFile, dataDT, rowDT, colDT)
-	}
-	type out struct {
-		f *os.File
-		w *bufWriter
-	}
-	var files [3]out
-	for i, name := range []string{scdl.DataFile, scdl.RowPtrFile, scdl.ColPtrFile} {
-		f, err := o.create(name)
-		if err != nil {
-			return err
-		}
-		files[i] = out{f, newBufWriter(f)}
-		defer f.Close()
-	}
-	data, rowPtr, colPtr := files[0].w, files[1].w, files[2].w
-	var total uint64
-	putRow := func(v uint64, where string) error {
-		if v > maxOf(rowDT) {
-			return fmt.Errorf("%s: %d values do not fit row_ptr's dtype %v (the header's)", where, v, rowDT)
-		}
-		rowPtr.putUint(rowDT, v)
-		return nil
-	}
-	putRow(0, "")
-	colMax := maxOf(colDT)
-	asm := &cellAssembler{cellReader: cellReader{shards: cellShards}}
-	asm.done = func(v, g, _ *cellPart) error {
-		if v.dtype != dataDT {
-			return fmt.Errorf("%s: values of dtype %v, but the archive's data dtype is %v", v.where, v.dtype, dataDT)
-		}
-		data.write(v.data)
-		if g.dtype == colDT && !g.signed {
-			colPtr.write(g.data)
-		} else {
-			for i := range g.n {
-				x, err := g.geneAt(i)
-				if err != nil {
-					return err
-				}
-				if x > colMax {
-					return fmt.Errorf("%s: gene index %d does not fit col_ptr's dtype %v (the header's)", g.where, x, colDT)
-				}
-				colPtr.putUint(colDT, x)
-			}
-		}
-		total += uint64(v.n)
-		return putRow(total, v.where)
-	}
-	if err := Run(ctx, NewTarShards(cellShards, tarscan.Options{}), asm, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
-		return err
-	}
-	if err := asm.flush(); err != nil {
-		return err
-	}
-	switch {
-	case asm.next == 0:
-		return fmt.Errorf("%s: the cells fold holds no cells: %w", cellShards[0], scdl.ErrEmpty)
-	case uint64(asm.next) != nrows || total != nnz:
-		return fmt.Errorf("the cells fold holds %d cells and %d values, but %s's header.sch describes %d cells and %d values", asm.next, total, SCDLMetaFold, nrows, nnz)
-	}
-	for _, f := range files {
-		if err := f.w.flush(); err != nil {
-			return err
-		}
-		if err := closeFile(f.f); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// freshFromCells writes a new archive from cells without scdlmeta: a first
-// pass finds the dtypes and the number of genes, a second writes the rows.
-func freshFromCells(ctx context.Context, cellShards []string, out string, opts SCDLImportOptions, st *SCDLImportStats) error {
-	var dataDT scdl.DType
-	var firstWhere string
-	var nnz, maxGene uint64
-	var anyGene bool
-	nGenes := 0
-	asm := &cellAssembler{cellReader: cellReader{shards: cellShards}}
-	asm.done = func(v, g, j *cellPart) error {
-		if dataDT == 0 {
-			dataDT, firstWhere = v.dtype, v.where
-		} else if v.dtype != dataDT {
-			return fmt.Errorf("%s: values of dtype %v, but %s has %v: an archive has one data dtype", v.where, v.dtype, firstWhere, dataDT)
-		}
-		for i := range g.n {
-			x, err := g.geneAt(i)
-			if err != nil {
-				return err
-			}
-			if x > maxGene || !anyGene {
-				maxGene, anyGene = max(x, maxGene), true
-			}
-		}
-		if j != nil && j.nGenes > 0 {
-			nGenes = max(nGenes, j.nGenes)
-		}
-		nnz += uint64(v.n)
-		return nil
-	}
-	if err := Run(ctx, NewTarShards(cellShards, tarscan.Options{}), asm, Options{Workers: opts.Workers}); err != nil {
-		return err
-	}
-	if err := asm.flush(); err != nil {
-		return err
-	}
-	switch {
-	case asm.next == 0:
-		return fmt.Errorf("%s: no cells: bionemo-scdl cannot write or open an archive of 0 cells: %w", cellShards[0], scdl.ErrEmpty)
-	case nnz == 0:
-		return fmt.Errorf("%s: %d cells but no non-zero value: bionemo-scdl cannot write or open an archive of 0 values: %w", cellShards[0], asm.next, scdl.ErrEmpty)
-	case maxGene >= math.MaxInt32:
-		return fmt.Errorf("gene index %d: too many genes", maxGene)
-	}
-	nGenes = max(nGenes, int(maxGene)+1)
-	// bionemo-scdl counts rows in the var_features index: without one it
-	// reads the archive as empty. The genes' names are unknown; they get
-	// AnnData's default names, their indices ("0", "1", ...).
-	names := make([]string, nGenes)
-	for i := range names {
-		names[i] = strconv.Itoa(i)
-	}
-	features, err := scdl.OneBlockFeatureIndex(scdl.VarFeatures, int(asm.next), names)
-	if err != nil {
-		return err
-	}
-	var rels []string
-	for _, f := range features {
-		rels = append(rels, f.Rel)
-	}
-	w, err := scdl.Create(out, scdl.WriterOptions{DataDType: dataDT, GeneDType: scdl.Uint64, NGenes: []int{nGenes},
-		FeatureIndices: []scdl.FeatureIndexInfo{{Name: scdl.VarFeatures, Length: uint64(asm.next), DType: scdl.StringArray, Files: rels}}})
-	if err != nil {
-		return err
-	}
-	defer w.Abort()
-	var genes []byte
-	asm2 := &cellAssembler{cellReader: cellReader{shards: cellShards}}
-	asm2.done = func(v, g, _ *cellPart) error {
-		genes = genes[:0]
-		for i := range g.n {
-			x, _ := g.geneAt(i)
-			genes = binary.LittleEndian.AppendUint64(genes, x)
-		}
-		return w.AddRow(v.data, genes)
-	}
-	if err := Run(ctx, NewTarShards(cellShards, tarscan.Options{}), asm2, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
-		return err
-	}
-	if err := asm2.flush(); err != nil {
-		return err
-	}
-	for _, f := range features {
-		if err := w.AddFile(f.Rel, bytes.NewReader(f.Data)); err != nil {
-			return err
-		}
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	st.Cells, st.NNZ = int(asm.next), nnz
-	return nil
 }
 
 // maxOf is the largest value of an unsigned dtype.

@@ -495,7 +495,7 @@ func TestSCDLImportChecksAgainstHeader(t *testing.T) {
 			}
 			removeShards(t, dir, "cells")
 			writeSCDLTar(t, filepath.Join(dir, "cells_0000.tar"), keep)
-		}, "holds 49 cells and 285 values, but scdlmeta's header.sch describes 50 cells and 285 values"},
+		}, "hold 49 cells and 285 values, but scdlmeta/header.sch describes 50 cells and 285 values"},
 		{"gene out of range", func(t *testing.T, dir string) {
 			m := tarMembers(t, dir, "cells")
 			var all []scdlEntry

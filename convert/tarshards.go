@@ -2,6 +2,7 @@ package convert
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,6 +27,12 @@ type TarShards struct {
 	// to that many bytes: sinks that read payloads while preparing a batch
 	// hold them in memory until it is written.
 	BatchBytes int64
+	// ReadPayloads has Scan read the payloads of regular members up to
+	// maxInline bytes into Row.Inline, on the worker, with one read per
+	// run of consecutive members: sinks that parse payloads do so in
+	// parallel and never open a tar shard themselves. Set BatchBytes with
+	// it to bound the bytes waiting to be written.
+	ReadPayloads bool
 
 	open    *os.File // the shard OpenPayload read last
 	openIdx int
@@ -89,6 +96,37 @@ func kindOf(typeflag byte) Kind {
 	return KindOther
 }
 
+// readPayloads fills the Inline bytes of the regular members of rows that
+// are at most maxInline bytes, one read per run of such members (they lie
+// one after the other in the shard, with only headers between them).
+func readPayloads(f *os.File, rows []Row) error {
+	small := func(r *Row) bool { return r.Kind == KindFile && r.Size <= maxInline }
+	for i := 0; i < len(rows); {
+		if !small(&rows[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(rows) && small(&rows[j]) && rows[j].DataOffset+rows[j].Size-rows[i].DataOffset <= maxInline {
+			j++
+		}
+		lo, hi := rows[i].DataOffset, rows[j-1].DataOffset+rows[j-1].Size
+		buf := make([]byte, hi-lo)
+		if n, err := f.ReadAt(buf, lo); n < len(buf) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("offset %d: %q: reading its payload: %w", rows[i].Offset, rows[i].Name, err)
+		}
+		for k := i; k < j; k++ {
+			r := &rows[k]
+			r.Inline = buf[r.DataOffset-lo : r.DataOffset-lo+r.Size : r.DataOffset-lo+r.Size]
+		}
+		i = j
+	}
+	return nil
+}
+
 // Scan lists one shard's members.
 func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
 	f, err := tarscan.Open(t.Paths[shard], t.Options)
@@ -102,10 +140,22 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]Row) error)
 	rows := make([]Row, 0, batchRows)
 	arena := make([]byte, 0, 64<<10)
 	var batchBytes int64
+	var data *os.File
+	if t.ReadPayloads {
+		if data, err = pathguard.Open(t.Paths[shard]); err != nil {
+			return err
+		}
+		defer data.Close()
+	}
 	flush := func() error {
 		batchBytes = 0
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if data != nil {
+			if err := readPayloads(data, rows); err != nil {
+				return fmt.Errorf("%s: %w", t.Paths[shard], err)
+			}
 		}
 		if err := emit(rows); err != nil {
 			return err

@@ -593,6 +593,9 @@ func (s *tblSink) flushPending() error {
 // kept. Payloads come back decompressed and CRC-checked.
 type TBLSource struct {
 	Reader *tbl.Reader
+	// NoData lists the rows without the samples' bytes (a pass that only
+	// counts or names them); OpenPayload still reads any one.
+	NoData bool
 
 	held held // the mappings of batches not yet written
 
@@ -627,9 +630,12 @@ func (s *TBLSource) ShardName(shard int) string {
 // in DataFile; metadata members carry their bytes inline.
 func (s *TBLSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
 	from, to := shard*tblChunk, min(s.Reader.Len(), (shard+1)*tblChunk)
-	views, err := s.Reader.ViewSamples(from, to)
-	if err != nil {
-		return err
+	views := &tbl.Views{Data: make([][]byte, to-from)}
+	if !s.NoData {
+		var err error
+		if views, err = s.Reader.ViewSamples(from, to); err != nil {
+			return err
+		}
 	}
 	rows := make([]Row, 0, 2*(to-from))
 	for i := from; i < to; i++ {

@@ -14,6 +14,7 @@ import (
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/formats/tbl"
@@ -201,11 +202,13 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 
 func dispatchConvert(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string, shardSize int64) error {
 	switch [2]string{fl.from, fl.to} {
-	case [2]string{"tar", "scdl"}:
+	case [2]string{"tar", "scdl"}, [2]string{"barecat", "scdl"}, [2]string{"tbl", "scdl"}:
 		return convertToSCDL(ctx, e, fl, srcs, dst)
 	case [2]string{"scdl", "tar"}:
 		return convertSCDLToTar(ctx, e, fl, srcs[0], dst, shardSize)
-	case [2]string{"tar", "tbl"}, [2]string{"barecat", "tbl"}:
+	case [2]string{"scdl", "barecat"}:
+		return convertSCDLToBarecat(ctx, e, fl, srcs[0], dst, shardSize)
+	case [2]string{"tar", "tbl"}, [2]string{"barecat", "tbl"}, [2]string{"scdl", "tbl"}:
 		return convertToTBL(ctx, e, fl, srcs, dst)
 	case [2]string{"tbl", "tar"}:
 		return convertTBLToTar(ctx, e, fl, srcs[0], dst, shardSize)
@@ -216,8 +219,7 @@ func dispatchConvert(ctx context.Context, e *env, fl convertFlags, srcs []string
 	case [2]string{"barecat", "tar"}:
 		return convertBarecatToTar(ctx, e, fl, srcs[0], dst, shardSize)
 	}
-	return usagef("convert: %s -> %s is not supported yet: go through tar shards (itarconv convert SRC DIR, then itarconv convert DIR %s)",
-		label(fl.from), label(fl.to), dst)
+	return usagef("convert: no converter from %s to %s", label(fl.from), label(fl.to))
 }
 
 // convertFormats names a conversion's source format (by content, or else
@@ -412,7 +414,30 @@ func convertToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, d
 	var shards []string
 	var st *convert.TBLStats
 	var err error
-	if fl.from == "barecat" {
+	switch fl.from {
+	case "scdl":
+		if fl.compat != "" {
+			return usagef("--compat turboloader reproduces TurboLoader's converter of tar shards, not of SCDL")
+		}
+		if err := checkSCDLMode(fl); err != nil {
+			return err
+		}
+		a, err := scdl.Open(srcs[0])
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		bar := e.newProgress("tbl", scdlSize(a)).of("files")
+		opts.Progress = func(p convert.Progress) { bar.update("tbl", p) }
+		st, err = convert.ToTBL(ctx, func(bool) (convert.PayloadSource, error) {
+			return convert.NewSCDLSource(a, fl.scdlMode)
+		}, dst, opts)
+		bar.done()
+		if err != nil {
+			return err
+		}
+		shards = srcs[:1]
+	case "barecat":
 		if fl.compat != "" {
 			return usagef("--compat turboloader reproduces TurboLoader's converter of tar shards, not of Barecat")
 		}
@@ -437,7 +462,7 @@ func convertToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, d
 			return err
 		}
 		shards = a.ShardPaths()
-	} else {
+	default:
 		if shards, _, err = tarSources(srcs, fl.fold); err != nil {
 			return err
 		}
@@ -461,7 +486,11 @@ func convertToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, d
 	if len(skipped) > 0 {
 		extra = " (not converted: " + strings.Join(skipped, ", ") + ")"
 	}
-	e.infof("%s: TBL v%d, %d samples, %s from %d %s shards%s\n", dst, st.Version, st.Samples, humanBytes(st.Bytes), len(shards), label(fl.from), extra)
+	what := "shards"
+	if fl.from == "scdl" {
+		what = "archive"
+	}
+	e.infof("%s: TBL v%d, %d samples, %s from %d %s %s%s\n", dst, st.Version, st.Samples, humanBytes(st.Bytes), len(shards), label(fl.from), what, extra)
 	if st.MetaDropped > 0 {
 		e.warnf("%s: the metadata of %d samples (their .tblmeta.json members) is not kept: this TBL has no metadata section\n", dst, st.MetaDropped)
 	}

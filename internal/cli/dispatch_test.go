@@ -38,8 +38,8 @@ func TestConvertDispatch(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"convert", "--from", "scdl", src, filepath.Join(work, "y.barecat")}, "SCDL -> Barecat is not supported yet"},
-		{[]string{"convert", "--from", "scdl", src, filepath.Join(work, "z.tbl")}, "SCDL -> TBL is not supported yet"},
+		{[]string{"convert", "--from", "scdl", "--to", "scdl", src, filepath.Join(work, "y")}, "is already SCDL: nothing to convert"},
+		{[]string{"convert", "--to", "scdl", src, tb, filepath.Join(work, "z")}, "--to scdl reads one directory of folds"},
 		{[]string{"convert", "--to", "zip", src, filepath.Join(work, "z")}, `unknown format "zip"`},
 		{[]string{"convert", tb, filepath.Join(work, "w.tbl")}, "is already TBL: nothing to convert"},
 	} {
@@ -48,7 +48,7 @@ func TestConvertDispatch(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
 		}
 	}
-	for _, name := range []string{"y.barecat", "z.tbl", "z", "w.tbl"} {
+	for _, name := range []string{"y", "z", "w.tbl"} {
 		if _, err := os.Lstat(filepath.Join(work, name)); err == nil {
 			t.Errorf("%s was written", name)
 		}

@@ -12,7 +12,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/scdl"
+	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -24,13 +26,67 @@ func refuseSCDLFlags(fl convertFlags) error {
 	return nil
 }
 
+// checkSCDLMode checks --scdl-mode, which reading an SCDL archive takes.
+func checkSCDLMode(fl convertFlags) error {
+	if fl.scdlMode != convert.SCDLModeCells && fl.scdlMode != convert.SCDLModeArchive {
+		return usagef("--scdl-mode: %q is neither cells nor archive", fl.scdlMode)
+	}
+	return nil
+}
+
+// scdlSize is the size of an archive's files, for progress bars.
+func scdlSize(a *scdl.Archive) int64 {
+	var files []string
+	for _, f := range a.Files() {
+		files = append(files, filepath.Join(a.Dir(), filepath.FromSlash(f)))
+	}
+	return totalSize(files)
+}
+
+func convertSCDLToBarecat(ctx context.Context, e *env, fl convertFlags, src, dst string, shardSize int64) error {
+	if err := refuseSCDLFlags(fl); err != nil {
+		return err
+	}
+	if err := checkSCDLMode(fl); err != nil {
+		return err
+	}
+	if fl.cellsPerShard != 0 {
+		return usagef("--cells-per-shard applies to writing tar shards")
+	}
+	a, err := scdl.Open(src)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	s, err := convert.NewSCDLSource(a, fl.scdlMode)
+	if err != nil {
+		return err
+	}
+	bar := e.newProgress("barecat", scdlSize(a)).of("files")
+	st, err := convert.ToBarecat(ctx, s, dst, convert.BarecatOptions{
+		ShardSize: shardSize, Workers: fl.workers, Overwrite: fl.force,
+		Progress: func(p convert.Progress) { bar.update("barecat", p) },
+	})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	e.infof("%s: %d files, %s from %d cells (%d values) of %s, %s mode, into %d shards\n",
+		dst, st.Files, humanBytes(st.Bytes), a.NumRows(), a.NNZ(), src, fl.scdlMode, st.Shards)
+	if fl.jsonOut {
+		return e.printJSON(st)
+	}
+	return nil
+}
+
 func convertSCDLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir string, shardSize int64) error {
 	if err := refuseSCDLFlags(fl); err != nil {
 		return err
 	}
+	if err := checkSCDLMode(fl); err != nil {
+		return err
+	}
 	switch {
-	case fl.scdlMode != convert.SCDLModeCells && fl.scdlMode != convert.SCDLModeArchive:
-		return usagef("--scdl-mode: %q is neither cells nor archive", fl.scdlMode)
 	case fl.cellsPerShard < 0:
 		return usagef("--cells-per-shard must be positive")
 	case fl.cellsPerShard > 0 && fl.scdlMode == convert.SCDLModeArchive:
@@ -43,15 +99,11 @@ func convertSCDLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir 
 		return err
 	}
 	defer a.Close()
-	var files []string
-	for _, f := range a.Files() {
-		files = append(files, filepath.Join(src, filepath.FromSlash(f)))
-	}
 	label := fl.fold
 	if label == "" {
 		label = map[string]string{convert.SCDLModeCells: convert.SCDLCellsFold, convert.SCDLModeArchive: convert.SCDLArchiveFold}[fl.scdlMode]
 	}
-	bar := e.newProgress(label, totalSize(files)).of("members")
+	bar := e.newProgress(label, scdlSize(a)).of("members")
 	st, err := convert.SCDLToTar(ctx, a, convert.SCDLExportOptions{
 		Dir: dstDir, Mode: fl.scdlMode, Fold: fl.fold, ShardSize: shardSize, CellsPerShard: fl.cellsPerShard,
 		Workers: fl.workers, Progress: func(p convert.Progress) { bar.update(label, p) }, Replace: fl.force,
@@ -80,12 +132,43 @@ func convertToSCDL(ctx context.Context, e *env, fl convertFlags, srcs []string, 
 		return usagef("--shard-size and --cells-per-shard apply to writing tar shards")
 	}
 	if len(srcs) != 1 {
-		return usagef("--to scdl reads one directory of folds (cells + scdlmeta, or scdl), not %d paths", len(srcs))
+		return usagef("--to scdl reads one directory of folds (cells + scdlmeta, or scdl), one Barecat archive or one TBL file, not %d paths", len(srcs))
 	}
-	if st, err := os.Stat(srcs[0]); err != nil {
-		return err
-	} else if !st.IsDir() {
-		return usagef("%s is not a directory: --to scdl reads the folds of a directory", srcs[0])
+	if fl.from == "tar" {
+		if st, err := os.Stat(srcs[0]); err != nil {
+			return err
+		} else if !st.IsDir() {
+			return usagef("%s is not a directory: --to scdl reads the folds of a directory", srcs[0])
+		}
+	} else if fl.fold != "" {
+		return usagef("--fold names the fold of tar shards to read")
+	}
+	var newSource func(counting bool) (convert.PayloadSource, error)
+	switch fl.from {
+	case "barecat":
+		a, err := barecat.Open(srcs[0])
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		newSource = func(counting bool) (convert.PayloadSource, error) {
+			// The order files were added in; the first pass reads the index
+			// and the files beside the cells only.
+			return &convert.BarecatSource{Archive: a, Order: barecat.ByAddress, NoData: counting}, nil
+		}
+	case "tbl":
+		r, err := tbl.Open(srcs[0])
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		if r.Version() < 2 || !r.HasMetadata() {
+			return fmt.Errorf("%s: TBL v%d without a metadata section keeps no file names (its samples are %%09d.<ext>): an SCDL archive cannot be rebuilt from it; convert the archive to TBL v2 with names",
+				srcs[0], r.Version())
+		}
+		newSource = func(counting bool) (convert.PayloadSource, error) {
+			return &convert.TBLSource{Reader: r, NoData: counting}, nil
+		}
 	}
 	// With --force over an existing archive, the new one is written beside
 	// it under a temporary name and then takes its place.
@@ -95,7 +178,14 @@ func convertToSCDL(ctx context.Context, e *env, fl convertFlags, srcs []string, 
 		safefile.SweepLeftovers(cmpOr(parent, "."))
 		out = filepath.Join(parent, strings.TrimSuffix(safefile.TempName(base), "*")+"new")
 	}
-	st, err := convert.TarToSCDL(ctx, srcs[0], out, convert.SCDLImportOptions{Fold: fl.fold, Workers: fl.workers})
+	opts := convert.SCDLImportOptions{Fold: fl.fold, Workers: fl.workers}
+	var st *convert.SCDLImportStats
+	var err error
+	if newSource == nil {
+		st, err = convert.TarToSCDL(ctx, srcs[0], out, opts)
+	} else {
+		st, err = convert.ToSCDL(ctx, newSource, out, opts)
+	}
 	if err == nil && out != dst {
 		st.Output = dst
 		err = safefile.ReplaceDir(out, dst)
@@ -107,10 +197,14 @@ func convertToSCDL(ctx context.Context, e *env, fl convertFlags, srcs []string, 
 		return err
 	}
 	if st.Fresh {
-		e.warnf("%s: no %s fold beside the cells: wrote a fresh header.sch (version 0.1.0), metadata.json, version.json and a var_features index whose genes are named by their index (gene and cell names are unknown; no obs_features)\n",
+		e.warnf("%s: no %s files beside the cells: wrote a fresh header.sch (version 0.1.0), metadata.json, version.json and a var_features index whose genes are named by their index (gene and cell names are unknown; no obs_features)\n",
 			dst, convert.SCDLMetaFold)
 	}
-	e.infof("%s: %d cells, %d values, %d files from fold %s (%s mode)\n", dst, st.Cells, st.NNZ, st.Files, st.Fold, st.Mode)
+	from := srcs[0]
+	if st.Fold != "" {
+		from = "fold " + st.Fold
+	}
+	e.infof("%s: %d cells, %d values, %d files from %s (%s mode)\n", dst, st.Cells, st.NNZ, st.Files, from, st.Mode)
 	if fl.jsonOut {
 		return e.printJSON(st)
 	}

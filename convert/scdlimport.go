@@ -1,0 +1,847 @@
+package convert
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/itarconv/itarconv/formats/scdl"
+	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/formats/tarscan"
+)
+
+// ErrNotCell: a file beside an archive's cells that is neither a cell's
+// member nor one of the archive's other files (under SCDLMetaPrefix).
+var ErrNotCell = errors.New("not a cell's member (<row>.values.npy, <row>.genes.npy or <row>.json)")
+
+// SCDLImportOptions tune ToSCDL and TarToSCDL.
+type SCDLImportOptions struct {
+	// Fold is the fold TarToSCDL reads: "" finds fold "scdl" (archive
+	// mode) or "cells" (with "scdlmeta" when present).
+	Fold     string
+	Workers  int
+	Progress func(Progress)
+}
+
+// SCDLImportStats describes a rebuilt archive.
+type SCDLImportStats struct {
+	Output string `json:"output"`
+	Mode   string `json:"mode"` // cells or archive
+	Fold   string `json:"fold,omitempty"`
+	Cells  int    `json:"cells"`
+	NNZ    uint64 `json:"nnz"`
+	Files  int    `json:"files"`
+	// Fresh: no files beside the cells (no scdlmeta), so a new header,
+	// metadata.json, version.json and a var_features index of one block
+	// were written.
+	Fresh bool `json:"fresh"`
+}
+
+// TarToSCDL rebuilds an SCDL archive at out (a directory that must not
+// exist) from the folds SCDLToTar writes in dir: fold "scdl" (archive
+// mode), or fold "cells" with fold "scdlmeta" beside it when there is one.
+// A fold named otherwise (opts.Fold) may hold cells with the other files
+// under SCDLMetaPrefix, as a conversion through Barecat or TBL leaves
+// them. See ToSCDL.
+func TarToSCDL(ctx context.Context, dir, out string, opts SCDLImportOptions) (*SCDLImportStats, error) {
+	folds, err := taridx.Discover(dir)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]taridx.Fold{}
+	var names []string
+	for _, f := range folds {
+		byName[f.Name] = f
+		names = append(names, f.Name)
+	}
+	pick := opts.Fold
+	if pick == "" {
+		switch {
+		case len(byName[SCDLArchiveFold].Shards) > 0:
+			pick = SCDLArchiveFold
+		case len(byName[SCDLCellsFold].Shards) > 0:
+			pick = SCDLCellsFold
+		default:
+			return nil, fmt.Errorf("%s: no fold %q or %q (folds: %s)", dir, SCDLArchiveFold, SCDLCellsFold, strings.Join(names, ", "))
+		}
+	}
+	f, ok := byName[pick]
+	if !ok {
+		return nil, fmt.Errorf("%s: no fold %q (folds: %s)", dir, pick, strings.Join(names, ", "))
+	}
+	// The scdlmeta fold goes with a fold of cells, not with an archive's.
+	meta, withMeta := byName[SCDLMetaFold]
+	if withMeta && pick != SCDLMetaFold {
+		if withMeta, err = foldHoldsCells(f.Shards); err != nil {
+			return nil, err
+		}
+	}
+	st, err := ToSCDL(ctx, func(counting bool) (PayloadSource, error) {
+		var parts []Part
+		if withMeta {
+			parts = append(parts, Part{Source: tarSource(meta.Shards, !counting), Prefix: SCDLMetaPrefix})
+		}
+		return NewConcat(append(parts, Part{Source: tarSource(f.Shards, !counting)})...), nil
+	}, out, opts)
+	if err != nil {
+		return nil, err
+	}
+	st.Fold = pick
+	return st, nil
+}
+
+// tarSource reads tar shards, with their payloads in the rows if withData.
+func tarSource(shards []string, withData bool) *TarShards {
+	t := NewTarShards(shards, tarscan.Options{})
+	if withData {
+		t.ReadPayloads, t.BatchBytes = true, 4<<20
+	}
+	return t
+}
+
+// foldHoldsCells tells the two layouts apart by the first regular member:
+// a cell's member, or a file of the archive.
+func foldHoldsCells(shards []string) (bool, error) {
+	for _, sh := range shards {
+		f, err := tarscan.Open(sh, tarscan.Options{})
+		if err != nil {
+			return false, err
+		}
+		for {
+			m, err := f.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return false, err
+			}
+			if m.IsRegular() {
+				f.Close()
+				_, _, ok := cellsName(trimDot(m.Name))
+				return ok, nil
+			}
+		}
+		f.Close()
+	}
+	return true, nil // no members: refused as a fold of no cells
+}
+
+// ToSCDL builds an SCDL archive at out (a directory that must not exist)
+// from any source of rows in one of the layouts NewSCDLSource and
+// SCDLToTar write:
+//   - cells (<row>.values.npy, <row>.genes.npy, <row>.json) with the
+//     archive's other files under SCDLMetaPrefix: the original archive,
+//     byte for byte, the arrays rebuilt in its header's dtypes;
+//   - cells alone (another tool's, in the same layout): a fresh archive of
+//     version 0.1.0 without feature indices but a var_features of one block;
+//   - no cells: every file under its path (archive mode).
+//
+// newSource makes the source of each pass: a first one lists the rows
+// and copies the files beside the cells (counting is true: its rows need
+// not carry bytes; OpenPayload reads those files), a second reads the
+// cells in order (a fresh archive takes two, the first to find its dtypes).
+// The result is checked as scdl.Open checks an archive before it appears
+// under out; on any error nothing does.
+func ToSCDL(ctx context.Context, newSource func(counting bool) (PayloadSource, error), out string, opts SCDLImportOptions) (*SCDLImportStats, error) {
+	o, err := newSCDLOutDir(out)
+	if err != nil {
+		return nil, err
+	}
+	defer o.abort()
+	st := &SCDLImportStats{Output: out}
+	lay := &scdlLayout{o: o}
+	if err := runPass(ctx, newSource, true, lay, Options{Workers: opts.Workers}); err != nil {
+		return nil, err
+	}
+	switch {
+	case lay.cells == 0 && lay.other == 0 && lay.meta == 0:
+		return nil, fmt.Errorf("%s: no cells and no files: %w", lay.name, scdl.ErrEmpty)
+	case lay.cells == 0 && lay.other == 0:
+		return nil, fmt.Errorf("%s: the archive's other files (%s...) but no cells: %w", lay.name, lay.firstMeta, scdl.ErrEmpty)
+	case lay.cells == 0:
+		st.Mode = SCDLModeArchive
+		if lay.meta > 0 {
+			// Files under scdlmeta/ of an archive are files like any
+			// other: start again without the copies.
+			o.abort()
+			if o, err = newSCDLOutDir(out); err != nil {
+				return nil, err
+			}
+			defer o.abort()
+		}
+		err = runPass(ctx, newSource, false, &scdlSink{o: o, copyAll: true}, Options{Workers: opts.Workers, Progress: opts.Progress})
+	case lay.other > 0:
+		return nil, fmt.Errorf("%s: beside cells (%s): %w", lay.firstOther, lay.firstCell, ErrNotCell)
+	case lay.meta == 0:
+		st.Mode, st.Fresh = SCDLModeCells, true
+		o.abort() // scdl.Writer makes its own temporary directory
+		if err := freshFromCells(ctx, newSource, lay.name, out, opts, st); err != nil {
+			return nil, err
+		}
+		st.Files = 6
+		return st, nil
+	default:
+		st.Mode = SCDLModeCells
+		err = cellsWithMeta(ctx, newSource, o, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a, err := scdl.Open(o.tmp)
+	if err != nil {
+		return nil, o.renameErr(err)
+	}
+	st.Cells, st.NNZ, st.Files = a.NumRows(), a.NNZ(), len(a.Files())
+	a.Close()
+	if err := o.commit(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// runPass runs one pass of a conversion over a new source.
+func runPass(ctx context.Context, newSource func(counting bool) (PayloadSource, error), counting bool, sink interface {
+	Sink
+	use(src PayloadSource)
+}, opts Options) error {
+	src, err := newSource(counting)
+	if err != nil {
+		return err
+	}
+	defer closeSource(src)
+	sink.use(src)
+	return Run(ctx, src, sink, opts)
+}
+
+// trimDot drops a leading "./" from a member name.
+func trimDot(name []byte) []byte {
+	for bytes.HasPrefix(name, []byte("./")) {
+		name = name[2:]
+	}
+	return name
+}
+
+// rowRef names a row in errors: its shard and, for tar, its header's offset.
+type rowRef struct {
+	src   Source
+	shard int
+	name  []byte
+	off   int64
+}
+
+func refOf(src Source, shard int, r *Row) rowRef {
+	return rowRef{src: src, shard: shard, name: r.Name, off: r.Offset}
+}
+
+func (r rowRef) String() string {
+	if r.off >= 0 {
+		return fmt.Sprintf("%s: offset %d: %s", r.src.ShardName(r.shard), r.off, r.name)
+	}
+	return fmt.Sprintf("%s: %s", r.src.ShardName(r.shard), r.name)
+}
+
+// scdlLayout is the first pass: it sorts the rows into cells, the files
+// beside them (copied into the archive as they come) and others.
+type scdlLayout struct {
+	o           *scdlOutDir
+	src         PayloadSource
+	name        string // the source, for errors
+	cells, meta int64
+	other       int64
+	firstCell   string
+	firstMeta   string
+	firstOther  string
+	copier      fileCopier
+}
+
+func (l *scdlLayout) use(src PayloadSource) {
+	l.src, l.copier.src = src, src
+	l.name = "the source"
+	if src.NumShards() > 0 {
+		l.name = src.ShardName(0)
+	}
+}
+
+func (l *scdlLayout) Prepare(*Batch) error { return nil }
+func (l *scdlLayout) EndShard(int) error   { return nil }
+
+func (l *scdlLayout) Write(b *Batch) error {
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if r.Kind == KindDir {
+			continue
+		}
+		ref := refOf(l.src, b.Shard, r)
+		if r.Kind != KindFile {
+			return fmt.Errorf("%s: a %s: an SCDL archive holds regular files only", ref, r.Kind)
+		}
+		name := trimDot(r.Name)
+		if rel, ok := bytes.CutPrefix(name, []byte(SCDLMetaPrefix)); ok {
+			if l.meta++; l.meta == 1 {
+				l.firstMeta = ref.String()
+			}
+			if err := l.copier.copy(l.o, string(rel), r, ref); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, _, ok := cellsName(name); ok {
+			if l.cells++; l.cells == 1 {
+				l.firstCell = ref.String()
+			}
+			continue
+		}
+		if l.other++; l.other == 1 {
+			l.firstOther = ref.String()
+		}
+	}
+	return nil
+}
+
+// fileCopier writes rows as files of an archive directory.
+type fileCopier struct {
+	src PayloadSource
+	// arrays lets the three arrays through (archive mode); beside cells,
+	// which make them, they are refused.
+	arrays bool
+}
+
+// copy writes the row's payload as the file rel: from the row's bytes, or
+// through OpenPayload.
+func (c *fileCopier) copy(o *scdlOutDir, rel string, r *Row, ref rowRef) error {
+	if scdlArrays[rel] && !c.arrays {
+		return fmt.Errorf("%s: %s is made from the cells, not kept beside them", ref, rel)
+	}
+	out, err := o.create(rel)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	var n int64
+	if r.Inline != nil || r.Size == 0 {
+		var k int
+		k, err = out.Write(r.Inline)
+		n = int64(k)
+	} else {
+		var rd io.Reader
+		if rd, err = c.src.OpenPayload(r); err == nil {
+			// A LimitedReader over an *os.File lets the kernel copy
+			// (copy_file_range) where it can.
+			n, err = io.Copy(out, io.LimitReader(rd, r.Size))
+			if cl, ok := rd.(io.Closer); ok {
+				cl.Close()
+			}
+		}
+	}
+	if err == nil && n != r.Size {
+		err = fmt.Errorf("%d of %d bytes: %w", n, r.Size, io.ErrUnexpectedEOF)
+	}
+	if cerr := closeFile(out); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	return nil
+}
+
+// scdlSink is the second pass: in archive mode it writes every file, in
+// cells mode it assembles the cells and hands each to the assembler.
+type scdlSink struct {
+	o       *scdlOutDir
+	src     PayloadSource
+	copyAll bool
+	copier  fileCopier
+	asm     cellAssembler
+}
+
+func (s *scdlSink) use(src PayloadSource) {
+	s.src, s.copier.src, s.copier.arrays = src, src, s.copyAll
+}
+
+func (s *scdlSink) EndShard(int) error { return nil }
+
+// Prepare parses, on the workers, the cells' members whose bytes the rows
+// carry.
+func (s *scdlSink) Prepare(b *Batch) error {
+	if s.copyAll {
+		return nil
+	}
+	var parts []cellPart
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if r.Kind != KindFile || r.Inline == nil {
+			continue
+		}
+		row, part, ok := cellsName(trimDot(r.Name))
+		if !ok {
+			continue
+		}
+		if parts == nil {
+			parts = make([]cellPart, len(b.Rows))
+		}
+		if err := parseCellPart(&parts[i], row, part, r.Inline, refOf(s.src, b.Shard, r)); err != nil {
+			return err
+		}
+	}
+	b.Prep = parts
+	return nil
+}
+
+func (s *scdlSink) Write(b *Batch) error {
+	parts, _ := b.Prep.([]cellPart)
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if r.Kind != KindFile {
+			continue // the first pass refused all but directories
+		}
+		name := trimDot(r.Name)
+		if s.copyAll {
+			if err := s.copier.copy(s.o, string(name), r, refOf(s.src, b.Shard, r)); err != nil {
+				return err
+			}
+			continue
+		}
+		var p *cellPart
+		if parts != nil && parts[i].part != 0 {
+			p = &parts[i]
+		} else {
+			row, part, ok := cellsName(name)
+			if !ok {
+				continue // the files beside the cells, copied by the first pass
+			}
+			data, err := s.readPayload(r)
+			if err != nil {
+				return fmt.Errorf("%s: %w", refOf(s.src, b.Shard, r), err)
+			}
+			p = new(cellPart)
+			if err := parseCellPart(p, row, part, data, refOf(s.src, b.Shard, r)); err != nil {
+				return err
+			}
+		}
+		if err := s.asm.add(p); err != nil {
+			return err
+		}
+	}
+	// A cell whose members straddle two batches keeps its first members'
+	// bytes beyond this batch, whose mapped bytes are released next.
+	s.asm.keep()
+	return nil
+}
+
+func (s *scdlSink) readPayload(r *Row) ([]byte, error) {
+	rd, err := s.src.OpenPayload(r)
+	if err != nil {
+		return nil, err
+	}
+	if cl, ok := rd.(io.Closer); ok {
+		defer cl.Close()
+	}
+	data := make([]byte, r.Size)
+	if _, err := io.ReadFull(rd, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// cellsName reports whether a member name is <digits>.values.npy,
+// <digits>.genes.npy or <digits>.json, and returns the row and the part.
+func cellsName(name []byte) (row int64, part byte, ok bool) {
+	dot := bytes.IndexByte(name, '.')
+	if dot <= 0 || bytes.IndexByte(name, '/') >= 0 {
+		return 0, 0, false
+	}
+	for _, c := range name[:dot] {
+		if c < '0' || c > '9' {
+			return 0, 0, false
+		}
+	}
+	row, err := strconv.ParseInt(string(name[:dot]), 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	switch string(name[dot:]) {
+	case ".values.npy":
+		return row, 'v', true
+	case ".genes.npy":
+		return row, 'g', true
+	case ".json":
+		return row, 'j', true
+	}
+	return 0, 0, false
+}
+
+// cellPart is one parsed member of a cell.
+type cellPart struct {
+	row    int64
+	part   byte       // 'v', 'g' or 'j'
+	dtype  scdl.DType // values and genes: the NPY dtype (signed genes: see signed)
+	signed bool       // genes stored as signed integers ('<i8', ...)
+	n      int        // elements
+	data   []byte     // raw little-endian elements
+	nGenes int        // json: n_genes, -1 when absent
+	ref    rowRef     // where it comes from, for errors
+}
+
+func (p *cellPart) where() string { return p.ref.String() }
+
+// parseCellPart parses a cell's member from its bytes.
+func parseCellPart(p *cellPart, row int64, part byte, payload []byte, ref rowRef) error {
+	*p = cellPart{row: row, part: part, ref: ref, nGenes: -1}
+	if part == 'j' {
+		var j struct {
+			Row    *int64 `json:"row"`
+			NGenes *int   `json:"n_genes"`
+		}
+		if err := json.Unmarshal(payload, &j); err != nil {
+			return fmt.Errorf("%s: %v", ref, err)
+		}
+		if j.Row != nil && *j.Row != row {
+			return fmt.Errorf("%s: \"row\" is %d, the key says %d", ref, *j.Row, row)
+		}
+		if j.NGenes != nil {
+			p.nGenes = *j.NGenes
+		}
+		return nil
+	}
+	if err := parseCellNPY(p, payload); err != nil {
+		return fmt.Errorf("%s: %v", ref, err)
+	}
+	return nil
+}
+
+// signedDescrs are the signed integer dtypes accepted for gene indices
+// (numpy's default integer is int64), by item size.
+var signedDescrs = map[string]scdl.DType{"|i1": scdl.Uint8, "<i1": scdl.Uint8, "<i2": scdl.Uint16, "<i4": scdl.Uint32, "<i8": scdl.Uint64}
+
+func parseCellNPY(p *cellPart, b []byte) error {
+	h, err := scdl.ParseNPYHeader(b)
+	if err != nil {
+		return err
+	}
+	if len(h.Shape) != 1 {
+		return fmt.Errorf("shape %v: want a 1-D array", h.Shape)
+	}
+	p.dtype = scdl.DTypeOfDescr(h.Descr)
+	if p.part == 'g' && p.dtype == 0 {
+		p.dtype, p.signed = signedDescrs[h.Descr], true
+	}
+	switch {
+	case p.dtype == 0:
+		return fmt.Errorf("dtype %q is not one SCDL stores", h.Descr)
+	case p.part == 'g' && !p.dtype.Unsigned():
+		return fmt.Errorf("gene indices of dtype %q: want integers", h.Descr)
+	}
+	p.n = h.Shape[0]
+	if want := h.DataOffset + p.n*p.dtype.ItemSize(); len(b) != want {
+		return fmt.Errorf("%d bytes, but its NPY header announces %d elements of %s (%d bytes)", len(b), p.n, h.Descr, want)
+	}
+	p.data = b[h.DataOffset:]
+	return nil
+}
+
+// geneAt reads gene index i of a genes part.
+func (p *cellPart) geneAt(i int) (uint64, error) {
+	var v uint64
+	switch p.dtype {
+	case scdl.Uint8:
+		v = uint64(p.data[i])
+		if p.signed {
+			v = uint64(int64(int8(p.data[i])))
+		}
+	case scdl.Uint16:
+		v = uint64(binary.LittleEndian.Uint16(p.data[2*i:]))
+		if p.signed {
+			v = uint64(int64(int16(v)))
+		}
+	case scdl.Uint32:
+		v = uint64(binary.LittleEndian.Uint32(p.data[4*i:]))
+		if p.signed {
+			v = uint64(int64(int32(v)))
+		}
+	default:
+		v = binary.LittleEndian.Uint64(p.data[8*i:])
+	}
+	if p.signed && int64(v) < 0 {
+		return 0, fmt.Errorf("%s: gene index %d is negative", p.where(), int64(v))
+	}
+	return v, nil
+}
+
+// cellAssembler groups parts into cells in row order and hands each
+// complete cell to done.
+type cellAssembler struct {
+	next         int64 // the row the next cell must have
+	cur          int64
+	values       *cellPart
+	genes        *cellPart
+	json         *cellPart
+	done         func(values, genes, json *cellPart) error
+	last         *cellPart
+	partsPending bool
+}
+
+// add takes the next part.
+func (c *cellAssembler) add(p *cellPart) error {
+	if c.partsPending && p.row != c.cur {
+		if err := c.flush(); err != nil {
+			return err
+		}
+	}
+	if !c.partsPending {
+		if p.row != c.next {
+			if p.row < c.next {
+				return fmt.Errorf("%s: cell %d comes after cell %d: %w", p.where(), p.row, c.next-1, ErrCellOrder)
+			}
+			return fmt.Errorf("%s: cell %d, but cell %d is missing", p.where(), p.row, c.next)
+		}
+		c.cur, c.partsPending = p.row, true
+	}
+	slot := &c.json
+	switch p.part {
+	case 'v':
+		slot = &c.values
+	case 'g':
+		slot = &c.genes
+	}
+	if *slot != nil {
+		return fmt.Errorf("%s: a second member of this kind for cell %d", p.where(), p.row)
+	}
+	*slot, c.last = p, p
+	return nil
+}
+
+// keep copies the bytes of the pending cell's parts, which outlive the
+// batch that held them.
+func (c *cellAssembler) keep() {
+	for _, p := range []*cellPart{c.values, c.genes} {
+		if p != nil {
+			p.data = bytes.Clone(p.data)
+		}
+	}
+}
+
+// flush completes the pending cell.
+func (c *cellAssembler) flush() error {
+	if !c.partsPending {
+		return nil
+	}
+	switch {
+	case c.values == nil:
+		return fmt.Errorf("%s: cell %d has no .values.npy", c.last.where(), c.cur)
+	case c.genes == nil:
+		return fmt.Errorf("%s: cell %d has no .genes.npy", c.last.where(), c.cur)
+	case c.values.n != c.genes.n:
+		return fmt.Errorf("%s: cell %d has %d values but %d gene indices", c.genes.where(), c.cur, c.values.n, c.genes.n)
+	}
+	if err := c.done(c.values, c.genes, c.json); err != nil {
+		return err
+	}
+	c.values, c.genes, c.json, c.partsPending = nil, nil, nil, false
+	c.next++
+	return nil
+}
+
+// cellsWithMeta rebuilds the original archive's arrays from the cells, in
+// the dtypes of the header the first pass copied.
+func cellsWithMeta(ctx context.Context, newSource func(counting bool) (PayloadSource, error), o *scdlOutDir, opts SCDLImportOptions) error {
+	hb, err := os.ReadFile(filepath.Join(o.tmp, scdl.HeaderFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("the files beside the cells (%s) have no %s", SCDLMetaPrefix, scdl.HeaderFile)
+	}
+	if err != nil {
+		return err
+	}
+	h, err := scdl.DecodeHeader(hb)
+	if err != nil {
+		var e *scdl.Error
+		if errors.As(err, &e) {
+			e.Path = SCDLMetaPrefix + scdl.HeaderFile
+		}
+		return err
+	}
+	var dataDT, rowDT, colDT scdl.DType
+	var nrows, nnz uint64
+	for _, a := range h.Arrays {
+		switch a.Name {
+		case scdl.ArrayData:
+			dataDT, nnz = a.DType, a.Length
+		case scdl.ArrayRowPtr:
+			rowDT, nrows = a.DType, a.Length-1
+		case scdl.ArrayColPtr:
+			colDT = a.DType
+		}
+	}
+	if !dataDT.Numeric() || !rowDT.Unsigned() || !colDT.Unsigned() {
+		return fmt.Errorf("%s%s: arrays of dtypes DATA %v, ROWPTR %v, COLPTR %v: want a numeric one and two unsigned", SCDLMetaPrefix, scdl.HeaderFile, dataDT, rowDT, colDT)
+	}
+	type out struct {
+		f *os.File
+		w *bufWriter
+	}
+	var files [3]out
+	for i, name := range []string{scdl.DataFile, scdl.RowPtrFile, scdl.ColPtrFile} {
+		f, err := o.create(name)
+		if err != nil {
+			return err
+		}
+		files[i] = out{f, newBufWriter(f)}
+		defer f.Close()
+	}
+	data, rowPtr, colPtr := files[0].w, files[1].w, files[2].w
+	var total uint64
+	putRow := func(v uint64, where string) error {
+		if v > maxOf(rowDT) {
+			return fmt.Errorf("%s: %d values do not fit row_ptr's dtype %v (the header's)", where, v, rowDT)
+		}
+		rowPtr.putUint(rowDT, v)
+		return nil
+	}
+	putRow(0, "")
+	colMax := maxOf(colDT)
+	sink := &scdlSink{o: o}
+	sink.asm.done = func(v, g, _ *cellPart) error {
+		if v.dtype != dataDT {
+			return fmt.Errorf("%s: values of dtype %v, but the archive's data dtype is %v", v.where(), v.dtype, dataDT)
+		}
+		data.write(v.data)
+		if g.dtype == colDT && !g.signed {
+			colPtr.write(g.data)
+		} else {
+			for i := range g.n {
+				x, err := g.geneAt(i)
+				if err != nil {
+					return err
+				}
+				if x > colMax {
+					return fmt.Errorf("%s: gene index %d does not fit col_ptr's dtype %v (the header's)", g.where(), x, colDT)
+				}
+				colPtr.putUint(colDT, x)
+			}
+		}
+		total += uint64(v.n)
+		return putRow(total, v.where())
+	}
+	if err := runPass(ctx, newSource, false, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+		return err
+	}
+	if err := sink.asm.flush(); err != nil {
+		return err
+	}
+	if uint64(sink.asm.next) != nrows || total != nnz {
+		return fmt.Errorf("the cells hold %d cells and %d values, but %s%s describes %d cells and %d values", sink.asm.next, total, SCDLMetaPrefix, scdl.HeaderFile, nrows, nnz)
+	}
+	for _, f := range files {
+		if err := f.w.flush(); err != nil {
+			return err
+		}
+		if err := closeFile(f.f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// freshFromCells writes a new archive from cells alone: a first pass
+// finds the dtypes and the number of genes, a second writes the rows.
+func freshFromCells(ctx context.Context, newSource func(counting bool) (PayloadSource, error), name, out string, opts SCDLImportOptions, st *SCDLImportStats) error {
+	var dataDT scdl.DType
+	var firstWhere string
+	var nnz, maxGene uint64
+	var anyGene bool
+	nGenes := 0
+	first := &scdlSink{}
+	first.asm.done = func(v, g, j *cellPart) error {
+		if dataDT == 0 {
+			dataDT, firstWhere = v.dtype, v.where()
+		} else if v.dtype != dataDT {
+			return fmt.Errorf("%s: values of dtype %v, but %s has %v: an archive has one data dtype", v.where(), v.dtype, firstWhere, dataDT)
+		}
+		for i := range g.n {
+			x, err := g.geneAt(i)
+			if err != nil {
+				return err
+			}
+			if x > maxGene || !anyGene {
+				maxGene, anyGene = max(x, maxGene), true
+			}
+		}
+		if j != nil && j.nGenes > 0 {
+			nGenes = max(nGenes, j.nGenes)
+		}
+		nnz += uint64(v.n)
+		return nil
+	}
+	if err := runPass(ctx, newSource, false, first, Options{Workers: opts.Workers}); err != nil {
+		return err
+	}
+	if err := first.asm.flush(); err != nil {
+		return err
+	}
+	cells := first.asm.next
+	switch {
+	case cells == 0:
+		return fmt.Errorf("%s: no cells: bionemo-scdl cannot write or open an archive of 0 cells: %w", name, scdl.ErrEmpty)
+	case nnz == 0:
+		return fmt.Errorf("%s: %d cells but no non-zero value: bionemo-scdl cannot write or open an archive of 0 values: %w", name, cells, scdl.ErrEmpty)
+	case maxGene >= math.MaxInt32:
+		return fmt.Errorf("gene index %d: too many genes", maxGene)
+	}
+	nGenes = max(nGenes, int(maxGene)+1)
+	// bionemo-scdl counts rows in the var_features index: without one it
+	// reads the archive as empty. The genes' names are unknown; they get
+	// AnnData's default names, their indices ("0", "1", ...).
+	names := make([]string, nGenes)
+	for i := range names {
+		names[i] = strconv.Itoa(i)
+	}
+	features, err := scdl.OneBlockFeatureIndex(scdl.VarFeatures, int(cells), names)
+	if err != nil {
+		return err
+	}
+	var rels []string
+	for _, f := range features {
+		rels = append(rels, f.Rel)
+	}
+	w, err := scdl.Create(out, scdl.WriterOptions{DataDType: dataDT, GeneDType: scdl.Uint64, NGenes: []int{nGenes},
+		FeatureIndices: []scdl.FeatureIndexInfo{{Name: scdl.VarFeatures, Length: uint64(cells), DType: scdl.StringArray, Files: rels}}})
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	var genes []byte
+	second := &scdlSink{}
+	second.asm.done = func(v, g, _ *cellPart) error {
+		genes = genes[:0]
+		for i := range g.n {
+			x, _ := g.geneAt(i)
+			genes = binary.LittleEndian.AppendUint64(genes, x)
+		}
+		return w.AddRow(v.data, genes)
+	}
+	if err := runPass(ctx, newSource, false, second, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+		return err
+	}
+	if err := second.asm.flush(); err != nil {
+		return err
+	}
+	for _, f := range features {
+		if err := w.AddFile(f.Rel, bytes.NewReader(f.Data)); err != nil {
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	st.Cells, st.NNZ = int(cells), nnz
+	return nil
+}
