@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -288,6 +290,56 @@ func appendCellKey(b []byte, i int) []byte {
 	return append(b, s...)
 }
 
+// cellExts are a cell's members, in the order they come.
+var cellExts = []string{".values.npy", ".genes.npy", ".json"}
+
+// appendCellMember appends one member of cell i: its values or gene
+// indices as an NPY file of the archive's dtype, or its JSON record.
+func appendCellMember(b []byte, ext string, i, block, nGenes int, values, genes []byte, dt, ct scdl.DType) []byte {
+	switch ext {
+	case ".values.npy":
+		b, _ = scdl.AppendNPYHeader(b, dt, len(values)/dt.ItemSize())
+		return append(b, values...)
+	case ".genes.npy":
+		b, _ = scdl.AppendNPYHeader(b, ct, len(genes)/ct.ItemSize())
+		return append(b, genes...)
+	}
+	b = append(b, `{"row": `...)
+	b = strconv.AppendInt(b, int64(i), 10)
+	b = append(b, `, "block": `...)
+	b = strconv.AppendInt(b, int64(block), 10)
+	b = append(b, `, "n_genes": `...)
+	b = strconv.AppendInt(b, int64(nGenes), 10)
+	return append(b, '}')
+}
+
+// SCDLMember returns the bytes of the row of that name NewSCDLSource gives
+// in cells mode: a cell's member (<row>.values.npy, <row>.genes.npy,
+// <row>.json) or one of the other files, under SCDLMetaPrefix. A name it
+// does not give is fs.ErrNotExist.
+func SCDLMember(a *scdl.Archive, name string) ([]byte, error) {
+	if rel, ok := strings.CutPrefix(name, SCDLMetaPrefix); ok {
+		if !slices.Contains(scdlMetaFiles(a), rel) {
+			return nil, fmt.Errorf("%s: %s: %w", a.Dir(), name, fs.ErrNotExist)
+		}
+		return os.ReadFile(filepath.Join(a.Dir(), filepath.FromSlash(rel)))
+	}
+	row, part, ok := cellsName([]byte(name))
+	if !ok || row >= int64(a.NumRows()) || name != CellKey(int(row))+cellExts[strings.IndexByte("vgj", part)] {
+		return nil, fmt.Errorf("%s: %s: %w", a.Dir(), name, fs.ErrNotExist)
+	}
+	i := int(row)
+	values, genes, err := a.Row(i)
+	if err != nil {
+		return nil, err
+	}
+	block, nGenes := a.RowBlock(i)
+	if block < 0 {
+		block = len(a.Blocks())
+	}
+	return appendCellMember(nil, cellExts[strings.IndexByte("vgj", part)], i, block, nGenes, values, genes, a.DataDType(), a.ColPtrDType()), nil
+}
+
 func (s *scdlCellSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
 	a := s.a
 	from := shard * scdlChunkCells
@@ -323,35 +375,17 @@ func (s *scdlCellSource) Scan(ctx context.Context, shard int, emit func([]Row) e
 		if block < len(s.blocks) {
 			nGenes = s.blocks[block].NGenes
 		}
-		n := len(it.Values()) / dt.ItemSize()
-		add := func(ext string, build func([]byte) []byte) {
+		for _, ext := range cellExts {
 			start := len(names)
 			names = appendCellKey(names, i)
 			names = append(names, ext...)
 			name := names[start:len(names):len(names)]
 			start = len(arena)
-			arena = build(arena)
+			arena = appendCellMember(arena, ext, i, block, nGenes, it.Values(), it.Genes(), dt, ct)
 			inline := arena[start:len(arena):len(arena)]
 			rows = append(rows, Row{Name: name, Kind: KindFile, Size: int64(len(inline)), Mode: defaultFileMode,
 				Offset: -1, Inline: inline})
 		}
-		add(".values.npy", func(b []byte) []byte {
-			b, _ = scdl.AppendNPYHeader(b, dt, n)
-			return append(b, it.Values()...)
-		})
-		add(".genes.npy", func(b []byte) []byte {
-			b, _ = scdl.AppendNPYHeader(b, ct, n)
-			return append(b, it.Genes()...)
-		})
-		add(".json", func(b []byte) []byte {
-			b = append(b, `{"row": `...)
-			b = strconv.AppendInt(b, int64(i), 10)
-			b = append(b, `, "block": `...)
-			b = strconv.AppendInt(b, int64(block), 10)
-			b = append(b, `, "n_genes": `...)
-			b = strconv.AppendInt(b, int64(nGenes), 10)
-			return append(b, '}')
-		})
 		if len(rows) >= 3*scdlBatchCells {
 			if err := flush(); err != nil {
 				return err

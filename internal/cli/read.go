@@ -48,7 +48,7 @@ func (fl *foldFlags) open(args []string) ([]*fold.Fold, error) {
 func newLsCmd(e *env) *cobra.Command {
 	var fl foldFlags
 	cmd := &cobra.Command{
-		Use:   "ls DIR|FILE.taridx [SHARD.tar...] | ls X.barecat | ls X.tbl",
+		Use:   "ls DIR|FILE.taridx [SHARD.tar...] | ls X.barecat | ls X.tbl | ls SCDL_DIR",
 		Short: "List every row: shard, offset, size and the name its tar header holds",
 		Args:  argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -92,7 +92,7 @@ func newCatCmd(e *env) *cobra.Command {
 	var fl foldFlags
 	var nth int
 	cmd := &cobra.Command{
-		Use:   "cat DIR|FILE.taridx KEY.EXT [SHARD.tar...] | cat X.barecat PATH | cat X.tbl NAME",
+		Use:   "cat DIR|FILE.taridx KEY.EXT [SHARD.tar...] | cat X.barecat PATH | cat X.tbl NAME | cat SCDL_DIR NAME",
 		Short: "Write one member's payload to stdout, found through the index",
 		Long: `Cat finds KEY.EXT (a sample key and an extension, such as 000042.jpg; with a
 directory when the index keys paths) through the index and copies its

@@ -11,12 +11,15 @@ import (
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tbl"
 )
 
-// ls and cat read Barecat archives and TBL files as they read folds: each
-// entry under the name a conversion to tar gives it (a Barecat file by its
-// path; a TBL sample by its metadata name, else %09d.<ext>).
+// ls and cat read Barecat archives, TBL files and SCDL archives as they
+// read folds: each entry under the name a conversion gives it (a Barecat
+// file by its path; a TBL sample by its metadata name, else %09d.<ext>; an
+// SCDL cell's members by <row>.values.npy, <row>.genes.npy and <row>.json,
+// the archive's other files under scdlmeta/).
 
 // lsOther lists a Barecat archive's files (in path order) or a TBL file's
 // samples; handled is false when path is neither.
@@ -72,8 +75,42 @@ func (e *env) lsOther(ctx context.Context, path string) (handled bool, err error
 			}
 		}
 		return true, nil
+	case registry.Is("scdl", path):
+		a, err := scdl.Open(path)
+		if err != nil {
+			return true, err
+		}
+		defer a.Close()
+		src, err := convert.NewSCDLSource(a, convert.SCDLModeCells)
+		if err != nil {
+			return true, err
+		}
+		return true, convert.Run(ctx, src, rowPrinter(func(r *convert.Row) error {
+			if e.jsonOut {
+				return enc.Encode(struct {
+					Name string `json:"name"`
+					Size int64  `json:"size"`
+				}{string(r.Name), r.Size})
+			}
+			_, err := fmt.Fprintf(w, "%s\t%d\n", r.Name, r.Size)
+			return err
+		}), convert.Options{})
 	}
 	return false, nil
+}
+
+// rowPrinter is a sink that hands each row, in order, to a function.
+type rowPrinter func(r *convert.Row) error
+
+func (p rowPrinter) Prepare(*convert.Batch) error { return nil }
+func (p rowPrinter) EndShard(int) error           { return nil }
+func (p rowPrinter) Write(b *convert.Batch) error {
+	for i := range b.Rows {
+		if err := p(&b.Rows[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // catOther writes one Barecat file (by path) or TBL sample (by name) to
@@ -116,6 +153,15 @@ func (e *env) catOther(path, name string) (handled bool, err error) {
 			return true, fmt.Errorf("%s: %s: no sample of that name: %w", path, name, fs.ErrNotExist)
 		}
 		if data, err = r.ReadSample(i, nil); err != nil {
+			return true, err
+		}
+	case registry.Is("scdl", path):
+		a, err := scdl.Open(path)
+		if err != nil {
+			return true, err
+		}
+		defer a.Close()
+		if data, err = convert.SCDLMember(a, name); err != nil {
 			return true, err
 		}
 	default:

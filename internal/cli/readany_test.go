@@ -83,3 +83,48 @@ func TestLsCatEveryFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestLsCatSCDL: ls lists an SCDL archive's cells and other files under
+// the names a conversion gives them (a conversion to Barecat, here), and
+// cat writes each one's bytes.
+func TestLsCatSCDL(t *testing.T) {
+	archive := scdlCase(t, "basic_50x30_f32")
+	bc := filepath.Join(t.TempDir(), "x.barecat")
+	if code, _, stderr := run(t, "convert", "-q", archive, bc); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := contents(t, "barecat", bc)
+	code, stdout, stderr := run(t, "ls", "--json", archive)
+	if code != 0 {
+		t.Fatalf("ls: exit %d: %s", code, stderr)
+	}
+	n := 0
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	for dec.More() {
+		var e struct {
+			Name string
+			Size int64
+		}
+		if err := dec.Decode(&e); err != nil {
+			t.Fatal(err)
+		}
+		body, ok := want[e.Name]
+		if !ok || int64(len(body)) != e.Size {
+			t.Errorf("ls: %q (%d bytes) is not in the Barecat conversion", e.Name, e.Size)
+			continue
+		}
+		code, got, stderr := run(t, "cat", archive, e.Name)
+		if code != 0 || got != body {
+			t.Errorf("cat %s: exit %d, %d bytes, %s", e.Name, code, len(got), stderr)
+		}
+		n++
+	}
+	if n != len(want) || n != 3*50+11 {
+		t.Errorf("ls: %d entries, want %d (3 a cell, and 11 other files)", n, len(want))
+	}
+	for _, name := range []string{"000000050.json", "00000001.json", "scdlmeta/data.npy", "header.sch"} {
+		if code, stdout, _ := run(t, "cat", archive, name); code != ExitData || stdout != "" {
+			t.Errorf("cat %s: exit %d, %q; want 1 and nothing", name, code, stdout)
+		}
+	}
+}
