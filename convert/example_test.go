@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tbl"
 )
 
@@ -72,4 +74,57 @@ func ExampleTarToTBL() {
 	name, _ := tbl.SampleName(m)
 	fmt.Println(st.Samples, "samples; the first is", name)
 	// Output: 36 samples; the first is sample0000.jpg
+}
+
+// Converting an SCDL archive to a Barecat archive and back: the cells
+// and the archive's other files travel as rows, and the archive comes
+// back byte for byte.
+func ExampleToSCDL() {
+	dir, _ := os.MkdirTemp("", "example-scdl")
+	defer os.RemoveAll(dir)
+	a, err := scdl.Open("../formats/scdl/testdata/conformance/scdl/basic_50x30_f32/scdl")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Close()
+	src, _ := convert.NewSCDLSource(a, convert.SCDLModeCells)
+	bc := filepath.Join(dir, "cells.barecat")
+	if _, err := convert.ToBarecat(context.Background(), src, bc, convert.BarecatOptions{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	archive, err := barecat.Open(bc)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer archive.Close()
+	st, err := convert.ToSCDL(context.Background(), func(counting bool) (convert.PayloadSource, error) {
+		return &convert.BarecatSource{Archive: archive, Order: barecat.ByAddress, NoData: counting}, nil
+	}, filepath.Join(dir, "back"), convert.SCDLImportOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(st.Mode, st.Cells, "cells,", st.NNZ, "values,", st.Files, "files")
+	// Output: cells 50 cells, 285 values, 14 files
+}
+
+// Reading one cell's member of an SCDL archive by the name a conversion
+// gives it.
+func ExampleSCDLMember() {
+	a, err := scdl.Open("../formats/scdl/testdata/conformance/scdl/basic_50x30_f32/scdl")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Close()
+	b, err := convert.SCDLMember(a, "000000002.json")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(b))
+	// Output: {"row": 2, "block": 0, "n_genes": 30}
 }
