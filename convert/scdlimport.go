@@ -146,13 +146,56 @@ func foldHoldsCells(shards []string) (bool, error) {
 //     version 0.1.0 without feature indices but a var_features of one block;
 //   - no cells: every file under its path (archive mode).
 //
-// newSource makes the source of each pass: a first one lists the rows
-// and copies the files beside the cells (counting is true: its rows need
-// not carry bytes; OpenPayload reads those files), a second reads the
-// cells in order (a fresh archive takes two, the first to find its dtypes).
-// The result is checked as scdl.Open checks an archive before it appears
-// under out; on any error nothing does.
+// newSource makes the source of each pass. Where the files beside the cells
+// come first, as in every layout this package writes, one pass does it all.
+// Otherwise a listing pass (counting is true: its rows need not carry
+// bytes; OpenPayload reads the files beside the cells) sorts the rows and
+// copies those files, then a pass assembles the cells (a fresh archive
+// takes two, the first to find its dtypes). The result is checked as
+// scdl.Open checks an archive before it appears under out; on any error
+// nothing does.
 func ToSCDL(ctx context.Context, newSource func(counting bool) (PayloadSource, error), out string, opts SCDLImportOptions) (*SCDLImportStats, error) {
+	o, err := newSCDLOutDir(out)
+	if err != nil {
+		return nil, err
+	}
+	defer o.abort()
+	st := &SCDLImportStats{Output: out}
+	sink := &scdlSink{o: o, optimistic: true}
+	defer func() {
+		if sink.arrays != nil {
+			sink.arrays.close()
+		}
+	}()
+	err = runPass(ctx, newSource, false, sink, Options{Workers: opts.Workers, Progress: opts.Progress})
+	switch {
+	case errors.Is(err, errRestart):
+		o.abort()
+		return toSCDLPasses(ctx, newSource, out, opts)
+	case err != nil:
+		return nil, err
+	}
+	switch sink.mode {
+	case "":
+		if sink.metaSeen {
+			return nil, fmt.Errorf("%s: the archive's other files (%s...) but no cells: %w", sink.name, sink.firstMeta, scdl.ErrEmpty)
+		}
+		return nil, fmt.Errorf("%s: no cells and no files: %w", sink.name, scdl.ErrEmpty)
+	case SCDLModeCells:
+		if err := sink.finishCells(); err != nil {
+			return nil, err
+		}
+	}
+	st.Mode = sink.mode
+	return st, commitSCDL(o, st)
+}
+
+// errRestart: the rows do not come in the order that lets one pass
+// rebuild the archive.
+var errRestart = errors.New("the rows need more than one pass")
+
+// toSCDLPasses is ToSCDL over rows in any order: a listing pass first.
+func toSCDLPasses(ctx context.Context, newSource func(counting bool) (PayloadSource, error), out string, opts SCDLImportOptions) (*SCDLImportStats, error) {
 	o, err := newSCDLOutDir(out)
 	if err != nil {
 		return nil, err
@@ -179,7 +222,7 @@ func ToSCDL(ctx context.Context, newSource func(counting bool) (PayloadSource, e
 			}
 			defer o.abort()
 		}
-		err = runPass(ctx, newSource, false, &scdlSink{o: o, copyAll: true}, Options{Workers: opts.Workers, Progress: opts.Progress})
+		err = runPass(ctx, newSource, false, &scdlSink{o: o, mode: SCDLModeArchive}, Options{Workers: opts.Workers, Progress: opts.Progress})
 	case lay.other > 0:
 		return nil, fmt.Errorf("%s: beside cells (%s): %w", lay.firstOther, lay.firstCell, ErrNotCell)
 	case lay.meta == 0:
@@ -192,21 +235,33 @@ func ToSCDL(ctx context.Context, newSource func(counting bool) (PayloadSource, e
 		return st, nil
 	default:
 		st.Mode = SCDLModeCells
-		err = cellsWithMeta(ctx, newSource, o, opts)
+		sink := &scdlSink{o: o, mode: SCDLModeCells}
+		if sink.arrays, err = newArrayWriter(o); err != nil {
+			return nil, err
+		}
+		defer sink.arrays.close()
+		sink.asm.done = sink.arrays.add
+		err = runPass(ctx, newSource, false, sink, Options{Workers: opts.Workers, Progress: opts.Progress})
+		if err == nil {
+			err = sink.finishCells()
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
+	return st, commitSCDL(o, st)
+}
+
+// commitSCDL opens the archive built in o as scdl.Open checks it, and
+// renames it into place.
+func commitSCDL(o *scdlOutDir, st *SCDLImportStats) error {
 	a, err := scdl.Open(o.tmp)
 	if err != nil {
-		return nil, o.renameErr(err)
+		return o.renameErr(err)
 	}
 	st.Cells, st.NNZ, st.Files = a.NumRows(), a.NNZ(), len(a.Files())
 	a.Close()
-	if err := o.commit(); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return o.commit()
 }
 
 // runPass runs one pass of a conversion over a new source.
@@ -354,26 +409,41 @@ func (c *fileCopier) copy(o *scdlOutDir, rel string, r *Row, ref rowRef) error {
 	return nil
 }
 
-// scdlSink is the second pass: in archive mode it writes every file, in
-// cells mode it assembles the cells and hands each to the assembler.
+// scdlSink writes an archive from rows. In archive mode it writes every
+// file; in cells mode it assembles the cells and hands each to the
+// assembler. An optimistic sink starts undecided and takes the layout from
+// the rows as they come: files under SCDLMetaPrefix are copied, then the
+// first cell opens the arrays (the header is among those files) or the
+// first other file makes it archive mode; rows that do not fit that order
+// return errRestart.
 type scdlSink struct {
-	o       *scdlOutDir
-	src     PayloadSource
-	copyAll bool
-	copier  fileCopier
-	asm     cellAssembler
+	o          *scdlOutDir
+	src        PayloadSource
+	name       string // the source, for errors
+	mode       string // "" (undecided), SCDLModeCells or SCDLModeArchive
+	optimistic bool
+	metaSeen   bool
+	firstMeta  string
+	copier     fileCopier
+	asm        cellAssembler
+	arrays     *arrayWriter // cells mode with the files beside the cells
 }
 
 func (s *scdlSink) use(src PayloadSource) {
-	s.src, s.copier.src, s.copier.arrays = src, src, s.copyAll
+	s.src, s.copier.src, s.copier.arrays = src, src, s.mode == SCDLModeArchive
+	s.name = "the source"
+	if src.NumShards() > 0 {
+		s.name = src.ShardName(0)
+	}
 }
 
 func (s *scdlSink) EndShard(int) error { return nil }
 
 // Prepare parses, on the workers, the cells' members whose bytes the rows
-// carry.
+// carry. A member that does not parse keeps its error for Write, which
+// knows whether it is a cell's.
 func (s *scdlSink) Prepare(b *Batch) error {
-	if s.copyAll {
+	if s.mode == SCDLModeArchive && !s.optimistic {
 		return nil
 	}
 	var parts []cellPart
@@ -389,9 +459,7 @@ func (s *scdlSink) Prepare(b *Batch) error {
 		if parts == nil {
 			parts = make([]cellPart, len(b.Rows))
 		}
-		if err := parseCellPart(&parts[i], row, part, r.Inline, refOf(s.src, b.Shard, r)); err != nil {
-			return err
-		}
+		parts[i].err = parseCellPart(&parts[i], row, part, r.Inline, refOf(s.src, b.Shard, r))
 	}
 	b.Prep = parts
 	return nil
@@ -401,30 +469,69 @@ func (s *scdlSink) Write(b *Batch) error {
 	parts, _ := b.Prep.([]cellPart)
 	for i := range b.Rows {
 		r := &b.Rows[i]
+		if r.Kind == KindDir {
+			continue
+		}
+		ref := refOf(s.src, b.Shard, r)
 		if r.Kind != KindFile {
-			continue // the first pass refused all but directories
+			return fmt.Errorf("%s: a %s: an SCDL archive holds regular files only", ref, r.Kind)
 		}
 		name := trimDot(r.Name)
-		if s.copyAll {
-			if err := s.copier.copy(s.o, string(name), r, refOf(s.src, b.Shard, r)); err != nil {
+		if s.mode == SCDLModeArchive {
+			if _, _, isCell := cellsName(name); isCell && s.optimistic {
+				return errRestart // an archive's file, or cells after a stray file?
+			}
+			if err := s.copier.copy(s.o, string(name), r, ref); err != nil {
 				return err
 			}
 			continue
 		}
+		rel, isMeta := bytes.CutPrefix(name, []byte(SCDLMetaPrefix))
+		row, part, isCell := cellsName(name)
+		switch {
+		case isMeta:
+			if s.optimistic {
+				if !s.metaSeen {
+					s.metaSeen, s.firstMeta = true, ref.String()
+				}
+				if err := s.copier.copy(s.o, string(rel), r, ref); err != nil {
+					return err
+				}
+			}
+			continue
+		case s.mode == "" && isCell && s.metaSeen:
+			arrays, err := newArrayWriter(s.o)
+			if errors.Is(err, os.ErrNotExist) {
+				return errRestart // header.sch may come later
+			}
+			if err != nil {
+				return err
+			}
+			s.mode, s.arrays, s.asm.done = SCDLModeCells, arrays, arrays.add
+		case s.mode == "" && !isCell && !s.metaSeen:
+			s.mode, s.copier.arrays = SCDLModeArchive, true
+			if err := s.copier.copy(s.o, string(name), r, ref); err != nil {
+				return err
+			}
+			continue
+		case s.mode == "":
+			return errRestart
+		case !isCell:
+			return fmt.Errorf("%s: beside cells: %w", ref, ErrNotCell)
+		}
 		var p *cellPart
 		if parts != nil && parts[i].part != 0 {
 			p = &parts[i]
-		} else {
-			row, part, ok := cellsName(name)
-			if !ok {
-				continue // the files beside the cells, copied by the first pass
+			if p.err != nil {
+				return p.err
 			}
+		} else {
 			data, err := s.readPayload(r)
 			if err != nil {
-				return fmt.Errorf("%s: %w", refOf(s.src, b.Shard, r), err)
+				return fmt.Errorf("%s: %w", ref, err)
 			}
 			p = new(cellPart)
-			if err := parseCellPart(p, row, part, data, refOf(s.src, b.Shard, r)); err != nil {
+			if err := parseCellPart(p, row, part, data, ref); err != nil {
 				return err
 			}
 		}
@@ -436,6 +543,17 @@ func (s *scdlSink) Write(b *Batch) error {
 	// bytes beyond this batch, whose mapped bytes are released next.
 	s.asm.keep()
 	return nil
+}
+
+// finishCells completes the last cell and the arrays.
+func (s *scdlSink) finishCells() error {
+	if err := s.asm.flush(); err != nil {
+		return err
+	}
+	if s.arrays == nil {
+		return nil
+	}
+	return s.arrays.finish(s.asm.next)
 }
 
 func (s *scdlSink) readPayload(r *Row) ([]byte, error) {
@@ -490,6 +608,7 @@ type cellPart struct {
 	data   []byte     // raw little-endian elements
 	nGenes int        // json: n_genes, -1 when absent
 	ref    rowRef     // where it comes from, for errors
+	err    error      // why it did not parse (Prepare)
 }
 
 func (p *cellPart) where() string { return p.ref.String() }
@@ -651,15 +770,25 @@ func (c *cellAssembler) flush() error {
 	return nil
 }
 
-// cellsWithMeta rebuilds the original archive's arrays from the cells, in
-// the dtypes of the header the first pass copied.
-func cellsWithMeta(ctx context.Context, newSource func(counting bool) (PayloadSource, error), o *scdlOutDir, opts SCDLImportOptions) error {
+// arrayWriter writes the three arrays of an archive from its cells, in the
+// dtypes of the header.sch already in the archive's directory.
+type arrayWriter struct {
+	dataDT, rowDT, colDT scdl.DType
+	nrows, nnz           uint64 // the header's
+	files                [3]*os.File
+	data, rowPtr, colPtr *bufWriter
+	total                uint64 // values written
+}
+
+// newArrayWriter reads the header and creates the arrays' files; without
+// a header, the error is os.ErrNotExist.
+func newArrayWriter(o *scdlOutDir) (*arrayWriter, error) {
 	hb, err := os.ReadFile(filepath.Join(o.tmp, scdl.HeaderFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("the files beside the cells (%s) have no %s", SCDLMetaPrefix, scdl.HeaderFile)
+		return nil, fmt.Errorf("the files beside the cells (%s) have no %s: %w", SCDLMetaPrefix, scdl.HeaderFile, os.ErrNotExist)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	h, err := scdl.DecodeHeader(hb)
 	if err != nil {
@@ -667,88 +796,92 @@ func cellsWithMeta(ctx context.Context, newSource func(counting bool) (PayloadSo
 		if errors.As(err, &e) {
 			e.Path = SCDLMetaPrefix + scdl.HeaderFile
 		}
-		return err
+		return nil, err
 	}
-	var dataDT, rowDT, colDT scdl.DType
-	var nrows, nnz uint64
+	w := &arrayWriter{}
 	for _, a := range h.Arrays {
 		switch a.Name {
 		case scdl.ArrayData:
-			dataDT, nnz = a.DType, a.Length
+			w.dataDT, w.nnz = a.DType, a.Length
 		case scdl.ArrayRowPtr:
-			rowDT, nrows = a.DType, a.Length-1
+			w.rowDT, w.nrows = a.DType, a.Length-1
 		case scdl.ArrayColPtr:
-			colDT = a.DType
+			w.colDT = a.DType
 		}
 	}
-	if !dataDT.Numeric() || !rowDT.Unsigned() || !colDT.Unsigned() {
-		return fmt.Errorf("%s%s: arrays of dtypes DATA %v, ROWPTR %v, COLPTR %v: want a numeric one and two unsigned", SCDLMetaPrefix, scdl.HeaderFile, dataDT, rowDT, colDT)
+	if !w.dataDT.Numeric() || !w.rowDT.Unsigned() || !w.colDT.Unsigned() {
+		return nil, fmt.Errorf("%s%s: arrays of dtypes DATA %v, ROWPTR %v, COLPTR %v: want a numeric one and two unsigned", SCDLMetaPrefix, scdl.HeaderFile, w.dataDT, w.rowDT, w.colDT)
 	}
-	type out struct {
-		f *os.File
-		w *bufWriter
-	}
-	var files [3]out
+	var bufs [3]*bufWriter
 	for i, name := range []string{scdl.DataFile, scdl.RowPtrFile, scdl.ColPtrFile} {
 		f, err := o.create(name)
 		if err != nil {
-			return err
+			w.close()
+			return nil, err
 		}
-		files[i] = out{f, newBufWriter(f)}
-		defer f.Close()
+		w.files[i], bufs[i] = f, newBufWriter(f)
 	}
-	data, rowPtr, colPtr := files[0].w, files[1].w, files[2].w
-	var total uint64
-	putRow := func(v uint64, where string) error {
-		if v > maxOf(rowDT) {
-			return fmt.Errorf("%s: %d values do not fit row_ptr's dtype %v (the header's)", where, v, rowDT)
-		}
-		rowPtr.putUint(rowDT, v)
-		return nil
+	w.data, w.rowPtr, w.colPtr = bufs[0], bufs[1], bufs[2]
+	w.rowPtr.putUint(w.rowDT, 0)
+	return w, nil
+}
+
+// add writes one cell.
+func (w *arrayWriter) add(v, g, _ *cellPart) error {
+	if v.dtype != w.dataDT {
+		return fmt.Errorf("%s: values of dtype %v, but the archive's data dtype is %v", v.where(), v.dtype, w.dataDT)
 	}
-	putRow(0, "")
-	colMax := maxOf(colDT)
-	sink := &scdlSink{o: o}
-	sink.asm.done = func(v, g, _ *cellPart) error {
-		if v.dtype != dataDT {
-			return fmt.Errorf("%s: values of dtype %v, but the archive's data dtype is %v", v.where(), v.dtype, dataDT)
-		}
-		data.write(v.data)
-		if g.dtype == colDT && !g.signed {
-			colPtr.write(g.data)
-		} else {
-			for i := range g.n {
-				x, err := g.geneAt(i)
-				if err != nil {
-					return err
-				}
-				if x > colMax {
-					return fmt.Errorf("%s: gene index %d does not fit col_ptr's dtype %v (the header's)", g.where(), x, colDT)
-				}
-				colPtr.putUint(colDT, x)
+	w.data.write(v.data)
+	if g.dtype == w.colDT && !g.signed {
+		w.colPtr.write(g.data)
+	} else {
+		colMax := maxOf(w.colDT)
+		for i := range g.n {
+			x, err := g.geneAt(i)
+			if err != nil {
+				return err
 			}
+			if x > colMax {
+				return fmt.Errorf("%s: gene index %d does not fit col_ptr's dtype %v (the header's)", g.where(), x, w.colDT)
+			}
+			w.colPtr.putUint(w.colDT, x)
 		}
-		total += uint64(v.n)
-		return putRow(total, v.where())
 	}
-	if err := runPass(ctx, newSource, false, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
-		return err
+	w.total += uint64(v.n)
+	if w.total > maxOf(w.rowDT) {
+		return fmt.Errorf("%s: %d values do not fit row_ptr's dtype %v (the header's)", v.where(), w.total, w.rowDT)
 	}
-	if err := sink.asm.flush(); err != nil {
-		return err
+	w.rowPtr.putUint(w.rowDT, w.total)
+	return nil
+}
+
+// finish checks the cells against the header and closes the files.
+func (w *arrayWriter) finish(cells int64) error {
+	defer w.close()
+	if uint64(cells) != w.nrows || w.total != w.nnz {
+		return fmt.Errorf("the cells hold %d cells and %d values, but %s%s describes %d cells and %d values", cells, w.total, SCDLMetaPrefix, scdl.HeaderFile, w.nrows, w.nnz)
 	}
-	if uint64(sink.asm.next) != nrows || total != nnz {
-		return fmt.Errorf("the cells hold %d cells and %d values, but %s%s describes %d cells and %d values", sink.asm.next, total, SCDLMetaPrefix, scdl.HeaderFile, nrows, nnz)
-	}
-	for _, f := range files {
-		if err := f.w.flush(); err != nil {
+	for i, b := range []*bufWriter{w.data, w.rowPtr, w.colPtr} {
+		if err := b.flush(); err != nil {
 			return err
 		}
-		if err := closeFile(f.f); err != nil {
+		f := w.files[i]
+		w.files[i] = nil
+		if err := closeFile(f); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// close closes what finish did not.
+func (w *arrayWriter) close() {
+	for i, f := range w.files {
+		if f != nil {
+			f.Close()
+			w.files[i] = nil
+		}
+	}
 }
 
 // freshFromCells writes a new archive from cells alone: a first pass
@@ -759,7 +892,7 @@ func freshFromCells(ctx context.Context, newSource func(counting bool) (PayloadS
 	var nnz, maxGene uint64
 	var anyGene bool
 	nGenes := 0
-	first := &scdlSink{}
+	first := &scdlSink{mode: SCDLModeCells}
 	first.asm.done = func(v, g, j *cellPart) error {
 		if dataDT == 0 {
 			dataDT, firstWhere = v.dtype, v.where()
@@ -819,7 +952,7 @@ func freshFromCells(ctx context.Context, newSource func(counting bool) (PayloadS
 	}
 	defer w.Abort()
 	var genes []byte
-	second := &scdlSink{}
+	second := &scdlSink{mode: SCDLModeCells}
 	second.asm.done = func(v, g, _ *cellPart) error {
 		genes = genes[:0]
 		for i := range g.n {

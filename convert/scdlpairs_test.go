@@ -1,9 +1,15 @@
 package convert
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/itarconv/itarconv/formats/barecat"
@@ -144,4 +150,119 @@ func TestSCDLFromTBLv1(t *testing.T) {
 		t.Fatalf("TBL v1 -> SCDL: %v; want the archive's check to fail", err)
 	}
 	t.Log(err)
+}
+
+// scdlRows lists the rows NewSCDLSource gives, each with its bytes.
+func scdlRows(t *testing.T, src string) (meta, cells []Row) {
+	t.Helper()
+	a, err := scdl.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	s, err := NewSCDLSource(a, SCDLModeCells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), s, &collectSink{fn: func(_ int, r *Row) error {
+		row := *r
+		row.Name = bytes.Clone(r.Name)
+		if r.Inline != nil {
+			row.Inline = bytes.Clone(r.Inline)
+		} else {
+			rd, err := s.OpenPayload(r)
+			if err != nil {
+				return err
+			}
+			if row.Inline, err = io.ReadAll(rd); err != nil {
+				return err
+			}
+		}
+		if bytes.HasPrefix(row.Name, []byte(SCDLMetaPrefix)) {
+			meta = append(meta, row)
+		} else {
+			cells = append(cells, row)
+		}
+		return nil
+	}}, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return meta, cells
+}
+
+// rowsSource is one shard of rows with their bytes; OpenPayload serves
+// rows without them.
+type rowsSource struct{ inlineSource }
+
+func (s *rowsSource) OpenPayload(r *Row) (io.Reader, error) {
+	for _, x := range s.rows {
+		if bytes.Equal(x.Name, r.Name) {
+			return bytes.NewReader(x.Inline), nil
+		}
+	}
+	return nil, fs.ErrNotExist
+}
+
+// ToSCDL takes the rows in any order: the files beside the cells after
+// them (a listing pass first), the header last among them; a file that is
+// neither is refused (ErrNotCell); cells alone make a fresh archive.
+func TestToSCDLRowOrders(t *testing.T) {
+	var src string
+	for _, s := range scdlCases(t) {
+		src = s
+		break
+	}
+	meta, cells := scdlRows(t, src)
+	headerLast := slices.Clone(meta)
+	slices.SortStableFunc(headerLast, func(a, b Row) int {
+		return cmp.Compare(boolInt(string(a.Name) == SCDLMetaPrefix+scdl.HeaderFile), boolInt(string(b.Name) == SCDLMetaPrefix+scdl.HeaderFile))
+	})
+	stray := Row{Name: []byte("notes.txt"), Kind: KindFile, Size: 2, Inline: []byte("hi")}
+	for _, c := range []struct {
+		name  string
+		rows  []Row
+		fresh bool
+		err   error
+	}{
+		{name: "meta first", rows: slices.Concat(meta, cells)},
+		{name: "meta last", rows: slices.Concat(cells, meta)},
+		{name: "header last", rows: slices.Concat(headerLast, cells)},
+		{name: "header after cells", rows: slices.Concat(headerLast[:len(headerLast)-1], cells, headerLast[len(headerLast)-1:])},
+		{name: "cells alone", rows: cells, fresh: true},
+		{name: "stray file after cells", rows: slices.Concat(meta, cells, []Row{stray}), err: ErrNotCell},
+		{name: "stray file first", rows: slices.Concat([]Row{stray}, cells), err: ErrNotCell},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			st, err := ToSCDL(context.Background(), func(bool) (PayloadSource, error) {
+				return &rowsSource{inlineSource{rows: slices.Clone(c.rows)}}, nil
+			}, out, SCDLImportOptions{})
+			if c.err != nil {
+				if !errors.Is(err, c.err) {
+					t.Fatalf("error %v, want %v", err, c.err)
+				}
+				if _, err := os.Lstat(out); err == nil {
+					t.Error("the output exists")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Fresh != c.fresh || st.Cells != len(cells)/3 {
+				t.Errorf("%+v; want fresh %v, %d cells", st, c.fresh, len(cells)/3)
+			}
+			if !c.fresh {
+				sameTree(t, src, out)
+			}
+		})
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

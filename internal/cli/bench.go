@@ -14,7 +14,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/itarconv/itarconv/formatbench"
+	"github.com/itarconv/itarconv/bench/formatbench"
 )
 
 type benchFlags struct {

@@ -45,11 +45,16 @@ a directory of tar shards); --from and --to override them:
   itarconv convert IN.tbl OUTDIR                  TBL -> tar shards + TARIDX
   itarconv convert SCDL_DIR OUTDIR                SCDL -> tar shards + TARIDX
   itarconv convert --to scdl DIR SCDL_DIR         tar shards (either SCDL mode) -> SCDL
-  itarconv convert IN.barecat OUT.tbl             Barecat -> TBL, directly
-  itarconv convert IN.tbl OUT.barecat             TBL -> Barecat, directly
+  itarconv convert IN.barecat OUT.tbl             Barecat -> TBL
+  itarconv convert IN.tbl OUT.barecat             TBL -> Barecat
+  itarconv convert SCDL_DIR OUT.barecat|OUT.tbl   SCDL -> Barecat or TBL (cells, other files
+                                                  under scdlmeta/; --scdl-mode archive)
+  itarconv convert --to scdl IN.barecat|IN.tbl SCDL_DIR
+                                                  Barecat or TBL v2 -> SCDL
 
-An existing output is refused unless --force, which replaces it once the new
-one is complete. A pair without a converter is a usage error.
+Every pair converts directly, never through a tar fold on disk. An existing
+output is refused unless --force, which replaces it once the new one is
+complete. Converting a dataset into its own format is a usage error.
 
 Tar shards come from a directory (its <fold>_<suffix>.tar files, one fold or
 --fold) or from tar files in the order given. Every regular member becomes a
@@ -83,7 +88,7 @@ checked against its tar member. Outputs appear only when complete.`,
 	f.StringVar(&fl.compat, "compat", "", `TBL: "turboloader" selects members as TurboLoader's v2 converter does (byte-identical output)`)
 	f.StringVar(&fl.to, "to", "", `target format, where the path cannot tell it: tar, barecat, tbl or scdl`)
 	f.StringVar(&fl.from, "from", "", `source format, where the content cannot tell it: tar, barecat, tbl or scdl`)
-	f.StringVar(&fl.scdlMode, "scdl-mode", "cells", `SCDL to tar: "cells" (a sample per cell) or "archive" (every file as a member)`)
+	f.StringVar(&fl.scdlMode, "scdl-mode", "cells", `reading SCDL: "cells" (a sample per cell) or "archive" (every file as a member)`)
 	f.IntVar(&fl.cellsPerShard, "cells-per-shard", 0, "SCDL to tar, cells mode: start a new shard after this many cells")
 	f.BoolVar(&fl.jsonOut, "json", false, "print the result as JSON")
 	f.BoolVar(&fl.force, "force", false, "replace an existing output (once the new one is complete)")

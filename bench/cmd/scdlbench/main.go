@@ -9,7 +9,10 @@
 //     2x of `cat FILES > f && sync f` of the same bytes;
 //
 //   - memory independent of the number of cells: the per-cell export's peak
-//     RSS on an archive of a tenth of the cells is compared.
+//     RSS on an archive of a tenth of the cells is compared;
+//
+//   - SCDL <-> Barecat and SCDL <-> TBL directly: no slower than the two
+//     steps through a tar fold that each replaces.
 //
 //     go run ./bench/cmd/scdlbench [-dir DIR] [-cells N] [-reps N] [-quick]
 //
@@ -71,6 +74,11 @@ type row struct {
 	unit    string
 	bytes   int64
 	baseRef string // the cat row this is compared with
+	// run, for the pairs with Barecat and TBL, times one conversion and
+	// names its output.
+	run func() (result, string, error)
+	// via names the two rows of the route through tar this pair replaces.
+	via [2]string
 }
 
 func (r *row) median() float64 {
@@ -189,12 +197,19 @@ func measure(dir string, cells, per, reps int) error {
 		{what: fmt.Sprintf("convert SCDL DIR (cells, %d cells)", cells/10), items: int64(cells / 10), unit: "cells"},
 		{what: "convert --to scdl DIR(cells) SCDL", items: int64(cells), unit: "cells"},
 	}
+	pairs, err := pairRows(bin, big, cellsOut, work, cells)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, pairs...)
 	for rep := 0; rep < reps; rep++ {
 		for i, r := range rows {
 			var res result
 			var err error
 			var out string
 			switch i {
+			default:
+				res, out, err = r.run()
 			case 0:
 				out = catOut
 				res, err = catSync(abs, out)
@@ -223,6 +238,10 @@ func measure(dir string, cells, per, reps int) error {
 			r.walls = append(r.walls, res.wall)
 			r.rss = max(r.rss, res.rss)
 			os.RemoveAll(out)
+			shards, _ := filepath.Glob(out + "-shard-*") // a Barecat archive's
+			for _, s := range shards {
+				os.Remove(s)
+			}
 			syscall.Sync()
 		}
 	}
@@ -261,7 +280,59 @@ func measure(dir string, cells, per, reps int) error {
 	rr := float64(rows[4].rss) / float64(rows[5].rss)
 	fmt.Printf("%-4s memory: peak RSS %.0f MiB at %d cells, %.0f MiB at %d (ratio %.2f, target <= %.1f)\n",
 		verdict(rr <= targetRSSRatio), float64(rows[4].rss)/1024, cells, float64(rows[5].rss)/1024, cells/10, rr, targetRSSRatio)
+	for _, r := range pairs {
+		if r.via[0] == "" {
+			continue
+		}
+		a, b := byName[r.via[0]], byName[r.via[1]]
+		two := a.median() + b.median()
+		fmt.Printf("%-4s %s: %.2fs, through tar %.2fs + %.2fs = %.2fs (target: no slower)\n",
+			verdict(r.median() <= two), r.what, r.median(), a.median(), b.median(), two)
+	}
 	return nil
+}
+
+// pairRows are the conversions between SCDL and Barecat or TBL, each
+// beside the two steps through a tar fold that it replaces. Their inputs
+// are made once, untimed.
+func pairRows(bin, big, cellsDir, work string, cells int) ([]*row, error) {
+	bc, tb := filepath.Join(work, "in.barecat"), filepath.Join(work, "in.tbl")
+	bcTar, tbTar := filepath.Join(work, "in-barecat-tar"), filepath.Join(work, "in-tbl-tar")
+	for _, args := range [][]string{
+		{"convert", "-q", big, bc},
+		{"convert", "-q", big, tb},
+		{"convert", "-q", "--fold", "train", bc, bcTar},
+		{"convert", "-q", "--fold", "train", tb, tbTar},
+	} {
+		if _, err := itarconv(bin, args...); err != nil {
+			return nil, err
+		}
+	}
+	cellShards, _ := filepath.Glob(filepath.Join(cellsDir, "*.tar"))
+	conv := func(out string, args ...string) func() (result, string, error) {
+		return func() (result, string, error) {
+			res, err := itarconv(bin, append(append([]string{"convert", "-q"}, args...), out)...)
+			return res, out, err
+		}
+	}
+	o := func(name string) string { return filepath.Join(work, name) }
+	n := int64(cells)
+	return []*row{
+		{what: "convert DIR(cells) X.barecat", items: n, unit: "cells", run: conv(o("o.barecat"), cellShards...)},
+		{what: "convert DIR(cells) X.tbl", items: n, unit: "cells", run: conv(o("o.tbl"), cellShards...)},
+		{what: "convert X.barecat DIR", items: n, unit: "cells", run: conv(o("o-dir"), "--fold", "train", bc)},
+		{what: "convert X.tbl DIR", items: n, unit: "cells", run: conv(o("o-dir"), "--fold", "train", tb)},
+		{what: "convert --to scdl DIR(from Barecat) SCDL", items: n, unit: "cells", run: conv(o("o-scdl"), "--to", "scdl", "--fold", "train", bcTar)},
+		{what: "convert --to scdl DIR(from TBL) SCDL", items: n, unit: "cells", run: conv(o("o-scdl"), "--to", "scdl", "--fold", "train", tbTar)},
+		{what: "convert SCDL X.barecat", items: n, unit: "cells", run: conv(o("o.barecat"), big),
+			via: [2]string{"convert SCDL DIR (cells)", "convert DIR(cells) X.barecat"}},
+		{what: "convert SCDL X.tbl", items: n, unit: "cells", run: conv(o("o.tbl"), big),
+			via: [2]string{"convert SCDL DIR (cells)", "convert DIR(cells) X.tbl"}},
+		{what: "convert X.barecat SCDL", items: n, unit: "cells", run: conv(o("o-scdl"), "--to", "scdl", bc),
+			via: [2]string{"convert X.barecat DIR", "convert --to scdl DIR(from Barecat) SCDL"}},
+		{what: "convert X.tbl SCDL", items: n, unit: "cells", run: conv(o("o-scdl"), "--to", "scdl", tb),
+			via: [2]string{"convert X.tbl DIR", "convert --to scdl DIR(from TBL) SCDL"}},
+	}, nil
 }
 
 // checkRoundTrip converts out back and compares every file with src.
