@@ -286,6 +286,28 @@ func trimDot(name []byte) []byte {
 	return name
 }
 
+// fileRow gives a row's reference and its name without "./": skip for a
+// directory (an archive's directories follow from its files), an error for
+// anything but a regular file.
+func fileRow(src Source, shard int, r *Row) (ref rowRef, name []byte, skip bool, err error) {
+	ref = refOf(src, shard, r)
+	switch r.Kind {
+	case KindDir:
+		return ref, nil, true, nil
+	case KindFile:
+		return ref, trimDot(r.Name), false, nil
+	}
+	return ref, nil, false, fmt.Errorf("%s: a %s: an SCDL archive holds regular files only", ref, r.Kind)
+}
+
+// sourceName names a source in errors about the whole of it.
+func sourceName(src Source) string {
+	if src.NumShards() > 0 {
+		return src.ShardName(0)
+	}
+	return "the source"
+}
+
 // rowRef names a row in errors: its shard and, for tar, its header's offset.
 type rowRef struct {
 	src   Source
@@ -320,11 +342,7 @@ type scdlLayout struct {
 }
 
 func (l *scdlLayout) use(src PayloadSource) {
-	l.src, l.copier.src = src, src
-	l.name = "the source"
-	if src.NumShards() > 0 {
-		l.name = src.ShardName(0)
-	}
+	l.src, l.copier.src, l.name = src, src, sourceName(src)
 }
 
 func (l *scdlLayout) Prepare(*Batch) error { return nil }
@@ -333,14 +351,13 @@ func (l *scdlLayout) EndShard(int) error   { return nil }
 func (l *scdlLayout) Write(b *Batch) error {
 	for i := range b.Rows {
 		r := &b.Rows[i]
-		if r.Kind == KindDir {
+		ref, name, skip, err := fileRow(l.src, b.Shard, r)
+		if err != nil {
+			return err
+		}
+		if skip {
 			continue
 		}
-		ref := refOf(l.src, b.Shard, r)
-		if r.Kind != KindFile {
-			return fmt.Errorf("%s: a %s: an SCDL archive holds regular files only", ref, r.Kind)
-		}
-		name := trimDot(r.Name)
 		if rel, ok := bytes.CutPrefix(name, []byte(SCDLMetaPrefix)); ok {
 			if l.meta++; l.meta == 1 {
 				l.firstMeta = ref.String()
@@ -431,10 +448,7 @@ type scdlSink struct {
 
 func (s *scdlSink) use(src PayloadSource) {
 	s.src, s.copier.src, s.copier.arrays = src, src, s.mode == SCDLModeArchive
-	s.name = "the source"
-	if src.NumShards() > 0 {
-		s.name = src.ShardName(0)
-	}
+	s.name = sourceName(src)
 }
 
 func (s *scdlSink) EndShard(int) error { return nil }
@@ -469,14 +483,13 @@ func (s *scdlSink) Write(b *Batch) error {
 	parts, _ := b.Prep.([]cellPart)
 	for i := range b.Rows {
 		r := &b.Rows[i]
-		if r.Kind == KindDir {
+		ref, name, skip, err := fileRow(s.src, b.Shard, r)
+		if err != nil {
+			return err
+		}
+		if skip {
 			continue
 		}
-		ref := refOf(s.src, b.Shard, r)
-		if r.Kind != KindFile {
-			return fmt.Errorf("%s: a %s: an SCDL archive holds regular files only", ref, r.Kind)
-		}
-		name := trimDot(r.Name)
 		if s.mode == SCDLModeArchive {
 			if _, _, isCell := cellsName(name); isCell && s.optimistic {
 				return errRestart // an archive's file, or cells after a stray file?

@@ -219,14 +219,15 @@ func TestToSCDLRowOrders(t *testing.T) {
 		return cmp.Compare(boolInt(string(a.Name) == SCDLMetaPrefix+scdl.HeaderFile), boolInt(string(b.Name) == SCDLMetaPrefix+scdl.HeaderFile))
 	})
 	stray := Row{Name: []byte("notes.txt"), Kind: KindFile, Size: 2, Inline: []byte("hi")}
+	dir := []Row{{Name: []byte("scdlmeta/"), Kind: KindDir}} // directories follow from the files
 	for _, c := range []struct {
 		name  string
 		rows  []Row
 		fresh bool
 		err   error
 	}{
-		{name: "meta first", rows: slices.Concat(meta, cells)},
-		{name: "meta last", rows: slices.Concat(cells, meta)},
+		{name: "meta first", rows: slices.Concat(dir, meta, cells)},
+		{name: "meta last", rows: slices.Concat(dir, cells, meta)},
 		{name: "header last", rows: slices.Concat(headerLast, cells)},
 		{name: "header after cells", rows: slices.Concat(headerLast[:len(headerLast)-1], cells, headerLast[len(headerLast)-1:])},
 		{name: "cells alone", rows: cells, fresh: true},
