@@ -712,6 +712,20 @@ func (s *TBLSource) sampleName(i int, smp tbl.Sample) (string, []tbl.MetaEntry, 
 	return name, meta, nil
 }
 
+// PayloadFile gives where an uncompressed sample's bytes lie in the TBL
+// file (FileRegions).
+func (s *TBLSource) PayloadFile(r *Row) (*os.File, int64, bool) {
+	f := s.Reader.File()
+	if f == nil || r.Offset != -1 || r.DataFile < 0 || r.DataFile >= s.Reader.Len() {
+		return nil, 0, false
+	}
+	smp := s.Reader.Sample(r.DataFile)
+	if smp.Compressed || smp.Offset != r.DataOffset || int64(smp.StoredSize) != r.Size {
+		return nil, 0, false // a metadata member, or a compressed sample
+	}
+	return f, smp.Offset, true
+}
+
 func (s *TBLSource) OpenPayload(r *Row) (io.Reader, error) {
 	return s.Reader.OpenSample(r.DataFile)
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"os"
 
 	"github.com/itarconv/itarconv/formats/barecat"
 )
@@ -25,6 +27,7 @@ func ToBarecat(ctx context.Context, src PayloadSource, out string, opts BarecatO
 		return nil, err
 	}
 	sink := &anyBarecatSink{w: w, src: src, stats: &BarecatStats{Output: out, Skipped: map[string]int64{}}}
+	sink.regions, _ = src.(FileRegions)
 	if err := Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 		w.Abort()
 		return nil, err
@@ -37,13 +40,50 @@ func ToBarecat(ctx context.Context, src PayloadSource, out string, opts BarecatO
 }
 
 type anyBarecatSink struct {
-	w     *barecat.Writer
-	src   PayloadSource
-	stats *BarecatStats
+	w       *barecat.Writer
+	src     PayloadSource
+	regions FileRegions // src, where its bytes may lie as they are in a file
+	stats   *BarecatStats
 }
 
-func (s *anyBarecatSink) Prepare(*Batch) error { return nil }
-func (s *anyBarecatSink) EndShard(int) error   { return nil }
+// copied is a row whose bytes the kernel copies from src at off: Prepare
+// computed their CRC-32C from the row's bytes.
+type copied struct {
+	src *os.File
+	off int64
+	crc uint32
+	ok  bool
+}
+
+// Prepare computes, on the workers, the CRC-32C of each row whose bytes
+// lie as they are in a file, so that the writer has the kernel copy them
+// (Writer.AddCopy) rather than copy them through this process.
+func (s *anyBarecatSink) Prepare(b *Batch) error {
+	if s.regions == nil {
+		return nil
+	}
+	var prep []copied
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if r.Kind != KindFile || r.Inline == nil || int64(len(r.Inline)) != r.Size {
+			continue
+		}
+		f, off, ok := s.regions.PayloadFile(r)
+		if !ok {
+			continue
+		}
+		if prep == nil {
+			prep = make([]copied, len(b.Rows))
+		}
+		prep[i] = copied{src: f, off: off, crc: crc32.Checksum(r.Inline, castagnoli), ok: true}
+	}
+	b.Prep = prep
+	return nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (s *anyBarecatSink) EndShard(int) error { return nil }
 
 func (s *anyBarecatSink) Write(b *Batch) error {
 	for i := range b.Rows {
@@ -67,6 +107,19 @@ func (s *anyBarecatSink) Write(b *Batch) error {
 			} else if err == nil {
 				s.stats.Dirs++
 			}
+			continue
+		}
+		if prep, _ := b.Prep.([]copied); prep != nil && prep[i].ok {
+			c := prep[i]
+			err := s.w.AddCopy(metaFile(p, r), c.src, c.off, c.crc)
+			if errors.Is(err, barecat.ErrDuplicate) {
+				return fmt.Errorf("%w %q: %s", ErrDuplicatePath, p, s.src.ShardName(b.Shard))
+			}
+			if err != nil {
+				return where(err)
+			}
+			s.stats.Files++
+			s.stats.Bytes += r.Size
 			continue
 		}
 		var rd io.Reader = bytes.NewReader(r.Inline)

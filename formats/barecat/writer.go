@@ -72,6 +72,10 @@ type Writer struct {
 	cur    *shardOut // the shard Add appends to; nil to start a new one
 	buf    []byte    // cur's bytes not yet handed to the shard writer
 	bufOff int64     // where buf starts in cur
+	// copying is a run of AddCopy's files not yet handed to the shard
+	// writer: bytes that lie one after the other in a source file, copied
+	// by the kernel in one go. It and buf are never both non-empty.
+	copying copyRun
 
 	// The shard bytes are written by a goroutine of their own
 	// (writeLoop), so that the write calls overlap with reading and
@@ -438,10 +442,57 @@ func (w *Writer) Add(f File, data io.Reader) error {
 	if data == nil {
 		data = eofReader{}
 	}
+	if w.copying.n > 0 {
+		if err := w.flushBuf(); err != nil {
+			return w.fail(err)
+		}
+	}
 	crc, err := w.copyData(data, f.Size, p)
 	if err != nil {
 		return w.fail(err)
 	}
+	f.Path, f.Shard, f.Offset, f.CRC32C, f.HasCRC = p, len(w.shards)-1, w.cur.size, crc, true
+	w.cur.size += f.Size
+	d.count(f.Size)
+	return w.queue(f, h)
+}
+
+// AddCopy is Add for bytes that lie as they are in a file: the f.Size
+// bytes at off in src, whose CRC-32C the caller computed (crc). The
+// kernel copies them into the shard (copy_file_range), without passing
+// them through this process, and files that lie one after the other in
+// src are copied in one go. src must stay open, and those bytes
+// unchanged, until Close or Abort returns.
+func (w *Writer) AddCopy(f File, src *os.File, off int64, crc uint32) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	p, h, err := w.admit(&f)
+	if err != nil {
+		return err
+	}
+	if f.Size > w.limit {
+		return newErr(w.path, p, ErrTooLarge, "%d bytes; shard size limit %d", f.Size, w.limit)
+	}
+	d, err := w.dirOf(parentOf(p))
+	if err != nil {
+		return err
+	}
+	if w.cur == nil || w.cur.size > 0 && f.Size > w.limit-w.cur.size {
+		if err := w.newShard(); err != nil {
+			return w.fail(err)
+		}
+	}
+	c := &w.copying
+	if len(w.buf) > 0 || c.n > 0 && (c.src != src || c.srcOff+c.n != off) {
+		if err := w.flushBuf(); err != nil {
+			return w.fail(err)
+		}
+	}
+	if c.n == 0 {
+		*c = copyRun{src: src, srcOff: off, off: w.cur.size}
+	}
+	c.n += f.Size
 	f.Path, f.Shard, f.Offset, f.CRC32C, f.HasCRC = p, len(w.shards)-1, w.cur.size, crc, true
 	w.cur.size += f.Size
 	d.count(f.Size)
@@ -773,10 +824,19 @@ func (w *Writer) newShard() error {
 // writeJob is a buffer for writeLoop to write at off in f, or (ack not
 // nil) a barrier: ack is closed once every job before it is done.
 type writeJob struct {
-	f   *os.File
-	b   []byte
-	off int64
-	ack chan struct{}
+	f    *os.File
+	b    []byte
+	off  int64
+	copy copyRun // instead of b: bytes of another file
+	ack  chan struct{}
+}
+
+// copyRun is n bytes at srcOff of src, to go at off in the shard.
+type copyRun struct {
+	src    *os.File
+	srcOff int64
+	n      int64
+	off    int64
 }
 
 // writeLoop writes the buffers it receives, in order, until the channel
@@ -793,15 +853,24 @@ func (w *Writer) writeLoop() {
 			if j.f != last {
 				last, w.wSynced = j.f, 0
 			}
-			if _, err := j.f.Write(j.b); err != nil {
+			var err error
+			end := j.off + int64(len(j.b))
+			if j.copy.n > 0 {
+				err, end = copyRange(j.f, j.copy), j.copy.off+j.copy.n
+			} else {
+				_, err = j.f.WriteAt(j.b, j.off)
+			}
+			if err != nil {
 				w.wErr = err
 				w.wFail.Store(true)
-			} else if end := j.off + int64(len(j.b)); fsync && end-w.wSynced >= writebackChunk {
+			} else if fsync && end-w.wSynced >= writebackChunk {
 				startWriteback(j.f, w.wSynced, end-w.wSynced)
 				w.wSynced = end
 			}
 		}
-		w.wfree <- j.b[:0]
+		if j.b != nil {
+			w.wfree <- j.b[:0]
+		}
 	}
 }
 
@@ -810,6 +879,11 @@ func (w *Writer) writeLoop() {
 func (w *Writer) flushBuf() error {
 	if w.wFail.Load() {
 		return w.drainWrites()
+	}
+	if w.copying.n > 0 {
+		w.wjobs <- writeJob{f: w.cur.f, copy: w.copying, off: w.copying.off}
+		w.bufOff = w.copying.off + w.copying.n
+		w.copying = copyRun{}
 	}
 	if len(w.buf) == 0 {
 		return nil

@@ -663,5 +663,12 @@ func (r *Reader) Close() error {
 	return err
 }
 
+// File is the file the reader reads: where a sample is stored
+// uncompressed, its bytes are StoredSize bytes at its Offset there.
+func (r *Reader) File() *os.File {
+	f, _ := r.ra.(*os.File)
+	return f
+}
+
 // HasMetadata tells whether the file has a metadata section (v2 only).
 func (r *Reader) HasMetadata() bool { return r.hdr.Flags&FlagHasMetadata != 0 }
