@@ -177,6 +177,9 @@ const (
 	// written, so that the disk works while the data is still being
 	// copied and the final fsync has little left to do.
 	writebackChunk = 8 << 20
+	// copyRunSize: AddCopy hands a run of adjacent bytes to writeLoop
+	// once it is this long.
+	copyRunSize = 8 << 20
 	// maxShards keeps shard numbers at 5 digits, which barecat's shard
 	// glob (PATH-shard-?????) needs.
 	maxShards = 100000
@@ -496,6 +499,13 @@ func (w *Writer) AddCopy(f File, src *os.File, off int64, crc uint32) error {
 	f.Path, f.Shard, f.Offset, f.CRC32C, f.HasCRC = p, len(w.shards)-1, w.cur.size, crc, true
 	w.cur.size += f.Size
 	d.count(f.Size)
+	if c.n >= copyRunSize {
+		// Handed over now, so that the copy overlaps with the files
+		// still to come.
+		if err := w.flushBuf(); err != nil {
+			return w.fail(err)
+		}
+	}
 	return w.queue(f, h)
 }
 
