@@ -7,12 +7,15 @@ import (
 	"hash/crc32"
 	"hash/maphash"
 	"io"
+	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/bloom"
+	"github.com/itarconv/itarconv/internal/mapped"
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // ErrDuplicatePath: two members of the source have the same path.
@@ -112,6 +115,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 			}
 		}
 	}
+	defer sink.closeCopySource()
 	if err := Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 		w.Abort()
 		return nil, err
@@ -208,6 +212,11 @@ func (c *collectSink) Write(b *Batch) error {
 func (c *collectSink) EndShard(int) error { return nil }
 
 type barecatSink struct {
+	// copyFrom is the tar shard AddCopy copies from (number copyShard),
+	// kept open until the Writer has copied what it was given of it.
+	copyFrom  *os.File
+	copyShard int
+
 	ctx     context.Context
 	w       *barecat.Writer
 	src     *TarShards
@@ -218,7 +227,108 @@ type barecatSink struct {
 	stats   *BarecatStats
 }
 
-func (s *barecatSink) Prepare(*Batch) error { return nil }
+// Prepare computes, on the workers, the CRC-32C of each regular member's
+// payload where it lies (the shard mapped), so that the writer has the
+// kernel copy it (Writer.AddCopy) rather than copy it through this
+// process. Members larger than maxInline, and shards that cannot be
+// mapped, are left to the writer.
+func (s *barecatSink) Prepare(b *Batch) error {
+	if s.opts.Wrap {
+		return nil
+	}
+	small := func(r *Row) bool { return r.Kind == KindFile && r.Size <= maxInline }
+	var f *os.File
+	var crcs []copyCRC
+	// Runs of members are mapped a few MiB at a time: mapped pages count
+	// in the process's resident memory while they are.
+	for i := 0; i < len(b.Rows); {
+		if !small(&b.Rows[i]) {
+			i++
+			continue
+		}
+		lo, hi := b.Rows[i].DataOffset, b.Rows[i].DataOffset+b.Rows[i].Size
+		j := i + 1
+		for ; j < len(b.Rows); j++ {
+			r := &b.Rows[j]
+			if r.Kind != KindFile {
+				continue
+			}
+			if !small(r) || r.DataOffset+r.Size-lo > copyMapSpan {
+				break
+			}
+			hi = r.DataOffset + r.Size
+		}
+		if f == nil {
+			var err error
+			if f, err = pathguard.Open(s.src.Paths[b.Shard]); err != nil {
+				return err
+			}
+			defer f.Close()
+			crcs = make([]copyCRC, len(b.Rows))
+		}
+		region, err := mapped.Map(f, lo, hi-lo)
+		if errors.Is(err, mapped.ErrUnsupported) {
+			return nil // the writer reads them
+		}
+		if err != nil {
+			return err
+		}
+		var r *Row
+		err = mapped.Guard(func() error {
+			for k := i; k < j; k++ {
+				if r = &b.Rows[k]; small(r) {
+					crcs[k] = copyCRC{crc: crc32.Checksum(region.Bytes(r.DataOffset, r.Size), castagnoli), ok: true}
+				}
+			}
+			return nil
+		})
+		region.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %q, payload at offset %d: %w", s.src.Paths[b.Shard], r.Name, r.DataOffset, err)
+		}
+		i = j
+	}
+	if crcs != nil {
+		b.Prep = crcs
+	}
+	return nil
+}
+
+// copyMapSpan bounds the bytes of a shard Prepare maps at once.
+const copyMapSpan = 8 << 20
+
+// copyCRC is the CRC-32C of a member's payload, where Prepare computed it.
+type copyCRC struct {
+	crc uint32
+	ok  bool
+}
+
+// copySource returns tar shard n, open for AddCopy. The shard before it is
+// closed once the Writer has copied what it was given of it.
+func (s *barecatSink) copySource(n int) (*os.File, error) {
+	if s.copyFrom != nil && s.copyShard == n {
+		return s.copyFrom, nil
+	}
+	if err := s.closeCopySource(); err != nil {
+		return nil, err
+	}
+	f, err := pathguard.Open(s.src.Paths[n])
+	if err != nil {
+		return nil, err
+	}
+	s.copyFrom, s.copyShard = f, n
+	return f, nil
+}
+
+func (s *barecatSink) closeCopySource() error {
+	if s.copyFrom == nil {
+		return nil
+	}
+	err := s.w.Flush()
+	s.copyFrom.Close()
+	s.copyFrom = nil
+	return err
+}
 
 func metaFile(p string, r *Row) barecat.File {
 	return barecat.File{
@@ -298,7 +408,16 @@ func (s *barecatSink) Write(b *Batch) error {
 			s.stats.Bytes += n
 			continue
 		}
-		if err := s.addFile(f, data); err != nil {
+		if crcs, _ := b.Prep.([]copyCRC); crcs != nil && crcs[i].ok && r.Kind == KindFile && !resolved {
+			// The member's own bytes, checksummed by a worker.
+			var from *os.File
+			if from, err = s.copySource(b.Shard); err == nil {
+				err = s.w.AddCopy(f, from, r.DataOffset, crcs[i].crc)
+			}
+		} else {
+			err = s.addFile(f, data)
+		}
+		if err != nil {
 			return s.addErr(p, b.Shard, r, err)
 		}
 		if resolved {

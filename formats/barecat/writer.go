@@ -465,7 +465,7 @@ func (w *Writer) Add(f File, data io.Reader) error {
 // kernel copies them into the shard (copy_file_range), without passing
 // them through this process, and files that lie one after the other in
 // src are copied in one go. src must stay open, and those bytes
-// unchanged, until Close or Abort returns.
+// unchanged, until Flush, Close or Abort returns.
 func (w *Writer) AddCopy(f File, src *os.File, off int64, crc uint32) error {
 	if err := w.usable(); err != nil {
 		return err
@@ -507,6 +507,25 @@ func (w *Writer) AddCopy(f File, src *os.File, off int64, crc uint32) error {
 		}
 	}
 	return w.queue(f, h)
+}
+
+// Flush hands every byte added so far to the shard files and waits until
+// they are written: a file given to AddCopy before it may be closed after
+// it.
+func (w *Writer) Flush() error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if w.cur == nil {
+		return nil
+	}
+	if err := w.flushBuf(); err != nil {
+		return w.fail(err)
+	}
+	if err := w.drainWrites(); err != nil {
+		return w.fail(err)
+	}
+	return nil
 }
 
 // AddExternal adds the row of a file whose bytes are already in a shard:
