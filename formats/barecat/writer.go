@@ -423,24 +423,9 @@ func (w *Writer) NumShards() int { return len(w.shards) }
 // an ErrShortData error (sticky). The file's directories are created
 // when missing.
 func (w *Writer) Add(f File, data io.Reader) error {
-	if err := w.usable(); err != nil {
-		return err
-	}
-	p, h, err := w.admit(&f)
+	p, h, d, err := w.place(&f)
 	if err != nil {
 		return err
-	}
-	if f.Size > w.limit {
-		return newErr(w.path, p, ErrTooLarge, "%d bytes; shard size limit %d", f.Size, w.limit)
-	}
-	d, err := w.dirOf(parentOf(p))
-	if err != nil {
-		return err
-	}
-	if w.cur == nil || w.cur.size > 0 && f.Size > w.limit-w.cur.size {
-		if err := w.newShard(); err != nil {
-			return w.fail(err)
-		}
 	}
 	if data == nil {
 		data = eofReader{}
@@ -460,6 +445,33 @@ func (w *Writer) Add(f File, data io.Reader) error {
 	return w.queue(f, h)
 }
 
+// place admits a new file of f.Size bytes whose bytes are to be written
+// to the current shard, starting the next shard when they would pass the
+// shard size limit (the rule barecat follows). It returns the normalized
+// path, its hash and its directory.
+func (w *Writer) place(f *File) (string, uint64, *dirNode, error) {
+	if err := w.usable(); err != nil {
+		return "", 0, nil, err
+	}
+	p, h, err := w.admit(f)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	if f.Size > w.limit {
+		return "", 0, nil, newErr(w.path, p, ErrTooLarge, "%d bytes; shard size limit %d", f.Size, w.limit)
+	}
+	d, err := w.dirOf(parentOf(p))
+	if err != nil {
+		return "", 0, nil, err
+	}
+	if w.cur == nil || w.cur.size > 0 && f.Size > w.limit-w.cur.size {
+		if err := w.newShard(); err != nil {
+			return "", 0, nil, w.fail(err)
+		}
+	}
+	return p, h, d, nil
+}
+
 // AddCopy is Add for bytes that lie as they are in a file: the f.Size
 // bytes at off in src, whose CRC-32C the caller computed (crc). The
 // kernel copies them into the shard (copy_file_range), without passing
@@ -467,24 +479,9 @@ func (w *Writer) Add(f File, data io.Reader) error {
 // src are copied in one go. src must stay open, and those bytes
 // unchanged, until Flush, Close or Abort returns.
 func (w *Writer) AddCopy(f File, src *os.File, off int64, crc uint32) error {
-	if err := w.usable(); err != nil {
-		return err
-	}
-	p, h, err := w.admit(&f)
+	p, h, d, err := w.place(&f)
 	if err != nil {
 		return err
-	}
-	if f.Size > w.limit {
-		return newErr(w.path, p, ErrTooLarge, "%d bytes; shard size limit %d", f.Size, w.limit)
-	}
-	d, err := w.dirOf(parentOf(p))
-	if err != nil {
-		return err
-	}
-	if w.cur == nil || w.cur.size > 0 && f.Size > w.limit-w.cur.size {
-		if err := w.newShard(); err != nil {
-			return w.fail(err)
-		}
 	}
 	c := &w.copying
 	if len(w.buf) > 0 || c.n > 0 && (c.src != src || c.srcOff+c.n != off) {
