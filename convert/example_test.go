@@ -5,53 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tbl"
 )
-
-// letters is a toy source: two shards of rows it makes itself, each with
-// its bytes inline.
-type letters struct{ shards [][]string }
-
-func (l letters) NumShards() int             { return len(l.shards) }
-func (l letters) ShardName(shard int) string { return fmt.Sprintf("letters %d", shard) }
-func (l letters) Scan(ctx context.Context, shard int, emit func([]convert.Row) error) error {
-	var rows []convert.Row
-	for _, s := range l.shards[shard] {
-		rows = append(rows, convert.Row{Name: []byte(s + ".txt"), Kind: convert.KindFile,
-			Size: int64(len(s)), Offset: -1, Inline: []byte(strings.ToUpper(s))})
-	}
-	return emit(rows)
-}
-
-// upper is a toy sink: it prints each row, in dataset order.
-type upper struct{}
-
-func (upper) Prepare(b *convert.Batch) error { return nil } // per-row work, on the workers
-func (upper) Write(b *convert.Batch) error { // one goroutine, in order
-	for _, r := range b.Rows {
-		fmt.Printf("%s %s\n", r.Name, r.Inline)
-	}
-	return nil
-}
-func (upper) EndShard(shard int) error { return nil }
-
-// A source lists each shard's rows; a sink consumes them. Run scans shards
-// in parallel and writes them in order, whatever the number of workers.
-func Example_rowModel() {
-	src := letters{shards: [][]string{{"a", "b"}, {"c"}}}
-	if err := convert.Run(context.Background(), src, upper{}, convert.Options{Workers: 2}); err != nil {
-		fmt.Println(err)
-	}
-	// Output:
-	// a.txt A
-	// b.txt B
-	// c.txt C
-}
 
 // Converting a fold of tar shards into a TBL file: every regular member
 // becomes a sample, named in the metadata section.

@@ -17,24 +17,6 @@ import (
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
-// PayloadSource is a Source whose rows carry bytes. OpenPayload is called
-// from the writing goroutine, in dataset order; a reader that checks an
-// integrity code returns a mismatch as its error at the end.
-type PayloadSource interface {
-	Source
-	OpenPayload(r *Row) (io.Reader, error)
-}
-
-// FileRegions is a PayloadSource whose rows' bytes may lie as they are
-// in a file: PayloadFile gives the file and the offset, or ok false. A
-// sink may then have the kernel copy them (copy_file_range) instead of
-// reading them; the source has checked them (Row.Inline holds the same
-// bytes, mapped, for the sink's own checksums), and the file stays open
-// until the source's Close.
-type FileRegions interface {
-	PayloadFile(r *Row) (f *os.File, off int64, ok bool)
-}
-
 // ErrFoldExists: the output directory holds shards of the fold that the
 // new fold would not replace; keeping them would mix an earlier fold's
 // samples with the new ones.

@@ -1,14 +1,18 @@
-// Package convert moves datasets between formats. Every format is read into,
-// or written from, one intermediate model: a dataset is a sequence of shards,
-// a shard a sequence of Rows (one file, member or sample each). A Source
-// lists the rows of each shard; a Sink consumes them. Run scans shards on
-// parallel workers and delivers their rows to the sink in dataset order, so
-// the output is the same whatever the number of workers.
-package convert
+// Package dataset is the row model every format is read into, or written
+// from: a dataset is a sequence of shards, a shard a sequence of Rows (one
+// file, member or sample each). A Source lists the rows of each shard; a
+// Sink consumes them. Run scans shards on parallel workers and delivers
+// their rows to the sink in dataset order, so the output is the same
+// whatever the number of workers. The package knows no format: each
+// format's sources and sinks, and the conversions (package convert), are
+// built on it.
+package dataset
 
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -79,6 +83,24 @@ type Source interface {
 	// Scan reads one shard and hands its rows, in order, to emit in batches.
 	// The rows (and their byte slices) belong to the batch afterwards.
 	Scan(ctx context.Context, shard int, emit func(rows []Row) error) error
+}
+
+// PayloadSource is a Source whose rows carry bytes. OpenPayload is called
+// from the writing goroutine, in dataset order; a reader that checks an
+// integrity code returns a mismatch as its error at the end.
+type PayloadSource interface {
+	Source
+	OpenPayload(r *Row) (io.Reader, error)
+}
+
+// FileRegions is a PayloadSource whose rows' bytes may lie as they are
+// in a file: PayloadFile gives the file and the offset, or ok false. A
+// sink may then have the kernel copy them (copy_file_range) instead of
+// reading them; the source has checked them (Row.Inline holds the same
+// bytes, mapped, for the sink's own checksums), and the file stays open
+// until the source's Close.
+type FileRegions interface {
+	PayloadFile(r *Row) (f *os.File, off int64, ok bool)
 }
 
 // Releaser is a Source whose batches hold something to give back once
