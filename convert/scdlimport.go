@@ -187,7 +187,10 @@ func ToSCDL(ctx context.Context, newSource func(counting bool) (PayloadSource, e
 		}
 	}
 	st.Mode = sink.mode
-	return st, commitSCDL(o, st)
+	if err := commitSCDL(o, st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // errRestart: the rows do not come in the order that lets one pass
@@ -249,7 +252,10 @@ func toSCDLPasses(ctx context.Context, newSource func(counting bool) (PayloadSou
 	if err != nil {
 		return nil, err
 	}
-	return st, commitSCDL(o, st)
+	if err := commitSCDL(o, st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // commitSCDL opens the archive built in o as scdl.Open checks it, and
