@@ -427,6 +427,9 @@ func convertToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, d
 		if err := checkSCDLMode(fl); err != nil {
 			return err
 		}
+		if fl.cellsPerShard != 0 || fl.fold != "" {
+			return usagef("--cells-per-shard and --fold apply to tar shards")
+		}
 		a, err := scdl.Open(srcs[0])
 		if err != nil {
 			return err

@@ -50,8 +50,8 @@ func convertSCDLToBarecat(ctx context.Context, e *env, fl convertFlags, src, dst
 	if err := checkSCDLMode(fl); err != nil {
 		return err
 	}
-	if fl.cellsPerShard != 0 {
-		return usagef("--cells-per-shard applies to writing tar shards")
+	if fl.cellsPerShard != 0 || fl.fold != "" {
+		return usagef("--cells-per-shard and --fold apply to tar shards")
 	}
 	a, err := scdl.Open(src)
 	if err != nil {

@@ -259,3 +259,39 @@ func TestVerifySCDL(t *testing.T) {
 		t.Errorf("damaged row_ptr: exit %d: %s", code, stdout)
 	}
 }
+
+// TestSCDLPairFlags: flags of tar shards are usage errors for SCDL's pairs
+// with Barecat and TBL, with nothing written; a TBL without names cannot
+// carry an archive back, and says so before reading.
+func TestSCDLPairFlags(t *testing.T) {
+	archive := scdlCase(t, "basic_50x30_f32")
+	work := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"convert", "--fold", "x", archive, filepath.Join(work, "a.tbl")}, ExitUsage, "--fold apply to tar shards"},
+		{[]string{"convert", "--cells-per-shard", "5", archive, filepath.Join(work, "a.barecat")}, ExitUsage, "--cells-per-shard and --fold apply to tar shards"},
+		{[]string{"convert", "--scdl-mode", "rows", archive, filepath.Join(work, "a.barecat")}, ExitUsage, `--scdl-mode: "rows"`},
+	} {
+		code, _, stderr := run(t, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, stderr, c.code, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(work); len(entries) != 0 {
+		t.Errorf("written: %v", entries)
+	}
+	v1 := filepath.Join(work, "v1.tbl")
+	if code, _, stderr := run(t, "convert", "-q", "--tbl-version", "1", archive, v1); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr := run(t, "convert", "--to", "scdl", v1, filepath.Join(work, "back"))
+	if code != ExitData || !strings.Contains(stderr, "keeps no file names") {
+		t.Errorf("TBL v1 -> SCDL: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(work, "back")); err == nil {
+		t.Error("back was written")
+	}
+}
