@@ -236,57 +236,45 @@ func (s *barecatSink) Prepare(b *Batch) error {
 	if s.opts.Wrap {
 		return nil
 	}
-	small := func(r *Row) bool { return r.Kind == KindFile && r.Size <= maxInline }
 	var f *os.File
 	var crcs []copyCRC
 	// Runs of members are mapped a few MiB at a time: mapped pages count
 	// in the process's resident memory while they are.
-	for i := 0; i < len(b.Rows); {
-		if !small(&b.Rows[i]) {
-			i++
-			continue
-		}
-		lo, hi := b.Rows[i].DataOffset, b.Rows[i].DataOffset+b.Rows[i].Size
-		j := i + 1
-		for ; j < len(b.Rows); j++ {
-			r := &b.Rows[j]
-			if r.Kind != KindFile {
-				continue
-			}
-			if !small(r) || r.DataOffset+r.Size-lo > copyMapSpan {
-				break
-			}
-			hi = r.DataOffset + r.Size
-		}
+	err := smallRuns(b.Rows, copyMapSpan, func(i, j int, lo, hi int64) error {
 		if f == nil {
 			var err error
 			if f, err = pathguard.Open(s.src.Paths[b.Shard]); err != nil {
 				return err
 			}
-			defer f.Close()
 			crcs = make([]copyCRC, len(b.Rows))
 		}
 		region, err := mapped.Map(f, lo, hi-lo)
-		if errors.Is(err, mapped.ErrUnsupported) {
-			return nil // the writer reads them
-		}
 		if err != nil {
 			return err
 		}
+		defer region.Close()
 		var r *Row
 		err = mapped.Guard(func() error {
 			for k := i; k < j; k++ {
-				if r = &b.Rows[k]; small(r) {
+				if r = &b.Rows[k]; r.Kind == KindFile {
 					crcs[k] = copyCRC{crc: crc32.Checksum(region.Bytes(r.DataOffset, r.Size), castagnoli), ok: true}
 				}
 			}
 			return nil
 		})
-		region.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %q, payload at offset %d: %w", s.src.Paths[b.Shard], r.Name, r.DataOffset, err)
 		}
-		i = j
+		return nil
+	})
+	if f != nil {
+		f.Close()
+	}
+	if errors.Is(err, mapped.ErrUnsupported) {
+		return nil // the writer reads them
+	}
+	if err != nil {
+		return err
 	}
 	if crcs != nil {
 		b.Prep = crcs
@@ -459,7 +447,7 @@ func (s *barecatSink) addFile(f barecat.File, data occurrence) error {
 		if err != nil {
 			return err
 		}
-		h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+		h := crc32.New(castagnoli)
 		if _, err := io.Copy(h, rd); err != nil {
 			return err
 		}

@@ -2,6 +2,8 @@ package convert
 
 import (
 	"context"
+	"fmt"
+	"io"
 
 	"github.com/itarconv/itarconv/dataset"
 )
@@ -39,3 +41,61 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 
 // NewConcat is dataset.NewConcat.
 func NewConcat(parts ...Part) *Concat { return dataset.NewConcat(parts...) }
+
+// readPayload reads a row's payload through OpenPayload, whole.
+func readPayload(src PayloadSource, r *Row) ([]byte, error) {
+	rd, err := src.OpenPayload(r)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := rd.(io.Closer); ok {
+		defer c.Close()
+	}
+	data := make([]byte, r.Size)
+	if _, err := io.ReadFull(rd, data); err != nil {
+		return nil, err
+	}
+	return data, endOfPayload(rd)
+}
+
+// endOfPayload reads on past a payload's last byte: a reader that checks
+// a checksum says so there (PayloadSource), and more bytes than the row's
+// size are an error.
+func endOfPayload(rd io.Reader) error {
+	n, err := io.Copy(io.Discard, rd)
+	if err == nil && n > 0 {
+		err = fmt.Errorf("%d bytes more than its size", n)
+	}
+	return err
+}
+
+// smallRuns calls fn for each run of consecutive rows whose regular files
+// hold at most maxInline bytes each and lie within span bytes of the run's
+// first payload, with lo and hi bounding those payloads. Other rows do not
+// end a run; a larger file does, and is in none.
+func smallRuns(rows []Row, span int64, fn func(i, j int, lo, hi int64) error) error {
+	small := func(r *Row) bool { return r.Kind == KindFile && r.Size <= maxInline }
+	for i := 0; i < len(rows); {
+		if !small(&rows[i]) {
+			i++
+			continue
+		}
+		lo, hi := rows[i].DataOffset, rows[i].DataOffset+rows[i].Size
+		j := i + 1
+		for ; j < len(rows); j++ {
+			r := &rows[j]
+			if r.Kind != KindFile {
+				continue
+			}
+			if !small(r) || r.DataOffset+r.Size-lo > span {
+				break
+			}
+			hi = r.DataOffset + r.Size
+		}
+		if err := fn(i, j, lo, hi); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}

@@ -414,7 +414,9 @@ func (c *fileCopier) copy(o *scdlOutDir, rel string, r *Row, ref rowRef) error {
 		if rd, err = c.src.OpenPayload(r); err == nil {
 			// A LimitedReader over an *os.File lets the kernel copy
 			// (copy_file_range) where it can.
-			n, err = io.Copy(out, io.LimitReader(rd, r.Size))
+			if n, err = io.Copy(out, io.LimitReader(rd, r.Size)); err == nil && n == r.Size {
+				err = endOfPayload(rd)
+			}
 			if cl, ok := rd.(io.Closer); ok {
 				cl.Close()
 			}
@@ -463,7 +465,8 @@ func (s *scdlSink) EndShard(int) error { return nil }
 // carry. A member that does not parse keeps its error for Write, which
 // knows whether it is a cell's.
 func (s *scdlSink) Prepare(b *Batch) error {
-	if s.mode == SCDLModeArchive && !s.optimistic {
+	// An optimistic sink's mode changes in Write: only a fixed one is read.
+	if !s.optimistic && s.mode == SCDLModeArchive {
 		return nil
 	}
 	var parts []cellPart
@@ -545,7 +548,7 @@ func (s *scdlSink) Write(b *Batch) error {
 				return p.err
 			}
 		} else {
-			data, err := s.readPayload(r)
+			data, err := readPayload(s.src, r)
 			if err != nil {
 				return fmt.Errorf("%s: %w", ref, err)
 			}
@@ -573,21 +576,6 @@ func (s *scdlSink) finishCells() error {
 		return nil
 	}
 	return s.arrays.finish(s.asm.next)
-}
-
-func (s *scdlSink) readPayload(r *Row) ([]byte, error) {
-	rd, err := s.src.OpenPayload(r)
-	if err != nil {
-		return nil, err
-	}
-	if cl, ok := rd.(io.Closer); ok {
-		defer cl.Close()
-	}
-	data := make([]byte, r.Size)
-	if _, err := io.ReadFull(rd, data); err != nil {
-		return nil, err
-	}
-	return data, nil
 }
 
 // cellsName reports whether a member name is <digits>.values.npy,

@@ -100,17 +100,7 @@ func kindOf(typeflag byte) Kind {
 // are at most maxInline bytes, one read per run of such members (they lie
 // one after the other in the shard, with only headers between them).
 func readPayloads(f *os.File, rows []Row) error {
-	small := func(r *Row) bool { return r.Kind == KindFile && r.Size <= maxInline }
-	for i := 0; i < len(rows); {
-		if !small(&rows[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(rows) && small(&rows[j]) && rows[j].DataOffset+rows[j].Size-rows[i].DataOffset <= maxInline {
-			j++
-		}
-		lo, hi := rows[i].DataOffset, rows[j-1].DataOffset+rows[j-1].Size
+	return smallRuns(rows, maxInline, func(i, j int, lo, hi int64) error {
 		buf := make([]byte, hi-lo)
 		if n, err := f.ReadAt(buf, lo); n < len(buf) {
 			if err == nil || err == io.EOF {
@@ -119,12 +109,12 @@ func readPayloads(f *os.File, rows []Row) error {
 			return fmt.Errorf("offset %d: %q: reading its payload: %w", rows[i].Offset, rows[i].Name, err)
 		}
 		for k := i; k < j; k++ {
-			r := &rows[k]
-			r.Inline = buf[r.DataOffset-lo : r.DataOffset-lo+r.Size : r.DataOffset-lo+r.Size]
+			if r := &rows[k]; r.Kind == KindFile {
+				r.Inline = buf[r.DataOffset-lo : r.DataOffset-lo+r.Size : r.DataOffset-lo+r.Size]
+			}
 		}
-		i = j
-	}
-	return nil
+		return nil
+	})
 }
 
 // Scan lists one shard's members.

@@ -542,22 +542,8 @@ func (s *tblSink) where(shard int) string {
 // readLate reads a payload the row does not carry (a large file of a
 // source that reads in place), on the writer, and prepares the sample.
 func (s *tblSink) readLate(r *Row) (tbl.Prepared, []tbl.MetaEntry, error) {
-	rd, err := s.src.OpenPayload(r)
+	data, err := readPayload(s.src, r)
 	if err != nil {
-		return tbl.Prepared{}, nil, err
-	}
-	if c, ok := rd.(io.Closer); ok {
-		defer c.Close()
-	}
-	data := make([]byte, r.Size)
-	if _, err := io.ReadFull(rd, data); err != nil {
-		return tbl.Prepared{}, nil, err
-	}
-	// Reading on to the end lets a reader that checks a checksum say so.
-	if n, err := io.Copy(io.Discard, rd); err != nil || n > 0 {
-		if err == nil {
-			err = fmt.Errorf("%d bytes more than its size", n)
-		}
 		return tbl.Prepared{}, nil, err
 	}
 	return s.prepareSample(string(r.Name), data)
