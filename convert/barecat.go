@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/bloom"
@@ -147,7 +148,7 @@ func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (m
 	seed := maphash.MakeSeed()
 	src := NewTarShards(shards, opts.Scan)
 	defer src.Close()
-	c := &collectSink{fn: func(shard int, r *Row) error {
+	c := dataset.RowFunc(func(shard int, r *Row) error {
 		if r.Kind != KindFile && r.Kind != KindHardlink {
 			return nil
 		}
@@ -162,7 +163,7 @@ func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (m
 			seen.Add(h)
 		}
 		return nil
-	}}
+	})
 	if err := Run(ctx, src, c, Options{Workers: opts.Workers}); err != nil {
 		return nil, err
 	}
@@ -176,7 +177,7 @@ func firstMember(ctx context.Context, shards []string, p string, opts BarecatOpt
 	found := errors.New("found")
 	src := NewTarShards(shards, opts.Scan)
 	defer src.Close()
-	err := Run(ctx, src, &collectSink{fn: func(shard int, r *Row) error {
+	err := Run(ctx, src, dataset.RowFunc(func(shard int, r *Row) error {
 		if r.Kind != KindFile && r.Kind != KindHardlink {
 			return nil
 		}
@@ -185,7 +186,7 @@ func firstMember(ctx context.Context, shards []string, p string, opts BarecatOpt
 			return found
 		}
 		return nil
-	}}, Options{Workers: 1})
+	}), Options{Workers: 1})
 	if err == found {
 		return first, nil
 	}
@@ -194,22 +195,6 @@ func firstMember(ctx context.Context, shards []string, p string, opts BarecatOpt
 	}
 	return first, err
 }
-
-// collectSink calls fn for every row, in order.
-type collectSink struct {
-	fn func(shard int, r *Row) error
-}
-
-func (c *collectSink) Prepare(*Batch) error { return nil }
-func (c *collectSink) Write(b *Batch) error {
-	for i := range b.Rows {
-		if err := c.fn(b.Shard, &b.Rows[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-func (c *collectSink) EndShard(int) error { return nil }
 
 type barecatSink struct {
 	// copyFrom is the tar shard AddCopy copies from (number copyShard),
@@ -481,7 +466,7 @@ type BarecatSource struct {
 	run    context.Context  // the Run the lister serves
 	err    error
 
-	held held // the mappings of batches not yet written
+	held dataset.Held // the mappings of batches not yet written
 }
 
 // fileChunk is a run of files in the source's order, or the error that
@@ -650,12 +635,12 @@ func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) er
 	for k, i := range heldRows[:len(held)] {
 		rows[i].Inline = views.Data[k]
 	}
-	return s.held.emit(rows, views, emit)
+	return s.held.Emit(rows, views, emit)
 }
 
 // Release gives back the mapped bytes of a written batch.
 func (s *BarecatSource) Release(b *Batch) {
-	s.held.release(b)
+	s.held.Release(b)
 }
 
 func setMeta(r *Row, mode int64, hasMode bool, uid int64, hasUID bool, gid int64, hasGID bool, mtimeNs int64, hasMtime bool) {
@@ -754,7 +739,7 @@ func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOp
 		return f.Shard < shard || f.Shard == shard && f.Offset < off
 	}
 	src := NewTarShards(st.Tars, opts.Scan)
-	err := Run(ctx, src, &collectSink{fn: func(shard int, r *Row) error {
+	err := Run(ctx, src, dataset.RowFunc(func(shard int, r *Row) error {
 		if r.Kind != KindFile {
 			return nil
 		}
@@ -776,7 +761,7 @@ func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOp
 			st.Files++
 			pending = pending[1:]
 		}
-	}}, Options{Workers: opts.Workers})
+	}), Options{Workers: opts.Workers})
 	if err == nil {
 		if f, ok := next(); ok {
 			err = noMember(f)

@@ -122,8 +122,8 @@ func TestTarToBarecatRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(src.held.m) != 0 {
-			t.Errorf("%d batches' mappings never released", len(src.held.m))
+		if src.held.Len() != 0 {
+			t.Errorf("%d batches' mappings never released", src.held.Len())
 		}
 		entries := readTarDir(t, fst.Shards)
 		files := map[string]string{}

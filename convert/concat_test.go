@@ -6,6 +6,8 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+
+	"github.com/itarconv/itarconv/dataset"
 )
 
 // Concat numbers the parts' shards one after the other, prefixes names,
@@ -23,7 +25,7 @@ func TestConcatAndReadPayloads(t *testing.T) {
 			t.Fatalf("%d shards, the second %q", c.NumShards(), c.ShardName(1))
 		}
 		got := map[string]string{}
-		err := Run(context.Background(), c, &collectSink{fn: func(shard int, r *Row) error {
+		err := Run(context.Background(), c, dataset.RowFunc(func(shard int, r *Row) error {
 			if r.Kind != KindFile {
 				return nil
 			}
@@ -37,7 +39,7 @@ func TestConcatAndReadPayloads(t *testing.T) {
 			}
 			got[string(r.Name)] = string(body)
 			return err
-		}}, Options{Workers: 2})
+		}), Options{Workers: 2})
 		c.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -2,8 +2,6 @@ package convert
 
 import (
 	"context"
-	"fmt"
-	"io"
 
 	"github.com/itarconv/itarconv/dataset"
 )
@@ -41,33 +39,6 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 
 // NewConcat is dataset.NewConcat.
 func NewConcat(parts ...Part) *Concat { return dataset.NewConcat(parts...) }
-
-// readPayload reads a row's payload through OpenPayload, whole.
-func readPayload(src PayloadSource, r *Row) ([]byte, error) {
-	rd, err := src.OpenPayload(r)
-	if err != nil {
-		return nil, err
-	}
-	if c, ok := rd.(io.Closer); ok {
-		defer c.Close()
-	}
-	data := make([]byte, r.Size)
-	if _, err := io.ReadFull(rd, data); err != nil {
-		return nil, err
-	}
-	return data, endOfPayload(rd)
-}
-
-// endOfPayload reads on past a payload's last byte: a reader that checks
-// a checksum says so there (PayloadSource), and more bytes than the row's
-// size are an error.
-func endOfPayload(rd io.Reader) error {
-	n, err := io.Copy(io.Discard, rd)
-	if err == nil && n > 0 {
-		err = fmt.Errorf("%d bytes more than its size", n)
-	}
-	return err
-}
 
 // smallRuns calls fn for each run of consecutive rows whose regular files
 // hold at most maxInline bytes each and lie within span bytes of the run's

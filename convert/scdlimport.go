@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
@@ -415,7 +416,7 @@ func (c *fileCopier) copy(o *scdlOutDir, rel string, r *Row, ref rowRef) error {
 			// A LimitedReader over an *os.File lets the kernel copy
 			// (copy_file_range) where it can.
 			if n, err = io.Copy(out, io.LimitReader(rd, r.Size)); err == nil && n == r.Size {
-				err = endOfPayload(rd)
+				err = dataset.EndOfPayload(rd)
 			}
 			if cl, ok := rd.(io.Closer); ok {
 				cl.Close()
@@ -548,7 +549,7 @@ func (s *scdlSink) Write(b *Batch) error {
 				return p.err
 			}
 		} else {
-			data, err := readPayload(s.src, r)
+			data, err := dataset.ReadPayload(s.src, r)
 			if err != nil {
 				return fmt.Errorf("%s: %w", ref, err)
 			}

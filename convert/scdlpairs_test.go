@@ -12,6 +12,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tbl"
@@ -164,7 +165,7 @@ func scdlRows(t *testing.T, src string) (meta, cells []Row) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Run(context.Background(), s, &collectSink{fn: func(_ int, r *Row) error {
+	err = Run(context.Background(), s, dataset.RowFunc(func(_ int, r *Row) error {
 		row := *r
 		row.Name = bytes.Clone(r.Name)
 		if r.Inline != nil {
@@ -184,7 +185,7 @@ func scdlRows(t *testing.T, src string) (meta, cells []Row) {
 			cells = append(cells, row)
 		}
 		return nil
-	}}, Options{Workers: 1})
+	}), Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/mapped"
@@ -95,7 +96,7 @@ func ToTBL(ctx context.Context, newSource func(counting bool) (PayloadSource, er
 	}
 	sel := &tblSelector{compat: opts.CompatTurboLoader, shards: paths, skipped: map[string]int64{}, src: counting}
 	var pairing tblPairing
-	count := &collectSink{fn: func(shard int, r *Row) error {
+	count := dataset.RowFunc(func(shard int, r *Row) error {
 		ok, err := sel.take(shard, r)
 		if err != nil {
 			return err
@@ -114,7 +115,7 @@ func ToTBL(ctx context.Context, newSource func(counting bool) (PayloadSource, er
 			sel.n++
 		}
 		return nil
-	}}
+	})
 	err = Run(ctx, counting, count, Options{Workers: opts.Workers})
 	closeSource(counting)
 	if err != nil {
@@ -542,7 +543,7 @@ func (s *tblSink) where(shard int) string {
 // readLate reads a payload the row does not carry (a large file of a
 // source that reads in place), on the writer, and prepares the sample.
 func (s *tblSink) readLate(r *Row) (tbl.Prepared, []tbl.MetaEntry, error) {
-	data, err := readPayload(s.src, r)
+	data, err := dataset.ReadPayload(s.src, r)
 	if err != nil {
 		return tbl.Prepared{}, nil, err
 	}
@@ -583,7 +584,7 @@ type TBLSource struct {
 	// counts or names them); OpenPayload still reads any one.
 	NoData bool
 
-	held held // the mappings of batches not yet written
+	held dataset.Held // the mappings of batches not yet written
 
 	mu      sync.Mutex
 	badJSON []int // samples with a JSON-typed block that does not parse
@@ -643,12 +644,12 @@ func (s *TBLSource) Scan(ctx context.Context, shard int, emit func([]Row) error)
 		rows = append(rows, Row{Name: []byte(name), Kind: KindFile, Size: int64(smp.Size), Mode: defaultFileMode,
 			DataFile: i, Offset: -1, DataOffset: smp.Offset, Inline: views.Data[i-from]})
 	}
-	return s.held.emit(rows, views, emit)
+	return s.held.Emit(rows, views, emit)
 }
 
 // Release gives back the mapped bytes of a written batch.
 func (s *TBLSource) Release(b *Batch) {
-	s.held.release(b)
+	s.held.Release(b)
 }
 
 // SampleName is the name sample i gets in a conversion to tar.

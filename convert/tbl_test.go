@@ -74,8 +74,8 @@ func TestTBLRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(src.held.m) != 0 {
-			t.Errorf("%+v: %d batches' mappings never released", opts, len(src.held.m))
+		if src.held.Len() != 0 {
+			t.Errorf("%+v: %d batches' mappings never released", opts, src.held.Len())
 		}
 		entries := readTarDir(t, fst.Shards)
 		if len(entries) != 4 {

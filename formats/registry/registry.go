@@ -1,10 +1,13 @@
-// Package registry is where each format says, from its own package, how
-// its files are told apart, so that commands dispatch on what a file is
-// rather than on what the command line guesses. A format registers once,
+// Package registry is where each format says, from its own package, what
+// it is and what can be done with it: how its files are told apart, how
+// to open one as a dataset of rows, create one from any rows, and
+// inspect, verify, list and read one entry. Commands and conversions
+// dispatch on the registry, not on format names. A format registers once,
 // in an init function of its package:
 //
 //	func init() {
-//		registry.Register(&registry.Format{Name: "tbl", Label: "TBL", Detect: Detect, Claims: claims})
+//		registry.Register(&registry.Format{Name: "tbl", Label: "TBL", Detect: Detect,
+//			Claims: claims, Open: open, Create: create, Inspect: inspect, Verify: verify})
 //	}
 //
 // Detection is by content (magic bytes, a directory's layout) and must not
@@ -12,18 +15,35 @@
 // Claims is by name or layout alone, for a damaged file whose content no
 // longer says what it is: it is then reported as that format's corrupt
 // file rather than as an unknown one.
+//
+// Rows are package dataset's: a format that can be opened hands out a
+// dataset.PayloadSource, and one that can be created consumes one, so any
+// format converts into any other without either knowing the other.
 package registry
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"sync"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
-// Format describes how one format's files are recognised.
+// ErrUnsupported is returned for an operation a format does not offer
+// (its Format leaves the function nil).
+var ErrUnsupported = errors.New("not supported by this format")
+
+// ErrVerify is wrapped by a Verify error that reports damage the check
+// found (as opposed to a file that could not be read at all).
+var ErrVerify = errors.New("verification failed")
+
+// Format describes one format: how its files are recognised, and what can
+// be done with them. Name, Label and Detect are required; a format leaves
+// nil what it cannot do.
 type Format struct {
 	// Name is how options name the format: "tar", "barecat", "tbl", ...
 	Name string
@@ -35,6 +55,105 @@ type Format struct {
 	// Claims tells whether path claims the format by its name or layout
 	// (nil: never).
 	Claims func(path string) bool
+
+	// Open opens the dataset at path for reading.
+	Open func(path string, opts OpenOptions) (Dataset, error)
+	// Create writes a new dataset at path from the rows of in: to
+	// temporary files, renamed into place only when complete.
+	Create func(ctx context.Context, in Input, path string, opts CreateOptions) (*Result, error)
+	// Inspect describes path: header, counts, tables.
+	Inspect func(ctx context.Context, path string) (Report, error)
+	// Verify reads every byte of path and checks it against what the
+	// format records. Damage found is a Report and an error wrapping
+	// ErrVerify.
+	Verify func(ctx context.Context, path string) (Report, error)
+}
+
+// OpenOptions tune Open.
+type OpenOptions struct {
+	// Mode selects a layout for formats that present their content in
+	// more than one way (SCDL: "cells" or "archive"); "" is the default.
+	Mode string
+}
+
+// Input is a dataset as rows. Each call of Rows returns a new source over
+// the same rows, so that a conversion may scan twice (a first pass that
+// counts, then the copy); with listing, rows need not carry their bytes.
+// A source that holds files or goroutines implements io.Closer, and the
+// caller closes it when done (CloseSource).
+type Input interface {
+	Rows(listing bool) (dataset.PayloadSource, error)
+}
+
+// Dataset is a dataset open for reading.
+type Dataset interface {
+	Input
+	// List calls fn for every entry, in the dataset's order, under the
+	// name ReadEntry takes (the name a conversion gives it).
+	List(ctx context.Context, fn func(Entry) error) error
+	// ReadEntry returns the whole content of the named entry, checked
+	// against what the format records; an error wrapping fs.ErrNotExist
+	// when there is none.
+	ReadEntry(name string) ([]byte, error)
+	// Size is the number of bytes a pass over the rows reads, and Unit
+	// what one row is ("files", "samples", ...): for progress bars.
+	Size() int64
+	Unit() string
+	// Warnings are what opening found wrong but readable.
+	Warnings() []string
+	Close() error
+}
+
+// Entry is one entry as ls prints it.
+type Entry struct {
+	Name string
+	Size int64
+	// Fields are the format's own columns, printed between the name and
+	// the size (a Barecat file's shard and offset; a TBL sample's index
+	// and payload format).
+	Fields []Field
+}
+
+// Field is a named column of an Entry.
+type Field struct {
+	Key   string // snake_case, the JSON key
+	Value any
+}
+
+// CreateOptions tune Create.
+type CreateOptions struct {
+	Workers int
+	// Overwrite replaces an existing dataset at the path, once the new one
+	// is complete; without it an existing one is refused (fs.ErrExist).
+	Overwrite bool
+	// ShardSize rolls output shards over past this many bytes, for formats
+	// with shards (0: the format's default).
+	ShardSize int64
+	Progress  func(dataset.Progress)
+	// Format holds the target format's own options (its package documents
+	// the type); nil takes the defaults.
+	Format any
+}
+
+// Result is what Create (or a conversion) wrote.
+type Result struct {
+	Stats    any      // the figures, printed as JSON with snake_case keys
+	Summary  string   // one line for a person
+	Warnings []string // what was not kept, or kept differently
+}
+
+// Report is what Inspect or Verify found. It prints as JSON (the value
+// itself, snake_case keys) or as text.
+type Report interface {
+	WriteText(w io.Writer) error
+}
+
+// CloseSource closes a source that holds files open or goroutines.
+func CloseSource(src dataset.Source) error {
+	if c, ok := src.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 var (
