@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // progress draws a bar on stderr while shards are processed, when stderr is
@@ -90,18 +91,5 @@ func totalSize(paths []string) int64 {
 	return n
 }
 
-// humanBytes prints a byte count as a person reads it: 512 B, 1.5 KiB,
-// 3.2 GiB.
-func humanBytes(n int64) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, unit := float64(n)/1024, "KiB"
-	for _, u := range []string{"MiB", "GiB", "TiB", "PiB"} {
-		if v < 1024 {
-			break
-		}
-		v, unit = v/1024, u
-	}
-	return fmt.Sprintf("%.1f %s", v, unit)
-}
+// humanBytes prints a byte count as a person reads it.
+func humanBytes(n int64) string { return human.Bytes(n) }
