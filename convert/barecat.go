@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/bloom"
@@ -225,7 +226,7 @@ func (s *barecatSink) Prepare(b *Batch) error {
 	var crcs []copyCRC
 	// Runs of members are mapped a few MiB at a time: mapped pages count
 	// in the process's resident memory while they are.
-	err := smallRuns(b.Rows, copyMapSpan, func(i, j int, lo, hi int64) error {
+	err := fold.SmallRuns(b.Rows, copyMapSpan, func(i, j int, lo, hi int64) error {
 		if f == nil {
 			var err error
 			if f, err = pathguard.Open(s.src.Paths[b.Shard]); err != nil {

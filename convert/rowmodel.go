@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/tarscan"
 )
 
 // The row model and the engine live in package dataset, which knows no
@@ -40,33 +42,42 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 // NewConcat is dataset.NewConcat.
 func NewConcat(parts ...Part) *Concat { return dataset.NewConcat(parts...) }
 
-// smallRuns calls fn for each run of consecutive rows whose regular files
-// hold at most maxInline bytes each and lie within span bytes of the run's
-// first payload, with lo and hi bounding those payloads. Other rows do not
-// end a run; a larger file does, and is in none.
-func smallRuns(rows []Row, span int64, fn func(i, j int, lo, hi int64) error) error {
-	small := func(r *Row) bool { return r.Kind == KindFile && r.Size <= maxInline }
-	for i := 0; i < len(rows); {
-		if !small(&rows[i]) {
-			i++
-			continue
-		}
-		lo, hi := rows[i].DataOffset, rows[i].DataOffset+rows[i].Size
-		j := i + 1
-		for ; j < len(rows); j++ {
-			r := &rows[j]
-			if r.Kind != KindFile {
-				continue
-			}
-			if !small(r) || r.DataOffset+r.Size-lo > span {
-				break
-			}
-			hi = r.DataOffset + r.Size
-		}
-		if err := fn(i, j, lo, hi); err != nil {
-			return err
-		}
-		i = j
-	}
-	return nil
+// The tar fold's source, index and writer live in package fold, the
+// indexed tar fold's one place; convert keeps their names.
+type (
+	TarShards     = fold.TarShards
+	TarShardStats = fold.ShardStats
+	IndexOptions  = fold.IndexOptions
+	IndexStats    = fold.IndexStats
+	FoldOptions   = fold.WriteOptions
+	FoldStats     = fold.WriteStats
+	PendingFold   = fold.Pending
+)
+
+var (
+	ErrFoldExists    = fold.ErrExists
+	ErrTooManyShards = fold.ErrTooManyShards
+)
+
+// NewTarShards is fold.NewTarShards.
+func NewTarShards(paths []string, opts tarscan.Options) *TarShards {
+	return fold.NewTarShards(paths, opts)
 }
+
+// BuildIndex is fold.BuildIndex.
+func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOptions) (*IndexStats, error) {
+	return fold.BuildIndex(ctx, shards, out, opts)
+}
+
+// WriteFold is fold.Write.
+func WriteFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*FoldStats, error) {
+	return fold.Write(ctx, src, opts)
+}
+
+// StageFold is fold.Stage.
+func StageFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*PendingFold, error) {
+	return fold.Stage(ctx, src, opts)
+}
+
+// CommitFolds is fold.CommitAll.
+func CommitFolds(folds ...*PendingFold) ([]*FoldStats, error) { return fold.CommitAll(folds...) }

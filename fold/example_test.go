@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/fold"
 )
 
@@ -17,7 +16,7 @@ func ExampleFold_Lookup() {
 	defer os.RemoveAll(dir)
 	shards := []string{"../examples/webdataset/train_0000.tar", "../examples/webdataset/train_0001.tar"}
 	index := filepath.Join(dir, "train.taridx")
-	if _, err := convert.BuildIndex(context.Background(), shards, index, convert.IndexOptions{}); err != nil {
+	if _, err := fold.BuildIndex(context.Background(), shards, index, fold.IndexOptions{}); err != nil {
 		fmt.Println(err)
 		return
 	}

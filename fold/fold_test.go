@@ -10,14 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/testutil"
 )
 
 // caseDir copies a conformance case's shards to a temporary directory and
 // indexes it; shared/ is never written.
-func caseDir(t *testing.T, name string, opts convert.IndexOptions) (string, *Fold) {
+func caseDir(t *testing.T, name string, opts IndexOptions) (string, *Fold) {
 	t.Helper()
 	src := filepath.Join(testutil.Conformance(t, "taridx"), name)
 	dir := t.TempDir()
@@ -33,7 +32,7 @@ func caseDir(t *testing.T, name string, opts convert.IndexOptions) (string, *Fol
 		copies = append(copies, dst)
 	}
 	idx := filepath.Join(dir, "train.taridx")
-	if _, err := convert.BuildIndex(context.Background(), copies, idx, opts); err != nil {
+	if _, err := BuildIndex(context.Background(), copies, idx, opts); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Open(idx, nil)
@@ -44,7 +43,7 @@ func caseDir(t *testing.T, name string, opts convert.IndexOptions) (string, *Fol
 }
 
 func TestLookupAndCopy(t *testing.T) {
-	_, f := caseDir(t, "duplicates", convert.IndexOptions{})
+	_, f := caseDir(t, "duplicates", IndexOptions{})
 	tests := []struct {
 		name string
 		rows []int
@@ -79,7 +78,7 @@ func TestLookupAndCopy(t *testing.T) {
 }
 
 func TestCopyDetectsStaleHeader(t *testing.T) {
-	dir, f := caseDir(t, "ustar_basic", convert.IndexOptions{})
+	dir, f := caseDir(t, "ustar_basic", IndexOptions{})
 	ms, err := f.Lookup("s0001.cls")
 	if err != nil {
 		t.Fatal(err)
@@ -98,12 +97,12 @@ func TestCopyDetectsStaleHeader(t *testing.T) {
 // and pax headers, which verify accepts by their header blocks.
 func TestVerifyCompatIndex(t *testing.T) {
 	for _, c := range []string{"pax_gnutar", "gnu_longname_gnutar", "nested_dirs_gnutar"} {
-		_, f := caseDir(t, c, convert.IndexOptions{CompatGLZN: true})
+		_, f := caseDir(t, c, IndexOptions{CompatGLZN: true})
 		rep, err := f.Verify(context.Background(), VerifyOptions{Data: true})
 		if err != nil || !rep.OK() {
 			t.Errorf("%s: %v %+v", c, err, rep)
 		}
-		_, f = caseDir(t, c, convert.IndexOptions{})
+		_, f = caseDir(t, c, IndexOptions{})
 		rep, err = f.Verify(context.Background(), VerifyOptions{Data: true})
 		if err != nil || !rep.OK() || rep.Rows == 0 {
 			t.Errorf("%s (default): %v %+v", c, err, rep)
@@ -112,7 +111,7 @@ func TestVerifyCompatIndex(t *testing.T) {
 }
 
 func TestListFullNames(t *testing.T) {
-	_, f := caseDir(t, "pax_py", convert.IndexOptions{})
+	_, f := caseDir(t, "pax_py", IndexOptions{})
 	var names []string
 	err := f.List(tarscan.Options{}, func(e Entry) error {
 		names = append(names, e.Name)
@@ -133,7 +132,7 @@ func TestListFullNames(t *testing.T) {
 }
 
 func TestOpenAll(t *testing.T) {
-	dir, _ := caseDir(t, "ustar_basic", convert.IndexOptions{})
+	dir, _ := caseDir(t, "ustar_basic", IndexOptions{})
 	folds, err := OpenAll(dir, "", nil)
 	if err != nil || len(folds) != 1 || folds[0].Name != "train" || len(folds[0].Shards) != 2 {
 		t.Fatalf("%v %+v", err, folds)
@@ -153,7 +152,7 @@ func TestCopyStaleMember(t *testing.T) {
 		{"other size", "a.jpg", 3},
 		{"other name", "z.jpg", 11},
 	} {
-		dir, f := caseDir(t, "duplicates", convert.IndexOptions{})
+		dir, f := caseDir(t, "duplicates", IndexOptions{})
 		ms, err := f.Lookup("a.jpg")
 		if err != nil || len(ms) != 2 || ms[1].Row.Offset != 1024 {
 			t.Fatalf("lookup: %v %+v", err, ms)
@@ -183,7 +182,7 @@ func TestCopyStaleMember(t *testing.T) {
 // without the flag: rows past the first end-of-archive marker make verify
 // and ls read on, as the index was built.
 func TestVerifyConcatenated(t *testing.T) {
-	_, f := caseDir(t, "concatenated", convert.IndexOptions{Scan: tarscan.Options{IgnoreZeros: true}})
+	_, f := caseDir(t, "concatenated", IndexOptions{Scan: tarscan.Options{IgnoreZeros: true}})
 	if f.Index.Len() < 2 {
 		t.Fatalf("%d rows: the case should hold two archives", f.Index.Len())
 	}

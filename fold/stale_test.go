@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
 )
@@ -99,10 +98,10 @@ func sampleShards(t *testing.T, dir, fold string, n, perShard int) []string {
 	return paths
 }
 
-func indexDir(t *testing.T, dir string, shards []string, opts convert.IndexOptions) *Fold {
+func indexDir(t *testing.T, dir string, shards []string, opts IndexOptions) *Fold {
 	t.Helper()
 	idx := filepath.Join(dir, "train.taridx")
-	if _, err := convert.BuildIndex(context.Background(), shards, idx, opts); err != nil {
+	if _, err := BuildIndex(context.Background(), shards, idx, opts); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Open(idx, nil)
@@ -118,7 +117,7 @@ func TestCopyTruncatedPayload(t *testing.T) {
 	dir := t.TempDir()
 	shard := filepath.Join(dir, "train_0000.tar")
 	writeTar(t, shard, []member{{name: "a.jpg", body: bytes.Repeat([]byte{'a'}, 600)}, {name: "b.bin", body: bytes.Repeat([]byte{'b'}, 3000)}})
-	f := indexDir(t, dir, []string{shard}, convert.IndexOptions{})
+	f := indexDir(t, dir, []string{shard}, IndexOptions{})
 	ms, err := f.Lookup("b.bin")
 	if err != nil || len(ms) != 1 {
 		t.Fatalf("lookup: %v", err)
@@ -197,7 +196,7 @@ func TestVerifyCoversShards(t *testing.T) {
 				// A directory member makes the index one only glzn's mode makes.
 				writeTar(t, shards[0], []member{{name: "k0000.jpg", body: jpg}, {name: "k0000.cls", body: []byte("1")}, {name: "d/", typ: tar.TypeDir}, {name: "k0001.jpg", body: jpg}})
 			}
-			indexDir(t, dir, shards, convert.IndexOptions{CompatGLZN: tc.compat})
+			indexDir(t, dir, shards, IndexOptions{CompatGLZN: tc.compat})
 			tc.change(t, dir, shards)
 			f, err := Open(filepath.Join(dir, "train.taridx"), nil)
 			if err != nil {
@@ -223,7 +222,7 @@ func TestVerifyCoversShards(t *testing.T) {
 func TestListContiguousIndex(t *testing.T) {
 	dir := t.TempDir()
 	shards := sampleShards(t, dir, "train", 3, 5)
-	f := indexDir(t, dir, shards, convert.IndexOptions{Contiguous: true})
+	f := indexDir(t, dir, shards, IndexOptions{Contiguous: true})
 	inOrder := true
 	for i := 1; i < f.Index.Len(); i++ {
 		a, b := f.Index.Row(i-1), f.Index.Row(i)

@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	_ "github.com/itarconv/itarconv/fold"
 	_ "github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/registry"
 	_ "github.com/itarconv/itarconv/formats/scdl"
 	_ "github.com/itarconv/itarconv/formats/taridx"
-	_ "github.com/itarconv/itarconv/formats/tarscan"
 	_ "github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/testutil"
 )

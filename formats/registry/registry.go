@@ -56,8 +56,9 @@ type Format struct {
 	// (nil: never).
 	Claims func(path string) bool
 
-	// Open opens the dataset at path for reading.
-	Open func(path string, opts OpenOptions) (Dataset, error)
+	// Open opens a dataset for reading: one path for most formats; a
+	// format of shards (tar) takes a directory or its shards in order.
+	Open func(paths []string, opts OpenOptions) (Dataset, error)
 	// Create writes a new dataset at path from the rows of in: to
 	// temporary files, renamed into place only when complete.
 	Create func(ctx context.Context, in Input, path string, opts CreateOptions) (*Result, error)
@@ -74,6 +75,9 @@ type OpenOptions struct {
 	// Mode selects a layout for formats that present their content in
 	// more than one way (SCDL: "cells" or "archive"); "" is the default.
 	Mode string
+	// Format holds the source format's own options (its package documents
+	// the type); nil takes the defaults.
+	Format any
 }
 
 // Input is a dataset as rows. Each call of Rows returns a new source over
@@ -146,6 +150,15 @@ type Result struct {
 // itself, snake_case keys) or as text.
 type Report interface {
 	WriteText(w io.Writer) error
+}
+
+// OnePath returns the one path of a format that takes a single file or
+// directory.
+func OnePath(f *Format, paths []string) (string, error) {
+	if len(paths) != 1 {
+		return "", fmt.Errorf("%s takes one path, not %d", f.Label, len(paths))
+	}
+	return paths[0], nil
 }
 
 // CloseSource closes a source that holds files open or goroutines.

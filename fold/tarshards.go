@@ -1,4 +1,4 @@
-package convert
+package fold
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
@@ -14,7 +15,7 @@ import (
 // batchRows is how many rows a source hands over at once.
 const batchRows = 4096
 
-// TarShards is a Source over tar files, read header by header (payloads are
+// TarShards is a dataset.Source over tar files, read header by header (payloads are
 // never read). Sparse members and pax global headers are not rows: they are
 // counted in the shard's stats. With Options.HeaderBlocks every header block
 // is a row, as glzn's indexer sees a tar.
@@ -22,13 +23,13 @@ type TarShards struct {
 	Paths   []string
 	Options tarscan.Options
 	// Stats has one entry per shard, filled as the shard is scanned.
-	Stats []TarShardStats
+	Stats []ShardStats
 	// BatchBytes, if set, also ends a batch once its rows' payloads add up
 	// to that many bytes: sinks that read payloads while preparing a batch
 	// hold them in memory until it is written.
 	BatchBytes int64
 	// ReadPayloads has Scan read the payloads of regular members up to
-	// maxInline bytes into Row.Inline, on the worker, with one read per
+	// MaxInline bytes into dataset.Row.Inline, on the worker, with one read per
 	// run of consecutive members: sinks that parse payloads do so in
 	// parallel and never open a tar shard themselves. Set BatchBytes with
 	// it to bound the bytes waiting to be written.
@@ -40,7 +41,7 @@ type TarShards struct {
 
 // OpenPayload reads a row's payload from its shard. Rows come in order, so
 // one shard file is kept open at a time.
-func (t *TarShards) OpenPayload(r *Row) (io.Reader, error) {
+func (t *TarShards) OpenPayload(r *dataset.Row) (io.Reader, error) {
 	if t.open == nil || t.openIdx != r.DataFile {
 		t.Close()
 		f, err := pathguard.Open(t.Paths[r.DataFile])
@@ -62,8 +63,8 @@ func (t *TarShards) Close() error {
 	return err
 }
 
-// TarShardStats counts what one shard held.
-type TarShardStats struct {
+// ShardStats counts what one shard held.
+type ShardStats struct {
 	Members     int64 // entries (or header blocks) seen
 	Sparse      int64
 	SparseNames []string // the first few, for reports
@@ -73,7 +74,7 @@ type TarShardStats struct {
 
 // NewTarShards prepares a source over the given shard files, in fid order.
 func NewTarShards(paths []string, opts tarscan.Options) *TarShards {
-	return &TarShards{Paths: paths, Options: opts, Stats: make([]TarShardStats, len(paths))}
+	return &TarShards{Paths: paths, Options: opts, Stats: make([]ShardStats, len(paths))}
 }
 
 func (t *TarShards) NumShards() int             { return len(t.Paths) }
@@ -82,25 +83,25 @@ func (t *TarShards) ShardName(shard int) string { return filepath.Base(t.Paths[s
 // maxReportedNames bounds the example names kept for reports.
 const maxReportedNames = 5
 
-func kindOf(typeflag byte) Kind {
+func kindOf(typeflag byte) dataset.Kind {
 	switch typeflag {
 	case tarscan.TypeReg, tarscan.TypeCont:
-		return KindFile
+		return dataset.KindFile
 	case tarscan.TypeDir:
-		return KindDir
+		return dataset.KindDir
 	case tarscan.TypeSymlink:
-		return KindSymlink
+		return dataset.KindSymlink
 	case tarscan.TypeLink:
-		return KindHardlink
+		return dataset.KindHardlink
 	}
-	return KindOther
+	return dataset.KindOther
 }
 
 // readPayloads fills the Inline bytes of the regular members of rows that
-// are at most maxInline bytes, one read per run of such members (they lie
+// are at most MaxInline bytes, one read per run of such members (they lie
 // one after the other in the shard, with only headers between them).
-func readPayloads(f *os.File, rows []Row) error {
-	return smallRuns(rows, maxInline, func(i, j int, lo, hi int64) error {
+func readPayloads(f *os.File, rows []dataset.Row) error {
+	return SmallRuns(rows, MaxInline, func(i, j int, lo, hi int64) error {
 		buf := make([]byte, hi-lo)
 		if n, err := f.ReadAt(buf, lo); n < len(buf) {
 			if err == nil || err == io.EOF {
@@ -109,7 +110,7 @@ func readPayloads(f *os.File, rows []Row) error {
 			return fmt.Errorf("offset %d: %q: reading its payload: %w", rows[i].Offset, rows[i].Name, err)
 		}
 		for k := i; k < j; k++ {
-			if r := &rows[k]; r.Kind == KindFile {
+			if r := &rows[k]; r.Kind == dataset.KindFile {
 				r.Inline = buf[r.DataOffset-lo : r.DataOffset-lo+r.Size : r.DataOffset-lo+r.Size]
 			}
 		}
@@ -118,7 +119,7 @@ func readPayloads(f *os.File, rows []Row) error {
 }
 
 // Scan lists one shard's members.
-func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
+func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row) error) error {
 	f, err := tarscan.Open(t.Paths[shard], t.Options)
 	if err != nil {
 		return err
@@ -127,7 +128,7 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]Row) error)
 	st := &t.Stats[shard]
 	defer func() { st.Reads, st.ReadBytes = f.ReadStats() }()
 
-	rows := make([]Row, 0, batchRows)
+	rows := make([]dataset.Row, 0, batchRows)
 	arena := make([]byte, 0, 64<<10)
 	var batchBytes int64
 	var data *os.File
@@ -152,7 +153,7 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]Row) error)
 		}
 		// Sized after the last batch: batches cut by BatchBytes hold far
 		// fewer than batchRows rows, and several wait in memory at once.
-		rows = make([]Row, 0, min(batchRows, len(rows)+len(rows)/4+16))
+		rows = make([]dataset.Row, 0, min(batchRows, len(rows)+len(rows)/4+16))
 		arena = make([]byte, 0, cap(arena))
 		return nil
 	}
@@ -188,9 +189,9 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]Row) error)
 		}
 		kind := kindOf(m.Typeflag)
 		if t.Options.HeaderBlocks && m.Typeflag == tarscan.TypeRegA {
-			kind = KindFile
+			kind = dataset.KindFile
 		}
-		rows = append(rows, Row{
+		rows = append(rows, dataset.Row{
 			Name: name, Linkname: link, Kind: kind, Type: m.Typeflag,
 			Size: m.Size, Mode: m.Mode, UID: m.UID, GID: m.GID,
 			ModTime: m.ModTime, ModTimeNsec: m.ModTimeNsec,
@@ -207,4 +208,39 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]Row) error)
 		return flush()
 	}
 	return ctx.Err()
+}
+
+// MaxInline bounds the payloads TarShards.ReadPayloads reads into a row:
+// larger ones are read by the sink when it writes them.
+const MaxInline = 16 << 20
+
+// SmallRuns calls fn for each run of consecutive rows whose regular files
+// hold at most MaxInline bytes each and lie within span bytes of the run's
+// first payload, with lo and hi bounding those payloads. Other rows do not
+// end a run; a larger file does, and is in none.
+func SmallRuns(rows []dataset.Row, span int64, fn func(i, j int, lo, hi int64) error) error {
+	small := func(r *dataset.Row) bool { return r.Kind == dataset.KindFile && r.Size <= MaxInline }
+	for i := 0; i < len(rows); {
+		if !small(&rows[i]) {
+			i++
+			continue
+		}
+		lo, hi := rows[i].DataOffset, rows[i].DataOffset+rows[i].Size
+		j := i + 1
+		for ; j < len(rows); j++ {
+			r := &rows[j]
+			if r.Kind != dataset.KindFile {
+				continue
+			}
+			if !small(r) || r.DataOffset+r.Size-lo > span {
+				break
+			}
+			hi = r.DataOffset + r.Size
+		}
+		if err := fn(i, j, lo, hi); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package convert
+package fold
 
 import (
 	"archive/tar"
@@ -11,41 +11,42 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarshard"
 	"github.com/itarconv/itarconv/internal/mapped"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
-// ErrFoldExists: the output directory holds shards of the fold that the
+// ErrExists: the output directory holds shards of the fold that the
 // new fold would not replace; keeping them would mix an earlier fold's
 // samples with the new ones.
-var ErrFoldExists = errors.New("the directory already holds shards of this fold")
+var ErrExists = errors.New("the directory already holds shards of this fold")
 
 // ErrTooManyShards: a fold of more shards than a TARIDX fid (16 bits)
 // addresses.
 var ErrTooManyShards = errors.New("too many shards for one TARIDX index")
 
-// FoldOptions describe a fold of tar shards to write.
-type FoldOptions struct {
+// WriteOptions describe a fold of tar shards to write.
+type WriteOptions struct {
 	Dir       string
 	Fold      string // default "train"
 	ShardSize int64  // default 1 GiB
 	// MaxMembers, if set, also starts a new shard after that many members.
 	MaxMembers int
 	Workers    int
-	Progress   func(Progress)
+	Progress   func(dataset.Progress)
 	// Index options for the fold's TARIDX, built once the shards are in place.
 	Index IndexOptions
 	// Replace lets the new fold replace an earlier fold of the same name:
 	// once the new shards and index are in place, every earlier shard of
 	// the fold that no new shard overwrote is removed. Without it, a
-	// directory holding such shards is refused with ErrFoldExists.
+	// directory holding such shards is refused with ErrExists.
 	Replace bool
 }
 
-// FoldStats describes a written fold.
-type FoldStats struct {
+// WriteStats describes a written fold.
+type WriteStats struct {
 	Shards  []string         `json:"shards"`
 	Members int64            `json:"members"`
 	Bytes   int64            `json:"bytes"`
@@ -55,41 +56,41 @@ type FoldStats struct {
 	Replaced []string `json:"replaced,omitempty"`
 }
 
-// WriteFold copies every row of src into a fold of tar shards in
+// Write copies every row of src into a fold of tar shards in
 // opts.Dir and indexes it as it writes (the writer knows every member's
 // header offset, so the shards are not read again). Regular files,
 // directories and symbolic links are written; other kinds are counted in
 // Skipped. The index follows the default rules (opts.Index.Stem,
 // opts.Index.Contiguous). Nothing appears under the fold's names unless the
 // whole fold was written; the index comes last.
-func WriteFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*FoldStats, error) {
-	p, err := StageFold(ctx, src, opts)
+func Write(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (*WriteStats, error) {
+	p, err := Stage(ctx, src, opts)
 	if err != nil {
 		return nil, err
 	}
 	return p.Commit()
 }
 
-// PendingFold is a fold written whole under temporary names. Commit renames
+// Pending is a fold written whole under temporary names. Commit renames
 // its shards and then its index into place; Abort removes them. A caller
-// writing several folds stages them all, then commits them (CommitFolds),
+// writing several folds stages them all, then commits them (CommitAll),
 // so that a failure or a kill before that leaves none under its final names.
-type PendingFold struct {
+type Pending struct {
 	dir, fold string
 	replace   bool
 	w         *tarshard.Writer
 	x         *taridx.Writer
 	names     []string // final shard paths
-	stats     *FoldStats
+	stats     *WriteStats
 	done      bool
 }
 
-// StageFold writes a fold as WriteFold does but renames nothing: the
-// returned PendingFold holds the complete shards and index under temporary
-// names. It fails with ErrFoldExists, naming them, when the directory holds
+// Stage writes a fold as Write does but renames nothing: the
+// returned Pending holds the complete shards and index under temporary
+// names. It fails with ErrExists, naming them, when the directory holds
 // shards of the fold that the new fold would not overwrite, unless
 // opts.Replace.
-func StageFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*PendingFold, error) {
+func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (*Pending, error) {
 	if opts.Fold == "" {
 		opts.Fold = "train"
 	}
@@ -105,8 +106,8 @@ func StageFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*Pendi
 	if err != nil {
 		return nil, err
 	}
-	sink := &tarFoldSink{src: src, w: w, x: x, rules: indexRules{stem: opts.Index.Stem}, stats: &FoldStats{Skipped: map[string]int64{}}}
-	if err := Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+	sink := &tarFoldSink{src: src, w: w, x: x, rules: indexRules{stem: opts.Index.Stem}, stats: &WriteStats{Skipped: map[string]int64{}}}
+	if err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 		w.Abort()
 		x.Abort()
 		return nil, err
@@ -123,12 +124,12 @@ func StageFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*Pendi
 	}
 	ist.Shards, ist.Members = len(shards), sink.stats.Members
 	sink.stats.Index = ist
-	p := &PendingFold{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, w: w, x: x, names: shards, stats: sink.stats}
+	p := &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, w: w, x: x, names: shards, stats: sink.stats}
 	if !opts.Replace {
 		stale, err := p.stale()
 		if err == nil && len(stale) > 0 {
 			err = fmt.Errorf("%s: %w %q that this run would not replace: %s; remove them, or replace the whole fold",
-				opts.Dir, ErrFoldExists, opts.Fold, listNames(stale))
+				opts.Dir, ErrExists, opts.Fold, listNames(stale))
 		}
 		if err != nil {
 			p.Abort()
@@ -141,7 +142,7 @@ func StageFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*Pendi
 // stale lists the shards of the fold in its directory that the pending
 // fold's shards do not overwrite: <fold>_<suffix>.tar files, the naming
 // rule of taridx.Discover.
-func (p *PendingFold) stale() ([]string, error) {
+func (p *Pending) stale() ([]string, error) {
 	entries, err := os.ReadDir(p.dir)
 	if err != nil {
 		return nil, err
@@ -177,7 +178,7 @@ func listNames(paths []string) string {
 // Commit renames the fold's shards, then its index, into place; with
 // Replace it then removes the earlier shards of the fold that no new shard
 // overwrote.
-func (p *PendingFold) Commit() (*FoldStats, error) {
+func (p *Pending) Commit() (*WriteStats, error) {
 	if p.done {
 		return nil, errors.New("fold already committed or aborted")
 	}
@@ -215,7 +216,7 @@ func (p *PendingFold) Commit() (*FoldStats, error) {
 }
 
 // Abort removes the fold's temporary files. It is a no-op after Commit.
-func (p *PendingFold) Abort() {
+func (p *Pending) Abort() {
 	if p.done {
 		return
 	}
@@ -225,19 +226,19 @@ func (p *PendingFold) Abort() {
 }
 
 // remove deletes a committed fold's shards and index.
-func (p *PendingFold) remove() {
+func (p *Pending) remove() {
 	for _, s := range p.stats.Shards {
 		os.Remove(s)
 	}
 	os.Remove(filepath.Join(p.dir, p.fold+".taridx"))
 }
 
-// CommitFolds commits staged folds in order, once all of them are
+// CommitAll commits staged folds in order, once all of them are
 // complete. If one fails, the remaining ones are aborted and the ones
 // already committed removed again (unless they replaced an earlier fold,
 // whose files are gone): the output appears whole or not at all.
-func CommitFolds(folds ...*PendingFold) ([]*FoldStats, error) {
-	stats := make([]*FoldStats, len(folds))
+func CommitAll(folds ...*Pending) ([]*WriteStats, error) {
+	stats := make([]*WriteStats, len(folds))
 	for i, p := range folds {
 		st, err := p.Commit()
 		if err != nil {
@@ -257,12 +258,12 @@ func CommitFolds(folds ...*PendingFold) ([]*FoldStats, error) {
 }
 
 type tarFoldSink struct {
-	src   PayloadSource
+	src   dataset.PayloadSource
 	w     *tarshard.Writer
 	x     *taridx.Writer
 	rules indexRules
 	tally indexTally
-	stats *FoldStats
+	stats *WriteStats
 }
 
 // foldEntry is a row's index entry, worked out on a worker; its place in
@@ -273,10 +274,10 @@ type foldEntry struct {
 	ok bool
 }
 
-func (s *tarFoldSink) Prepare(b *Batch) error {
+func (s *tarFoldSink) Prepare(b *dataset.Batch) error {
 	p := make([]foldEntry, len(b.Rows))
 	for i := range b.Rows {
-		if b.Rows[i].Kind == KindFile {
+		if b.Rows[i].Kind == dataset.KindFile {
 			p[i].e, p[i].sk, p[i].ok = s.rules.entry(&b.Rows[i])
 		}
 	}
@@ -284,8 +285,8 @@ func (s *tarFoldSink) Prepare(b *Batch) error {
 	return nil
 }
 
-func (s *tarFoldSink) Write(b *Batch) error {
-	// Payloads may be mapped input (see Releaser): bytes a shrunk input
+func (s *tarFoldSink) Write(b *dataset.Batch) error {
+	// Payloads may be mapped input (see dataset.Releaser): bytes a shrunk input
 	// lost fault when copied, or make the system refuse them.
 	err := mapped.Guard(func() error { return s.write(b) })
 	if errors.Is(err, mapped.ErrGone) || errors.Is(err, syscall.EFAULT) {
@@ -294,7 +295,7 @@ func (s *tarFoldSink) Write(b *Batch) error {
 	return err
 }
 
-func (s *tarFoldSink) write(b *Batch) error {
+func (s *tarFoldSink) write(b *dataset.Batch) error {
 	prep := b.Prep.([]foldEntry)
 	for i := range b.Rows {
 		r := &b.Rows[i]
@@ -304,7 +305,7 @@ func (s *tarFoldSink) write(b *Batch) error {
 		}
 		var data io.Reader
 		switch r.Kind {
-		case KindFile:
+		case dataset.KindFile:
 			m.Typeflag, m.Size = tar.TypeReg, r.Size
 			if r.Inline != nil {
 				break
@@ -314,9 +315,9 @@ func (s *tarFoldSink) write(b *Batch) error {
 				return err
 			}
 			data = p
-		case KindDir:
+		case dataset.KindDir:
 			m.Typeflag = tar.TypeDir
-		case KindSymlink:
+		case dataset.KindSymlink:
 			m.Typeflag = tar.TypeSymlink
 		default:
 			s.stats.Skipped[r.Kind.String()]++
@@ -340,7 +341,7 @@ func (s *tarFoldSink) write(b *Batch) error {
 		}
 		s.stats.Members++
 		s.stats.Bytes += m.Size
-		if r.Kind != KindFile {
+		if r.Kind != dataset.KindFile {
 			s.tally.skipped(skip{kind: r.Kind})
 			continue
 		}

@@ -1,10 +1,13 @@
-package convert
+package fold
 
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
 )
@@ -18,7 +21,7 @@ type IndexOptions struct {
 	Contiguous bool
 	Workers    int
 	Scan       tarscan.Options
-	Progress   func(Progress)
+	Progress   func(dataset.Progress)
 }
 
 // IndexStats describes a finished index.
@@ -62,7 +65,7 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 	scan.HeaderBlocks = opts.CompatGLZN
 	src := NewTarShards(shards, scan)
 	sink := &taridxSink{w: w, rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
-	err = Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress})
+	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {
 		w.Abort()
 		return nil, err
@@ -99,17 +102,17 @@ type indexRules struct {
 }
 
 type skip struct {
-	kind   Kind
+	kind   dataset.Kind
 	reason int // 0 not regular, 1 no extension, 2 white space in extension
 	name   string
 }
 
 // entry gives a row's entry (Fid and Offset left for the caller), or why
 // the row is left out. It keeps no state: workers call it in parallel.
-func (ir indexRules) entry(r *Row) (taridx.Entry, skip, bool) {
-	if !ir.compat && r.Kind != KindFile {
+func (ir indexRules) entry(r *dataset.Row) (taridx.Entry, skip, bool) {
+	if !ir.compat && r.Kind != dataset.KindFile {
 		sk := skip{kind: r.Kind, reason: 0}
-		if r.Kind == KindHardlink {
+		if r.Kind == dataset.KindHardlink {
 			sk.name = taridx.DecodeName(r.Name)
 		}
 		return taridx.Entry{}, sk, false
@@ -144,7 +147,7 @@ func (t *indexTally) skipped(k skip) {
 			t.notRegular = map[string]int64{}
 		}
 		t.notRegular[k.kind.String()]++
-		if k.kind == KindHardlink && len(t.hardlinkNames) < maxReportedNames {
+		if k.kind == dataset.KindHardlink && len(t.hardlinkNames) < maxReportedNames {
 			t.hardlinkNames = append(t.hardlinkNames, k.name)
 		}
 		return
@@ -186,7 +189,7 @@ type preparedEntries struct {
 	skipped []skip
 }
 
-func (s *taridxSink) Prepare(b *Batch) error {
+func (s *taridxSink) Prepare(b *dataset.Batch) error {
 	p := &preparedEntries{entries: make([]taridx.Entry, 0, len(b.Rows))}
 	for i := range b.Rows {
 		r := &b.Rows[i]
@@ -202,7 +205,7 @@ func (s *taridxSink) Prepare(b *Batch) error {
 	return nil
 }
 
-func (s *taridxSink) Write(b *Batch) error {
+func (s *taridxSink) Write(b *dataset.Batch) error {
 	p := b.Prep.(*preparedEntries)
 	for _, e := range p.entries {
 		if err := s.w.Add(e); err != nil {
@@ -217,3 +220,18 @@ func (s *taridxSink) Write(b *Batch) error {
 }
 
 func (s *taridxSink) EndShard(int) error { return nil }
+
+// NotIndexed says which members the index leaves out and why, or "": the
+// index keys a sample by its name's extension, so a name without one, or
+// with white space in it, has no row.
+func NotIndexed(st *IndexStats) string {
+	if st == nil || st.NoExt+st.SpaceInExt == 0 {
+		return ""
+	}
+	quoted := make([]string, len(st.SkippedNames))
+	for i, n := range st.SkippedNames {
+		quoted[i] = strconv.Quote(n)
+	}
+	return fmt.Sprintf("%d members not indexed (%d without an extension, %d with white space in it; glzn's loader cannot read them), e.g. %s",
+		st.NoExt+st.SpaceInExt, st.NoExt, st.SpaceInExt, strings.Join(quoted, ", "))
+}

@@ -1,0 +1,185 @@
+package fold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/internal/human"
+)
+
+// The tar format is a fold of tar shards: read from a directory (one of
+// its folds) or from tar files in order, written as a fold of shards with
+// its TARIDX index.
+func init() {
+	registry.Register(&registry.Format{Name: "tar", Label: "tar", Detect: tarscan.Detect, Claims: claims,
+		Open: openDataset, Create: create})
+}
+
+// claims: a .tar file, or a directory holding .tar files (a fold of shards).
+func claims(path string) bool {
+	if strings.HasSuffix(path, ".tar") {
+		return true
+	}
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return false
+	}
+	m, _ := filepath.Glob(filepath.Join(path, "*.tar"))
+	return len(m) > 0
+}
+
+// ErrChooseFold: a directory holds several folds and none was chosen.
+var ErrChooseFold = errors.New("the directory holds several folds: choose one")
+
+// OpenOptions are the tar format's own options for registry.Open.
+type OpenOptions struct {
+	Fold string // the fold to read from a directory of several
+	Scan tarscan.Options
+}
+
+// CreateOptions are the tar format's own options for registry.Create.
+type CreateOptions struct {
+	Fold       string // default "train"
+	MaxMembers int    // also start a new shard after this many members
+}
+
+// Shards resolves what to read as a fold: one directory (its fold
+// <name>_<suffix>.tar, the only one or the one named), else tar files, in
+// the order given. It returns the shards and the fold's name ("" for
+// files).
+func Shards(paths []string, foldName string) ([]string, string, error) {
+	if len(paths) == 1 {
+		st, err := os.Stat(paths[0])
+		if err != nil {
+			return nil, "", err
+		}
+		if st.IsDir() {
+			folds, err := taridx.Discover(paths[0])
+			if err != nil {
+				return nil, "", err
+			}
+			var names []string
+			for _, f := range folds {
+				names = append(names, f.Name)
+				if foldName == "" && len(folds) == 1 || f.Name == foldName {
+					return f.Shards, f.Name, nil
+				}
+			}
+			if foldName != "" {
+				return nil, "", fmt.Errorf("%s: no fold %q (folds: %s): %w", paths[0], foldName, strings.Join(names, ", "), fs.ErrNotExist)
+			}
+			if len(folds) == 0 {
+				return nil, "", fmt.Errorf("%s: no <fold>_<suffix>.tar shards: %w", paths[0], fs.ErrNotExist)
+			}
+			return nil, "", fmt.Errorf("%s holds folds %s: %w", paths[0], strings.Join(names, ", "), ErrChooseFold)
+		}
+	}
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, "", err
+		}
+		if st.IsDir() {
+			return nil, "", fmt.Errorf("%s is a directory: give one directory, or tar files", p)
+		}
+	}
+	return paths, "", nil
+}
+
+// tarDataset is a fold open for reading through the registry: its
+// members, header by header.
+type tarDataset struct {
+	shards []string
+	scan   tarscan.Options
+}
+
+func openDataset(paths []string, o registry.OpenOptions) (registry.Dataset, error) {
+	opts, _ := o.Format.(OpenOptions)
+	shards, _, err := Shards(paths, opts.Fold)
+	if err != nil {
+		return nil, err
+	}
+	return &tarDataset{shards: shards, scan: opts.Scan}, nil
+}
+
+func (d *tarDataset) Rows(bool) (dataset.PayloadSource, error) {
+	return NewTarShards(d.shards, d.scan), nil
+}
+
+func (d *tarDataset) List(ctx context.Context, fn func(registry.Entry) error) error {
+	src := NewTarShards(d.shards, d.scan)
+	return dataset.Run(ctx, src, dataset.RowFunc(func(shard int, r *dataset.Row) error {
+		return fn(registry.Entry{Name: string(r.Name), Size: r.Size, Fields: []registry.Field{
+			{Key: "shard", Value: filepath.Base(d.shards[shard])}, {Key: "offset", Value: r.Offset}}})
+	}), dataset.Options{})
+}
+
+// ReadEntry reads the last regular member of that name, as extracting the
+// shards would leave it. It scans the headers: an indexed fold (package
+// fold's Open) finds a member without reading them.
+func (d *tarDataset) ReadEntry(name string) ([]byte, error) {
+	src := NewTarShards(d.shards, d.scan)
+	defer src.Close()
+	var found *dataset.Row
+	err := dataset.Run(context.Background(), src, dataset.RowFunc(func(_ int, r *dataset.Row) error {
+		if r.Kind == dataset.KindFile && string(r.Name) == name {
+			c := *r
+			found = &c
+		}
+		return nil
+	}), dataset.Options{Workers: 1})
+	if err != nil {
+		return nil, err
+	}
+	if found == nil {
+		return nil, fmt.Errorf("%s: no member %s: %w", strings.Join(d.shards, ", "), name, fs.ErrNotExist)
+	}
+	return dataset.ReadPayload(src, found)
+}
+
+func (d *tarDataset) Size() int64 {
+	var n int64
+	for _, p := range d.shards {
+		if st, err := os.Stat(p); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+func (d *tarDataset) Unit() string       { return "members" }
+func (d *tarDataset) Warnings() []string { return nil }
+func (d *tarDataset) Close() error       { return nil }
+
+// create writes in's rows as a fold of tar shards in the directory path,
+// with its index.
+func create(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
+	opts, _ := o.Format.(CreateOptions)
+	if opts.Fold == "" {
+		opts.Fold = "train"
+	}
+	src, err := in.Rows(false)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.CloseSource(src)
+	st, err := Write(ctx, src, WriteOptions{Dir: path, Fold: opts.Fold, ShardSize: o.ShardSize, MaxMembers: opts.MaxMembers,
+		Workers: o.Workers, Progress: o.Progress, Replace: o.Overwrite})
+	if err != nil {
+		return nil, err
+	}
+	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%d members, %s into %d shards of fold %s in %s; index %s (%d rows)",
+		st.Members, human.Bytes(st.Bytes), len(st.Shards), opts.Fold, path, filepath.Base(st.Index.Output), st.Index.Rows)}
+	if w := NotIndexed(st.Index); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+	return res, nil
+}
