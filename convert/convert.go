@@ -1,0 +1,408 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/scdl"
+	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// ErrNoConverter: no conversion between the two formats (one of them can
+// be neither read nor written, or the pair makes no sense).
+var ErrNoConverter = errors.New("no converter between these formats")
+
+// ErrSameFormat: the source is already in the target format.
+var ErrSameFormat = errors.New("the source is already in the target format")
+
+// ErrUnknownFormat: a format name no package registered.
+var ErrUnknownFormat = errors.New("unknown format")
+
+// ConvertOptions tune Convert. The zero value converts with the defaults
+// of every format.
+type ConvertOptions struct {
+	// From and To name the formats ("tar", "barecat", "tbl", "scdl", or
+	// any registered one); "" tells them (Formats).
+	From, To string
+	Workers  int
+	// Overwrite replaces an existing output once the new one is complete;
+	// without it an existing output is refused.
+	Overwrite bool
+	// ShardSize rolls output shards over past this size (0: the target's
+	// default).
+	ShardSize int64
+	Progress  func(Progress)
+
+	// Mode is how a source with several layouts is read: SCDL "cells"
+	// (default) or "archive"; Barecat "path" or "address" order (default:
+	// path order into tar, address order, the order files were added in,
+	// into other formats).
+	Mode string
+	// Fold is the fold of tar shards to read from a directory, or to
+	// write (default "train").
+	Fold string
+	// Scan tunes reading tar shards.
+	Scan tarscan.Options
+
+	// Barecat tunes tar shards to Barecat: Wrap, CRC, OnDuplicate.
+	Barecat BarecatOptions
+	// TBL tunes writing TBL: Version (default 2), LZ4, NoNames,
+	// CompatTurboLoader (tar shards only).
+	TBL TBLOptions
+	// CellsPerShard, from SCDL (cells mode) to tar, starts a new shard
+	// after that many cells.
+	CellsPerShard int
+	// ReuseTars, from a wrapped Barecat archive to tar, writes only the
+	// fold's index over the tar files its shards link to (ReuseTars).
+	ReuseTars bool
+
+	// Source and Target hold a registered format's own options (see its
+	// package), for formats these fields do not cover.
+	Source, Target any
+}
+
+// Formats names a conversion's source format (by content, else by name or
+// layout; several paths are tar shards) and target format (by the target
+// path's suffix, or an existing target's content; else a directory of tar
+// shards). from and to, when set, are taken as they are.
+func Formats(srcs []string, dst, from, to string) (string, string, error) {
+	for _, f := range []string{from, to} {
+		if f != "" && registry.Lookup(f) == nil {
+			return "", "", fmt.Errorf("%q: %w", f, ErrUnknownFormat)
+		}
+	}
+	if from == "" {
+		from = "tar"
+		if len(srcs) == 1 {
+			f := registry.Detect(srcs[0])
+			if f == nil {
+				f = registry.Claimed(srcs[0])
+			}
+			if f != nil && f.Name != "taridx" { // an index stands for its fold
+				from = f.Name
+			}
+		}
+	}
+	if to == "" {
+		switch {
+		case strings.HasSuffix(dst, ".barecat"):
+			to = "barecat"
+		case strings.HasSuffix(dst, ".tbl"):
+			to = "tbl"
+		default:
+			to = "tar"
+			if f := registry.Detect(dst); f != nil && f.Name != "tar" && f.Name != "taridx" {
+				to = f.Name
+			}
+		}
+	}
+	return from, to, nil
+}
+
+// pair is a conversion written for two formats, where it does more than
+// the registry's Open and Create can: tar shards read in place (duplicate
+// policies, wrapping, TurboLoader's selection), SCDL's two folds, the
+// index of a wrapped archive's tars.
+type pair func(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error)
+
+var pairs = map[[2]string]pair{
+	{"tar", "barecat"}:  tarPairToBarecat,
+	{"tar", "tbl"}:      tarToTBL,
+	{"tar", "scdl"}:     tarToSCDL,
+	{"scdl", "tar"}:     scdlToTar,
+	{"barecat", "tar"}:  barecatPairToTar,
+	{"barecat", "scdl"}: toSCDLOver,
+	{"tbl", "scdl"}:     toSCDLOver,
+}
+
+// Convert converts the dataset at srcs (one path, or tar shards) into a new
+// dataset at dst, in the formats o names or Formats tells. Every pair of
+// registered formats converts directly, without staging through another
+// format on disk: a pair with a converter of its own (tar shards to
+// Barecat, TBL or SCDL, SCDL to tar) uses it; any other opens the source
+// through the registry and creates the target from its rows.
+func Convert(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
+	from, to, err := Formats(srcs, dst, o.From, o.To)
+	if err != nil {
+		return nil, err
+	}
+	src, tgt := registry.Lookup(from), registry.Lookup(to)
+	if from == to {
+		return nil, fmt.Errorf("%s is already %s: %w", strings.Join(srcs, " "), src.Label, ErrSameFormat)
+	}
+	o.From, o.To = from, to
+	if p := pairs[[2]string{from, to}]; p != nil {
+		return p(ctx, srcs, dst, o)
+	}
+	if src.Open == nil || tgt.Create == nil {
+		return nil, fmt.Errorf("from %s to %s: %w", src.Label, tgt.Label, ErrNoConverter)
+	}
+	return throughRegistry(ctx, srcs, dst, o)
+}
+
+// sourceMode is the layout the source is read in.
+func (o ConvertOptions) sourceMode() string {
+	if o.Mode == "" && o.From == "barecat" {
+		if o.To == "tar" {
+			return "path"
+		}
+		return "address"
+	}
+	return o.Mode
+}
+
+// sourceOptions are the source format's own options.
+func (o ConvertOptions) sourceOptions() any {
+	if o.Source != nil {
+		return o.Source
+	}
+	if o.From == "tar" {
+		return fold.OpenOptions{Fold: o.Fold, Scan: o.Scan}
+	}
+	return nil
+}
+
+// targetOptions are the target format's own options.
+func (o ConvertOptions) targetOptions() any {
+	if o.Target != nil {
+		return o.Target
+	}
+	switch o.To {
+	case "tar":
+		return fold.CreateOptions{Fold: o.Fold}
+	case "tbl":
+		return o.TBL
+	}
+	return nil
+}
+
+func tarPairToBarecat(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
+	shards, _, err := fold.Shards(srcs, o.Fold)
+	if err != nil {
+		return nil, err
+	}
+	opts := o.Barecat
+	opts.ShardSize, opts.Workers, opts.Overwrite, opts.Scan, opts.Progress = o.ShardSize, o.Workers, o.Overwrite, o.Scan, o.Progress
+	st, err := TarToBarecat(ctx, shards, dst, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := &registry.Result{Stats: st}
+	if n := st.Skipped["symlink"] + st.Skipped["other"]; n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d members not converted (%d symbolic links, %d devices or fifos): Barecat holds files and directories only",
+			n, st.Skipped["symlink"], st.Skipped["other"]))
+	}
+	if st.Duplicates > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d duplicate paths: kept the %s of each", st.Duplicates, opts.OnDuplicate))
+	}
+	mode := "copied"
+	if opts.Wrap {
+		mode = "wrapped"
+	}
+	res.Summary = fmt.Sprintf("%s: %d files (%d hard links), %d directories, %s %s from %d tar shards into %d shards",
+		dst, st.Files, st.Hardlinks, st.Dirs, human.Bytes(st.Bytes), mode, len(shards), st.Shards)
+	return res, nil
+}
+
+func tarToTBL(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
+	shards, _, err := fold.Shards(srcs, o.Fold)
+	if err != nil {
+		return nil, err
+	}
+	opts := o.TBL
+	opts.Workers, opts.Scan, opts.Progress = o.Workers, o.Scan, o.Progress
+	st, err := TarToTBL(ctx, shards, dst, opts)
+	if err != nil {
+		return nil, err
+	}
+	return TBLResult(st, fmt.Sprintf("%d tar shards", len(shards))), nil
+}
+
+// TBLResult reports a conversion into TBL from what (the source, as a
+// person names it).
+func TBLResult(st *TBLStats, what string) *registry.Result {
+	res := &registry.Result{Stats: st}
+	if !st.NamesKept {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: member names are not stored (TBL v1 has no place for them; v2 keeps them unless --no-names or --compat): converting back names samples by their index", st.Output))
+	}
+	var skipped []string
+	for k, n := range st.Skipped {
+		skipped = append(skipped, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(skipped)
+	extra := ""
+	if len(skipped) > 0 {
+		extra = " (not converted: " + strings.Join(skipped, ", ") + ")"
+	}
+	res.Summary = fmt.Sprintf("%s: TBL v%d, %d samples, %s from %s%s", st.Output, st.Version, st.Samples, human.Bytes(st.Bytes), what, extra)
+	if st.MetaDropped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: the metadata of %d samples (their .tblmeta.json members) is not kept: this TBL has no metadata section", st.Output, st.MetaDropped))
+	}
+	return res
+}
+
+func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
+	if len(srcs) != 1 {
+		return nil, fmt.Errorf("SCDL is one directory, not %d paths", len(srcs))
+	}
+	a, err := scdl.Open(srcs[0])
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	mode := cmpOr(o.Mode, SCDLModeCells)
+	st, err := SCDLToTar(ctx, a, SCDLExportOptions{
+		Dir: dst, Mode: mode, Fold: o.Fold, ShardSize: o.ShardSize, CellsPerShard: o.CellsPerShard,
+		Workers: o.Workers, Progress: o.Progress, Replace: o.Overwrite,
+	})
+	if err != nil {
+		return nil, err
+	}
+	label := cmpOr(o.Fold, map[string]string{SCDLModeCells: SCDLCellsFold, SCDLModeArchive: SCDLArchiveFold}[mode])
+	res := &registry.Result{Stats: st}
+	if st.Mode == SCDLModeCells {
+		res.Summary = fmt.Sprintf("%s: %d cells, %d values -> %d members in %d shards of fold %s, and %d files in fold %s, in %s",
+			srcs[0], st.Cells, st.NNZ, st.Fold.Members, len(st.Fold.Shards), label, st.Meta.Members, SCDLMetaFold, dst)
+	} else {
+		res.Summary = fmt.Sprintf("%s: %d files, %s -> %d shards of fold %s in %s", srcs[0], st.Fold.Members, human.Bytes(st.Fold.Bytes), len(st.Fold.Shards), label, dst)
+	}
+	return res, nil
+}
+
+func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
+	if !o.ReuseTars {
+		return throughRegistry(ctx, srcs, dst, o)
+	}
+	if len(srcs) != 1 {
+		return nil, fmt.Errorf("a Barecat archive is one path, not %d", len(srcs))
+	}
+	a, err := barecat.Open(srcs[0])
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, err
+	}
+	out := filepath.Join(dst, cmpOr(o.Fold, "train")+".taridx")
+	st, err := ReuseTars(ctx, a, out, IndexOptions{Workers: o.Workers, Scan: o.Scan})
+	if err != nil {
+		return nil, err
+	}
+	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%s: %d files checked against their tar members; %s indexes %d rows of %s",
+		srcs[0], st.Files, out, st.Index.Rows, strings.Join(st.Tars, " "))}
+	if w := fold.NotIndexed(st.Index); w != "" {
+		res.Warnings = append(res.Warnings, srcs[0]+": "+w)
+	}
+	return res, nil
+}
+
+// throughRegistry converts through the registry's Open and Create, as
+// Convert does for a pair without a converter of its own.
+func throughRegistry(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
+	src, tgt := registry.Lookup(o.From), registry.Lookup(o.To)
+	d, err := src.Open(srcs, registry.OpenOptions{Mode: o.sourceMode(), Format: o.sourceOptions()})
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	res, err := tgt.Create(ctx, d, dst, registry.CreateOptions{Workers: o.Workers, Overwrite: o.Overwrite,
+		ShardSize: o.ShardSize, Progress: o.Progress, Format: o.targetOptions()})
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = append(d.Warnings(), res.Warnings...)
+	return res, nil
+}
+
+// tarToSCDL rebuilds an archive from the folds of a directory.
+func tarToSCDL(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
+	if len(srcs) != 1 {
+		return nil, fmt.Errorf("SCDL is rebuilt from one directory of folds, not %d paths", len(srcs))
+	}
+	if st, err := os.Stat(srcs[0]); err != nil {
+		return nil, err
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory: SCDL is rebuilt from the folds of a directory", srcs[0])
+	}
+	return replacingDir(dst, o.Overwrite, func(out string) (*registry.Result, error) {
+		st, err := TarToSCDL(ctx, srcs[0], out, SCDLImportOptions{Fold: o.Fold, Workers: o.Workers, Progress: o.Progress})
+		if err != nil {
+			return nil, err
+		}
+		st.Output = dst
+		what := srcs[0]
+		if st.Fold != "" {
+			what = "fold " + st.Fold
+		}
+		return SCDLResult(st, what), nil
+	})
+}
+
+// toSCDLOver is a conversion to SCDL through the registry that may replace
+// an existing archive (Overwrite): the new one is written beside it and
+// then takes its place.
+func toSCDLOver(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
+	return replacingDir(dst, o.Overwrite, func(out string) (*registry.Result, error) {
+		res, err := throughRegistry(ctx, srcs, out, o)
+		if err != nil {
+			return nil, err
+		}
+		res.Summary = strings.Replace(res.Summary, out, dst, 1)
+		if st, ok := res.Stats.(interface{ SetOutput(string) }); ok {
+			st.SetOutput(dst)
+		}
+		return res, nil
+	})
+}
+
+// replacingDir runs write on dst, or, when dst exists and may be
+// replaced, on a temporary directory beside it that then takes its place.
+func replacingDir(dst string, overwrite bool, write func(out string) (*registry.Result, error)) (*registry.Result, error) {
+	out := dst
+	if _, err := os.Lstat(dst); err == nil && overwrite {
+		parent, base := filepath.Split(filepath.Clean(dst))
+		safefile.SweepLeftovers(cmpOr(parent, "."))
+		out = filepath.Join(parent, strings.TrimSuffix(safefile.TempName(base), "*")+"new")
+	}
+	res, err := write(out)
+	if err == nil && out != dst {
+		err = safefile.ReplaceDir(out, dst)
+	}
+	if err != nil {
+		if out != dst {
+			os.RemoveAll(out)
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// SCDLResult reports an archive rebuilt from what.
+func SCDLResult(st *SCDLImportStats, what string) *registry.Result {
+	res := &registry.Result{Stats: st,
+		Summary: fmt.Sprintf("%s: %d cells, %d values, %d files from %s (%s mode)", st.Output, st.Cells, st.NNZ, st.Files, what, st.Mode)}
+	if st.Fresh {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: no %s files beside the cells: wrote a fresh header.sch (version 0.1.0), metadata.json, version.json and a var_features index whose genes are named by their index (gene and cell names are unknown; no obs_features)",
+			st.Output, SCDLMetaFold))
+	}
+	return res
+}
+
+// cmpOr is the first of a and b that is not empty.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
