@@ -72,9 +72,10 @@ type ConvertOptions struct {
 }
 
 // Formats names a conversion's source format (by content, else by name or
-// layout; several paths are tar shards) and target format (by the target
-// path's suffix, or an existing target's content; else a directory of tar
-// shards). from and to, when set, are taken as they are.
+// layout; several paths are tar shards) and target format (an existing
+// target's, by content, else by the name a format claims (.barecat, .tbl);
+// else a directory of tar shards). from and to, when set, are taken as
+// they are.
 func Formats(srcs []string, dst, from, to string) (string, string, error) {
 	for _, f := range []string{from, to} {
 		if f != "" && registry.Lookup(f) == nil {
@@ -94,16 +95,9 @@ func Formats(srcs []string, dst, from, to string) (string, string, error) {
 		}
 	}
 	if to == "" {
-		switch {
-		case strings.HasSuffix(dst, ".barecat"):
-			to = "barecat"
-		case strings.HasSuffix(dst, ".tbl"):
-			to = "tbl"
-		default:
-			to = "tar"
-			if f := registry.Detect(dst); f != nil && f.Name != "tar" && f.Name != "taridx" {
-				to = f.Name
-			}
+		to = "tar"
+		if f := registry.Claimed(dst); f != nil && f.Name != "taridx" {
+			to = f.Name
 		}
 	}
 	return from, to, nil
