@@ -14,6 +14,7 @@ import (
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
@@ -130,16 +131,13 @@ func Convert(ctx context.Context, srcs []string, dst string, o ConvertOptions) (
 	if err != nil {
 		return nil, err
 	}
-	src, tgt := registry.Lookup(from), registry.Lookup(to)
+	src := registry.Lookup(from)
 	if from == to {
 		return nil, fmt.Errorf("%s is already %s: %w", strings.Join(srcs, " "), src.Label, ErrSameFormat)
 	}
 	o.From, o.To = from, to
 	if p := pairs[[2]string{from, to}]; p != nil {
 		return p(ctx, srcs, dst, o)
-	}
-	if src.Open == nil || tgt.Create == nil {
-		return nil, fmt.Errorf("from %s to %s: %w", src.Label, tgt.Label, ErrNoConverter)
 	}
 	return throughRegistry(ctx, srcs, dst, o)
 }
@@ -293,7 +291,11 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 	if err != nil {
 		return nil, err
 	}
-	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%s: %d files checked against their tar members; %s indexes %d rows of %s",
+	ix := st.Index
+	stats := map[string]any{"index": out, "shards": st.Tars, "files_checked": st.Files, "rows": ix.Rows,
+		"skipped_no_extension": ix.NoExt, "skipped_space_in_extension": ix.SpaceInExt,
+		"skipped_examples": append([]string{}, ix.SkippedNames...)}
+	res := &registry.Result{Stats: stats, Summary: fmt.Sprintf("%s: %d files checked against their tar members; %s indexes %d rows of %s",
 		srcs[0], st.Files, out, st.Index.Rows, strings.Join(st.Tars, " "))}
 	if w := fold.NotIndexed(st.Index); w != "" {
 		res.Warnings = append(res.Warnings, srcs[0]+": "+w)
@@ -305,6 +307,9 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 // Convert does for a pair without a converter of its own.
 func throughRegistry(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
 	src, tgt := registry.Lookup(o.From), registry.Lookup(o.To)
+	if src.Open == nil || tgt.Create == nil {
+		return nil, fmt.Errorf("from %s to %s: %w", src.Label, tgt.Label, ErrNoConverter)
+	}
 	d, err := src.Open(srcs, registry.OpenOptions{Mode: o.sourceMode(), Format: o.sourceOptions()})
 	if err != nil {
 		return nil, err
@@ -347,6 +352,11 @@ func tarToSCDL(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 // an existing archive (Overwrite): the new one is written beside it and
 // then takes its place.
 func toSCDLOver(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
+	if o.From == "tbl" && len(srcs) == 1 {
+		if err := tblKeepsNames(srcs[0]); err != nil {
+			return nil, err
+		}
+	}
 	return replacingDir(dst, o.Overwrite, func(out string) (*registry.Result, error) {
 		res, err := throughRegistry(ctx, srcs, out, o)
 		if err != nil {
@@ -399,4 +409,23 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// ErrNoNames: the source keeps no file names (TBL v1, or v2 without its
+// metadata section), so a format that needs them cannot be rebuilt.
+var ErrNoNames = errors.New("the source keeps no file names")
+
+// tblKeepsNames refuses, before anything is read, a TBL file whose
+// samples have no names: an SCDL archive is rebuilt from its files' names.
+func tblKeepsNames(path string) error {
+	r, err := tbl.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if r.Version() < 2 || !r.HasMetadata() {
+		return fmt.Errorf("%s: TBL v%d without a metadata section keeps no file names (its samples are %%09d.<ext>): an SCDL archive cannot be rebuilt from it; convert the archive to TBL v2 with names: %w",
+			path, r.Version(), ErrNoNames)
+	}
+	return nil
 }
