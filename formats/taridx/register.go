@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	registry.Register(&registry.Format{Name: "taridx", Label: "TARIDX", Detect: Detect,
+	registry.Register(&registry.Format{Name: "taridx", Label: "TARIDX", Detect: Detect, Inspect: Inspect,
 		Claims: func(path string) bool { return strings.HasSuffix(path, ".taridx") }})
 }
 

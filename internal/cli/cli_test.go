@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/testutil"
 )
 
@@ -286,7 +287,7 @@ func TestInspectJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	code, stdout, _ := run(t, "inspect", "--json", filepath.Join(dir, "train.taridx"))
-	var info indexInfo
+	var info taridx.Info
 	if err := json.Unmarshal([]byte(stdout), &info); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v: %s", code, err, stdout)
 	}

@@ -2,22 +2,19 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/convert"
-	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/registry"
-	"github.com/itarconv/itarconv/formats/scdl"
-	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
-	"github.com/itarconv/itarconv/formats/tbl"
 )
 
 type convertFlags struct {
@@ -118,43 +115,12 @@ func parseSize(s string) (int64, error) {
 }
 
 // tarSources resolves the tar shards to read: a directory's fold, or files.
-func tarSources(args []string, fold string) ([]string, string, error) {
-	if len(args) == 1 {
-		st, err := os.Stat(args[0])
-		if err != nil {
-			return nil, "", err
-		}
-		if st.IsDir() {
-			folds, err := taridx.Discover(args[0])
-			if err != nil {
-				return nil, "", err
-			}
-			var names []string
-			for _, f := range folds {
-				names = append(names, f.Name)
-				if fold == "" && len(folds) == 1 || f.Name == fold {
-					return f.Shards, f.Name, nil
-				}
-			}
-			if fold != "" {
-				return nil, "", fmt.Errorf("%s: no fold %q (folds: %s)", args[0], fold, strings.Join(names, ", "))
-			}
-			if len(folds) == 0 {
-				return nil, "", fmt.Errorf("%s: no <fold>_<suffix>.tar shards", args[0])
-			}
-			return nil, "", usagef("%s holds folds %s: choose one with --fold", args[0], strings.Join(names, ", "))
-		}
+func tarSources(args []string, foldName string) ([]string, string, error) {
+	shards, name, err := fold.Shards(args, foldName)
+	if errors.Is(err, fold.ErrChooseFold) {
+		return nil, "", usagef("%v with --fold", err)
 	}
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, "", err
-		}
-		if st.IsDir() {
-			return nil, "", usagef("%s is a directory: give one directory, or tar files", a)
-		}
-	}
-	return args, "", nil
+	return shards, name, err
 }
 
 func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) error {
@@ -177,8 +143,8 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 		return err
 	}
 	var err error
-	if fl.from, fl.to, err = convertFormats(srcs, dst, fl); err != nil {
-		return err
+	if fl.from, fl.to, err = convert.Formats(srcs, dst, fl.from, fl.to); err != nil {
+		return usagef("--from, --to: %v", err)
 	}
 	if err := guardConvert(srcs, dst, fl); err != nil {
 		return err
@@ -189,6 +155,9 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if fl.from == fl.to {
 		return usagef("convert: %s is already %s: nothing to convert", strings.Join(srcs, " "), label(fl.to))
 	}
+	if err := checkConvertFlags(fl, srcs, shardSize); err != nil {
+		return err
+	}
 	if err := checkOverwrite(srcs, dst, fl); err != nil {
 		return err
 	}
@@ -198,74 +167,73 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 		}
 	}
 	created := missingDirs(dst)
-	err = dispatchConvert(ctx, e, fl, srcs, dst, shardSize)
+	err = e.convert(ctx, fl, srcs, dst, shardSize)
 	if err != nil {
 		removeCreated(created)
 	}
 	return err
 }
 
-func dispatchConvert(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string, shardSize int64) error {
-	switch [2]string{fl.from, fl.to} {
-	case [2]string{"tar", "scdl"}, [2]string{"barecat", "scdl"}, [2]string{"tbl", "scdl"}:
-		return convertToSCDL(ctx, e, fl, srcs, dst)
-	case [2]string{"scdl", "tar"}:
-		return convertSCDLToTar(ctx, e, fl, srcs[0], dst, shardSize)
-	case [2]string{"scdl", "barecat"}:
-		return convertSCDLToBarecat(ctx, e, fl, srcs[0], dst, shardSize)
-	case [2]string{"tar", "tbl"}, [2]string{"barecat", "tbl"}, [2]string{"scdl", "tbl"}:
-		return convertToTBL(ctx, e, fl, srcs, dst)
-	case [2]string{"tbl", "tar"}:
-		return convertTBLToTar(ctx, e, fl, srcs[0], dst, shardSize)
-	case [2]string{"tar", "barecat"}:
-		return convertTarToBarecat(ctx, e, fl, srcs, dst, shardSize)
-	case [2]string{"tbl", "barecat"}:
-		return convertTBLToBarecat(ctx, e, fl, srcs[0], dst, shardSize)
-	case [2]string{"barecat", "tar"}:
-		return convertBarecatToTar(ctx, e, fl, srcs[0], dst, shardSize)
+// convert is the one library call, with a progress bar over the source's
+// bytes counting its rows (members of tar shards, files, samples).
+func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst string, shardSize int64) error {
+	o := convert.ConvertOptions{
+		From: fl.from, To: fl.to, Workers: fl.workers, Overwrite: fl.force, ShardSize: shardSize,
+		Fold: fl.fold, Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros},
+		Barecat:       convert.BarecatOptions{Wrap: fl.wrap, CRC: fl.crc, OnDuplicate: fl.onDuplicate},
+		TBL:           convert.TBLOptions{Version: fl.tblVersion, LZ4: fl.lz4, NoNames: fl.noNames, CompatTurboLoader: fl.compat == "turboloader"},
+		CellsPerShard: fl.cellsPerShard, ReuseTars: fl.reuseTars,
 	}
-	return usagef("convert: no converter from %s to %s", label(fl.from), label(fl.to))
+	switch fl.from {
+	case "scdl":
+		o.Mode = fl.scdlMode
+	case "barecat":
+		if fl.to == "tar" {
+			o.Mode = fl.order
+		}
+	}
+	what := fl.to
+	if fl.to == "tar" {
+		what = cmpOr(fl.fold, "train")
+	}
+	total, unit := sourceSize(fl.from, srcs, o)
+	bar := e.newProgress(what, total)
+	if fl.from != "tar" {
+		bar = bar.of(unit)
+	}
+	o.Progress = func(p convert.Progress) { bar.update(what, p) }
+	res, err := convert.Convert(ctx, srcs, dst, o)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		e.warnf("%s\n", w)
+	}
+	e.infof("%s\n", res.Summary)
+	if fl.jsonOut {
+		return e.printJSON(res.Stats)
+	}
+	return nil
 }
 
-// convertFormats names a conversion's source format (by content, or else
-// by name or layout; several files are tar shards) and target format (by
-// the target path's suffix, or an existing target's content; else a
-// directory of tar shards). --from and --to override them.
-func convertFormats(srcs []string, dst string, fl convertFlags) (from, to string, err error) {
-	for _, f := range []string{fl.from, fl.to} {
-		switch f {
-		case "", "tar", "barecat", "tbl", "scdl":
-		default:
-			return "", "", usagef("--from, --to: unknown format %q (tar, barecat, tbl or scdl)", f)
-		}
+// sourceSize is the bytes a conversion reads and what its rows are, for
+// the progress bar; zero when the source cannot tell.
+func sourceSize(from string, srcs []string, o convert.ConvertOptions) (int64, string) {
+	f := registry.Lookup(from)
+	if f == nil || f.Open == nil {
+		return 0, ""
 	}
-	from, to = fl.from, fl.to
-	if from == "" {
-		from = "tar"
-		if len(srcs) == 1 {
-			f := registry.Detect(srcs[0])
-			if f == nil {
-				f = registry.Claimed(srcs[0])
-			}
-			if f != nil && f.Name != "taridx" { // an index stands for its fold
-				from = f.Name
-			}
-		}
+	var opts any
+	if from == "tar" {
+		opts = fold.OpenOptions{Fold: o.Fold}
 	}
-	if to == "" {
-		switch {
-		case strings.HasSuffix(dst, ".barecat"):
-			to = "barecat"
-		case strings.HasSuffix(dst, ".tbl"):
-			to = "tbl"
-		default:
-			to = "tar"
-			if f := registry.Detect(dst); f != nil && f.Name != "tar" && f.Name != "taridx" {
-				to = f.Name
-			}
-		}
+	d, err := f.Open(srcs, registry.OpenOptions{Mode: o.Mode, Format: opts})
+	if err != nil {
+		return 0, ""
 	}
-	return from, to, nil
+	defer d.Close()
+	return d.Size(), d.Unit()
 }
 
 // label is a format's name in messages.
@@ -274,278 +242,4 @@ func label(name string) string {
 		return f.Label
 	}
 	return name
-}
-
-func convertTarToBarecat(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string, shardSize int64) error {
-	if fl.order != "path" {
-		return usagef("--order applies to reading a Barecat archive")
-	}
-	if fl.crc && !fl.wrap {
-		return usagef("--crc goes with --wrap (a copy always computes crc32c)")
-	}
-	if fl.wrap && shardSize > 0 {
-		return usagef("--shard-size does not apply to --wrap: the shards are the tar files")
-	}
-	switch fl.onDuplicate {
-	case "", "first", "last":
-	default:
-		return usagef("--on-duplicate: %q is neither first nor last", fl.onDuplicate)
-	}
-	shards, _, err := tarSources(srcs, fl.fold)
-	if err != nil {
-		return err
-	}
-	bar := e.newProgress("barecat", totalSize(shards))
-	st, err := convert.TarToBarecat(ctx, shards, dst, convert.BarecatOptions{
-		Wrap: fl.wrap, CRC: fl.crc, OnDuplicate: fl.onDuplicate, ShardSize: shardSize, Workers: fl.workers, Overwrite: fl.force,
-		Scan:     tarscan.Options{IgnoreZeros: fl.ignoreZeros},
-		Progress: func(p convert.Progress) { bar.update("barecat", p) },
-	})
-	bar.done()
-	if err != nil {
-		return err
-	}
-	if n := st.Skipped["symlink"] + st.Skipped["other"]; n > 0 {
-		e.warnf("%d members not converted (%d symbolic links, %d devices or fifos): Barecat holds files and directories only\n",
-			n, st.Skipped["symlink"], st.Skipped["other"])
-	}
-	if st.Duplicates > 0 {
-		e.warnf("%d duplicate paths: kept the %s of each\n", st.Duplicates, fl.onDuplicate)
-	}
-	mode := "copied"
-	if fl.wrap {
-		mode = "wrapped"
-	}
-	e.infof("%s: %d files (%d hard links), %d directories, %s %s from %d tar shards into %d shards\n",
-		dst, st.Files, st.Hardlinks, st.Dirs, humanBytes(st.Bytes), mode, len(shards), st.Shards)
-	if fl.jsonOut {
-		return e.printJSON(st)
-	}
-	return nil
-}
-
-func convertTBLToBarecat(ctx context.Context, e *env, fl convertFlags, src, dst string, shardSize int64) error {
-	if fl.wrap || fl.crc || fl.onDuplicate != "" || fl.lz4 || fl.compat != "" || fl.noNames {
-		return usagef("--wrap, --crc, --on-duplicate, --lz4, --compat and --no-names do not apply to TBL -> Barecat")
-	}
-	r, err := tbl.Open(src)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	var total int64
-	if st, err := os.Stat(src); err == nil {
-		total = st.Size()
-	}
-	bar := e.newProgress("barecat", total).of("samples")
-	st, err := convert.ToBarecat(ctx, &convert.TBLSource{Reader: r}, dst, convert.BarecatOptions{
-		ShardSize: shardSize, Workers: fl.workers, Overwrite: fl.force,
-		Progress: func(p convert.Progress) { bar.update("barecat", p) },
-	})
-	bar.done()
-	if err != nil {
-		return err
-	}
-	e.infof("%s: %d files, %s from %d TBL samples into %d shards\n", dst, st.Files, humanBytes(st.Bytes), r.Len(), st.Shards)
-	if fl.jsonOut {
-		return e.printJSON(st)
-	}
-	return nil
-}
-
-func convertBarecatToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir string, shardSize int64) error {
-	if fl.reuseTars {
-		return convertReuseTars(ctx, e, fl, src, dstDir)
-	}
-	if fl.wrap || fl.crc || fl.onDuplicate != "" {
-		return usagef("--wrap, --crc and --on-duplicate apply to converting tar shards to Barecat")
-	}
-	order := barecat.ByPath
-	switch fl.order {
-	case "path":
-	case "address":
-		order = barecat.ByAddress
-	default:
-		return usagef("--order: %q is neither path nor address", fl.order)
-	}
-	fold := fl.fold
-	if fold == "" {
-		fold = "train"
-	}
-	a, err := barecat.Open(src)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	for _, w := range a.Warnings() {
-		e.warnf("%s\n", w)
-	}
-	var total int64
-	for _, n := range a.ShardSizes() {
-		total += n
-	}
-	bar := e.newProgress(fold, total).of("files")
-	st, err := convert.WriteFold(ctx, &convert.BarecatSource{Archive: a, Order: order}, convert.FoldOptions{
-		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: 1, Replace: fl.force,
-		Progress: func(p convert.Progress) { bar.update(fold, p) },
-	})
-	bar.done()
-	if err != nil {
-		return err
-	}
-	e.infof("%s: %d members, %s into %d shards of fold %s in %s; index %s (%d rows)\n",
-		src, st.Members, humanBytes(st.Bytes), len(st.Shards), fold, dstDir, filepath.Base(st.Index.Output), st.Index.Rows)
-	e.warnNotIndexed(src, st.Index)
-	if fl.jsonOut {
-		return e.printJSON(st)
-	}
-	return nil
-}
-
-func convertToTBL(ctx context.Context, e *env, fl convertFlags, srcs []string, dst string) error {
-	if fl.tblVersion != 1 && fl.tblVersion != 2 {
-		return usagef("--tbl-version: %d (1 or 2)", fl.tblVersion)
-	}
-	if fl.tblVersion == 1 && (fl.lz4 || fl.compat != "") {
-		return usagef("--lz4 and --compat turboloader need --tbl-version 2")
-	}
-	if fl.wrap || fl.crc || fl.onDuplicate != "" || fl.shardSize != "" {
-		return usagef("--wrap, --crc, --on-duplicate and --shard-size do not apply to writing TBL")
-	}
-	opts := convert.TBLOptions{
-		Version: fl.tblVersion, LZ4: fl.lz4, NoNames: fl.noNames, CompatTurboLoader: fl.compat == "turboloader",
-		Workers: fl.workers, Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros},
-	}
-	var shards []string
-	var st *convert.TBLStats
-	var err error
-	switch fl.from {
-	case "scdl":
-		if fl.compat != "" {
-			return usagef("--compat turboloader reproduces TurboLoader's converter of tar shards, not of SCDL")
-		}
-		if err := checkSCDLMode(fl); err != nil {
-			return err
-		}
-		if fl.cellsPerShard != 0 || fl.fold != "" {
-			return usagef("--cells-per-shard and --fold apply to tar shards")
-		}
-		a, err := scdl.Open(srcs[0])
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		bar := e.newProgress("tbl", scdlSize(a)).of("files")
-		opts.Progress = func(p convert.Progress) { bar.update("tbl", p) }
-		st, err = convert.ToTBL(ctx, func(bool) (convert.PayloadSource, error) {
-			return convert.NewSCDLSource(a, fl.scdlMode)
-		}, dst, opts)
-		bar.done()
-		if err != nil {
-			return err
-		}
-		shards = srcs[:1]
-	case "barecat":
-		if fl.compat != "" {
-			return usagef("--compat turboloader reproduces TurboLoader's converter of tar shards, not of Barecat")
-		}
-		a, err := barecat.Open(srcs[0])
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		var total int64
-		for _, n := range a.ShardSizes() {
-			total += n
-		}
-		bar := e.newProgress("tbl", total).of("files")
-		opts.Progress = func(p convert.Progress) { bar.update("tbl", p) }
-		st, err = convert.ToTBL(ctx, func(counting bool) (convert.PayloadSource, error) {
-			// The order files were added in: the dataset's order. The
-			// counting pass reads the index alone.
-			return &convert.BarecatSource{Archive: a, Order: barecat.ByAddress, NoData: counting}, nil
-		}, dst, opts)
-		bar.done()
-		if err != nil {
-			return err
-		}
-		shards = a.ShardPaths()
-	default:
-		if shards, _, err = tarSources(srcs, fl.fold); err != nil {
-			return err
-		}
-		bar := e.newProgress("tbl", totalSize(shards))
-		opts.Progress = func(p convert.Progress) { bar.update("tbl", p) }
-		st, err = convert.TarToTBL(ctx, shards, dst, opts)
-		bar.done()
-	}
-	if err != nil {
-		return err
-	}
-	if !st.NamesKept {
-		e.warnf("%s: member names are not stored (TBL v1 has no place for them; v2 keeps them unless --no-names or --compat): converting back names samples by their index\n", dst)
-	}
-	var skipped []string
-	for k, n := range st.Skipped {
-		skipped = append(skipped, fmt.Sprintf("%d %s", n, k))
-	}
-	sort.Strings(skipped)
-	extra := ""
-	if len(skipped) > 0 {
-		extra = " (not converted: " + strings.Join(skipped, ", ") + ")"
-	}
-	what := "shards"
-	if fl.from == "scdl" {
-		what = "archive"
-	}
-	e.infof("%s: TBL v%d, %d samples, %s from %d %s %s%s\n", dst, st.Version, st.Samples, humanBytes(st.Bytes), len(shards), label(fl.from), what, extra)
-	if st.MetaDropped > 0 {
-		e.warnf("%s: the metadata of %d samples (their .tblmeta.json members) is not kept: this TBL has no metadata section\n", dst, st.MetaDropped)
-	}
-	if fl.jsonOut {
-		return e.printJSON(st)
-	}
-	return nil
-}
-
-func convertTBLToTar(ctx context.Context, e *env, fl convertFlags, src, dstDir string, shardSize int64) error {
-	if fl.wrap || fl.crc || fl.onDuplicate != "" || fl.lz4 || fl.compat != "" || fl.noNames {
-		return usagef("--wrap, --crc, --on-duplicate, --lz4, --compat and --no-names do not apply to reading TBL")
-	}
-	r, err := tbl.Open(src)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	fold := fl.fold
-	if fold == "" {
-		fold = "train"
-	}
-	st0, _ := os.Stat(src)
-	var total int64
-	if st0 != nil {
-		total = st0.Size()
-	}
-	bar := e.newProgress(fold, total).of("samples")
-	tsrc := &convert.TBLSource{Reader: r}
-	st, err := convert.WriteFold(ctx, tsrc, convert.FoldOptions{
-		Dir: dstDir, Fold: fold, ShardSize: shardSize, Workers: fl.workers, Replace: fl.force,
-		Progress: func(p convert.Progress) { bar.update(fold, p) },
-	})
-	bar.done()
-	if err != nil {
-		return err
-	}
-	e.infof("%s: %d samples -> %d members, %s into %d shards of fold %s in %s; index %s (%d rows)\n",
-		src, r.Len(), st.Members, humanBytes(st.Bytes), len(st.Shards), fold, dstDir, filepath.Base(st.Index.Output), st.Index.Rows)
-	if n, first := tsrc.BadJSON(); n > 0 {
-		e.warnf("%s: %d samples have a JSON-typed metadata block that does not parse (first: sample %v): kept as they are, not used as names\n", src, n, first)
-	}
-	if r.Version() == 2 && !r.HasMetadata() {
-		e.infof("%s has no metadata section: convert back with --no-names for an identical file\n", src)
-	}
-	if fl.jsonOut {
-		return e.printJSON(st)
-	}
-	return nil
 }

@@ -170,14 +170,10 @@ header CRC-32 and every CRC-16.`,
 					return err
 				}
 			}
-			if len(args) == 1 && registry.Is("scdl", args[0]) {
-				return e.verifySCDL(args[0])
-			}
-			if len(args) == 1 && registry.Is("tbl", args[0]) {
-				return e.verifyTBL(args[0])
-			}
-			if len(args) == 1 && registry.Is("barecat", args[0]) {
-				return e.verifyBarecat(cmd.Context(), args[0])
+			if len(args) == 1 {
+				if f := registered(args[0], func(f *registry.Format) bool { return f.Verify != nil }); f != nil {
+					return e.report(f.Verify(cmd.Context(), args[0]))
+				}
 			}
 			folds, err := fl.open(args)
 			if err != nil {

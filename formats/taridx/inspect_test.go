@@ -1,4 +1,4 @@
-package cli
+package taridx
 
 import (
 	"fmt"
@@ -7,21 +7,20 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/testutil"
 )
 
 // describeIndexByMaps is the straightforward account of an index, with a
 // map of every key: the reference describeIndex must agree with.
-func describeIndexByMaps(x *taridx.Index) (keys, runs, shards, nDup int, dups []dupInfo) {
+func describeIndexByMaps(x *Index) (keys, runs, shards, nDup int, dups []DupInfo) {
 	type rowKey struct {
-		key taridx.Key
+		key Key
 		ext uint16
 	}
-	seenKeys := map[taridx.Key]bool{}
+	seenKeys := map[Key]bool{}
 	count := map[rowKey]int{}
 	fids := map[uint16]bool{}
-	var last taridx.Key
+	var last Key
 	for i := 0; i < x.Len(); i++ {
 		r := x.Row(i)
 		if i == 0 || r.Key() != last {
@@ -33,7 +32,7 @@ func describeIndexByMaps(x *taridx.Index) (keys, runs, shards, nDup int, dups []
 		count[rowKey{r.Key(), r.ExtID}]++
 	}
 	listed := map[rowKey]int{}
-	dups = []dupInfo{}
+	dups = []DupInfo{}
 	for i := 0; i < x.Len(); i++ {
 		r := x.Row(i)
 		rk := rowKey{r.Key(), r.ExtID}
@@ -46,7 +45,7 @@ func describeIndexByMaps(x *taridx.Index) (keys, runs, shards, nDup int, dups []
 			k = -1
 			if len(dups) < maxListedDuplicates {
 				k = len(dups)
-				dups = append(dups, dupInfo{KeyHash: fmt.Sprintf("%016x", r.KeyHash), CrashID: r.CrashID, Ext: x.Exts[r.ExtID]})
+				dups = append(dups, DupInfo{KeyHash: fmt.Sprintf("%016x", r.KeyHash), CrashID: r.CrashID, Ext: x.Exts[r.ExtID]})
 			}
 			listed[rk] = k
 		}
@@ -69,11 +68,11 @@ func TestDescribeIndexAgreesWithMaps(t *testing.T) {
 	}
 	withDups := 0
 	for _, p := range paths {
-		x, err := taridx.ReadFile(p)
+		x, err := ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		info := describeIndex(x)
+		info := describe(x)
 		keys, runs, shards, nDup, dups := describeIndexByMaps(x)
 		if info.Keys != keys || info.Runs != runs || info.Shards != shards || info.NDuplicates != nDup {
 			t.Errorf("%s: keys %d runs %d shards %d dups %d, want %d %d %d %d", p,
@@ -96,7 +95,7 @@ func TestDescribeIndexAgreesWithMaps(t *testing.T) {
 // keys in several runs, rows over several shards.
 func generatedIndex(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "gen.taridx")
-	w, err := taridx.Create(p, taridx.WriterOptions{})
+	w, err := Create(p, WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +103,8 @@ func generatedIndex(t *testing.T) string {
 	exts := []string{"jpg", "cls", "json"}
 	for i := 0; i < 5000; i++ {
 		stem := fmt.Sprintf("s%03d", rng.IntN(300))
-		err := w.Add(taridx.Entry{Fid: uint16(i / 1000), Offset: uint64(i) * 1024, Size: uint64(rng.IntN(100)),
-			Stem: stem, Ext: exts[rng.IntN(3)], KeyHash: taridx.KeyHash(stem)})
+		err := w.Add(Entry{Fid: uint16(i / 1000), Offset: uint64(i) * 1024, Size: uint64(rng.IntN(100)),
+			Stem: stem, Ext: exts[rng.IntN(3)], KeyHash: KeyHash(stem)})
 		if err != nil {
 			t.Fatal(err)
 		}
