@@ -80,7 +80,7 @@ type ConvertOptions struct {
 func Formats(srcs []string, dst, from, to string) (string, string, error) {
 	for _, f := range []string{from, to} {
 		if f != "" && registry.Lookup(f) == nil {
-			return "", "", fmt.Errorf("%q: %w", f, ErrUnknownFormat)
+			return "", "", fmt.Errorf("%w %q", ErrUnknownFormat, f)
 		}
 	}
 	if from == "" {
@@ -297,7 +297,7 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 		"skipped_examples": append([]string{}, ix.SkippedNames...)}
 	res := &registry.Result{Stats: stats, Summary: fmt.Sprintf("%s: %d files checked against their tar members; %s indexes %d rows of %s",
 		srcs[0], st.Files, out, st.Index.Rows, strings.Join(st.Tars, " "))}
-	if w := fold.NotIndexed(st.Index); w != "" {
+	if w := fold.NotIndexed(st.Index, "files"); w != "" {
 		res.Warnings = append(res.Warnings, srcs[0]+": "+w)
 	}
 	return res, nil
@@ -315,7 +315,7 @@ func throughRegistry(ctx context.Context, srcs []string, dst string, o ConvertOp
 		return nil, err
 	}
 	defer d.Close()
-	res, err := tgt.Create(ctx, d, dst, registry.CreateOptions{Workers: o.Workers, Overwrite: o.Overwrite,
+	res, err := tgt.Create(ctx, named{d, strings.Join(srcs, " ")}, dst, registry.CreateOptions{Workers: o.Workers, Overwrite: o.Overwrite,
 		ShardSize: o.ShardSize, Progress: o.Progress, Format: o.targetOptions()})
 	if err != nil {
 		return nil, err

@@ -221,10 +221,10 @@ func (s *taridxSink) Write(b *dataset.Batch) error {
 
 func (s *taridxSink) EndShard(int) error { return nil }
 
-// NotIndexed says which members the index leaves out and why, or "": the
-// index keys a sample by its name's extension, so a name without one, or
-// with white space in it, has no row.
-func NotIndexed(st *IndexStats) string {
+// NotIndexed says which entries (unit: "members", "files", ...) the index
+// leaves out and why, or "": the index keys a sample by its name's
+// extension, so a name without one, or with white space in it, has no row.
+func NotIndexed(st *IndexStats, unit string) string {
 	if st == nil || st.NoExt+st.SpaceInExt == 0 {
 		return ""
 	}
@@ -232,6 +232,6 @@ func NotIndexed(st *IndexStats) string {
 	for i, n := range st.SkippedNames {
 		quoted[i] = strconv.Quote(n)
 	}
-	return fmt.Sprintf("%d members not indexed (%d without an extension, %d with white space in it; glzn's loader cannot read them), e.g. %s",
-		st.NoExt+st.SpaceInExt, st.NoExt, st.SpaceInExt, strings.Join(quoted, ", "))
+	return fmt.Sprintf("%d %s not indexed (%d without an extension, %d with white space in it; glzn's loader cannot read them), e.g. %s",
+		st.NoExt+st.SpaceInExt, unit, st.NoExt, st.SpaceInExt, strings.Join(quoted, ", "))
 }

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/testutil"
 )
 
@@ -305,7 +307,7 @@ func TestConvertBarecat(t *testing.T) {
 		t.Fatalf("to barecat: exit %d: %s", code, stderr)
 	}
 	code, stdout, _ := run(t, "inspect", "--json", bc)
-	var info barecatInfo
+	var info barecat.Info
 	if err := json.Unmarshal([]byte(stdout), &info); err != nil || code != 0 || info.Files != 60 || info.FilesWithCRC != 60 || info.Layout != "0.3" {
 		t.Fatalf("inspect: exit %d, %v: %s", code, err, stdout)
 	}
@@ -375,7 +377,7 @@ func TestConvertTBL(t *testing.T) {
 		t.Fatalf("to tbl: exit %d: %s", code, stderr)
 	}
 	code, stdout, _ := run(t, "inspect", "--json", x)
-	var info tblInfo
+	var info tbl.Info
 	if err := json.Unmarshal([]byte(stdout), &info); err != nil || code != 0 || info.Samples != 40 || info.Version != 2 || info.Formats["jpeg"] != 20 || info.WithMetadata != 40 {
 		t.Fatalf("inspect: exit %d, %v: %s", code, err, stdout)
 	}

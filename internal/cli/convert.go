@@ -144,7 +144,7 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	}
 	var err error
 	if fl.from, fl.to, err = convert.Formats(srcs, dst, fl.from, fl.to); err != nil {
-		return usagef("--from, --to: %v", err)
+		return usagef("--from, --to: %v (known: %s)", err, strings.Join(formatNames(), ", "))
 	}
 	if err := guardConvert(srcs, dst, fl); err != nil {
 		return err
@@ -242,4 +242,15 @@ func label(name string) string {
 		return f.Label
 	}
 	return name
+}
+
+// formatNames are the formats a conversion can read or write.
+func formatNames() []string {
+	var names []string
+	for _, f := range registry.All() {
+		if f.Open != nil || f.Create != nil {
+			names = append(names, f.Name)
+		}
+	}
+	return names
 }

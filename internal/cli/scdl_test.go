@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/internal/testutil"
 )
 
@@ -143,7 +144,7 @@ func TestConvertSCDLErrors(t *testing.T) {
 		{"gene out of range", damage("g", patch("col_ptr.npy", 0, 30)), nil, 1, "col_ptr.npy: offset 0: corrupt SCDL archive: col_ptr[0] = 30 (row 0) is not below 30"},
 		{"mode", good, []string{"--scdl-mode", "rows"}, 2, `--scdl-mode: "rows"`},
 		{"cells per shard in archive mode", good, []string{"--scdl-mode", "archive", "--cells-per-shard", "3"}, 2, "--cells-per-shard applies to --scdl-mode cells"},
-		{"wrap", good, []string{"--wrap"}, 2, "do not apply to SCDL"},
+		{"wrap", good, []string{"--wrap"}, 2, "apply to converting tar shards to Barecat"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			parent := t.TempDir()
@@ -200,12 +201,11 @@ func TestConvertToSCDLRefusals(t *testing.T) {
 
 func TestInspectSCDL(t *testing.T) {
 	src := scdlCase(t, "concat_2x_same_genes")
-	var o, e bytes.Buffer
-	env := &env{stdout: &o, stderr: &e}
-	if err := inspectSCDL(env, src); err != nil {
-		t.Fatal(err)
+	code, out, errOut := run(t, "inspect", src)
+	if code != 0 {
+		t.Fatalf("inspect: exit %d: %s", code, errOut)
 	}
-	text := o.String()
+	text := out
 	for _, w := range []string{"version:", "0.1.0 (endianness 1, backend 1)", "cells:", "55", "DATA", "float32",
 		"genes per block:", "[0, 55)", "30", "metadata.json says 30 rows, the header 55", "header and files agree"} {
 		if !strings.Contains(text, w) {
@@ -213,16 +213,15 @@ func TestInspectSCDL(t *testing.T) {
 		}
 	}
 	// --json, and a mismatch: exit 1 with every one listed.
-	env.jsonOut = true
-	o.Reset()
 	bad := scdlCase(t, "basic_50x30_f32")
 	os.WriteFile(filepath.Join(bad, "col_ptr.npy"), []byte{1, 2}, 0o644)
 	os.Remove(filepath.Join(bad, "var_features", "labels.json"))
-	if err := inspectSCDL(env, bad); err != errReported {
-		t.Fatalf("error %v", err)
+	code, out, _ = run(t, "inspect", "--json", bad)
+	if code != 1 {
+		t.Fatalf("inspect of a mismatch: exit %d", code)
 	}
-	var info scdlInfo
-	if err := json.Unmarshal(o.Bytes(), &info); err != nil {
+	var info scdl.Info
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
 		t.Fatal(err)
 	}
 	if info.Cells != 50 || info.NNZ != 285 || len(info.Mismatches) != 2 ||
@@ -231,11 +230,10 @@ func TestInspectSCDL(t *testing.T) {
 		t.Errorf("%+v", info)
 	}
 	good := scdlCase(t, "basic_50x30_f32")
-	o.Reset()
-	if err := inspectSCDL(env, good); err != nil {
-		t.Fatal(err)
+	if code, out, _ = run(t, "inspect", "--json", good); code != 0 {
+		t.Fatalf("inspect: exit %d", code)
 	}
-	json.Unmarshal(o.Bytes(), &info)
+	json.Unmarshal([]byte(out), &info)
 	// 285 values in 50 rows of 30 genes.
 	if info.Density != 285.0/1500 || len(info.Blocks) != 1 || info.Blocks[0].NGenes != 30 {
 		t.Errorf("density %v, blocks %+v", info.Density, info.Blocks)
@@ -271,8 +269,8 @@ func TestSCDLPairFlags(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"convert", "--fold", "x", archive, filepath.Join(work, "a.tbl")}, ExitUsage, "--fold apply to tar shards"},
-		{[]string{"convert", "--cells-per-shard", "5", archive, filepath.Join(work, "a.barecat")}, ExitUsage, "--cells-per-shard and --fold apply to tar shards"},
+		{[]string{"convert", "--fold", "x", archive, filepath.Join(work, "a.tbl")}, ExitUsage, "--fold names the fold of tar shards"},
+		{[]string{"convert", "--cells-per-shard", "5", archive, filepath.Join(work, "a.barecat")}, ExitUsage, "--cells-per-shard applies to SCDL to tar shards"},
 		{[]string{"convert", "--scdl-mode", "rows", archive, filepath.Join(work, "a.barecat")}, ExitUsage, `--scdl-mode: "rows"`},
 	} {
 		code, _, stderr := run(t, c.args...)

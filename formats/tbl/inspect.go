@@ -1,17 +1,20 @@
-package cli
+package tbl
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/itarconv/itarconv/formats/tbl"
+	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/human"
 )
 
-// tblInfo is what inspect shows of a TBL file.
-type tblInfo struct {
+// Info is what Inspect shows of a TBL file.
+type Info struct {
 	File             string         `json:"file"`
 	Version          int            `json:"version"`
 	Samples          int            `json:"samples"`
@@ -28,14 +31,16 @@ type tblInfo struct {
 	IndexOK          bool           `json:"index_ok"`
 }
 
-func describeTBL(path string) (*tblInfo, error) {
-	r, err := tbl.Open(path) // validates the header and the whole index
+// Inspect describes the file at path: version, counts by format,
+// compression, metadata; opening it checks the whole index.
+func Inspect(_ context.Context, path string) (registry.Report, error) {
+	r, err := Open(path) // validates the header and the whole index
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
 	h := r.Header()
-	info := &tblInfo{File: path, Version: r.Version(), Samples: r.Len(), HeaderSize: h.HeaderSize,
+	info := &Info{File: path, Version: r.Version(), Samples: r.Len(), HeaderSize: h.HeaderSize,
 		Formats: map[string]int{}, MetadataTypes: map[string]int{}, Flags: h.Flags, IndexOK: true,
 		MetadataBytes: h.MetadataSize}
 	for i := 0; i < r.Len(); i++ {
@@ -79,60 +84,75 @@ func metaTypeName(t uint16) string {
 	return fmt.Sprintf("type %d", t)
 }
 
-func (e *env) printTBLInfo(info *tblInfo) {
-	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+// WriteText prints the description for a person.
+func (info *Info) WriteText(out io.Writer) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "file\t%s\n", info.File)
 	fmt.Fprintf(w, "version\t%d (flags %#x)\n", info.Version, info.Flags)
 	fmt.Fprintf(w, "samples\t%d\n", info.Samples)
 	fmt.Fprintf(w, "index\t%d bytes, consistent (offsets in range, no overlap)\n", info.HeaderSize)
 	fmt.Fprintf(w, "payload\t%s stored, %s uncompressed (ratio %.3f, %d samples LZ4)\n",
-		humanBytes(int64(info.StoredBytes)), humanBytes(int64(info.UncompressedSize)), info.Ratio, info.Compressed)
-	fmt.Fprintf(w, "metadata\t%d samples, %s\n", info.WithMetadata, humanBytes(int64(info.MetadataBytes)))
+		human.Bytes(int64(info.StoredBytes)), human.Bytes(int64(info.UncompressedSize)), info.Ratio, info.Compressed)
+	fmt.Fprintf(w, "metadata\t%d samples, %s\n", info.WithMetadata, human.Bytes(int64(info.MetadataBytes)))
 	w.Flush()
 	var names []string
 	for k := range info.Formats {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	fmt.Fprintln(e.stdout, "\nformat  samples")
+	fmt.Fprintln(out, "\nformat  samples")
 	for _, k := range names {
-		fmt.Fprintf(e.stdout, "%-7s %d\n", k, info.Formats[k])
+		fmt.Fprintf(out, "%-7s %d\n", k, info.Formats[k])
 	}
+	return nil
 }
 
-// verifyTBL reads every sample: bounds, LZ4 blocks and CRCs.
-func (e *env) verifyTBL(path string) error {
-	r, err := tbl.Open(path)
+// VerifyResult is what Verify found.
+type VerifyResult struct {
+	File    string `json:"file"`
+	OK      bool   `json:"ok"`
+	Problem string `json:"problem,omitempty"`
+	Samples *int   `json:"samples,omitempty"`
+	version int
+}
+
+// Verify reads every sample of the file at path: bounds, LZ4 blocks, the
+// header CRC-32 and every CRC-16 (v2), and the JSON-typed metadata blocks.
+// Damage found is the result and an error wrapping registry.ErrVerify.
+func Verify(_ context.Context, path string) (registry.Report, error) {
+	r, err := Open(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer r.Close()
 	err = r.Verify()
 	if err == nil {
-		err = checkTBLJSON(r)
+		err = checkJSON(r)
 	}
 	if err != nil {
-		if e.jsonOut {
-			e.printJSON(map[string]any{"ok": false, "file": path, "problem": err.Error()})
-		} else {
-			fmt.Fprintf(e.stdout, "%s: BROKEN: %v\n", path, err)
-		}
-		return errReported
+		return &VerifyResult{File: path, Problem: err.Error()}, fmt.Errorf("%s: %v: %w", path, err, registry.ErrVerify)
 	}
-	if e.jsonOut {
-		return e.printJSON(map[string]any{"ok": true, "file": path, "samples": r.Len()})
-	}
-	what := "bounds"
-	if r.Version() >= 2 {
-		what = "bounds, header CRC-32, per-sample CRC-16 and LZ4 blocks"
-	}
-	fmt.Fprintf(e.stdout, "%s: OK: %d samples (%s checked)\n", path, r.Len(), what)
-	return nil
+	n := r.Len()
+	return &VerifyResult{File: path, OK: true, Samples: &n, version: r.Version()}, nil
 }
 
-// checkTBLJSON reports the JSON-typed metadata blocks that do not parse:
+// WriteText prints the result for a person.
+func (v *VerifyResult) WriteText(out io.Writer) error {
+	if !v.OK {
+		_, err := fmt.Fprintf(out, "%s: BROKEN: %s\n", v.File, v.Problem)
+		return err
+	}
+	what := "bounds"
+	if v.version >= 2 {
+		what = "bounds, header CRC-32, per-sample CRC-16 and LZ4 blocks"
+	}
+	_, err := fmt.Fprintf(out, "%s: OK: %d samples (%s checked)\n", v.File, *v.Samples, what)
+	return err
+}
+
+// checkJSON reports the JSON-typed metadata blocks that do not parse:
 // the format says they are JSON, and a loader that reads them fails.
-func checkTBLJSON(r *tbl.Reader) error {
+func checkJSON(r *Reader) error {
 	var n int
 	var first []string
 	for i := 0; i < r.Len() && r.HasMetadata(); i++ {
@@ -141,7 +161,7 @@ func checkTBLJSON(r *tbl.Reader) error {
 			return err
 		}
 		for k, m := range meta {
-			if m.Type == tbl.MetaJSON && !json.Valid(m.Data) {
+			if m.Type == MetaJSON && !json.Valid(m.Data) {
 				n++
 				if len(first) < 5 {
 					first = append(first, fmt.Sprintf("sample %d block %d", i, k))
