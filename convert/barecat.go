@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
@@ -21,7 +20,7 @@ import (
 )
 
 // ErrDuplicatePath: two members of the source have the same path.
-var ErrDuplicatePath = errors.New("duplicate path")
+var ErrDuplicatePath = barecat.ErrDuplicatePath
 
 // ErrHardlinkTarget: a hard link whose target is no earlier file of the
 // dataset (tar extracts such a link only if the target exists already).
@@ -216,7 +215,7 @@ type barecatSink struct {
 // Prepare computes, on the workers, the CRC-32C of each regular member's
 // payload where it lies (the shard mapped), so that the writer has the
 // kernel copy it (Writer.AddCopy) rather than copy it through this
-// process. Members larger than maxInline, and shards that cannot be
+// process. Members larger than fold.MaxInline, and shards that cannot be
 // mapped, are left to the writer.
 func (s *barecatSink) Prepare(b *Batch) error {
 	if s.opts.Wrap {
@@ -304,15 +303,6 @@ func (s *barecatSink) closeCopySource() error {
 	return err
 }
 
-func metaFile(p string, r *Row) barecat.File {
-	return barecat.File{
-		Path: p, Size: r.Size,
-		Mode: r.Mode & 0o7777, HasMode: true,
-		UID: r.UID, HasUID: true, GID: r.GID, HasGID: true,
-		MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true,
-	}
-}
-
 func (s *barecatSink) Write(b *Batch) error {
 	shardName := s.src.Paths[b.Shard]
 	for i := range b.Rows {
@@ -338,7 +328,7 @@ func (s *barecatSink) Write(b *Batch) error {
 			s.stats.Dirs++
 			continue
 		}
-		f := metaFile(p, r)
+		f := barecat.RowFile(p, r)
 		data := occurrence{shard: int32(b.Shard), dataOffset: r.DataOffset, size: r.Size}
 		resolved := false // a hard link whose bytes are data
 		if r.Kind == KindHardlink && s.opts.OnDuplicate == DuplicateLast {
@@ -444,230 +434,17 @@ func (s *barecatSink) addFile(f barecat.File, data occurrence) error {
 
 func (s *barecatSink) EndShard(int) error { return nil }
 
-// BarecatSource reads a Barecat archive as rows: directories that carry
-// metadata or are empty (the others are implied by their files), then
-// files, in path order or in address order (shard, offset: the fast path,
-// reading each shard front to back). One goroutine lists the files from
-// the index and cuts them into chunks; the workers take the chunks in turn
-// and check every crc32c on the bytes where they lie (mapped shards, see
-// barecat.ViewFiles), so the single writer only writes, and the bytes are
-// copied once, into the output. A BarecatSource serves one Run.
-type BarecatSource struct {
-	Archive *barecat.Archive
-	Order   barecat.Order
-	// NoData lists the rows without their bytes (a pass that only counts
-	// or names them); OpenPayload still reads any one.
-	NoData bool
-
-	once   sync.Once
-	start  sync.Once
-	n      int              // chunks
-	chunks []chan fileChunk // chunk i, sent once by the lister
-	ahead  chan struct{}    // bounds how far the lister runs ahead
-	run    context.Context  // the Run the lister serves
-	err    error
-
-	held dataset.Held // the mappings of batches not yet written
-}
-
-// fileChunk is a run of files in the source's order, or the error that
-// ended the listing.
-type fileChunk struct {
-	files []barecat.File
-	err   error
-}
-
-// Chunks of files: small enough that the workers take turns within the
-// engine's window, large enough that a chunk is cheap to hand over. The
-// lister stays at most barecatAhead chunks ahead of the workers. Files
-// larger than maxInline are read by the writer instead of held in memory
-// (where shards cannot be mapped).
-const (
-	barecatChunk = 256
-	barecatAhead = 8
-	maxInline    = 16 << 20
-)
-
-func (s *BarecatSource) init() {
-	s.once.Do(func() {
-		n, err := s.Archive.NumFiles()
-		if err != nil {
-			s.err = err
-			return
-		}
-		s.n = max(1, int((n+barecatChunk-1)/barecatChunk))
-		s.chunks = make([]chan fileChunk, s.n)
-		for i := range s.chunks {
-			s.chunks[i] = make(chan fileChunk, 1)
-		}
-		s.ahead = make(chan struct{}, barecatAhead)
-	})
-}
-
-// list reads the files table once, in order, and hands it out in chunks.
-// The last chunk takes whatever is left, should the table have grown
-// since it was counted.
-func (s *BarecatSource) list(ctx context.Context) {
-	next := 0
-	send := func(c fileChunk) bool {
-		select {
-		case s.ahead <- struct{}{}:
-		case <-ctx.Done():
-			return false
-		}
-		s.chunks[next] <- c
-		next++
-		return true
-	}
-	var files []barecat.File
-	err := s.Archive.Files(ctx, s.Order, func(f barecat.File) error {
-		files = append(files, f)
-		if len(files) == barecatChunk && next < s.n-1 {
-			if !send(fileChunk{files: files}) {
-				return ctx.Err()
-			}
-			files = nil
-		}
-		return nil
-	})
-	if err != nil {
-		files = nil
-	}
-	for next < s.n {
-		if !send(fileChunk{files: files, err: err}) {
-			return
-		}
-		files = nil
-	}
-}
-
-func (s *BarecatSource) NumShards() int {
-	s.init()
-	return s.n
-}
-
-func (s *BarecatSource) ShardName(shard int) string {
-	return fmt.Sprintf("%s (files from %d)", s.Archive.IndexPath(), shard*barecatChunk)
-}
-
-// Default metadata where the archive stores NULL.
+// Default metadata where a source stores none.
 const (
 	defaultFileMode = 0o644
 	defaultDirMode  = 0o755
 )
 
-func (s *BarecatSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
-	if s.init(); s.err != nil {
-		return s.err
-	}
-	s.start.Do(func() {
-		s.run = ctx
-		go s.list(ctx)
-	})
-	if ctx != s.run {
-		// The lister hands each chunk out once, to the first Run.
-		return errors.New("convert: a BarecatSource serves one Run; make another for the next")
-	}
-	var rows []Row
-	if shard == 0 {
-		// A tar cannot hold a path as both a directory and a file: the
-		// archive is refused before anything is written.
-		if err := s.Archive.CheckClash(ctx); err != nil {
-			return err
-		}
-		// Directories first, parents before children (path order): a
-		// tar extracts them before the files that land in them. They go
-		// in batches of their own as they are read: an archive may have
-		// as many as it has files.
-		err := s.Archive.Dirs(ctx, func(d barecat.Dir) error {
-			if err := s.Archive.CheckDir(d); err != nil {
-				return err
-			}
-			if d.Path == "" || !(d.HasMode || d.HasUID || d.HasGID || d.HasMtime || d.NumSubdirs+d.NumFiles == 0) {
-				return nil
-			}
-			r := Row{Name: []byte(d.Path + "/"), Kind: KindDir, Mode: defaultDirMode, Offset: -1}
-			setMeta(&r, d.Mode, d.HasMode, d.UID, d.HasUID, d.GID, d.HasGID, d.MtimeNs, d.HasMtime)
-			if rows = append(rows, r); len(rows) == barecatChunk {
-				err := emit(rows)
-				rows = nil
-				return err
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	var c fileChunk
-	select {
-	case c = <-s.chunks[shard]:
-		<-s.ahead
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if c.err != nil {
-		return c.err
-	}
-	var held []barecat.File // read here, on the worker
-	var heldRows []int
-	for _, f := range c.files {
-		// Metadata a tar header would carry wrong (a negative uid, a mode
-		// whose low bits would be taken for permissions) is refused, not
-		// cut to fit.
-		if err := s.Archive.CheckFile(f); err != nil {
-			return err
-		}
-		r := Row{Name: []byte(f.Path), Kind: KindFile, Size: f.Size, Mode: defaultFileMode,
-			DataFile: f.Shard, Offset: -1, DataOffset: f.Offset, Checksum: f.CRC32C, HasChecksum: f.HasCRC}
-		setMeta(&r, f.Mode, f.HasMode, f.UID, f.HasUID, f.GID, f.HasGID, f.MtimeNs, f.HasMtime)
-		if f.Size <= maxInline {
-			held, heldRows = append(held, f), append(heldRows, len(rows))
-		}
-		rows = append(rows, r)
-	}
-	if s.NoData {
-		held = nil
-	}
-	views, err := s.Archive.ViewFiles(held)
-	if err != nil {
-		return err
-	}
-	for k, i := range heldRows[:len(held)] {
-		rows[i].Inline = views.Data[k]
-	}
-	return s.held.Emit(rows, views, emit)
-}
+// castagnoli is CRC-32C's table: Barecat's checksum.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Release gives back the mapped bytes of a written batch.
-func (s *BarecatSource) Release(b *Batch) {
-	s.held.Release(b)
-}
-
-func setMeta(r *Row, mode int64, hasMode bool, uid int64, hasUID bool, gid int64, hasGID bool, mtimeNs int64, hasMtime bool) {
-	if hasMode {
-		r.Mode = mode & 0o7777
-	}
-	if hasUID {
-		r.UID = uid
-	}
-	if hasGID {
-		r.GID = gid
-	}
-	if hasMtime {
-		r.ModTime, r.ModTimeNsec = mtimeNs/1e9, int32(mtimeNs%1e9)
-		if r.ModTimeNsec < 0 {
-			r.ModTime, r.ModTimeNsec = r.ModTime-1, r.ModTimeNsec+1e9
-		}
-	}
-}
-
-// OpenPayload reads a file's bytes; a CRC-32C mismatch is the reader's
-// error at the end of the file.
-func (s *BarecatSource) OpenPayload(r *Row) (io.Reader, error) {
-	return s.Archive.Open(barecat.File{Path: string(r.Name), Shard: r.DataFile, Offset: r.DataOffset,
-		Size: r.Size, CRC32C: r.Checksum, HasCRC: r.HasChecksum})
-}
+// reuseChunk is how many files ReuseTars's lister hands over at once.
+const reuseChunk = 256
 
 // ReuseStats describes ReuseTars' work.
 type ReuseStats struct {
@@ -702,7 +479,7 @@ func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOp
 		defer close(files)
 		var chunk []barecat.File
 		err := a.Files(ctx, barecat.ByAddress, func(f barecat.File) error {
-			if chunk = append(chunk, f); len(chunk) == barecatChunk {
+			if chunk = append(chunk, f); len(chunk) == reuseChunk {
 				select {
 				case files <- chunk:
 				case <-ctx.Done():

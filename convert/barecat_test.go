@@ -122,8 +122,8 @@ func TestTarToBarecatRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if src.held.Len() != 0 {
-			t.Errorf("%d batches' mappings never released", src.held.Len())
+		if src.Held() != 0 {
+			t.Errorf("%d batches' mappings never released", src.Held())
 		}
 		entries := readTarDir(t, fst.Shards)
 		files := map[string]string{}

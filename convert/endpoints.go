@@ -9,26 +9,24 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/dataset"
-	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tbl"
-	"github.com/itarconv/itarconv/internal/human"
 )
 
-// Barecat, TBL and SCDL as datasets of rows. Their row sources and sinks
-// live in this package, beside the tar fast paths they share code with
-// (TarToBarecat, TarToTBL, TarToSCDL), so this package fills in their
-// registry's Open and Create; each format's own package registers its
-// recognition, Inspect and Verify.
+// TBL and SCDL as datasets of rows. Their row sources and sinks live in
+// this package, beside the tar fast paths they share code with (TarToTBL's
+// in-place mapping and TurboLoader selection, TarToSCDL), so this package
+// fills in their registry's Open and Create; each format's own package
+// registers its recognition, Inspect and Verify. (Barecat registers all of
+// its own, from formats/barecat.)
 func init() {
 	for name, ends := range map[string]struct {
 		open   func([]string, registry.OpenOptions) (registry.Dataset, error)
 		create func(context.Context, registry.Input, string, registry.CreateOptions) (*registry.Result, error)
 	}{
-		"barecat": {openBarecat, createBarecat},
-		"tbl":     {openTBL, createTBL},
-		"scdl":    {openSCDL, createSCDL},
+		"tbl":  {openTBL, createTBL},
+		"scdl": {openSCDL, createSCDL},
 	} {
 		f := registry.Lookup(name)
 		f.Open, f.Create = ends.open, ends.create
@@ -51,79 +49,6 @@ type named struct {
 }
 
 func (n named) Name() string { return n.name }
-
-// barecatDataset is an archive to read: files in path order (Mode
-// "path") or in the order they were added (Mode "address", the default:
-// each shard read front to back).
-type barecatDataset struct {
-	a     *barecat.Archive
-	order barecat.Order
-}
-
-func openBarecat(paths []string, o registry.OpenOptions) (registry.Dataset, error) {
-	path, err := registry.OnePath(registry.Lookup("barecat"), paths)
-	if err != nil {
-		return nil, err
-	}
-	order := barecat.ByAddress
-	switch o.Mode {
-	case "", "address":
-	case "path":
-		order = barecat.ByPath
-	default:
-		return nil, fmt.Errorf("Barecat: order %q is neither path nor address", o.Mode)
-	}
-	a, err := barecat.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	return &barecatDataset{a: a, order: order}, nil
-}
-
-func (d *barecatDataset) Rows(listing bool) (PayloadSource, error) {
-	return &BarecatSource{Archive: d.a, Order: d.order, NoData: listing}, nil
-}
-
-func (d *barecatDataset) List(ctx context.Context, fn func(registry.Entry) error) error {
-	return d.a.Files(ctx, barecat.ByPath, func(f barecat.File) error {
-		return fn(registry.Entry{Name: f.Path, Size: f.Size,
-			Fields: []registry.Field{{Key: "shard", Value: f.Shard}, {Key: "offset", Value: f.Offset}}})
-	})
-}
-
-func (d *barecatDataset) ReadEntry(name string) ([]byte, error) {
-	f, err := d.a.Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	return d.a.ReadFile(f)
-}
-
-func (d *barecatDataset) Size() int64 {
-	var n int64
-	for _, s := range d.a.ShardSizes() {
-		n += s
-	}
-	return n
-}
-
-func (d *barecatDataset) Unit() string       { return "files" }
-func (d *barecatDataset) Warnings() []string { return d.a.Warnings() }
-func (d *barecatDataset) Close() error       { return d.a.Close() }
-
-func createBarecat(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
-	src, err := in.Rows(false)
-	if err != nil {
-		return nil, err
-	}
-	defer registry.CloseSource(src)
-	st, err := ToBarecat(ctx, src, path, BarecatOptions{ShardSize: o.ShardSize, Workers: o.Workers, Overwrite: o.Overwrite, Progress: o.Progress})
-	if err != nil {
-		return nil, err
-	}
-	return &registry.Result{Stats: st, Summary: fmt.Sprintf("%s: %d files, %d directories, %s from %s into %d shards",
-		path, st.Files, st.Dirs, human.Bytes(st.Bytes), inputName(in), st.Shards)}, nil
-}
 
 // tblDataset is a TBL file to read: a sample per row, by its metadata
 // name (else %09d.<ext>); a sample's other metadata blocks travel as a

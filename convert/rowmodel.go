@@ -5,6 +5,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tarscan"
 )
 
@@ -81,3 +82,6 @@ func StageFold(ctx context.Context, src PayloadSource, opts FoldOptions) (*Pendi
 
 // CommitFolds is fold.CommitAll.
 func CommitFolds(folds ...*PendingFold) ([]*FoldStats, error) { return fold.CommitAll(folds...) }
+
+// BarecatSource is barecat.Source: a Barecat archive as rows.
+type BarecatSource = barecat.Source

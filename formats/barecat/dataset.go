@@ -1,0 +1,90 @@
+package barecat
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/human"
+)
+
+// barecatDataset is an archive to read: files in path order (Mode
+// "path") or in the order they were added (Mode "address", the default:
+// each shard read front to back).
+type barecatDataset struct {
+	a     *Archive
+	order Order
+}
+
+// open opens an archive as a dataset (registry.Format.Open).
+func open(paths []string, o registry.OpenOptions) (registry.Dataset, error) {
+	path, err := registry.OnePath(registry.Lookup("barecat"), paths)
+	if err != nil {
+		return nil, err
+	}
+	order := ByAddress
+	switch o.Mode {
+	case "", "address":
+	case "path":
+		order = ByPath
+	default:
+		return nil, fmt.Errorf("Barecat: order %q is neither path nor address", o.Mode)
+	}
+	a, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &barecatDataset{a: a, order: order}, nil
+}
+
+func (d *barecatDataset) Rows(listing bool) (dataset.PayloadSource, error) {
+	return &Source{Archive: d.a, Order: d.order, NoData: listing}, nil
+}
+
+func (d *barecatDataset) List(ctx context.Context, fn func(registry.Entry) error) error {
+	return d.a.Files(ctx, ByPath, func(f File) error {
+		return fn(registry.Entry{Name: f.Path, Size: f.Size,
+			Fields: []registry.Field{{Key: "shard", Value: f.Shard}, {Key: "offset", Value: f.Offset}}})
+	})
+}
+
+func (d *barecatDataset) ReadEntry(name string) ([]byte, error) {
+	f, err := d.a.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return d.a.ReadFile(f)
+}
+
+func (d *barecatDataset) Size() int64 {
+	var n int64
+	for _, s := range d.a.ShardSizes() {
+		n += s
+	}
+	return n
+}
+
+func (d *barecatDataset) Unit() string       { return "files" }
+func (d *barecatDataset) Warnings() []string { return d.a.Warnings() }
+func (d *barecatDataset) Close() error       { return d.a.Close() }
+
+// create writes the rows of in into a new archive at path
+// (registry.Format.Create).
+func create(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
+	src, err := in.Rows(false)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.CloseSource(src)
+	st, err := WriteRows(ctx, src, path, RowsOptions{ShardSize: o.ShardSize, Workers: o.Workers, Overwrite: o.Overwrite, Progress: o.Progress})
+	if err != nil {
+		return nil, err
+	}
+	from := "rows"
+	if n, ok := in.(interface{ Name() string }); ok {
+		from = n.Name()
+	}
+	return &registry.Result{Stats: st, Summary: fmt.Sprintf("%s: %d files, %d directories, %s from %s into %d shards",
+		path, st.Files, st.Dirs, human.Bytes(st.Bytes), from, st.Shards)}, nil
+}
