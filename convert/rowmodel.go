@@ -7,6 +7,7 @@ import (
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tbl"
 )
 
 // The row model and the engine live in package dataset, which knows no
@@ -85,3 +86,6 @@ func CommitFolds(folds ...*PendingFold) ([]*FoldStats, error) { return fold.Comm
 
 // BarecatSource is barecat.Source: a Barecat archive as rows.
 type BarecatSource = barecat.Source
+
+// TBLSource is tbl.Source: a TBL file as rows.
+type TBLSource = tbl.Source

@@ -3,14 +3,11 @@ package convert
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
-	"sync"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/tarscan"
@@ -44,7 +41,7 @@ type TBLStats struct {
 	Skipped   map[string]int64 `json:"skipped"` // members not converted, by reason
 	NamesKept bool             `json:"names_kept"`
 	// MetaMembers counts the metadata members whose blocks were given back
-	// to their samples (see tblMetaSuffix); MetaDropped those a TBL
+	// to their samples (see tbl.MetaSuffix); MetaDropped those a TBL
 	// without a metadata section (v1, --no-names) could not keep.
 	MetaMembers int64 `json:"metadata_members"`
 	MetaDropped int64 `json:"metadata_dropped"`
@@ -208,7 +205,7 @@ func (s *tblSelector) reason(shard int, r *Row) (string, error) {
 // name and first bytes (read from the shard: the first pass has headers
 // only).
 func (s *tblSelector) isMetaMember(shard int, r *Row) (bool, error) {
-	if !isTBLMeta(r.Name, r.Size, []byte(tblMetaMagic)) {
+	if !tbl.IsMetaMember(r.Name, r.Size, []byte(tbl.MetaMagic)) {
 		return false, nil
 	}
 	if s.shards == nil { // not tar: the payload is in the row, or read here (the writer's goroutine)
@@ -218,7 +215,7 @@ func (s *tblSelector) isMetaMember(shard int, r *Row) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			head = make([]byte, len(tblMetaMagic))
+			head = make([]byte, len(tbl.MetaMagic))
 			_, err = io.ReadFull(rd, head)
 			if c, ok := rd.(io.Closer); ok {
 				c.Close()
@@ -227,18 +224,18 @@ func (s *tblSelector) isMetaMember(shard int, r *Row) (bool, error) {
 				return false, err
 			}
 		}
-		return isTBLMeta(r.Name, r.Size, head), nil
+		return tbl.IsMetaMember(r.Name, r.Size, head), nil
 	}
 	f, err := pathguard.Open(s.shards[shard])
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	head := make([]byte, len(tblMetaMagic))
+	head := make([]byte, len(tbl.MetaMagic))
 	if _, err := f.ReadAt(head, r.DataOffset); err != nil {
 		return false, fmt.Errorf("%s: offset %d: reading %q: %w", s.shards[shard], r.DataOffset, r.Name, err)
 	}
-	return isTBLMeta(r.Name, r.Size, head), nil
+	return tbl.IsMetaMember(r.Name, r.Size, head), nil
 }
 
 // tblPairing follows, in dataset order, the metadata members and the
@@ -282,7 +279,7 @@ func (t *tblPairing) next(name string, sample, meta bool, p *tblPending) (pairRe
 		if p == nil {
 			p = &tblPending{}
 		}
-		p.target = strings.TrimSuffix(name, tblMetaSuffix)
+		p.target = strings.TrimSuffix(name, tbl.MetaSuffix)
 		t.pending = p
 	}
 	return res, prev
@@ -434,8 +431,8 @@ func (s *tblSink) prepare(shard int, r *Row, out *tblPrepared, f *os.File, regio
 		}
 	}
 	name := string(r.Name)
-	if !s.opts.CompatTurboLoader && isTBLMeta(r.Name, r.Size, data) {
-		blocks, err := decodeTBLMeta(data)
+	if !s.opts.CompatTurboLoader && tbl.IsMetaMember(r.Name, r.Size, data) {
+		blocks, err := tbl.DecodeMetaMember(data)
 		if err != nil {
 			return fmt.Errorf("%s: offset %d: %q: %w", s.where(shard), r.Offset, name, err)
 		}
@@ -571,148 +568,4 @@ func (s *tblSink) flushPending() error {
 		return nil
 	}
 	return s.addOrdinary(m)
-}
-
-// TBLSource reads a TBL file as one shard of rows: each sample under its
-// v2 metadata name (or "key" plus the format's extension), else
-// %09d.<ext> from its index. Metadata other than that name travels in a
-// member of its own before the sample's (see tblMetaSuffix), every block
-// kept. Payloads come back decompressed and CRC-checked.
-type TBLSource struct {
-	Reader *tbl.Reader
-	// NoData lists the rows without the samples' bytes (a pass that only
-	// counts or names them); OpenPayload still reads any one.
-	NoData bool
-
-	held dataset.Held // the mappings of batches not yet written
-
-	mu      sync.Mutex
-	badJSON []int // samples with a JSON-typed block that does not parse
-	nBad    int64
-}
-
-// BadJSON returns how many samples have a JSON-typed metadata block that
-// does not parse (kept as it is, never used as a name), and the first few
-// of them.
-func (s *TBLSource) BadJSON() (int64, []int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nBad, slices.Sorted(slices.Values(s.badJSON))
-}
-
-// tblChunk is how many samples one scan reads. Chunks are small (a few
-// MiB) so that the workers, which take chunks in turn, read and check
-// samples in parallel within the bounded queues instead of one worker
-// running ahead while the other waits.
-const tblChunk = 256
-
-func (s *TBLSource) NumShards() int { return max(1, (s.Reader.Len()+tblChunk-1)/tblChunk) }
-func (s *TBLSource) ShardName(shard int) string {
-	return fmt.Sprintf("samples %d-%d", shard*tblChunk, min(s.Reader.Len(), (shard+1)*tblChunk)-1)
-}
-
-// Scan reads a chunk of samples on a worker: names from the metadata, and
-// the bytes themselves, decompressed and checked where they lie (see
-// tbl.ViewSamples), so the writer only writes. Rows carry the sample index
-// in DataFile; metadata members carry their bytes inline.
-func (s *TBLSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
-	from, to := shard*tblChunk, min(s.Reader.Len(), (shard+1)*tblChunk)
-	views := &tbl.Views{Data: make([][]byte, to-from)}
-	if !s.NoData {
-		var err error
-		if views, err = s.Reader.ViewSamples(from, to); err != nil {
-			return err
-		}
-	}
-	rows := make([]Row, 0, 2*(to-from))
-	for i := from; i < to; i++ {
-		if ctx.Err() != nil {
-			views.Release()
-			return ctx.Err()
-		}
-		smp := s.Reader.Sample(i)
-		name, blocks, err := s.sampleName(i, smp)
-		if err != nil {
-			views.Release()
-			return err
-		}
-		if s.Reader.HasMetadata() && !onlyName(blocks, name) {
-			meta := encodeTBLMeta(blocks)
-			rows = append(rows, Row{Name: []byte(name + tblMetaSuffix), Kind: KindFile, Size: int64(len(meta)),
-				Mode: defaultFileMode, DataFile: i, Offset: -1, Inline: meta})
-		}
-		rows = append(rows, Row{Name: []byte(name), Kind: KindFile, Size: int64(smp.Size), Mode: defaultFileMode,
-			DataFile: i, Offset: -1, DataOffset: smp.Offset, Inline: views.Data[i-from]})
-	}
-	return s.held.Emit(rows, views, emit)
-}
-
-// Release gives back the mapped bytes of a written batch.
-func (s *TBLSource) Release(b *Batch) {
-	s.held.Release(b)
-}
-
-// SampleName is the name sample i gets in a conversion to tar.
-func (s *TBLSource) SampleName(i int) (string, error) {
-	name, _, err := s.sampleName(i, s.Reader.Sample(i))
-	return name, err
-}
-
-// sampleName names sample i and returns its metadata blocks.
-func (s *TBLSource) sampleName(i int, smp tbl.Sample) (string, []tbl.MetaEntry, error) {
-	fallback := fmt.Sprintf("%09d.%s", i, smp.Format.Ext())
-	if s.Reader.Version() < 2 {
-		return fallback, nil, nil
-	}
-	meta, err := s.Reader.Metadata(i)
-	if err != nil || len(meta) == 0 {
-		return fallback, nil, err
-	}
-	if badJSON(meta) {
-		s.mu.Lock()
-		s.nBad++
-		if len(s.badJSON) < 5 {
-			s.badJSON = append(s.badJSON, i)
-		}
-		s.mu.Unlock()
-	}
-	name, other, ok := tbl.NameFields(meta)
-	if !ok {
-		// No name: the first JSON object may give a "key".
-		for _, m := range meta {
-			if m.Type == tbl.MetaJSON && json.Unmarshal(m.Data, &other) == nil {
-				break
-			}
-		}
-	}
-	if name == "" {
-		if key, found := other["key"]; found {
-			var k string
-			if json.Unmarshal(key, &k) == nil && k != "" {
-				name = k + "." + smp.Format.Ext()
-			}
-		}
-	}
-	if name == "" {
-		name = fallback
-	}
-	return name, meta, nil
-}
-
-// PayloadFile gives where an uncompressed sample's bytes lie in the TBL
-// file (FileRegions).
-func (s *TBLSource) PayloadFile(r *Row) (*os.File, int64, bool) {
-	f := s.Reader.File()
-	if f == nil || r.Offset != -1 || r.DataFile < 0 || r.DataFile >= s.Reader.Len() {
-		return nil, 0, false
-	}
-	smp := s.Reader.Sample(r.DataFile)
-	if smp.Compressed || smp.Offset != r.DataOffset || int64(smp.StoredSize) != r.Size {
-		return nil, 0, false // a metadata member, or a compressed sample
-	}
-	return f, smp.Offset, true
-}
-
-func (s *TBLSource) OpenPayload(r *Row) (io.Reader, error) {
-	return s.Reader.OpenSample(r.DataFile)
 }

@@ -74,8 +74,8 @@ func TestTBLRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if src.held.Len() != 0 {
-			t.Errorf("%+v: %d batches' mappings never released", opts, src.held.Len())
+		if src.Held() != 0 {
+			t.Errorf("%+v: %d batches' mappings never released", opts, src.Held())
 		}
 		entries := readTarDir(t, fst.Shards)
 		if len(entries) != 4 {

@@ -74,7 +74,7 @@ func TestTBLMetadataRoundTrip(t *testing.T) {
 	var want []string
 	for _, c := range tblMetaCases {
 		if c.side {
-			want = append(want, c.name+tblMetaSuffix)
+			want = append(want, c.name+tbl.MetaSuffix)
 		}
 		want = append(want, c.name)
 	}
@@ -128,14 +128,14 @@ func TestTBLMetadataRoundTrip(t *testing.T) {
 // like any other.
 func TestTBLMetaMemberLookalikes(t *testing.T) {
 	dir := t.TempDir()
-	meta := string(encodeTBLMeta([]tbl.MetaEntry{{Type: 1, Data: []byte(`{"a":1}`)}}))
+	meta := string(tbl.EncodeMetaMember([]tbl.MetaEntry{{Type: 1, Data: []byte(`{"a":1}`)}}))
 	shard := filepath.Join(dir, "train_0000.tar")
 	writeTar(t, shard, []member{
-		{name: "a.jpg" + tblMetaSuffix, body: meta, typ: tar.TypeReg}, // followed by another name
+		{name: "a.jpg" + tbl.MetaSuffix, body: meta, typ: tar.TypeReg}, // followed by another name
 		{name: "b.jpg", body: "b", typ: tar.TypeReg},
-		{name: "c.jpg" + tblMetaSuffix, body: `{"other":1}`, typ: tar.TypeReg}, // not the opening
+		{name: "c.jpg" + tbl.MetaSuffix, body: `{"other":1}`, typ: tar.TypeReg}, // not the opening
 		{name: "c.jpg", body: "c", typ: tar.TypeReg},
-		{name: "d.jpg" + tblMetaSuffix, body: meta, typ: tar.TypeReg}, // last member
+		{name: "d.jpg" + tbl.MetaSuffix, body: meta, typ: tar.TypeReg}, // last member
 	})
 	out := filepath.Join(dir, "x.tbl")
 	st, err := TarToTBL(context.Background(), []string{shard}, out, TBLOptions{Version: 2})
@@ -150,7 +150,7 @@ func TestTBLMetaMemberLookalikes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	for i, name := range []string{"a.jpg" + tblMetaSuffix, "b.jpg", "c.jpg" + tblMetaSuffix, "c.jpg", "d.jpg" + tblMetaSuffix} {
+	for i, name := range []string{"a.jpg" + tbl.MetaSuffix, "b.jpg", "c.jpg" + tbl.MetaSuffix, "c.jpg", "d.jpg" + tbl.MetaSuffix} {
 		m, _ := r.Metadata(i)
 		if got, _ := tbl.SampleName(m); got != name {
 			t.Errorf("sample %d is %q, want %q", i, got, name)

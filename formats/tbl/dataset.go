@@ -1,0 +1,99 @@
+package tbl
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/registry"
+)
+
+// tblDataset is a TBL file to read: a sample per row, by its metadata
+// name (else %09d.<ext>); a sample's other metadata blocks travel as a
+// .tblmeta.json row after it.
+type tblDataset struct {
+	path string
+	r    *Reader
+	last *Source // the last copying pass, for its warnings
+}
+
+// open opens a TBL file as a dataset (registry.Format.Open).
+func open(paths []string, _ registry.OpenOptions) (registry.Dataset, error) {
+	path, err := registry.OnePath(registry.Lookup("tbl"), paths)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &tblDataset{path: path, r: r}, nil
+}
+
+func (d *tblDataset) Rows(listing bool) (dataset.PayloadSource, error) {
+	s := &Source{Reader: d.r, NoData: listing}
+	if !listing {
+		d.last = s
+	}
+	return s, nil
+}
+
+func (d *tblDataset) List(_ context.Context, fn func(registry.Entry) error) error {
+	names := &Source{Reader: d.r}
+	for i := range d.r.Len() {
+		name, err := names.SampleName(i)
+		if err != nil {
+			return err
+		}
+		s := d.r.Sample(i)
+		err = fn(registry.Entry{Name: name, Size: int64(s.Size),
+			Fields: []registry.Field{{Key: "sample", Value: i}, {Key: "format", Value: strings.ToLower(s.Format.String())}}})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *tblDataset) ReadEntry(name string) ([]byte, error) {
+	names := &Source{Reader: d.r}
+	for i := range d.r.Len() {
+		n, err := names.SampleName(i)
+		if err != nil {
+			return nil, err
+		}
+		if n == name {
+			return d.r.ReadSample(i, nil)
+		}
+	}
+	return nil, fmt.Errorf("%s: %s: no sample of that name: %w", d.path, name, fs.ErrNotExist)
+}
+
+func (d *tblDataset) Size() int64 {
+	if st, err := os.Stat(d.path); err == nil {
+		return st.Size()
+	}
+	return 0
+}
+
+func (d *tblDataset) Unit() string { return "samples" }
+
+// Warnings: metadata that could not serve as names, found while copying;
+// a file without names, which a conversion back cannot reproduce.
+func (d *tblDataset) Warnings() []string {
+	var w []string
+	if d.last != nil {
+		if n, first := d.last.BadJSON(); n > 0 {
+			w = append(w, fmt.Sprintf("%s: %d samples have a JSON-typed metadata block that does not parse (first: sample %v): kept as they are, not used as names", d.path, n, first))
+		}
+	}
+	if d.r.Version() == 2 && !d.r.HasMetadata() {
+		w = append(w, fmt.Sprintf("%s has no metadata section: convert back with --no-names for an identical file", d.path))
+	}
+	return w
+}
+
+func (d *tblDataset) Close() error { return d.r.Close() }
