@@ -30,16 +30,23 @@ func registered(path string, op func(*registry.Format) bool) *registry.Format {
 	return f
 }
 
+// openRegistered opens path through the registry; handled is false when
+// the registry does not serve it.
+func openRegistered(path string) (d registry.Dataset, handled bool, err error) {
+	f := registered(path, func(f *registry.Format) bool { return f.Open != nil })
+	if f == nil {
+		return nil, false, nil
+	}
+	d, err = f.Open([]string{path}, registry.OpenOptions{})
+	return d, true, err
+}
+
 // lsOther lists a dataset of a registered format; handled is false when
 // the registry does not serve path.
 func (e *env) lsOther(ctx context.Context, path string) (handled bool, err error) {
-	f := registered(path, func(f *registry.Format) bool { return f.Open != nil })
-	if f == nil {
-		return false, nil
-	}
-	d, err := f.Open([]string{path}, registry.OpenOptions{})
-	if err != nil {
-		return true, err
+	d, handled, err := openRegistered(path)
+	if !handled || err != nil {
+		return handled, err
 	}
 	defer d.Close()
 	for _, w := range d.Warnings() {
@@ -96,13 +103,9 @@ func writeEntryJSON(w *bufio.Writer, en registry.Entry) error {
 // stdout, whole and checked (crc32c, CRC-16, LZ4, ...) before a byte is
 // written; handled is false when the registry does not serve path.
 func (e *env) catOther(path, name string) (handled bool, err error) {
-	f := registered(path, func(f *registry.Format) bool { return f.Open != nil })
-	if f == nil {
-		return false, nil
-	}
-	d, err := f.Open([]string{path}, registry.OpenOptions{})
-	if err != nil {
-		return true, err
+	d, handled, err := openRegistered(path)
+	if !handled || err != nil {
+		return handled, err
 	}
 	defer d.Close()
 	data, err := d.ReadEntry(name)
