@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -111,13 +112,12 @@ func Formats(srcs []string, dst, from, to string) (string, string, error) {
 type pair func(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error)
 
 var pairs = map[[2]string]pair{
-	{"tar", "barecat"}:  tarPairToBarecat,
-	{"tar", "tbl"}:      tarToTBL,
-	{"tar", "scdl"}:     tarToSCDL,
-	{"scdl", "tar"}:     scdlToTar,
-	{"barecat", "tar"}:  barecatPairToTar,
-	{"barecat", "scdl"}: toSCDLOver,
-	{"tbl", "scdl"}:     toSCDLOver,
+	{"tar", "barecat"}: tarPairToBarecat,
+	{"tar", "tbl"}:     tarToTBL,
+	{"tar", "scdl"}:    tarToSCDL,
+	{"scdl", "tar"}:    scdlToTar,
+	{"barecat", "tar"}: barecatPairToTar,
+	{"tbl", "scdl"}:    tblPairToSCDL,
 }
 
 // Convert converts the dataset at srcs (one path, or tar shards) into a new
@@ -252,7 +252,7 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 		return nil, err
 	}
 	defer a.Close()
-	mode := cmpOr(o.Mode, SCDLModeCells)
+	mode := cmp.Or(o.Mode, SCDLModeCells)
 	st, err := SCDLToTar(ctx, a, SCDLExportOptions{
 		Dir: dst, Mode: mode, Fold: o.Fold, ShardSize: o.ShardSize, CellsPerShard: o.CellsPerShard,
 		Workers: o.Workers, Progress: o.Progress, Replace: o.Overwrite,
@@ -260,7 +260,7 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	if err != nil {
 		return nil, err
 	}
-	label := cmpOr(o.Fold, map[string]string{SCDLModeCells: SCDLCellsFold, SCDLModeArchive: SCDLArchiveFold}[mode])
+	label := cmp.Or(o.Fold, map[string]string{SCDLModeCells: SCDLCellsFold, SCDLModeArchive: SCDLArchiveFold}[mode])
 	res := &registry.Result{Stats: st}
 	if st.Mode == SCDLModeCells {
 		res.Summary = fmt.Sprintf("%s: %d cells, %d values -> %d members in %d shards of fold %s, and %d files in fold %s, in %s",
@@ -286,7 +286,7 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, err
 	}
-	out := filepath.Join(dst, cmpOr(o.Fold, "train")+".taridx")
+	out := filepath.Join(dst, cmp.Or(o.Fold, "train")+".taridx")
 	st, err := ReuseTars(ctx, a, out, IndexOptions{Workers: o.Workers, Scan: o.Scan})
 	if err != nil {
 		return nil, err
@@ -348,26 +348,15 @@ func tarToSCDL(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	})
 }
 
-// toSCDLOver is a conversion to SCDL through the registry that may replace
-// an existing archive (Overwrite): the new one is written beside it and
-// then takes its place.
-func toSCDLOver(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
-	if o.From == "tbl" && len(srcs) == 1 {
+// tblPairToSCDL refuses, before anything is read, a TBL file without names:
+// an SCDL archive is rebuilt from its files' names.
+func tblPairToSCDL(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
+	if len(srcs) == 1 {
 		if err := tblKeepsNames(srcs[0]); err != nil {
 			return nil, err
 		}
 	}
-	return replacingDir(dst, o.Overwrite, func(out string) (*registry.Result, error) {
-		res, err := throughRegistry(ctx, srcs, out, o)
-		if err != nil {
-			return nil, err
-		}
-		res.Summary = strings.Replace(res.Summary, out, dst, 1)
-		if st, ok := res.Stats.(interface{ SetOutput(string) }); ok {
-			st.SetOutput(dst)
-		}
-		return res, nil
-	})
+	return throughRegistry(ctx, srcs, dst, o)
 }
 
 // replacingDir runs write on dst, or, when dst exists and may be
@@ -376,7 +365,7 @@ func replacingDir(dst string, overwrite bool, write func(out string) (*registry.
 	out := dst
 	if _, err := os.Lstat(dst); err == nil && overwrite {
 		parent, base := filepath.Split(filepath.Clean(dst))
-		safefile.SweepLeftovers(cmpOr(parent, "."))
+		safefile.SweepLeftovers(cmp.Or(parent, "."))
 		out = filepath.Join(parent, strings.TrimSuffix(safefile.TempName(base), "*")+"new")
 	}
 	res, err := write(out)
@@ -401,14 +390,6 @@ func SCDLResult(st *SCDLImportStats, what string) *registry.Result {
 			st.Output, SCDLMetaFold))
 	}
 	return res
-}
-
-// cmpOr is the first of a and b that is not empty.
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // ErrNoNames: the source keeps no file names (TBL v1, or v2 without its

@@ -22,15 +22,6 @@ func init() {
 	scdlFormat.Open, scdlFormat.Create = openSCDL, createSCDL
 }
 
-// inputName is what a summary calls the input: its paths, when it is a
-// dataset Convert opened.
-func inputName(in registry.Input) string {
-	if n, ok := in.(interface{ Name() string }); ok {
-		return n.Name()
-	}
-	return "rows"
-}
-
 // named is an opened dataset with the paths it was opened from.
 type named struct {
 	registry.Dataset
@@ -46,7 +37,7 @@ func createTBL(ctx context.Context, in registry.Input, path string, o registry.C
 	if err != nil {
 		return nil, err
 	}
-	return TBLResult(st, inputName(in)), nil
+	return TBLResult(st, registry.InputName(in)), nil
 }
 
 // scdlDataset is an SCDL archive to read, in cells mode (a row per file
@@ -105,9 +96,12 @@ func (d *scdlDataset) Warnings() []string { return nil }
 func (d *scdlDataset) Close() error       { return d.a.Close() }
 
 func createSCDL(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
-	st, err := ToSCDL(ctx, in.Rows, path, SCDLImportOptions{Workers: o.Workers, Progress: o.Progress})
-	if err != nil {
-		return nil, err
-	}
-	return SCDLResult(st, inputName(in)), nil
+	return replacingDir(path, o.Overwrite, func(out string) (*registry.Result, error) {
+		st, err := ToSCDL(ctx, in.Rows, out, SCDLImportOptions{Workers: o.Workers, Progress: o.Progress})
+		if err != nil {
+			return nil, err
+		}
+		st.Output = path
+		return SCDLResult(st, registry.InputName(in)), nil
+	})
 }

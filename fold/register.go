@@ -178,15 +178,12 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 	}
 	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%d members, %s into %d shards of fold %s in %s; index %s (%d rows)",
 		st.Members, human.Bytes(st.Bytes), len(st.Shards), opts.Fold, path, filepath.Base(st.Index.Output), st.Index.Rows)}
-	name, unit := "rows", "members"
-	if n, ok := in.(interface{ Name() string }); ok {
-		name = n.Name()
-	}
+	unit := "members"
 	if d, ok := in.(registry.Dataset); ok {
 		unit = d.Unit()
 	}
 	if w := NotIndexed(st.Index, unit); w != "" {
-		res.Warnings = append(res.Warnings, name+": "+w)
+		res.Warnings = append(res.Warnings, registry.InputName(in)+": "+w)
 	}
 	return res, nil
 }

@@ -81,10 +81,6 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 	if err != nil {
 		return nil, err
 	}
-	from := "rows"
-	if n, ok := in.(interface{ Name() string }); ok {
-		from = n.Name()
-	}
 	return &registry.Result{Stats: st, Summary: fmt.Sprintf("%s: %d files, %d directories, %s from %s into %d shards",
-		path, st.Files, st.Dirs, human.Bytes(st.Bytes), from, st.Shards)}, nil
+		path, st.Files, st.Dirs, human.Bytes(st.Bytes), registry.InputName(in), st.Shards)}, nil
 }

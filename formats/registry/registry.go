@@ -161,6 +161,16 @@ func OnePath(f *Format, paths []string) (string, error) {
 	return paths[0], nil
 }
 
+// InputName is what a summary calls an input: its Name, for an input
+// that has one (a dataset a conversion opened names its paths), else
+// "rows".
+func InputName(in Input) string {
+	if n, ok := in.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return "rows"
+}
+
 // CloseSource closes a source that holds files open or goroutines.
 func CloseSource(src dataset.Source) error {
 	if c, ok := src.(io.Closer); ok {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -146,7 +147,7 @@ func runBench(cmd *cobra.Command, e *env, fl benchFlags, args []string) error {
 	if fl.keep {
 		pattern = "itarconv-bench-"
 	} else {
-		safefile.SweepLeftovers(cmpOr(parent, os.TempDir()))
+		safefile.SweepLeftovers(cmp.Or(parent, os.TempDir()))
 	}
 	work, err := os.MkdirTemp(parent, pattern)
 	if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -194,7 +195,7 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 	}
 	what := fl.to
 	if fl.to == "tar" {
-		what = cmpOr(fl.fold, "train")
+		what = cmp.Or(fl.fold, "train")
 	}
 	total, unit := sourceSize(fl.from, srcs, o)
 	bar := e.newProgress(what, total)

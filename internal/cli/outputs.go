@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -35,18 +36,11 @@ func validateFold(name string) error {
 func foldsWritten(srcs []string, fl convertFlags) []string {
 	if fl.from == "scdl" {
 		if fl.scdlMode == convert.SCDLModeArchive {
-			return []string{cmpOr(fl.fold, convert.SCDLArchiveFold)}
+			return []string{cmp.Or(fl.fold, convert.SCDLArchiveFold)}
 		}
-		return []string{cmpOr(fl.fold, convert.SCDLCellsFold), convert.SCDLMetaFold}
+		return []string{cmp.Or(fl.fold, convert.SCDLCellsFold), convert.SCDLMetaFold}
 	}
-	return []string{cmpOr(fl.fold, "train")}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	return []string{cmp.Or(fl.fold, "train")}
 }
 
 // existingOutputs lists what a conversion into dst would replace.
