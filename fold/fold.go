@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/shardset"
 )
 
 // ErrNotFound: no row has the requested key and extension.
@@ -33,35 +35,70 @@ type Fold struct {
 	Name   string
 	Index  *taridx.Index
 	Shards []string // paths, by fid
+	// Sizes, from the index's manifest, are the shards' sizes when
+	// indexed (nil without a manifest): Verify reports a shard whose size
+	// changed.
+	Sizes []int64
 }
 
 // Open opens the fold an index file belongs to. Without explicit shards the
-// fold's shards are the <fold>_<suffix>.tar files beside the index.
+// fold's shards are those its manifest names (ManifestPath), else the
+// <fold>_<suffix>.tar files beside the index (glzn's rule), else the shards
+// beside it that shardset.Discover groups into a fold of the index's name.
 func Open(indexPath string, shards []string) (*Fold, error) {
 	x, err := taridx.ReadFile(indexPath)
 	if err != nil {
 		return nil, err
 	}
 	name := strings.TrimSuffix(filepath.Base(indexPath), ".taridx")
-	if len(shards) == 0 {
-		folds, err := taridx.Discover(filepath.Dir(indexPath))
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range folds {
-			if f.Name == name {
-				shards = f.Shards
-			}
-		}
-		if len(shards) == 0 {
-			return nil, fmt.Errorf("%s: no %s_*.tar shards beside the index (for an index built from explicit shard files, give them after the index)", indexPath, name)
-		}
+	f := &Fold{Name: name, Index: x, Shards: shards}
+	if len(shards) > 0 {
+		return f, nil
 	}
-	return &Fold{Name: name, Index: x, Shards: shards}, nil
+	m, err := ReadManifest(indexPath)
+	switch {
+	case err == nil:
+		f.Shards, f.Sizes = m.Paths(filepath.Dir(indexPath)), m.Sizes()
+		return f, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	if f.Shards = besideIndex(filepath.Dir(indexPath), name); len(f.Shards) == 0 {
+		return nil, fmt.Errorf("%s: no shards of fold %s beside the index, and no manifest %s naming them (for an index built from shards elsewhere, give them after the index): %w",
+			indexPath, name, filepath.Base(ManifestPath(indexPath)), fs.ErrNotExist)
+	}
+	return f, nil
 }
 
-// OpenAll opens the folds named by path: an index file, or a dataset
-// directory (every fold with an index, or only the fold named).
+// besideIndex finds a fold's tar shards in dir by their names.
+func besideIndex(dir, name string) []string {
+	if folds, err := taridx.Discover(dir); err == nil {
+		for _, f := range folds {
+			if f.Name == name {
+				return f.Shards
+			}
+		}
+	}
+	folds, _ := shardset.Discover(dir)
+	for _, f := range folds {
+		if f.Name == name && allTar(f.Shards) {
+			return f.Shards
+		}
+	}
+	return nil
+}
+
+func allTar(paths []string) bool {
+	for _, p := range paths {
+		if _, sfx, _ := shardset.TrimSuffix(p); sfx != ".tar" {
+			return false
+		}
+	}
+	return true
+}
+
+// OpenAll opens the folds named by path: an index file, or a directory
+// (every index in it, or only the fold named).
 func OpenAll(path, foldName string, shards []string) ([]*Fold, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -74,23 +111,21 @@ func OpenAll(path, foldName string, shards []string) ([]*Fold, error) {
 		}
 		return []*Fold{f}, nil
 	}
-	folds, err := taridx.Discover(path)
+	entries, err := os.ReadDir(path)
 	if err != nil {
 		return nil, err
 	}
 	var out []*Fold
-	for _, f := range folds {
-		if foldName != "" && f.Name != foldName {
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".taridx")
+		if !ok || e.IsDir() || strings.HasPrefix(name, ".") || foldName != "" && name != foldName {
 			continue
 		}
-		x, err := taridx.ReadFile(f.IndexPath(path))
-		if errors.Is(err, os.ErrNotExist) && foldName == "" {
-			continue
-		}
+		f, err := Open(filepath.Join(path, e.Name()), nil)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &Fold{Name: f.Name, Index: x, Shards: f.Shards})
+		out = append(out, f)
 	}
 	if len(out) == 0 {
 		if foldName != "" {

@@ -52,6 +52,8 @@ type IndexStats struct {
 
 // BuildIndex indexes the tar shards (in fid order) into a TARIDX file at out.
 // out appears only when complete; on error nothing new is left behind.
+// Shards that glzn would not find beside out, as they are, in that order,
+// are named in a manifest beside it (ManifestPath).
 func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOptions) (*IndexStats, error) {
 	if len(shards) > taridx.MaxShards {
 		return nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d: %w", len(shards), taridx.MaxShards, ErrTooManyShards)
@@ -72,7 +74,18 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 	}
 	st := sink.tally.stats(out, w)
 	st.Shards = len(shards)
+	manifest, err := stageManifest(out, shards)
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
 	if err := w.Close(); err != nil {
+		if manifest != nil {
+			manifest.Abort()
+		}
+		return nil, err
+	}
+	if err := commitManifest(out, manifest); err != nil {
 		return nil, err
 	}
 	for _, s := range src.Stats {

@@ -14,6 +14,7 @@ import (
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/shardset"
 )
 
 // The tar format is a fold of tar shards: read from a directory (one of
@@ -24,16 +25,22 @@ func init() {
 		Open: openDataset, Create: create})
 }
 
-// claims: a .tar file, or a directory holding .tar files (a fold of shards).
+// claims: a tar shard by its name (.tar, or a compressed tar's suffix), or
+// a directory holding some (a fold of shards).
 func claims(path string) bool {
-	if strings.HasSuffix(path, ".tar") {
+	if _, _, ok := shardset.TrimSuffix(filepath.Base(path)); ok {
 		return true
 	}
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
 		return false
 	}
-	m, _ := filepath.Glob(filepath.Join(path, "*.tar"))
-	return len(m) > 0
+	entries, _ := os.ReadDir(path)
+	for _, e := range entries {
+		if _, _, ok := shardset.TrimSuffix(e.Name()); ok && !e.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrChooseFold: a directory holds several folds and none was chosen.
@@ -51,38 +58,32 @@ type CreateOptions struct {
 	MaxMembers int    // also start a new shard after this many members
 }
 
-// Shards resolves what to read as a fold: one directory (its fold
-// <name>_<suffix>.tar, the only one or the one named), else tar files, in
-// the order given. It returns the shards and the fold's name ("" for
-// files).
+// Shards resolves what to read as a fold. One directory gives one of its
+// folds (the only one, or the one named): its shards as shardset.Discover
+// groups them, or those the manifest of an index in it names. One index
+// file gives the shards it indexes (Open). Anything else is a shard set
+// (shardset.Resolve: files, brace patterns, globs, @FILE lists), read in
+// the order given. It returns the shards and the fold's name ("" for a
+// shard set).
 func Shards(paths []string, foldName string) ([]string, string, error) {
 	if len(paths) == 1 {
 		st, err := os.Stat(paths[0])
-		if err != nil {
-			return nil, "", err
+		if err == nil && st.IsDir() {
+			return dirShards(paths[0], foldName)
 		}
-		if st.IsDir() {
-			folds, err := taridx.Discover(paths[0])
+		if err == nil && strings.HasSuffix(paths[0], ".taridx") && taridx.Detect(paths[0]) {
+			f, err := Open(paths[0], nil)
 			if err != nil {
 				return nil, "", err
 			}
-			var names []string
-			for _, f := range folds {
-				names = append(names, f.Name)
-				if foldName == "" && len(folds) == 1 || f.Name == foldName {
-					return f.Shards, f.Name, nil
-				}
-			}
-			if foldName != "" {
-				return nil, "", fmt.Errorf("%s: no fold %q (folds: %s): %w", paths[0], foldName, strings.Join(names, ", "), fs.ErrNotExist)
-			}
-			if len(folds) == 0 {
-				return nil, "", fmt.Errorf("%s: no <fold>_<suffix>.tar shards: %w", paths[0], fs.ErrNotExist)
-			}
-			return nil, "", fmt.Errorf("%s holds folds %s: %w", paths[0], strings.Join(names, ", "), ErrChooseFold)
+			return f.Shards, f.Name, nil
 		}
 	}
-	for _, p := range paths {
+	shards, err := shardset.Resolve(paths)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, p := range shards {
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, "", err
@@ -91,7 +92,45 @@ func Shards(paths []string, foldName string) ([]string, string, error) {
 			return nil, "", fmt.Errorf("%s is a directory: give one directory, or tar files", p)
 		}
 	}
-	return paths, "", nil
+	return shards, "", nil
+}
+
+// dirShards finds a directory's folds: its shards grouped by name, and
+// the folds the manifests of its indexes name (shards kept elsewhere).
+func dirShards(dir, foldName string) ([]string, string, error) {
+	folds, err := shardset.Discover(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	found := map[string]bool{}
+	for _, f := range folds {
+		found[f.Name] = true
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".taridx")
+		if !ok || found[name] || e.IsDir() {
+			continue
+		}
+		if m, err := ReadManifest(filepath.Join(dir, e.Name())); err == nil {
+			folds = append(folds, shardset.Fold{Name: name, Shards: m.Paths(dir)})
+			found[name] = true
+		}
+	}
+	var names []string
+	for _, f := range folds {
+		names = append(names, f.Name)
+		if foldName == "" && len(folds) == 1 || f.Name == foldName {
+			return f.Shards, f.Name, nil
+		}
+	}
+	if foldName != "" {
+		return nil, "", fmt.Errorf("%s: no fold %q (folds: %s): %w", dir, foldName, strings.Join(names, ", "), fs.ErrNotExist)
+	}
+	if len(folds) == 0 {
+		return nil, "", fmt.Errorf("%s: no tar shards (files ending in %s): %w", dir, strings.Join(shardset.Suffixes, ", "), fs.ErrNotExist)
+	}
+	return nil, "", fmt.Errorf("%s holds folds %s: %w", dir, strings.Join(names, ", "), ErrChooseFold)
 }
 
 // tarDataset is a fold open for reading through the registry: its

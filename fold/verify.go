@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -30,6 +31,9 @@ const (
 	ProblemExtraShard = "extra shard"
 	// ProblemShard: a shard cannot be read as a tar archive.
 	ProblemShard = "shard"
+	// ProblemShardSize: a shard's size is not the one the index's manifest
+	// recorded: it changed after indexing.
+	ProblemShardSize = "shard size"
 )
 
 // Problem is one way an index disagrees with its shards.
@@ -226,6 +230,15 @@ func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) 
 	}
 	for _, c := range checks {
 		rep.Compat = rep.Compat || c.compat
+	}
+	for fid, want := range f.Sizes {
+		if fid >= nShards {
+			break
+		}
+		if st, err := os.Stat(f.Shards[fid]); err == nil && st.Size() != want {
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemShardSize, Shard: filepath.Base(f.Shards[fid]), Fid: fid, Row: -1,
+				What: fmt.Sprintf("%d bytes, but %d when indexed (manifest %s)", st.Size(), want, filepath.Base(ManifestPath(f.Index.Path)))})
+		}
 	}
 	for fid, c := range checks {
 		rep.Problems = append(rep.Problems, c.probs...)

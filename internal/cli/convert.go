@@ -126,6 +126,10 @@ func tarSources(args []string, foldName string) ([]string, string, error) {
 
 func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) error {
 	srcs, dst := args[:len(args)-1], args[len(args)-1]
+	srcs, err := expandShardArgs(srcs)
+	if err != nil {
+		return err
+	}
 	var shardSize int64
 	if fl.shardSize != "" {
 		n, err := parseSize(fl.shardSize)
@@ -143,7 +147,6 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if err := validateFold(fl.fold); err != nil {
 		return err
 	}
-	var err error
 	if fl.from, fl.to, err = convert.Formats(srcs, dst, fl.from, fl.to); err != nil {
 		return usagef("--from, --to: %v (known: %s)", err, strings.Join(formatNames(), ", "))
 	}

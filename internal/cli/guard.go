@@ -9,6 +9,7 @@ import (
 
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/shardset"
 )
 
 // Before a command reads or writes anything, its inputs are checked: each
@@ -50,6 +51,29 @@ func guardShards(in *pathguard.Inputs, shards []string, explicit bool) error {
 		}
 	}
 	return nil
+}
+
+// expandShardArgs expands the shard-set notations among arguments (brace
+// patterns, globs, @FILE lists: shardset.Resolve); an existing path, or a
+// name in none of these notations (a Barecat 0.2 base path), stays as it
+// is.
+func expandShardArgs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if _, err := os.Lstat(a); err == nil || a == "-" || !strings.HasPrefix(a, "@") && !shardset.HasPattern(a) {
+			out = append(out, a)
+			continue
+		}
+		shards, err := shardset.Resolve([]string{a})
+		if errors.Is(err, shardset.ErrPattern) {
+			return nil, usageError{err}
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, shards...)
+	}
+	return out, nil
 }
 
 // convertInputs gathers every file a conversion reads: tar shards (given,
@@ -122,7 +146,7 @@ func addDirInputs(in *pathguard.Inputs, dir string) error {
 		return err
 	}
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".tar") {
+		if _, _, ok := shardset.TrimSuffix(e.Name()); ok && !e.IsDir() {
 			if err := guardErr(in.AddRegular(filepath.Join(dir, e.Name()))); err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,8 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/shardset"
 )
 
 type indexFlags struct {
@@ -27,12 +30,23 @@ type indexFlags struct {
 func newIndexCmd(e *env) *cobra.Command {
 	var fl indexFlags
 	cmd := &cobra.Command{
-		Use:   "index DIR | index SHARD.tar... -o OUT.taridx",
+		Use:   "index DIR | index SHARDS... [-o OUT.taridx]",
 		Short: "Build the TARIDX index of each fold of tar shards",
-		Long: `Index builds one <fold>.taridx next to the shards of each fold in DIR. Shards
-are the files <fold>_<suffix>.tar (exactly one "_"), taken in string order of
-their suffixes; a shard's fid is its position in that order. With explicit
-shard files and -o, the fids follow the argument order.
+		Long: `Index builds one <fold>.taridx next to the shards of each fold in DIR, or
+one index of the shards given.
+
+In DIR, shards named <fold>_<suffix>.tar (exactly one "_", glzn's naming) are
+taken in string order of their suffixes; other names are grouped by the prefix
+before a trailing number (imagenet-train-000000.tar: fold imagenet-train),
+in order of the number. A shard's fid is its position in that order.
+
+Shards may also be given as files, a brace pattern such as
+'data/train-{000000..000146}.tar', a glob such as 'data/*.tar', or @FILE
+(one shard a line), in that order. The index is then named by -o, or after
+the shards' fold (beside the first, or in --out-dir). An index of shards
+glzn would not find beside it gets a manifest, <index>.shards.json, naming
+them: ls, cat, verify and convert then need the index only. Compressed
+shards cannot be indexed in place: convert makes an indexed fold of them.
 
 Rows are the regular files of the shards, in tar order, keyed by the stem of
 their full name (the basename before its first dot; --stem path keeps the
@@ -45,8 +59,8 @@ instead: every header block is a row, named by its 100-byte name field.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.fold, "fold", "", "index only this fold of DIR")
-	f.StringVarP(&fl.output, "output", "o", "", "index file to write, for explicit shard files")
-	f.StringVar(&fl.outDir, "out-dir", "", "write DIR's <fold>.taridx files here instead of next to the shards")
+	f.StringVarP(&fl.output, "output", "o", "", "index file to write, for a list of shards (default: <fold>.taridx beside the first)")
+	f.StringVar(&fl.outDir, "out-dir", "", "write the <fold>.taridx files here instead of next to the shards")
 	f.StringVar(&fl.compat, "compat", "", `"glzn": reproduce glzn's indexer byte for byte`)
 	f.StringVar(&fl.stem, "stem", "basename", `"basename" or "path" (keep the directory in the key, as WebDataset)`)
 	f.BoolVar(&fl.contiguous, "contiguous", false, "group each sample's rows (stable sort by key hash, crash id) and set the flag")
@@ -66,55 +80,95 @@ type indexJob struct {
 
 func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
 	if len(args) == 1 {
-		st, err := os.Stat(args[0])
-		if err != nil {
-			return nil, err
+		if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+			return planIndexDir(fl, args[0])
 		}
-		if st.IsDir() {
-			if fl.output != "" {
-				return nil, usagef("-o is for explicit shard files; for a directory, --out-dir chooses where the indexes go")
-			}
-			outDir := args[0]
-			if fl.outDir != "" {
-				outDir = fl.outDir
-			}
-			folds, err := taridx.Discover(args[0])
-			if err != nil {
-				return nil, err
-			}
-			var jobs []indexJob
-			for _, f := range folds {
-				if fl.fold == "" || f.Name == fl.fold {
-					jobs = append(jobs, indexJob{fold: f.Name, shards: f.Shards, out: f.IndexPath(outDir)})
-				}
-			}
-			if len(jobs) == 0 {
-				if fl.fold != "" {
-					return nil, fmt.Errorf("%s: no shards of fold %q", args[0], fl.fold)
-				}
-				return nil, fmt.Errorf("%s: no <fold>_<suffix>.tar shards", args[0])
-			}
-			return jobs, nil
-		}
-	}
-	if fl.output == "" {
-		return nil, usagef("index: give a directory, or shard files with -o OUT.taridx")
-	}
-	if fl.outDir != "" {
-		return nil, usagef("--out-dir is for a directory of shards; with shard files, -o names the index")
 	}
 	if fl.fold != "" {
-		return nil, usagef("--fold selects a fold of a directory; it does not apply to explicit shard files")
+		return nil, usagef("--fold selects a fold of a directory; it does not apply to a list of shards")
 	}
-	for _, a := range args {
+	if fl.output != "" && fl.outDir != "" {
+		return nil, usagef("-o names the index; --out-dir is where it goes when its name comes from the shards: give one")
+	}
+	shards, err := shardset.Resolve(args)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range shards {
 		if st, err := os.Stat(a); err != nil {
 			return nil, err
 		} else if st.IsDir() {
-			return nil, usagef("%s is a directory; give shard files with -o", a)
+			return nil, usagef("%s is a directory: give one directory, or shard files", a)
 		}
 	}
-	name := strings.TrimSuffix(filepath.Base(fl.output), ".taridx")
-	return []indexJob{{fold: name, shards: args, out: fl.output}}, nil
+	out := fl.output
+	name := strings.TrimSuffix(filepath.Base(out), ".taridx")
+	if out == "" {
+		if name = shardset.FoldName(shards); name == "" {
+			return nil, usagef("the shards' names give no one fold name: name the index with -o OUT.taridx")
+		}
+		dir := filepath.Dir(shards[0])
+		if fl.outDir != "" {
+			dir = fl.outDir
+		}
+		out = filepath.Join(dir, name+".taridx")
+	}
+	return []indexJob{{fold: name, shards: shards, out: out}}, nil
+}
+
+// planIndexDir plans an index for each fold of a directory's shards.
+func planIndexDir(fl indexFlags, dir string) ([]indexJob, error) {
+	if fl.output != "" {
+		return nil, usagef("-o is for a list of shards; for a directory, --out-dir chooses where the indexes go")
+	}
+	outDir := dir
+	if fl.outDir != "" {
+		outDir = fl.outDir
+	}
+	folds, err := shardset.Discover(dir)
+	if err != nil {
+		return nil, err
+	}
+	var jobs []indexJob
+	for _, f := range folds {
+		if fl.fold == "" || f.Name == fl.fold {
+			jobs = append(jobs, indexJob{fold: f.Name, shards: f.Shards, out: f.IndexPath(outDir)})
+		}
+	}
+	if len(jobs) == 0 {
+		if fl.fold != "" {
+			return nil, fmt.Errorf("%s: no shards of fold %q", dir, fl.fold)
+		}
+		return nil, fmt.Errorf("%s: no tar shards (files ending in .tar)", dir)
+	}
+	return jobs, nil
+}
+
+// refuseCompressed: a compressed shard has no random access, so no index
+// can address its members; convert makes an indexed fold of plain tars.
+func refuseCompressed(shards []string) error {
+	for _, s := range shards {
+		codec, err := compressed.DetectFile(s)
+		if err != nil {
+			return err
+		}
+		if codec != compressed.None {
+			return fmt.Errorf("%s: a %s-compressed shard: %w; an index needs plain tar to address its members: "+
+				"itarconv convert %s OUTDIR writes an indexed fold of uncompressed shards", s, codec, errCompressedShard, shellQuote(s))
+		}
+	}
+	return nil
+}
+
+// errCompressedShard: index was given a compressed shard.
+var errCompressedShard = errors.New("compressed shards cannot be indexed in place")
+
+// shellQuote quotes a path for a command line the user may paste.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
@@ -148,9 +202,14 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	st, err := os.Stat(args[0])
+	explicit := len(args) > 1 || err != nil || !st.IsDir() // else found in a directory
 	for _, job := range jobs {
 		in := &pathguard.Inputs{}
-		if err := guardShards(in, job.shards, fl.output != ""); err != nil {
+		if err := guardShards(in, job.shards, explicit); err != nil {
+			return err
+		}
+		if err := refuseCompressed(job.shards); err != nil {
 			return err
 		}
 		if err := guardErr(in.CheckOutputs(job.out)); err != nil {

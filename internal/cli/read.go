@@ -30,7 +30,10 @@ func (fl *foldFlags) register(cmd *cobra.Command) {
 // openFolds opens DIR (its indexed folds) or FILE.taridx, with optional
 // explicit shard files after it.
 func (fl *foldFlags) open(args []string) ([]*fold.Fold, error) {
-	shards := args[1:]
+	shards, err := expandShardArgs(args[1:])
+	if err != nil {
+		return nil, err
+	}
 	if len(shards) > 0 && !strings.HasSuffix(args[0], ".taridx") {
 		return nil, usagef("explicit shard files follow an index file (FILE.taridx SHARD.tar...)")
 	}

@@ -1,0 +1,181 @@
+package fold
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// A TARIDX file addresses shards by fid only; glzn finds them as the
+// <fold>_<suffix>.tar files beside the index. An index of any other shard
+// set (WebDataset's name-000000.tar, a list, shards in another directory)
+// gets a manifest beside it, <index>.shards.json, naming its shards in fid
+// order, relative to the index's directory, with each shard's size:
+//
+//	{"kind": "itarconv-shards", "version": 1, "index": "imagenet-train.taridx",
+//	 "shards": [{"path": "imagenet-train-000000.tar", "size": 1073741824}, ...]}
+//
+// Opening an index reads its manifest when there is one, so ls, cat,
+// verify and conversions find the shards from the index alone; verify
+// reports a shard whose size changed.
+
+// ManifestSuffix follows the index's file name to name its manifest.
+const ManifestSuffix = ".shards.json"
+
+const manifestKind = "itarconv-shards"
+
+// ErrManifest: a shard manifest cannot be read as one.
+var ErrManifest = errors.New("corrupt shard manifest")
+
+// Manifest lists an index's shards.
+type Manifest struct {
+	Kind    string          `json:"kind"`
+	Version int             `json:"version"`
+	Index   string          `json:"index"`
+	Shards  []ManifestShard `json:"shards"`
+}
+
+// ManifestShard is one shard: its path relative to the index's directory
+// (slash-separated), and its size when indexed.
+type ManifestShard struct {
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+}
+
+// ManifestPath names the manifest of an index file.
+func ManifestPath(indexPath string) string { return indexPath + ManifestSuffix }
+
+// ReadManifest reads the manifest beside an index; an index without one
+// gives an error wrapping fs.ErrNotExist.
+func ReadManifest(indexPath string) (*Manifest, error) {
+	p := ManifestPath(indexPath)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%s: %v: %w", p, err, ErrManifest)
+	}
+	if m.Kind != manifestKind || m.Version != 1 {
+		return nil, fmt.Errorf("%s: kind %q version %d, not %s version 1: %w", p, m.Kind, m.Version, manifestKind, ErrManifest)
+	}
+	if len(m.Shards) == 0 || len(m.Shards) > taridx.MaxShards {
+		return nil, fmt.Errorf("%s: %d shards: %w", p, len(m.Shards), ErrManifest)
+	}
+	for i, s := range m.Shards {
+		if s.Path == "" || s.Size < 0 {
+			return nil, fmt.Errorf("%s: shard %d: path %q, size %d: %w", p, i, s.Path, s.Size, ErrManifest)
+		}
+	}
+	return &m, nil
+}
+
+// Paths gives the manifest's shards as paths, for an index in dir.
+func (m *Manifest) Paths(dir string) []string {
+	out := make([]string, len(m.Shards))
+	for i, s := range m.Shards {
+		p := filepath.FromSlash(s.Path)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// Sizes gives the shards' sizes when indexed.
+func (m *Manifest) Sizes() []int64 {
+	out := make([]int64, len(m.Shards))
+	for i, s := range m.Shards {
+		out[i] = s.Size
+	}
+	return out
+}
+
+// NeedsManifest tells whether glzn's rule would not find exactly these
+// shards, in this order, beside the index: the index then needs a
+// manifest.
+func NeedsManifest(indexPath string, shards []string) bool {
+	name := strings.TrimSuffix(filepath.Base(indexPath), ".taridx")
+	folds, err := taridx.Discover(filepath.Dir(indexPath))
+	if err != nil {
+		return true
+	}
+	for _, f := range folds {
+		if f.Name == name {
+			return !slices.EqualFunc(f.Shards, shards, samePath)
+		}
+	}
+	return true
+}
+
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
+}
+
+// stageManifest writes the manifest of an index of shards under a
+// temporary name; nil when the index needs none. The caller commits it
+// once the index is in place, or aborts it.
+func stageManifest(indexPath string, shards []string) (*safefile.File, error) {
+	if !NeedsManifest(indexPath, shards) {
+		return nil, nil
+	}
+	dir, err := filepath.Abs(filepath.Dir(indexPath))
+	if err != nil {
+		return nil, err
+	}
+	m := Manifest{Kind: manifestKind, Version: 1, Index: filepath.Base(indexPath)}
+	for _, s := range shards {
+		st, err := os.Stat(s)
+		if err != nil {
+			return nil, err
+		}
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			return nil, err
+		}
+		rel, err := filepath.Rel(dir, abs)
+		if err != nil {
+			rel = abs
+		}
+		m.Shards = append(m.Shards, ManifestShard{Path: filepath.ToSlash(rel), Size: st.Size()})
+	}
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	f, err := safefile.Create(ManifestPath(indexPath))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Abort()
+		return nil, fmt.Errorf("writing %s: %w", ManifestPath(indexPath), err)
+	}
+	return f, nil
+}
+
+// commitManifest puts a staged manifest in place, or, for an index that
+// needs none, removes a manifest an earlier index left there (it would
+// name other shards).
+func commitManifest(indexPath string, f *safefile.File) error {
+	if f != nil {
+		return f.Commit()
+	}
+	if err := os.Remove(ManifestPath(indexPath)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package shardset
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNoMatch: a glob matched no file.
+var ErrNoMatch = errors.New("no shard matches the pattern")
+
+// Resolve turns shard arguments into shard paths, in order. Each argument
+// is one of:
+//
+//   - an existing file (or directory: left for the caller to read as one);
+//   - @FILE: a text file with one shard a line, each itself any of these
+//     but another @FILE (blank lines and lines starting with # are skipped;
+//     a relative path is relative to FILE's directory);
+//   - a brace pattern (Expand), each name of which must exist, unless it
+//     is itself a glob;
+//   - a glob (filepath.Match syntax), whose matches come in natural order
+//     (NaturalLess: shard-9 before shard-10) and must be at least one.
+//
+// A name that does not exist is an error wrapping fs.ErrNotExist that
+// names it, and the pattern it came from.
+func Resolve(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		paths, err := resolveOne(a, true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, paths...)
+	}
+	return out, nil
+}
+
+func resolveOne(arg string, lists bool) ([]string, error) {
+	if arg == "" {
+		return nil, fmt.Errorf("an empty shard name: %w", fs.ErrNotExist)
+	}
+	if _, err := os.Lstat(arg); err == nil || arg == "-" {
+		return []string{arg}, nil // an existing path, or standard input, is itself
+	}
+	if strings.HasPrefix(arg, "@") && lists {
+		return readList(arg[1:])
+	}
+	names, err := Expand(arg)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if !strings.ContainsAny(n, "*?[") {
+			if _, err := os.Lstat(n); err != nil {
+				if n == arg {
+					return nil, err // a plain name: os's own message names it
+				}
+				return nil, fmt.Errorf("%s (from %s): %w", n, arg, fs.ErrNotExist)
+			}
+			out = append(out, n)
+			continue
+		}
+		m, err := filepath.Glob(n)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", n, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%s: %w", n, ErrNoMatch)
+		}
+		SortNatural(m)
+		out = append(out, m...)
+	}
+	return out, nil
+}
+
+// readList reads an @FILE list.
+func readList(list string) ([]string, error) {
+	f, err := os.Open(list)
+	if err != nil {
+		return nil, fmt.Errorf("shard list: %w", err)
+	}
+	defer f.Close()
+	base := filepath.Dir(list)
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		s := strings.TrimSpace(sc.Text())
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		if strings.HasPrefix(s, "@") {
+			return nil, fmt.Errorf("%s:%d: %q: a shard list names shards, not other lists", list, line, s)
+		}
+		if !filepath.IsAbs(s) {
+			s = filepath.Join(base, s)
+		}
+		paths, err := resolveOne(s, false)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", list, line, err)
+		}
+		out = append(out, paths...)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", list, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: the shard list names no shard: %w", list, fs.ErrNotExist)
+	}
+	return out, nil
+}

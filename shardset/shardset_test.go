@@ -1,0 +1,238 @@
+package shardset
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestExpand(t *testing.T) {
+	tests := []struct {
+		pattern string
+		want    []string
+	}{
+		{"a.tar", []string{"a.tar"}},
+		{"train-{000000..000003}.tar", []string{"train-000000.tar", "train-000001.tar", "train-000002.tar", "train-000003.tar"}},
+		{"s-{8..11}.tar", []string{"s-8.tar", "s-9.tar", "s-10.tar", "s-11.tar"}},
+		{"s-{08..11}.tar", []string{"s-08.tar", "s-09.tar", "s-10.tar", "s-11.tar"}},
+		{"s-{0..6..3}", []string{"s-0", "s-3", "s-6"}},
+		{"s-{3..1}", []string{"s-3", "s-2", "s-1"}},
+		{"{a,b}/{0..1}", []string{"a/0", "a/1", "b/0", "b/1"}},
+		{"{train,val}-{00..01}.tar", []string{"train-00.tar", "train-01.tar", "val-00.tar", "val-01.tar"}},
+		{"x{a,{1..2}}y", []string{"xay", "x1y", "x2y"}},
+		{"{a..c}", []string{"a", "b", "c"}},
+		{"{word}", []string{"{word}"}},
+		{`lit\{0..1\}`, []string{"lit{0..1}"}},
+		{"{a,}b", []string{"ab", "b"}},
+	}
+	for _, tt := range tests {
+		got, err := Expand(tt.pattern)
+		if err != nil {
+			t.Errorf("Expand(%q): %v", tt.pattern, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Expand(%q) = %q, want %q", tt.pattern, got, tt.want)
+		}
+	}
+}
+
+func TestExpandErrors(t *testing.T) {
+	for _, p := range []string{"a{0..1", "a}", "{0..x}", "{1..5..0}", "{0..99999999999}"} {
+		if _, err := Expand(p); !errors.Is(err, ErrPattern) {
+			t.Errorf("Expand(%q): %v, want ErrPattern", p, err)
+		}
+	}
+}
+
+// touch creates empty files under dir.
+func touch(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func rel(t *testing.T, dir string, paths []string) []string {
+	t.Helper()
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		r, err := filepath.Rel(dir, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = filepath.ToSlash(r)
+	}
+	return out
+}
+
+func TestResolve(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, dir, "d/s-9.tar", "d/s-10.tar", "d/s-8.tar", "d/other.txt", "e/x_1.tar")
+	list := filepath.Join(dir, "d", "shards.txt")
+	if err := os.WriteFile(list, []byte("# the training shards\ns-10.tar\n\ns-{8..9}.tar\n"+filepath.Join(dir, "e/x_1.tar")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j := func(s string) string { return filepath.Join(dir, s) }
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{j("d/s-{8..10}.tar")}, []string{"d/s-8.tar", "d/s-9.tar", "d/s-10.tar"}},
+		{[]string{j("d/*.tar")}, []string{"d/s-8.tar", "d/s-9.tar", "d/s-10.tar"}},
+		{[]string{j("{d,e}/*.tar")}, []string{"d/s-8.tar", "d/s-9.tar", "d/s-10.tar", "e/x_1.tar"}},
+		{[]string{"@" + list}, []string{"d/s-10.tar", "d/s-8.tar", "d/s-9.tar", "e/x_1.tar"}},
+		{[]string{j("d/s-9.tar"), j("d/s-8.tar")}, []string{"d/s-9.tar", "d/s-8.tar"}},
+		{[]string{j("d")}, []string{"d"}},
+	}
+	for _, tt := range tests {
+		got, err := Resolve(tt.args)
+		if err != nil {
+			t.Errorf("Resolve(%q): %v", tt.args, err)
+			continue
+		}
+		if g := rel(t, dir, got); !reflect.DeepEqual(g, tt.want) {
+			t.Errorf("Resolve(%q) = %q, want %q", tt.args, g, tt.want)
+		}
+	}
+}
+
+func TestResolveMissing(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, dir, "s-0.tar", "s-1.tar")
+	bad := filepath.Join(dir, "bad.txt")
+	os.WriteFile(bad, []byte("s-0.tar\ns-7.tar\n"), 0o644)
+	tests := []struct {
+		arg     string
+		is      error
+		mention string
+	}{
+		{filepath.Join(dir, "s-{0..2}.tar"), fs.ErrNotExist, "s-2.tar"},
+		{filepath.Join(dir, "*.tgz"), ErrNoMatch, "*.tgz"},
+		{filepath.Join(dir, "nope.tar"), fs.ErrNotExist, "nope.tar"},
+		{"@" + bad, fs.ErrNotExist, "bad.txt:2"},
+		{"@" + filepath.Join(dir, "absent.txt"), fs.ErrNotExist, "absent.txt"},
+		{filepath.Join(dir, "s-{0..1"), ErrPattern, "not closed"},
+	}
+	for _, tt := range tests {
+		_, err := Resolve([]string{tt.arg})
+		if !errors.Is(err, tt.is) || !strings.Contains(err.Error(), tt.mention) {
+			t.Errorf("Resolve(%q): %v, want %v naming %q", tt.arg, err, tt.is, tt.mention)
+		}
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	type fold struct {
+		name   string
+		shards []string
+		glzn   bool
+	}
+	tests := []struct {
+		name  string
+		files []string
+		want  []fold
+		err   string // a file the ErrAmbiguous names
+	}{
+		{"webdataset", []string{"imagenet-train-000010.tar", "imagenet-train-000002.tar", "imagenet-train-000001.tar", "readme.md"},
+			[]fold{{"imagenet-train", []string{"imagenet-train-000001.tar", "imagenet-train-000002.tar", "imagenet-train-000010.tar"}, false}}, ""},
+		{"glzn string order", []string{"train_10.tar", "train_9.tar", "train_0011.tar", "val_0.tar"},
+			[]fold{{"train", []string{"train_0011.tar", "train_10.tar", "train_9.tar"}, true}, {"val", []string{"val_0.tar"}, true}}, ""},
+		{"two underscores", []string{"my_train_0001.tar", "my_train_0000.tar"},
+			[]fold{{"my_train", []string{"my_train_0000.tar", "my_train_0001.tar"}, false}}, ""},
+		{"numbers only", []string{"2.tar", "10.tar", "1.tar"},
+			[]fold{{"DIR", []string{"1.tar", "2.tar", "10.tar"}, false}}, ""},
+		{"unpadded numbers", []string{"shard9.tar", "shard10.tar"},
+			[]fold{{"shard", []string{"shard9.tar", "shard10.tar"}, false}}, ""},
+		{"compressed", []string{"a-1.tar.gz", "a-0.tar.zst", "b.tgz"},
+			[]fold{{"a", []string{"a-0.tar.zst", "a-1.tar.gz"}, false}, {"b", []string{"b.tgz"}, false}}, ""},
+		{"single", []string{"data.tar"}, []fold{{"data", []string{"data.tar"}, false}}, ""},
+		{"two rules", []string{"train_0.tar", "train-1.tar"}, nil, "train"},
+		{"two prefixes", []string{"a-1.tar", "a.2.tar"}, nil, "a.2.tar"},
+		{"same number", []string{"a-1.tar", "a-01.tar"}, nil, "a-1.tar"},
+		{"same number, two codecs", []string{"a-1.tar", "a-1.tar.gz"}, nil, "a-1.tar"},
+		{"single and numbered", []string{"a.tar", "a-1.tar"}, nil, "a.tar"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "DIR")
+			touch(t, dir, tt.files...)
+			got, err := Discover(dir)
+			if tt.err != "" {
+				if !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "explicitly") {
+					t.Fatalf("Discover: %v, want ErrAmbiguous naming %s", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g []fold
+			for _, f := range got {
+				g = append(g, fold{f.Name, rel(t, dir, f.Shards), f.GLZN})
+			}
+			if !reflect.DeepEqual(g, tt.want) {
+				t.Fatalf("Discover = %v, want %v", g, tt.want)
+			}
+		})
+	}
+}
+
+func TestFoldName(t *testing.T) {
+	tests := []struct {
+		shards []string
+		want   string
+	}{
+		{[]string{"d/imagenet-train-000000.tar", "d/imagenet-train-000001.tar.gz"}, "imagenet-train"},
+		{[]string{"d/train_0.tar", "d/train_1.tar"}, "train"},
+		{[]string{"d/train_0.tar", "d/val_0.tar"}, ""},
+		{[]string{"data/000000.tar"}, "data"},
+	}
+	for _, tt := range tests {
+		if got := FoldName(tt.shards); got != tt.want {
+			t.Errorf("FoldName(%q) = %q, want %q", tt.shards, got, tt.want)
+		}
+	}
+}
+
+func TestNaturalLess(t *testing.T) {
+	names := []string{"s-10.tar", "s-9.tar", "s-09.tar", "s-1.tar", "r-100.tar", "s-1a.tar"}
+	SortNatural(names)
+	want := []string{"r-100.tar", "s-1.tar", "s-1a.tar", "s-09.tar", "s-9.tar", "s-10.tar"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("SortNatural = %q, want %q", names, want)
+	}
+}
+
+// FuzzExpand: any pattern either expands or fails with ErrPattern, and a
+// pattern without braces or backslashes is itself.
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{"a.tar", "train-{000000..000146}.tar", "{a,b}{0..3..2}", "{a..e}", `x\{1\}`, "{{a,b},c}", "{1..}", "}{"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if len(p) > 64 {
+			return
+		}
+		out, err := Expand(p)
+		if err != nil {
+			if !errors.Is(err, ErrPattern) {
+				t.Fatalf("Expand(%q): %v is not ErrPattern", p, err)
+			}
+			return
+		}
+		if !strings.ContainsAny(p, `{}\`) && (len(out) != 1 || out[0] != p) {
+			t.Fatalf("Expand(%q) = %q", p, out)
+		}
+	})
+}
