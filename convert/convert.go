@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/itarconv/itarconv/fold"
@@ -17,7 +16,6 @@ import (
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/human"
-	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 // ErrNoConverter: no conversion between the two formats (one of them can
@@ -165,17 +163,17 @@ func (o ConvertOptions) sourceOptions() any {
 }
 
 // targetOptions are the target format's own options.
-func (o ConvertOptions) targetOptions() any {
+func (o ConvertOptions) targetOptions() (any, error) {
 	if o.Target != nil {
-		return o.Target
+		return o.Target, nil
 	}
 	switch o.To {
 	case "tar":
-		return fold.CreateOptions{Fold: o.Fold}
+		return fold.CreateOptions{Fold: o.Fold}, nil
 	case "tbl":
-		return o.TBL
+		return tblRowsOptions(o.TBL)
 	}
-	return nil
+	return nil, nil
 }
 
 func tarPairToBarecat(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
@@ -221,27 +219,8 @@ func tarToTBL(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 }
 
 // TBLResult reports a conversion into TBL from what (the source, as a
-// person names it).
-func TBLResult(st *TBLStats, what string) *registry.Result {
-	res := &registry.Result{Stats: st}
-	if !st.NamesKept {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: member names are not stored (TBL v1 has no place for them; v2 keeps them unless --no-names or --compat): converting back names samples by their index", st.Output))
-	}
-	var skipped []string
-	for k, n := range st.Skipped {
-		skipped = append(skipped, fmt.Sprintf("%d %s", n, k))
-	}
-	sort.Strings(skipped)
-	extra := ""
-	if len(skipped) > 0 {
-		extra = " (not converted: " + strings.Join(skipped, ", ") + ")"
-	}
-	res.Summary = fmt.Sprintf("%s: TBL v%d, %d samples, %s from %s%s", st.Output, st.Version, st.Samples, human.Bytes(st.Bytes), what, extra)
-	if st.MetaDropped > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: the metadata of %d samples (their .tblmeta.json members) is not kept: this TBL has no metadata section", st.Output, st.MetaDropped))
-	}
-	return res
-}
+// person names it): tbl.Result.
+func TBLResult(st *TBLStats, what string) *registry.Result { return tbl.Result(st, what) }
 
 func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
 	if len(srcs) != 1 {
@@ -315,14 +294,26 @@ func throughRegistry(ctx context.Context, srcs []string, dst string, o ConvertOp
 		return nil, err
 	}
 	defer d.Close()
+	format, err := o.targetOptions()
+	if err != nil {
+		return nil, err
+	}
 	res, err := tgt.Create(ctx, named{d, strings.Join(srcs, " ")}, dst, registry.CreateOptions{Workers: o.Workers, Overwrite: o.Overwrite,
-		ShardSize: o.ShardSize, Progress: o.Progress, Format: o.targetOptions()})
+		ShardSize: o.ShardSize, Progress: o.Progress, Format: format})
 	if err != nil {
 		return nil, err
 	}
 	res.Warnings = append(d.Warnings(), res.Warnings...)
 	return res, nil
 }
+
+// named is an opened dataset with the paths it was opened from.
+type named struct {
+	registry.Dataset
+	name string
+}
+
+func (n named) Name() string { return n.name }
 
 // tarToSCDL rebuilds an archive from the folds of a directory.
 func tarToSCDL(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
@@ -334,18 +325,15 @@ func tarToSCDL(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	} else if !st.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory: SCDL is rebuilt from the folds of a directory", srcs[0])
 	}
-	return replacingDir(dst, o.Overwrite, func(out string) (*registry.Result, error) {
-		st, err := TarToSCDL(ctx, srcs[0], out, SCDLImportOptions{Fold: o.Fold, Workers: o.Workers, Progress: o.Progress})
-		if err != nil {
-			return nil, err
-		}
-		st.Output = dst
-		what := srcs[0]
-		if st.Fold != "" {
-			what = "fold " + st.Fold
-		}
-		return SCDLResult(st, what), nil
-	})
+	st, err := TarToSCDL(ctx, srcs[0], dst, SCDLImportOptions{Fold: o.Fold, Overwrite: o.Overwrite, Workers: o.Workers, Progress: o.Progress})
+	if err != nil {
+		return nil, err
+	}
+	what := srcs[0]
+	if st.Fold != "" {
+		what = "fold " + st.Fold
+	}
+	return SCDLResult(st, what), nil
 }
 
 // tblPairToSCDL refuses, before anything is read, a TBL file without names:
@@ -359,36 +347,11 @@ func tblPairToSCDL(ctx context.Context, srcs []string, dst string, o ConvertOpti
 	return throughRegistry(ctx, srcs, dst, o)
 }
 
-// replacingDir runs write on dst, or, when dst exists and may be
-// replaced, on a temporary directory beside it that then takes its place.
-func replacingDir(dst string, overwrite bool, write func(out string) (*registry.Result, error)) (*registry.Result, error) {
-	out := dst
-	if _, err := os.Lstat(dst); err == nil && overwrite {
-		parent, base := filepath.Split(filepath.Clean(dst))
-		safefile.SweepLeftovers(cmp.Or(parent, "."))
-		out = filepath.Join(parent, strings.TrimSuffix(safefile.TempName(base), "*")+"new")
-	}
-	res, err := write(out)
-	if err == nil && out != dst {
-		err = safefile.ReplaceDir(out, dst)
-	}
-	if err != nil {
-		if out != dst {
-			os.RemoveAll(out)
-		}
-		return nil, err
-	}
-	return res, nil
-}
-
-// SCDLResult reports an archive rebuilt from what.
+// SCDLResult reports an archive rebuilt from what (scdl.Result, with
+// these stats).
 func SCDLResult(st *SCDLImportStats, what string) *registry.Result {
-	res := &registry.Result{Stats: st,
-		Summary: fmt.Sprintf("%s: %d cells, %d values, %d files from %s (%s mode)", st.Output, st.Cells, st.NNZ, st.Files, what, st.Mode)}
-	if st.Fresh {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: no %s files beside the cells: wrote a fresh header.sch (version 0.1.0), metadata.json, version.json and a var_features index whose genes are named by their index (gene and cell names are unknown; no obs_features)",
-			st.Output, SCDLMetaFold))
-	}
+	res := scdl.Result(&scdl.RowsStats{Output: st.Output, Mode: st.Mode, Cells: st.Cells, NNZ: st.NNZ, Files: st.Files, Fresh: st.Fresh}, what)
+	res.Stats = st
 	return res
 }
 

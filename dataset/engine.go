@@ -103,6 +103,16 @@ type FileRegions interface {
 	PayloadFile(r *Row) (f *os.File, off int64, ok bool)
 }
 
+// ShardFiles is a Source whose shards are files holding their rows'
+// payloads as they are, Size bytes at Row.DataOffset (tar shards).
+// ShardFile opens a shard's file for reading, from any goroutine; the
+// caller closes it. A sink may so map a batch's payloads in place
+// (internal/mapped) rather than have each read through OpenPayload; the
+// file's Name names the shard in messages.
+type ShardFiles interface {
+	ShardFile(shard int) (*os.File, error)
+}
+
 // Releaser is a Source whose batches hold something to give back once
 // they are written, such as pages of a mapped file. Run calls Release after
 // the sink's Write of each batch, from the writing goroutine.

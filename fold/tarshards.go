@@ -77,6 +77,12 @@ func NewTarShards(paths []string, opts tarscan.Options) *TarShards {
 	return &TarShards{Paths: paths, Options: opts, Stats: make([]ShardStats, len(paths))}
 }
 
+// ShardFile opens a shard's file (dataset.ShardFiles): a sink maps the
+// payloads of a batch there. The file's name is the shard's path.
+func (t *TarShards) ShardFile(shard int) (*os.File, error) {
+	return pathguard.Open(t.Paths[shard])
+}
+
 func (t *TarShards) NumShards() int             { return len(t.Paths) }
 func (t *TarShards) ShardName(shard int) string { return filepath.Base(t.Paths[shard]) }
 

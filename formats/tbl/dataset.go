@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // tblDataset is a TBL file to read: a sample per row, by its metadata
@@ -97,3 +99,38 @@ func (d *tblDataset) Warnings() []string {
 }
 
 func (d *tblDataset) Close() error { return d.r.Close() }
+
+// create writes the rows of in into a new TBL file at path
+// (registry.Format.Create). Its options are a RowsOptions.
+func create(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
+	opts, _ := o.Format.(RowsOptions)
+	opts.Workers, opts.Progress = o.Workers, o.Progress
+	st, err := WriteRows(ctx, in.Rows, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Result(st, registry.InputName(in)), nil
+}
+
+// Result reports a conversion into TBL from what (the source, as a
+// person names it).
+func Result(st *RowsStats, what string) *registry.Result {
+	res := &registry.Result{Stats: st}
+	if !st.NamesKept {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: member names are not stored (TBL v1 has no place for them; v2 keeps them unless --no-names or --compat): converting back names samples by their index", st.Output))
+	}
+	var skipped []string
+	for k, n := range st.Skipped {
+		skipped = append(skipped, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(skipped)
+	extra := ""
+	if len(skipped) > 0 {
+		extra = " (not converted: " + strings.Join(skipped, ", ") + ")"
+	}
+	res.Summary = fmt.Sprintf("%s: TBL v%d, %d samples, %s from %s%s", st.Output, st.Version, st.Samples, human.Bytes(st.Bytes), what, extra)
+	if st.MetaDropped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: the metadata of %d samples (their .tblmeta.json members) is not kept: this TBL has no metadata section", st.Output, st.MetaDropped))
+	}
+	return res
+}

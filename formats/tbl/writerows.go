@@ -1,0 +1,505 @@
+package tbl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/mapped"
+)
+
+// RowsOptions tune WriteRows.
+type RowsOptions struct {
+	Version int  // 1 or 2 (default 2)
+	LZ4     bool // v2: an LZ4 block per sample where it is smaller
+	// NoNames leaves v2's metadata section out: row names are lost.
+	NoNames bool
+	// NoMetaMembers takes metadata members (MetaSuffix) as samples like
+	// any other, rather than giving their blocks to the sample after them.
+	NoMetaMembers bool
+	// Select, if set, decides which rows become samples in place of the
+	// default (every file row): it returns why a row is not one, or ""
+	// when it is. It is called from several goroutines at once, in both
+	// passes. (A converter that selects as another tool does sets it.)
+	Select   func(shard int, r *dataset.Row) (skip string, err error)
+	Workers  int
+	Progress func(dataset.Progress)
+}
+
+// RowsStats describes a TBL file WriteRows wrote.
+type RowsStats struct {
+	Output    string           `json:"output"`
+	Version   int              `json:"version"`
+	Samples   int64            `json:"samples"`
+	Bytes     int64            `json:"bytes"`
+	Formats   map[string]int64 `json:"formats"`
+	Skipped   map[string]int64 `json:"skipped"` // rows not converted, by reason
+	NamesKept bool             `json:"names_kept"`
+	// MetaMembers counts the metadata members whose blocks were given back
+	// to their samples (see MetaSuffix); MetaDropped those a TBL without a
+	// metadata section (v1, NoNames) could not keep.
+	MetaMembers int64 `json:"metadata_members"`
+	MetaDropped int64 `json:"metadata_dropped"`
+}
+
+// WriteRows writes any source into one TBL file at out: every file row
+// becomes a sample, in the source's order. newSource makes the source of
+// each of the two passes: a first one counts the samples (TBL's header
+// and index come first: its source may list rows without their bytes,
+// counting is true), the second copies them, one sample in memory at a
+// time (TBL's CRC and LZ4 need the whole sample). A row's bytes come in
+// the row (Row.Inline); else, from a source whose shards are files
+// (dataset.ShardFiles), each batch's payloads are mapped where they lie;
+// else the writer reads them through OpenPayload.
+func WriteRows(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), out string, opts RowsOptions) (*RowsStats, error) {
+	if opts.Version == 0 {
+		opts.Version = 2
+	}
+	counting, err := newSource(true)
+	if err != nil {
+		return nil, err
+	}
+	sel := &selector{sel: opts.Select, skipped: map[string]int64{}, src: counting}
+	sel.files, _ = counting.(dataset.ShardFiles)
+	var pairing metaPairing
+	count := dataset.RowFunc(func(shard int, r *dataset.Row) error {
+		ok, err := sel.take(shard, r)
+		if err != nil {
+			return err
+		}
+		meta := false
+		if ok && !opts.NoMetaMembers {
+			if meta, err = sel.isMetaMember(shard, r); err != nil {
+				return err
+			}
+		}
+		// A metadata member is no sample when the sample it extends follows.
+		if res, _ := pairing.next(string(r.Name), ok, meta, nil); res == pairedFlushed {
+			sel.n++
+		}
+		if ok && !meta {
+			sel.n++
+		}
+		return nil
+	})
+	err = dataset.Run(ctx, counting, count, dataset.Options{Workers: opts.Workers})
+	registry.CloseSource(counting)
+	if err != nil {
+		return nil, err
+	}
+	if pairing.pending != nil {
+		sel.n++
+	}
+	src, err := newSource(false)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.CloseSource(src)
+	w, err := Create(out, WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n)})
+	if err != nil {
+		return nil, err
+	}
+	sink := &rowsSink{w: w, src: src, sel: &selector{sel: opts.Select, skipped: map[string]int64{}},
+		opts: opts, stats: &RowsStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames}}
+	sink.files, _ = src.(dataset.ShardFiles)
+	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
+	if err == nil {
+		err = sink.flushPending()
+	}
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	sink.stats.Skipped = sink.sel.skipped
+	return sink.stats, nil
+}
+
+// selector decides which rows become samples.
+type selector struct {
+	src     dataset.PayloadSource // the first pass's source, for metadata members' first bytes
+	files   dataset.ShardFiles    // src, where its shards are files
+	sel     func(shard int, r *dataset.Row) (string, error)
+	n       int64
+	skipped map[string]int64
+}
+
+// take reports whether a row becomes a sample and counts those that do not.
+func (s *selector) take(shard int, r *dataset.Row) (bool, error) {
+	reason, err := s.reason(shard, r)
+	if reason != "" {
+		s.skipped[reason]++
+	}
+	return reason == "" && err == nil, err
+}
+
+// reason says why a row does not become a sample ("" when it does). It
+// keeps no state, so workers may call it in parallel.
+func (s *selector) reason(shard int, r *dataset.Row) (string, error) {
+	if s.sel != nil {
+		return s.sel(shard, r)
+	}
+	if r.Kind != dataset.KindFile {
+		return r.Kind.String(), nil
+	}
+	return "", nil
+}
+
+// isMetaMember tells whether a file row is a metadata member by its name
+// and first bytes (the first pass's rows need not carry them: they are
+// read from the shard's file, or through OpenPayload on the writer's
+// goroutine).
+func (s *selector) isMetaMember(shard int, r *dataset.Row) (bool, error) {
+	if !IsMetaMember(r.Name, r.Size, []byte(MetaMagic)) {
+		return false, nil
+	}
+	head := r.Inline
+	switch {
+	case head != nil:
+	case s.files != nil:
+		f, err := s.files.ShardFile(shard)
+		if err != nil {
+			return false, err
+		}
+		defer f.Close()
+		head = make([]byte, len(MetaMagic))
+		if _, err := f.ReadAt(head, r.DataOffset); err != nil {
+			return false, fmt.Errorf("%s: offset %d: reading %q: %w", f.Name(), r.DataOffset, r.Name, err)
+		}
+	case s.src != nil:
+		rd, err := s.src.OpenPayload(r)
+		if err != nil {
+			return false, err
+		}
+		head = make([]byte, len(MetaMagic))
+		_, err = io.ReadFull(rd, head)
+		if c, ok := rd.(io.Closer); ok {
+			c.Close()
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return IsMetaMember(r.Name, r.Size, head), nil
+}
+
+// metaPairing follows, in dataset order, the metadata members and the
+// samples they extend: a metadata member counts as such only when the
+// row right after it is the sample it is named after. Both passes of
+// WriteRows run it, so that they agree on the number of samples.
+type metaPairing struct {
+	pending *pendingMeta
+}
+
+type pendingMeta struct {
+	target string // the sample the member extends
+	name   string
+	blocks []MetaEntry // the second pass's
+	raw    []byte      // the member's bytes, should it be a sample after all
+	where  string      // its shard, for messages
+	offset int64
+}
+
+type pairResult int
+
+const (
+	pairedNone    pairResult = iota // no metadata member was waiting
+	pairedMatched                   // the waiting member extends this sample
+	pairedFlushed                   // the waiting member is an ordinary sample after all
+)
+
+// next advances over one row: sample tells whether it becomes a sample,
+// meta whether it is a metadata member (p holds it, in the second pass).
+// It returns what became of the member that was waiting, and that member.
+func (t *metaPairing) next(name string, sample, meta bool, p *pendingMeta) (pairResult, *pendingMeta) {
+	prev, res := t.pending, pairedNone
+	if prev != nil {
+		res = pairedFlushed
+		if sample && !meta && name == prev.target {
+			res = pairedMatched
+		}
+	}
+	t.pending = nil
+	if meta {
+		if p == nil {
+			p = &pendingMeta{}
+		}
+		p.target = strings.TrimSuffix(name, MetaSuffix)
+		t.pending = p
+	}
+	return res, prev
+}
+
+type rowsSink struct {
+	w       *Writer
+	src     dataset.PayloadSource
+	files   dataset.ShardFiles // src, where its shards are files: payloads are mapped
+	sel     *selector
+	opts    RowsOptions
+	stats   *RowsStats
+	pairing metaPairing // Write's, in dataset order
+}
+
+// rowPrepared is one row of a batch, ready to append.
+type rowPrepared struct {
+	skip   string // why the row is not a sample, or ""
+	sample Prepared
+	meta   []MetaEntry
+	// metaMember holds a metadata member's blocks (and bytes, should it be
+	// a sample after all); sample is then unset.
+	metaMember *pendingMeta
+	// late: the payload is not in the row; the writer reads it
+	// (OpenPayload is the writer's alone).
+	late bool
+}
+
+// rowsBatch is what Prepare worked out for a batch.
+type rowsBatch struct {
+	samples []rowPrepared
+	region  *mapped.Region // the mapped payloads, nil if read
+	where   string         // the shard, for messages: its file's name where it was opened
+}
+
+// Prepare reads each sample of the batch and works out its checksum,
+// dimensions and LZ4 block on the worker, so that Write only appends.
+func (s *rowsSink) Prepare(b *dataset.Batch) error {
+	p := &rowsBatch{samples: make([]rowPrepared, len(b.Rows)), where: s.src.ShardName(b.Shard)}
+	b.Prep = p
+	out := p.samples
+	lo, hi := int64(-1), int64(0)
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		why, err := s.sel.reason(b.Shard, r)
+		if err != nil {
+			return err
+		}
+		out[i].skip = why
+		if why == "" && r.Size > 0 && r.Inline == nil {
+			if lo < 0 {
+				lo = r.DataOffset
+			}
+			lo, hi = min(lo, r.DataOffset), max(hi, r.DataOffset+r.Size)
+		}
+	}
+	if s.files == nil || lo < 0 {
+		// The payload is in the row, or the writer reads it (or there is
+		// none: empty samples only, each with its metadata).
+		for i := range b.Rows {
+			r := &b.Rows[i]
+			switch {
+			case out[i].skip != "":
+			case r.Inline == nil && r.Size > 0:
+				out[i].late = true
+			default:
+				if err := s.prepare(p.where, r, &out[i], nil, nil); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	f, err := s.files.ShardFile(b.Shard)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	p.where = f.Name()
+	// The batch's payloads are checked and written from the page cache
+	// (mapped) rather than copied into memory first; where mapping is
+	// not possible, each is read.
+	p.region, err = mapped.Map(f, lo, hi-lo)
+	if err != nil && !errors.Is(err, mapped.ErrUnsupported) {
+		return err
+	}
+	var r *dataset.Row
+	err = mapped.Guard(func() error {
+		for i := range b.Rows {
+			if r = &b.Rows[i]; out[i].skip == "" {
+				if err := s.prepare(p.where, r, &out[i], f, p.region); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, mapped.ErrGone) {
+		err = fmt.Errorf("%s: %q, payload at offset %d: %w", p.where, r.Name, r.DataOffset, err)
+	}
+	if err != nil {
+		p.region.Close()
+	}
+	return err
+}
+
+// prepare works out one sample: its bytes from the row, the region (or
+// read from f), format, dimensions, checksum and LZ4 block.
+func (s *rowsSink) prepare(where string, r *dataset.Row, out *rowPrepared, f *os.File, region *mapped.Region) error {
+	var data []byte
+	switch {
+	case r.Size == 0:
+	case r.Inline != nil:
+		data = r.Inline
+	case region != nil:
+		data = region.Bytes(r.DataOffset, r.Size)
+	default:
+		data = make([]byte, r.Size)
+		if _, err := f.ReadAt(data, r.DataOffset); err != nil {
+			return fmt.Errorf("%s: offset %d: reading %q: %w", where, r.Offset, r.Name, err)
+		}
+	}
+	name := string(r.Name)
+	if ok, err := s.metaMember(where, r, out, data); ok || err != nil {
+		return err
+	}
+	var err error
+	out.sample, out.meta, err = s.prepareSample(name, data)
+	if err != nil {
+		return fmt.Errorf("%s: offset %d: %q: %w", where, r.Offset, name, err)
+	}
+	return nil
+}
+
+// metaMember tells whether a row is a metadata member, by its name and
+// bytes, and if so keeps its blocks (and bytes) in out.
+func (s *rowsSink) metaMember(where string, r *dataset.Row, out *rowPrepared, data []byte) (bool, error) {
+	if s.opts.NoMetaMembers || !IsMetaMember(r.Name, r.Size, data) {
+		return false, nil
+	}
+	blocks, err := DecodeMetaMember(data)
+	if err != nil {
+		return false, fmt.Errorf("%s: offset %d: %q: %w", where, r.Offset, r.Name, err)
+	}
+	out.metaMember = &pendingMeta{name: string(r.Name), blocks: blocks, raw: bytes.Clone(data), where: where, offset: r.Offset}
+	return true, nil
+}
+
+// prepareSample works out a sample's format, dimensions, checksum and LZ4
+// block, and the metadata block that keeps its name.
+func (s *rowsSink) prepareSample(name string, data []byte) (Prepared, []MetaEntry, error) {
+	format := FormatFromName(name)
+	if s.opts.Version == 1 && format > TIFF {
+		format = FormatUnknown // v1 knows formats up to TIFF
+	}
+	var width, height uint16
+	var meta []MetaEntry
+	if s.opts.Version == 2 {
+		width, height = ImageDimensions(format, data)
+		if !s.opts.NoNames {
+			meta = []MetaEntry{NameMeta(name)}
+		}
+	}
+	p, err := PrepareSample(s.opts.Version, s.opts.LZ4, format, width, height, data)
+	return p, meta, err
+}
+
+func (s *rowsSink) EndShard(int) error { return nil }
+
+func (s *rowsSink) Write(b *dataset.Batch) error {
+	prep := b.Prep.(*rowsBatch)
+	// The writer copies what it is given: the mapping can go after. Bytes
+	// a shrunk shard lost fault when copied.
+	defer prep.region.Close()
+	err := mapped.Guard(func() error { return s.write(b, prep) })
+	if errors.Is(err, mapped.ErrGone) {
+		err = fmt.Errorf("%s: %w", prep.where, err)
+	}
+	return err
+}
+
+func (s *rowsSink) write(b *dataset.Batch, prep *rowsBatch) error {
+	for i := range prep.samples {
+		p, r := &prep.samples[i], &b.Rows[i]
+		if p.late {
+			// Read on the writer: a metadata member too, which the
+			// first pass found by its first bytes.
+			if err := s.readLate(prep.where, r, p); err != nil {
+				return err
+			}
+		}
+		res, prev := s.pairing.next(string(r.Name), p.skip == "", p.metaMember != nil, p.metaMember)
+		if res == pairedFlushed {
+			if err := s.addOrdinary(prev); err != nil {
+				return err
+			}
+		}
+		if p.skip != "" {
+			s.sel.skipped[p.skip]++
+			continue
+		}
+		if p.metaMember != nil {
+			continue // waits for the row after it
+		}
+		meta := p.meta
+		if res == pairedMatched {
+			s.stats.MetaMembers++
+			if s.opts.Version == 2 && !s.opts.NoNames {
+				meta = prev.blocks
+			} else {
+				s.stats.MetaDropped++
+			}
+		}
+		if err := s.add(p.sample, meta); err != nil {
+			return fmt.Errorf("%s: offset %d: %q: %w", prep.where, r.Offset, r.Name, err)
+		}
+	}
+	return nil
+}
+
+func (s *rowsSink) add(p Prepared, meta []MetaEntry) error {
+	if err := s.w.AddPrepared(p, meta); err != nil {
+		return err
+	}
+	p.Release() // the writer has copied it
+	s.stats.Samples++
+	s.stats.Bytes += int64(p.Size)
+	s.stats.Formats[strings.ToLower(p.Format.String())]++
+	return nil
+}
+
+// readLate reads a payload the row does not carry (a large file of a
+// source that reads in place), on the writer, and prepares the sample or
+// keeps the metadata member.
+func (s *rowsSink) readLate(where string, r *dataset.Row, p *rowPrepared) error {
+	data, err := dataset.ReadPayload(s.src, r)
+	if err != nil {
+		return fmt.Errorf("%s: %q: %w", where, r.Name, err)
+	}
+	if ok, err := s.metaMember(where, r, p, data); ok || err != nil {
+		return err
+	}
+	if p.sample, p.meta, err = s.prepareSample(string(r.Name), data); err != nil {
+		return fmt.Errorf("%s: %q: %w", where, r.Name, err)
+	}
+	return nil
+}
+
+// addOrdinary writes a row that looked like a metadata member but is not
+// followed by its sample: it is a sample like any other.
+func (s *rowsSink) addOrdinary(m *pendingMeta) error {
+	p, meta, err := s.prepareSample(m.name, m.raw)
+	if err == nil {
+		err = s.add(p, meta)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: offset %d: %q: %w", m.where, m.offset, m.name, err)
+	}
+	return nil
+}
+
+// flushPending writes a metadata member left waiting at the end.
+func (s *rowsSink) flushPending() error {
+	m := s.pairing.pending
+	s.pairing.pending = nil
+	if m == nil {
+		return nil
+	}
+	return s.addOrdinary(m)
+}
