@@ -13,10 +13,10 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/bloom"
 	"github.com/itarconv/itarconv/internal/mapped"
-	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // ErrDuplicatePath: two members of the source have the same path.
@@ -48,7 +48,9 @@ type BarecatOptions struct {
 	Overwrite bool
 	Workers   int
 	Scan      tarscan.Options
-	Progress  func(Progress)
+	// Spool reads compressed shards through decompressed copies.
+	Spool    *compressed.Spool
+	Progress func(Progress)
 }
 
 // BarecatStats describes a conversion to Barecat.
@@ -62,6 +64,10 @@ type BarecatStats struct {
 	Skipped    map[string]int64 `json:"skipped"`    // members not converted, by kind
 	Shards     int              `json:"shards"`
 }
+
+// ErrCompressedWrap: --wrap was asked of compressed shards, which an
+// archive cannot address in place.
+var ErrCompressedWrap = errors.New("compressed shards cannot be wrapped")
 
 // occurrence is where the member that keeps a path lives.
 type occurrence struct {
@@ -96,12 +102,22 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 			return nil, err
 		}
 	}
+	if opts.Wrap {
+		need, err := compressed.Needed(shards)
+		if err != nil {
+			return nil, err
+		}
+		if need {
+			return nil, fmt.Errorf("%w: a wrapped archive links to its tar shards, which must be plain tar files", ErrCompressedWrap)
+		}
+	}
 	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite}
 	w, err := barecat.Create(out, wopts)
 	if err != nil {
 		return nil, err
 	}
 	src := NewTarShards(shards, opts.Scan)
+	src.Spool = opts.Spool
 	defer src.Close()
 	sink := &barecatSink{
 		ctx: ctx, w: w, src: src, repeats: repeats, kept: map[string]bool{}, latest: map[string]occurrence{}, opts: opts,
@@ -147,6 +163,7 @@ func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (m
 	var seen bloom.Filter
 	seed := maphash.MakeSeed()
 	src := NewTarShards(shards, opts.Scan)
+	src.Spool = opts.Spool
 	defer src.Close()
 	c := dataset.RowFunc(func(shard int, r *Row) error {
 		if r.Kind != KindFile && r.Kind != KindHardlink {
@@ -176,6 +193,7 @@ func firstMember(ctx context.Context, shards []string, p string, opts BarecatOpt
 	var first occurrence
 	found := errors.New("found")
 	src := NewTarShards(shards, opts.Scan)
+	src.Spool = opts.Spool
 	defer src.Close()
 	err := Run(ctx, src, dataset.RowFunc(func(shard int, r *Row) error {
 		if r.Kind != KindFile && r.Kind != KindHardlink {
@@ -228,7 +246,7 @@ func (s *barecatSink) Prepare(b *Batch) error {
 	err := fold.SmallRuns(b.Rows, copyMapSpan, func(i, j int, lo, hi int64) error {
 		if f == nil {
 			var err error
-			if f, err = pathguard.Open(s.src.Paths[b.Shard]); err != nil {
+			if f, err = s.src.ShardFile(b.Shard); err != nil {
 				return err
 			}
 			crcs = make([]copyCRC, len(b.Rows))
@@ -285,7 +303,7 @@ func (s *barecatSink) copySource(n int) (*os.File, error) {
 	if err := s.closeCopySource(); err != nil {
 		return nil, err
 	}
-	f, err := pathguard.Open(s.src.Paths[n])
+	f, err := s.src.ShardFile(n)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func TestConcatAndReadPayloads(t *testing.T) {
 	writeTar(t, b, []member{{name: "z.bin", typ: tar.TypeReg}, {name: "w.bin", typ: tar.TypeReg, body: "last"}})
 	want := map[string]string{"p/x.txt": "first", "p/d/y.txt": "second one", "z.bin": "", "w.bin": "last"}
 	for _, inline := range []bool{false, true} {
-		c := NewConcat(Part{Source: tarSource([]string{a}, inline), Prefix: "p/"}, Part{Source: tarSource([]string{b}, inline)})
+		c := NewConcat(Part{Source: tarSource([]string{a}, nil, inline), Prefix: "p/"}, Part{Source: tarSource([]string{b}, nil, inline)})
 		if c.NumShards() != 2 || c.ShardName(1) != "b.tar" {
 			t.Fatalf("%d shards, the second %q", c.NumShards(), c.ShardName(1))
 		}

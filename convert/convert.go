@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tarscan"
@@ -42,6 +44,8 @@ type ConvertOptions struct {
 	// default).
 	ShardSize int64
 	Progress  func(Progress)
+	// Stdin is read for a tar shard named "-" (default os.Stdin).
+	Stdin io.Reader
 
 	// Mode is how a source with several layouts is read: SCDL "cells"
 	// (default) or "archive"; Barecat "path" or "address" order (default:
@@ -130,14 +134,47 @@ func Convert(ctx context.Context, srcs []string, dst string, o ConvertOptions) (
 		return nil, err
 	}
 	src := registry.Lookup(from)
-	if from == to {
+	if from == to && from != "tar" {
 		return nil, fmt.Errorf("%s is already %s: %w", strings.Join(srcs, " "), src.Label, ErrSameFormat)
 	}
 	o.From, o.To = from, to
+	if from == "tar" && to == "tar" {
+		// Compressed shards, or a stream, into an indexed fold of plain
+		// tar shards: the one conversion from tar to tar.
+		return tarToTar(ctx, srcs, dst, o)
+	}
 	if p := pairs[[2]string{from, to}]; p != nil {
 		return p(ctx, srcs, dst, o)
 	}
 	return throughRegistry(ctx, srcs, dst, o)
+}
+
+// spool reads a conversion's compressed tar shards (and standard input)
+// through decompressed copies beside dst, on the output's file system;
+// the caller closes it, which removes them.
+func (o ConvertOptions) spool(dst string) *compressed.Spool {
+	return compressed.NewSpool(filepath.Dir(filepath.Clean(dst)), cmp.Or[io.Reader](o.Stdin, os.Stdin))
+}
+
+// ErrNothingToConvert: tar shards into tar shards, when none is
+// compressed or a stream.
+var ErrNothingToConvert = errors.New("the shards are plain tar already: nothing to convert (itarconv index indexes them in place)")
+
+// tarToTar writes compressed tar shards, or a tar stream, as an indexed
+// fold of plain tar shards.
+func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
+	shards, _, err := fold.Shards(srcs, o.Fold)
+	if err != nil {
+		return nil, err
+	}
+	need, err := compressed.Needed(shards)
+	if err != nil {
+		return nil, err
+	}
+	if !need {
+		return nil, fmt.Errorf("%s: %w", strings.Join(srcs, " "), errors.Join(ErrSameFormat, ErrNothingToConvert))
+	}
+	return throughRegistry(ctx, shards, dst, o)
 }
 
 // sourceMode is the layout the source is read in.
@@ -183,6 +220,8 @@ func tarPairToBarecat(ctx context.Context, srcs []string, dst string, o ConvertO
 	}
 	opts := o.Barecat
 	opts.ShardSize, opts.Workers, opts.Overwrite, opts.Scan, opts.Progress = o.ShardSize, o.Workers, o.Overwrite, o.Scan, o.Progress
+	opts.Spool = o.spool(dst)
+	defer opts.Spool.Close()
 	st, err := TarToBarecat(ctx, shards, dst, opts)
 	if err != nil {
 		return nil, err
@@ -211,6 +250,8 @@ func tarToTBL(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 	}
 	opts := o.TBL
 	opts.Workers, opts.Scan, opts.Progress = o.Workers, o.Scan, o.Progress
+	opts.Spool = o.spool(dst)
+	defer opts.Spool.Close()
 	st, err := TarToTBL(ctx, shards, dst, opts)
 	if err != nil {
 		return nil, err
@@ -289,7 +330,13 @@ func throughRegistry(ctx context.Context, srcs []string, dst string, o ConvertOp
 	if src.Open == nil || tgt.Create == nil {
 		return nil, fmt.Errorf("from %s to %s: %w", src.Label, tgt.Label, ErrNoConverter)
 	}
-	d, err := src.Open(srcs, registry.OpenOptions{Mode: o.sourceMode(), Format: o.sourceOptions()})
+	srcOpts := o.sourceOptions()
+	if tarOpts, ok := srcOpts.(fold.OpenOptions); ok && tarOpts.Spool == nil {
+		tarOpts.Spool = o.spool(dst)
+		defer tarOpts.Spool.Close()
+		srcOpts = tarOpts
+	}
+	d, err := src.Open(srcs, registry.OpenOptions{Mode: o.sourceMode(), Format: srcOpts})
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +372,9 @@ func tarToSCDL(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	} else if !st.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory: SCDL is rebuilt from the folds of a directory", srcs[0])
 	}
-	st, err := TarToSCDL(ctx, srcs[0], dst, SCDLImportOptions{Fold: o.Fold, Overwrite: o.Overwrite, Workers: o.Workers, Progress: o.Progress})
+	spool := o.spool(dst)
+	defer spool.Close()
+	st, err := TarToSCDL(ctx, srcs[0], dst, SCDLImportOptions{Fold: o.Fold, Overwrite: o.Overwrite, Workers: o.Workers, Progress: o.Progress, Spool: spool})
 	if err != nil {
 		return nil, err
 	}

@@ -6,9 +6,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/scdl"
-	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/shardset"
 )
 
 // ErrNotCell: a file beside an archive's cells that is neither a cell's
@@ -25,7 +26,9 @@ type SCDLImportOptions struct {
 	// archive is complete; without it an existing one is refused.
 	Overwrite bool
 	Workers   int
-	Progress  func(Progress)
+	// Spool reads compressed tar shards through decompressed copies.
+	Spool    *compressed.Spool
+	Progress func(Progress)
 }
 
 // SCDLImportStats describes a rebuilt archive.
@@ -49,11 +52,11 @@ type SCDLImportStats struct {
 // under SCDLMetaPrefix, as a conversion through Barecat or TBL leaves
 // them. See ToSCDL.
 func TarToSCDL(ctx context.Context, dir, out string, opts SCDLImportOptions) (*SCDLImportStats, error) {
-	folds, err := taridx.Discover(dir)
+	folds, err := shardset.Discover(dir)
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]taridx.Fold{}
+	byName := map[string]shardset.Fold{}
 	var names []string
 	for _, f := range folds {
 		byName[f.Name] = f
@@ -77,16 +80,16 @@ func TarToSCDL(ctx context.Context, dir, out string, opts SCDLImportOptions) (*S
 	// The scdlmeta fold goes with a fold of cells, not with an archive's.
 	meta, withMeta := byName[SCDLMetaFold]
 	if withMeta && pick != SCDLMetaFold {
-		if withMeta, err = foldHoldsCells(f.Shards); err != nil {
+		if withMeta, err = foldHoldsCells(ctx, opts.Spool, f.Shards); err != nil {
 			return nil, err
 		}
 	}
 	st, err := ToSCDL(ctx, func(counting bool) (PayloadSource, error) {
 		var parts []Part
 		if withMeta {
-			parts = append(parts, Part{Source: tarSource(meta.Shards, !counting), Prefix: SCDLMetaPrefix})
+			parts = append(parts, Part{Source: tarSource(meta.Shards, opts.Spool, !counting), Prefix: SCDLMetaPrefix})
 		}
-		return NewConcat(append(parts, Part{Source: tarSource(f.Shards, !counting)})...), nil
+		return NewConcat(append(parts, Part{Source: tarSource(f.Shards, opts.Spool, !counting)})...), nil
 	}, out, opts)
 	if err != nil {
 		return nil, err
@@ -96,8 +99,9 @@ func TarToSCDL(ctx context.Context, dir, out string, opts SCDLImportOptions) (*S
 }
 
 // tarSource reads tar shards, with their payloads in the rows if withData.
-func tarSource(shards []string, withData bool) *TarShards {
+func tarSource(shards []string, spool *compressed.Spool, withData bool) *TarShards {
 	t := NewTarShards(shards, tarscan.Options{})
+	t.Spool = spool
 	if withData {
 		t.ReadPayloads, t.BatchBytes = true, 4<<20
 	}
@@ -106,9 +110,13 @@ func tarSource(shards []string, withData bool) *TarShards {
 
 // foldHoldsCells tells the two layouts apart by the first regular member:
 // a cell's member, or a file of the archive.
-func foldHoldsCells(shards []string) (bool, error) {
+func foldHoldsCells(ctx context.Context, spool *compressed.Spool, shards []string) (bool, error) {
 	for _, sh := range shards {
-		f, err := tarscan.Open(sh, tarscan.Options{})
+		plain, err := spool.Plain(ctx, sh)
+		if err != nil {
+			return false, err
+		}
+		f, err := tarscan.Open(plain, tarscan.Options{})
 		if err != nil {
 			return false, err
 		}

@@ -6,10 +6,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/formats/tbl"
-	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // TBLOptions tune TarToTBL and ToTBL.
@@ -24,7 +24,9 @@ type TBLOptions struct {
 	CompatTurboLoader bool
 	Workers           int
 	Scan              tarscan.Options
-	Progress          func(Progress)
+	// Spool reads compressed tar shards through decompressed copies.
+	Spool    *compressed.Spool
+	Progress func(Progress)
 }
 
 // TBLStats describes a conversion to TBL (tbl.RowsStats).
@@ -39,6 +41,7 @@ func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions)
 	}
 	return ToTBL(ctx, func(bool) (PayloadSource, error) {
 		src := NewTarShards(shards, opts.Scan)
+		src.Spool = opts.Spool
 		src.BatchBytes = 2 << 20 // payloads wait in memory between Prepare and Write
 		return src, nil
 	}, out, opts)
@@ -59,8 +62,8 @@ func ToTBL(ctx context.Context, newSource func(counting bool) (PayloadSource, er
 		// Upstream never writes the metadata section, nor knows metadata
 		// members.
 		o.NoNames, o.NoMetaMembers = true, true
-		var paths []string
-		o.Select = func(shard int, r *Row) (string, error) { return turboLoaderSkips(paths, shard, r) }
+		var first *TarShards
+		o.Select = func(shard int, r *Row) (string, error) { return turboLoaderSkips(first, shard, r) }
 		inner := newSource
 		newSource = func(counting bool) (PayloadSource, error) {
 			src, err := inner(counting)
@@ -76,8 +79,8 @@ func ToTBL(ctx context.Context, newSource func(counting bool) (PayloadSource, er
 				registry.CloseSource(src)
 				return nil, errCompatNotTar
 			}
-			if paths == nil {
-				paths = tars.Paths
+			if first == nil {
+				first = tars
 			}
 			return src, nil
 		}
@@ -100,14 +103,14 @@ func compatTurboLoader(version int) error {
 // size > 0, and a known extension after the last dot of the name field
 // read as a C string, which for a 100-byte name runs on into the mode
 // field. It returns why a member is not a sample ("" when it is).
-func turboLoaderSkips(shards []string, shard int, r *Row) (string, error) {
+func turboLoaderSkips(tars *TarShards, shard int, r *Row) (string, error) {
 	if r.Type != tarscan.TypeReg && r.Type != tarscan.TypeRegA {
 		return "not a regular file", nil
 	}
 	if r.Size == 0 {
 		return "empty", nil
 	}
-	name, err := turboLoaderName(shards[shard], r)
+	name, err := turboLoaderName(tars, shard, r)
 	if err != nil {
 		return "", err
 	}
@@ -119,18 +122,18 @@ func turboLoaderSkips(shards []string, shard int, r *Row) (string, error) {
 
 // turboLoaderName is the member's name as TurboLoader reads it: the
 // header's name field as a C string.
-func turboLoaderName(shard string, r *Row) (string, error) {
+func turboLoaderName(tars *TarShards, shard int, r *Row) (string, error) {
 	if len(r.Name) < 100 {
 		return string(r.Name), nil
 	}
-	f, err := pathguard.Open(shard)
+	f, err := tars.ShardFile(shard)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	var hdr [tarscan.BlockSize]byte
 	if _, err := f.ReadAt(hdr[:], r.Offset); err != nil {
-		return "", fmt.Errorf("%s: offset %d: %w", shard, r.Offset, err)
+		return "", fmt.Errorf("%s: offset %d: %w", tars.Paths[shard], r.Offset, err)
 	}
 	if i := bytes.IndexByte(hdr[:], 0); i >= 0 {
 		return string(hdr[:i]), nil

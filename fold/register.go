@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tarscan"
@@ -50,6 +51,10 @@ var ErrChooseFold = errors.New("the directory holds several folds: choose one")
 type OpenOptions struct {
 	Fold string // the fold to read from a directory of several
 	Scan tarscan.Options
+	// Spool decompresses compressed shards (and standard input); without
+	// one, a dataset with such shards makes its own, in the system's
+	// temporary directory, removed by Close.
+	Spool *compressed.Spool
 }
 
 // CreateOptions are the tar format's own options for registry.Create.
@@ -84,6 +89,9 @@ func Shards(paths []string, foldName string) ([]string, string, error) {
 		return nil, "", err
 	}
 	for _, p := range shards {
+		if p == compressed.Stdin {
+			continue
+		}
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, "", err
@@ -136,8 +144,16 @@ func dirShards(dir, foldName string) ([]string, string, error) {
 // tarDataset is a fold open for reading through the registry: its
 // members, header by header.
 type tarDataset struct {
-	shards []string
-	scan   tarscan.Options
+	shards    []string
+	scan      tarscan.Options
+	spool     *compressed.Spool
+	ownsSpool bool
+}
+
+func (d *tarDataset) source() *TarShards {
+	src := NewTarShards(d.shards, d.scan)
+	src.Spool = d.spool
+	return src
 }
 
 func openDataset(paths []string, o registry.OpenOptions) (registry.Dataset, error) {
@@ -146,15 +162,25 @@ func openDataset(paths []string, o registry.OpenOptions) (registry.Dataset, erro
 	if err != nil {
 		return nil, err
 	}
-	return &tarDataset{shards: shards, scan: opts.Scan}, nil
+	d := &tarDataset{shards: shards, scan: opts.Scan, spool: opts.Spool}
+	if d.spool == nil {
+		need, err := compressed.Needed(shards)
+		if err != nil {
+			return nil, err
+		}
+		if need {
+			d.spool, d.ownsSpool = compressed.NewSpool(os.TempDir(), os.Stdin), true
+		}
+	}
+	return d, nil
 }
 
 func (d *tarDataset) Rows(bool) (dataset.PayloadSource, error) {
-	return NewTarShards(d.shards, d.scan), nil
+	return d.source(), nil
 }
 
 func (d *tarDataset) List(ctx context.Context, fn func(registry.Entry) error) error {
-	src := NewTarShards(d.shards, d.scan)
+	src := d.source()
 	return dataset.Run(ctx, src, dataset.RowFunc(func(shard int, r *dataset.Row) error {
 		return fn(registry.Entry{Name: string(r.Name), Size: r.Size, Fields: []registry.Field{
 			{Key: "shard", Value: filepath.Base(d.shards[shard])}, {Key: "offset", Value: r.Offset}}})
@@ -165,7 +191,7 @@ func (d *tarDataset) List(ctx context.Context, fn func(registry.Entry) error) er
 // shards would leave it. It scans the headers: an indexed fold (package
 // fold's Open) finds a member without reading them.
 func (d *tarDataset) ReadEntry(name string) ([]byte, error) {
-	src := NewTarShards(d.shards, d.scan)
+	src := d.source()
 	defer src.Close()
 	var found *dataset.Row
 	err := dataset.Run(context.Background(), src, dataset.RowFunc(func(_ int, r *dataset.Row) error {
@@ -196,7 +222,12 @@ func (d *tarDataset) Size() int64 {
 
 func (d *tarDataset) Unit() string       { return "members" }
 func (d *tarDataset) Warnings() []string { return nil }
-func (d *tarDataset) Close() error       { return nil }
+func (d *tarDataset) Close() error {
+	if d.ownsSpool {
+		return d.spool.Close()
+	}
+	return nil
+}
 
 // create writes in's rows as a fold of tar shards in the directory path,
 // with its index.

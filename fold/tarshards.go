@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
@@ -34,6 +35,11 @@ type TarShards struct {
 	// parallel and never open a tar shard themselves. Set BatchBytes with
 	// it to bound the bytes waiting to be written.
 	ReadPayloads bool
+	// Spool, when set, reads compressed shards (and standard input)
+	// through their decompressed copies (compressed.Spool): Scan makes a
+	// shard's copy on the worker that scans it, so shards decompress in
+	// parallel; OpenPayload, ShardFile and File then read the copy.
+	Spool *compressed.Spool
 
 	open    *os.File // the shard OpenPayload read last
 	openIdx int
@@ -44,7 +50,7 @@ type TarShards struct {
 func (t *TarShards) OpenPayload(r *dataset.Row) (io.Reader, error) {
 	if t.open == nil || t.openIdx != r.DataFile {
 		t.Close()
-		f, err := pathguard.Open(t.Paths[r.DataFile])
+		f, err := t.openShard(r.DataFile)
 		if err != nil {
 			return nil, err
 		}
@@ -78,13 +84,35 @@ func NewTarShards(paths []string, opts tarscan.Options) *TarShards {
 }
 
 // ShardFile opens a shard's file (dataset.ShardFiles): a sink maps the
-// payloads of a batch there. The file's name is the shard's path.
-func (t *TarShards) ShardFile(shard int) (*os.File, error) {
-	return pathguard.Open(t.Paths[shard])
+// payloads of a batch there. The file's name is the shard's path (or its
+// decompressed copy's).
+func (t *TarShards) ShardFile(shard int) (*os.File, error) { return t.openShard(shard) }
+
+// File is the plain tar file of a shard: its path, or the path of its
+// decompressed copy, made now if Scan has not made it yet.
+func (t *TarShards) File(shard int) (string, error) {
+	return t.Spool.Plain(context.Background(), t.Paths[shard])
+}
+
+func (t *TarShards) openShard(shard int) (*os.File, error) {
+	p, err := t.File(shard)
+	if err != nil {
+		return nil, err
+	}
+	return pathguard.Open(p)
 }
 
 func (t *TarShards) NumShards() int             { return len(t.Paths) }
 func (t *TarShards) ShardName(shard int) string { return filepath.Base(t.Paths[shard]) }
+
+// spooled names the shard a decompressed copy came from in an error
+// about the copy.
+func (t *TarShards) spooled(shard int, path string, err error) error {
+	if err == nil || path == t.Paths[shard] {
+		return err
+	}
+	return fmt.Errorf("%s, decompressed: %w", t.Paths[shard], err)
+}
 
 // maxReportedNames bounds the example names kept for reports.
 const maxReportedNames = 5
@@ -126,9 +154,13 @@ func readPayloads(f *os.File, rows []dataset.Row) error {
 
 // Scan lists one shard's members.
 func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row) error) error {
-	f, err := tarscan.Open(t.Paths[shard], t.Options)
+	path, err := t.Spool.Plain(ctx, t.Paths[shard])
 	if err != nil {
 		return err
+	}
+	f, err := tarscan.Open(path, t.Options)
+	if err != nil {
+		return t.spooled(shard, path, err)
 	}
 	defer f.Close()
 	st := &t.Stats[shard]
@@ -139,7 +171,7 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 	var batchBytes int64
 	var data *os.File
 	if t.ReadPayloads {
-		if data, err = pathguard.Open(t.Paths[shard]); err != nil {
+		if data, err = pathguard.Open(path); err != nil {
 			return err
 		}
 		defer data.Close()
@@ -169,7 +201,7 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 			if err == io.EOF {
 				break
 			}
-			return err
+			return t.spooled(shard, path, err)
 		}
 		st.Members++
 		if !t.Options.HeaderBlocks {

@@ -94,7 +94,7 @@ func TestReport(t *testing.T) {
 			dir := filepath.Join(work, r.Name)
 			switch r.Name {
 			case TarTARIDX:
-				if r.Bytes != tarBytes || r.IndexBytes != sumSizes(t, filepath.Join(dir, "train.taridx")) || r.WrittenBytes != r.IndexBytes {
+				if r.Bytes != tarBytes || r.IndexBytes != sumSizes(t, filepath.Join(dir, "train.taridx"), filepath.Join(dir, "train.taridx.shards.json")) || r.WrittenBytes != r.IndexBytes {
 					t.Errorf("bytes %d (tars %d), index %d, written %d", r.Bytes, tarBytes, r.IndexBytes, r.WrittenBytes)
 				}
 			case Barecat, BarecatWrap:

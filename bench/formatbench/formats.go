@@ -137,7 +137,9 @@ func (f *format) tarTARIDX() {
 		if err != nil {
 			return nil, err
 		}
-		ix, err := statFiles([]string{idx()}, "index", false)
+		// The shards lie elsewhere, so the index names them in a manifest
+		// beside it: part of what an index costs here.
+		ix, err := statFiles([]string{idx(), fold.ManifestPath(idx())}, "index", false)
 		return append(data, ix...), err
 	}
 	var rowOf []int // source sample -> index row

@@ -14,6 +14,7 @@ import (
 
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tarscan"
 )
@@ -115,6 +116,17 @@ func parseSize(s string) (int64, error) {
 	return int64(n * float64(mult)), nil
 }
 
+// compressedSource tells whether tar sources hold a compressed shard or a
+// stream, which convert can write as a fold of plain tar shards.
+func compressedSource(srcs []string, foldName string) bool {
+	shards, _, err := fold.Shards(srcs, foldName)
+	if err != nil {
+		return false
+	}
+	need, _ := compressed.Needed(shards)
+	return need
+}
+
 // tarSources resolves the tar shards to read: a directory's fold, or files.
 func tarSources(args []string, foldName string) ([]string, string, error) {
 	shards, name, err := fold.Shards(args, foldName)
@@ -156,7 +168,7 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if err := checkClaimedSource(srcs); err != nil {
 		return err
 	}
-	if fl.from == fl.to {
+	if fl.from == fl.to && !(fl.from == "tar" && compressedSource(srcs, fl.fold)) {
 		return usagef("convert: %s is already %s: nothing to convert", strings.Join(srcs, " "), label(fl.to))
 	}
 	if err := checkConvertFlags(fl, srcs, shardSize); err != nil {

@@ -1,0 +1,137 @@
+package compressed
+
+import (
+	"compress/bzip2"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	xz "github.com/therootcompany/xz"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
+)
+
+// ErrCorrupt: a compressed stream is corrupt, or cut short.
+var ErrCorrupt = errors.New("corrupt or truncated compressed stream")
+
+// MaxWindow bounds the window (dictionary) a zstd or xz stream may ask
+// for: a stream's header is not a reason to allocate gigabytes. The
+// tools' own settings stay well within it (zstd -19 uses 8 MiB, --long
+// 128 MiB; xz -9 64 MiB); gzip's window is 32 KiB, bzip2's block 900 kB.
+const MaxWindow = 256 << 20
+
+// NewReader decompresses r, a stream of codec c (concatenated streams of
+// the codec are read one after the other, as the codec's tools do). Each
+// decoder keeps a bounded window, never the whole stream.
+func NewReader(r io.Reader, c Codec) (io.ReadCloser, error) {
+	switch c {
+	case None:
+		return io.NopCloser(r), nil
+	case Gzip:
+		return gzip.NewReader(r)
+	case Zstd:
+		// One goroutine: shards decompress in parallel already, one each.
+		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxWindow(MaxWindow), zstd.WithDecoderMaxMemory(MaxWindow))
+		if err != nil {
+			return nil, err
+		}
+		return d.IOReadCloser(), nil
+	case Bzip2:
+		return io.NopCloser(bzip2.NewReader(r)), nil
+	case Xz:
+		d, err := xz.NewReader(r, MaxWindow)
+		if err != nil {
+			return nil, err
+		}
+		return io.NopCloser(d), nil
+	}
+	return nil, fmt.Errorf("unknown codec %q", c)
+}
+
+// countingReader counts the bytes a decoder took from the compressed
+// file: where a stream goes wrong, errors say how far into the file.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// copyChunk is how much is decompressed between two looks at the context.
+const copyChunk = 1 << 20
+
+// Decompress writes the decompressed bytes of r, a stream of codec c named
+// name, to w, and returns how many. A stream that is corrupt or cut short
+// is an error wrapping ErrCorrupt that names name and the compressed
+// offset the decoder had read up to.
+func Decompress(ctx context.Context, name string, r io.Reader, c Codec, w io.Writer) (int64, error) {
+	cr := &countingReader{r: r}
+	d, err := NewReader(cr, c)
+	if err != nil {
+		return 0, fmt.Errorf("%s: compressed offset %d: %s header: %v: %w", name, cr.n, c, err, ErrCorrupt)
+	}
+	defer d.Close()
+	var total int64
+	buf := make([]byte, 256<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		n, err := io.CopyBuffer(errWriter{w}, io.LimitReader(d, copyChunk), buf)
+		total += n
+		if err != nil {
+			var we writeError
+			if errors.As(err, &we) {
+				return total, fmt.Errorf("%s: writing its decompressed bytes: %w", name, we.err)
+			}
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return total, fmt.Errorf("%s: compressed offset %d (decompressed %d): %s: %v: %w", name, cr.n, total, c, err, ErrCorrupt)
+		}
+		if n < copyChunk {
+			return total, nil
+		}
+	}
+}
+
+// writeError marks an error of the writer (a full disk), not of the
+// stream.
+type writeError struct{ err error }
+
+func (e writeError) Error() string { return e.err.Error() }
+
+type errWriter struct{ w io.Writer }
+
+func (e errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil {
+		err = writeError{err}
+	}
+	return n, err
+}
+
+// DecompressFile is Decompress of a file, its codec told by its bytes.
+func DecompressFile(ctx context.Context, path string, w io.Writer) (Codec, int64, error) {
+	f, err := pathguard.Open(path)
+	if err != nil {
+		return None, 0, err
+	}
+	defer f.Close()
+	head := make([]byte, HeadSize)
+	k, _ := io.ReadFull(f, head)
+	c := Sniff(head[:k])
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return c, 0, err
+	}
+	n, err := Decompress(ctx, path, f, c, w)
+	return c, n, err
+}

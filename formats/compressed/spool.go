@@ -1,0 +1,164 @@
+package compressed
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// Stdin is the shard name that stands for standard input.
+const Stdin = "-"
+
+// Spool gives tar shards as plain tar files that can be mapped and read
+// at any offset: a plain shard is itself; a compressed one, or standard
+// input, is decompressed (copied) the first time it is asked for, once,
+// into a temporary file in Dir, and stays there until Close. Conversions
+// that read tar shards in place (mapped, copied by the kernel, read twice)
+// thus read compressed shards unchanged, and each shard is decompressed on
+// the worker that scans it, in parallel with the others. A nil *Spool
+// gives every shard as itself.
+type Spool struct {
+	Dir   string
+	stdin io.Reader
+
+	mu      sync.Mutex
+	entries map[string]*spoolEntry
+}
+
+type spoolEntry struct {
+	once  sync.Once
+	codec Codec
+	path  string
+	err   error
+}
+
+// NewSpool makes a spool writing its copies into dir: the conversion's
+// target directory, so that they live on the output's file system. stdin
+// is read for the shard named Stdin.
+func NewSpool(dir string, stdin io.Reader) *Spool {
+	return &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}}
+}
+
+// Needed reports whether any shard is compressed or standard input: a
+// conversion reading them needs a Spool.
+func Needed(shards []string) (bool, error) {
+	for _, p := range shards {
+		if p == Stdin {
+			return true, nil
+		}
+		c, err := DetectFile(p)
+		if err != nil {
+			return false, err
+		}
+		if c != None {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (s *Spool) entry(path string) *spoolEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[path]
+	if e == nil {
+		e = &spoolEntry{}
+		s.entries[path] = e
+	}
+	return e
+}
+
+// Plain gives the path of a shard as a plain tar, decompressing it the
+// first time. Callers on several goroutines may ask at once: one
+// decompresses, the others wait for it.
+func (s *Spool) Plain(ctx context.Context, path string) (string, error) {
+	if s == nil {
+		return path, nil
+	}
+	e := s.entry(path)
+	e.once.Do(func() {
+		if path != Stdin {
+			if e.codec, e.err = DetectFile(path); e.err != nil || e.codec == None {
+				e.path = path
+				return
+			}
+		}
+		e.path, e.err = s.decompress(ctx, path, e)
+	})
+	return e.path, e.err
+}
+
+// Codec is the codec a shard was found in (None before Plain, or plain).
+func (s *Spool) Codec(path string) Codec {
+	if s == nil {
+		return None
+	}
+	return s.entry(path).codec
+}
+
+func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (string, error) {
+	base := filepath.Base(name)
+	if name == Stdin {
+		base = "stdin"
+	}
+	f, err := os.CreateTemp(s.Dir, safefile.TempName(base+".plain.tar"))
+	if err != nil {
+		return "", fmt.Errorf("%s: a decompressed copy in %s: %w", name, s.Dir, err)
+	}
+	w := &flushWriter{bufio.NewWriterSize(f, 1<<20), s.Dir}
+	if name == Stdin {
+		br := bufio.NewReaderSize(s.stdin, 1<<20)
+		head, _ := br.Peek(HeadSize)
+		e.codec = Sniff(head)
+		_, err = Decompress(ctx, "standard input", br, e.codec, w)
+	} else {
+		_, _, err = DecompressFile(ctx, name, w)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// Close removes every decompressed copy.
+func (s *Spool) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for path, e := range s.entries {
+		e.once.Do(func() {}) // no copy starts after Close
+		if e.path != "" && e.path != path {
+			os.Remove(e.path)
+		}
+	}
+	return nil
+}
+
+// flushWriter names the directory when writing the copy fails (a full
+// disk).
+type flushWriter struct {
+	*bufio.Writer
+	dir string
+}
+
+func (w *flushWriter) Flush() error {
+	if err := w.Writer.Flush(); err != nil {
+		return fmt.Errorf("writing a decompressed copy in %s: %w", w.dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// codecs are compressed with the tools users make their shards with.
+var codecs = []struct{ tool, suffix string }{
+	{"gzip", ".tar.gz"}, {"zstd", ".tar.zst"}, {"bzip2", ".tar.bz2"}, {"xz", ".tar.xz"},
+}
+
+// compressShards writes each .tar of dir compressed by tool into a new
+// directory, named <base><suffix>, and returns it.
+func compressShards(t *testing.T, dir, tool, suffix string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "z")
+	os.Mkdir(out, 0o755)
+	shards, _ := filepath.Glob(filepath.Join(dir, "*.tar"))
+	if len(shards) == 0 {
+		t.Fatalf("no shards in %s", dir)
+	}
+	for _, s := range shards {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(tool, "-c")
+		cmd.Stdin = bytes.NewReader(b)
+		z, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		if err := os.WriteFile(filepath.Join(out, strings.TrimSuffix(filepath.Base(s), ".tar")+suffix), z, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// noLeftovers fails if dir holds a temporary file of a conversion.
+func noLeftovers(t *testing.T, dir string) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left behind in %s: %s", dir, e.Name())
+		}
+	}
+}
+
+// TestConvertCompressed: shards in each codec convert into TBL, Barecat
+// and an indexed tar fold exactly as the same shards uncompressed do.
+func TestConvertCompressed(t *testing.T) {
+	plain, payloads := writeShards(t, 3, 40)
+	work := t.TempDir()
+	wantTBL := filepath.Join(work, "plain.tbl")
+	wantBC := filepath.Join(work, "plain.barecat")
+	for _, dst := range []string{wantTBL, wantBC} {
+		if code, _, stderr := run(t, "convert", "-q", plain, dst); code != 0 {
+			t.Fatalf("plain: exit %d: %s", code, stderr)
+		}
+	}
+	tblBytes, _ := os.ReadFile(wantTBL)
+	_, bcList, _ := run(t, "ls", wantBC)
+	for _, c := range codecs {
+		t.Run(c.tool, func(t *testing.T) {
+			z := compressShards(t, plain, c.tool, c.suffix)
+			out := t.TempDir()
+			got := filepath.Join(out, "x.tbl")
+			if code, _, stderr := run(t, "convert", "-q", "--workers", "2", z, got); code != 0 {
+				t.Fatalf("tbl: exit %d: %s", code, stderr)
+			}
+			if b, _ := os.ReadFile(got); !bytes.Equal(b, tblBytes) {
+				t.Errorf("TBL of %d bytes differs from the plain shards' (%d)", len(b), len(tblBytes))
+			}
+			bc := filepath.Join(out, "x.barecat")
+			if code, _, stderr := run(t, "convert", "-q", z, bc); code != 0 {
+				t.Fatalf("barecat: exit %d: %s", code, stderr)
+			}
+			if _, list, _ := run(t, "ls", bc); list != bcList {
+				t.Errorf("Barecat lists differently from the plain shards' conversion")
+			}
+			fold := filepath.Join(out, "fold")
+			if code, _, stderr := run(t, "convert", "-q", "--fold", "train", z, fold); code != 0 {
+				t.Fatalf("tar: exit %d: %s", code, stderr)
+			}
+			if code, stdout, stderr := run(t, "verify", fold); code != 0 {
+				t.Fatalf("verify: exit %d: %s %s", code, stdout, stderr)
+			}
+			if got := contents(t, "tar", fold); !reflect.DeepEqual(got, stringMap(payloads)) {
+				t.Errorf("the fold's members differ from the shards'")
+			}
+			noLeftovers(t, out)
+		})
+	}
+}
+
+func stringMap(m map[string][]byte) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = string(v)
+	}
+	return out
+}
+
+// TestConvertCompressedSCDL: the folds of an SCDL archive, compressed,
+// rebuild the archive byte for byte.
+func TestConvertCompressedSCDL(t *testing.T) {
+	src := scdlCase(t, "counts_uint8")
+	folds := filepath.Join(t.TempDir(), "folds")
+	if code, _, stderr := run(t, "convert", "-q", "--cells-per-shard", "30", src, folds); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	z := compressShards(t, folds, "zstd", ".tar.zst")
+	back := filepath.Join(t.TempDir(), "back")
+	if code, _, stderr := run(t, "convert", "-q", "--to", "scdl", z, back); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	sameDirs(t, src, back)
+}
+
+// TestConvertCompressedErrors: a corrupt or truncated stream names the
+// shard and the compressed offset and leaves nothing behind; a wrapped
+// archive cannot link to compressed shards; plain shards into tar are
+// nothing to convert.
+func TestConvertCompressedErrors(t *testing.T) {
+	plain, _ := writeShards(t, 2, 200)
+	z := compressShards(t, plain, "gzip", ".tar.gz")
+	shard := filepath.Join(z, "train_0001.tar.gz")
+	b, _ := os.ReadFile(shard)
+	os.WriteFile(shard, b[:len(b)*2/3], 0o644)
+	out := t.TempDir()
+	for _, dst := range []string{filepath.Join(out, "x.tbl"), filepath.Join(out, "x.barecat"), filepath.Join(out, "fold")} {
+		code, _, stderr := run(t, "convert", "-q", z, dst)
+		if code != ExitData || !strings.Contains(stderr, shard) || !strings.Contains(stderr, "compressed offset") {
+			t.Errorf("%s: exit %d: %s", filepath.Base(dst), code, stderr)
+		}
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
+	}
+	z = compressShards(t, plain, "gzip", ".tar.gz")
+	code, _, stderr := run(t, "convert", "--wrap", z, filepath.Join(out, "w.barecat"))
+	if code == 0 || !strings.Contains(stderr, "plain tar") {
+		t.Errorf("--wrap: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = run(t, "convert", plain, filepath.Join(out, "fold"))
+	if code != ExitUsage {
+		t.Errorf("plain into tar: exit %d: %s", code, stderr)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
+	}
+}
+
+// TestCompressedByBytes: a compressed shard is told by its bytes, whatever
+// its name.
+func TestCompressedByBytes(t *testing.T) {
+	plain, _ := writeShards(t, 1, 10)
+	z := compressShards(t, plain, "zstd", ".tar")
+	out := t.TempDir()
+	if code, _, stderr := run(t, "convert", "-q", filepath.Join(z, "train_0000.tar"), filepath.Join(out, "a.tbl")); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "convert", "-q", filepath.Join(plain, "train_0000.tar"), filepath.Join(out, "b.tbl")); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	a, _ := os.ReadFile(filepath.Join(out, "a.tbl"))
+	b, _ := os.ReadFile(filepath.Join(out, "b.tbl"))
+	if !bytes.Equal(a, b) || len(a) == 0 {
+		t.Errorf("TBLs differ: %d and %d bytes", len(a), len(b))
+	}
+}
