@@ -44,8 +44,10 @@ type ConvertOptions struct {
 	// default).
 	ShardSize int64
 	Progress  func(Progress)
-	// Stdin is read for a tar shard named "-" (default os.Stdin).
-	Stdin io.Reader
+	// Stdin is read for a tar shard named "-" (default os.Stdin); Stdout
+	// is written for the target "-", one tar stream (default os.Stdout).
+	Stdin  io.Reader
+	Stdout io.Writer
 
 	// Mode is how a source with several layouts is read: SCDL "cells"
 	// (default) or "archive"; Barecat "path" or "address" order (default:
@@ -138,6 +140,9 @@ func Convert(ctx context.Context, srcs []string, dst string, o ConvertOptions) (
 		return nil, fmt.Errorf("%s is already %s: %w", strings.Join(srcs, " "), src.Label, ErrSameFormat)
 	}
 	o.From, o.To = from, to
+	if dst == Stream && to == "tar" {
+		return toStream(ctx, srcs, o)
+	}
 	if from == "tar" && to == "tar" {
 		// Compressed shards, or a stream, into an indexed fold of plain
 		// tar shards: the one conversion from tar to tar.
@@ -175,6 +180,45 @@ func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 		return nil, fmt.Errorf("%s: %w", strings.Join(srcs, " "), errors.Join(ErrSameFormat, ErrNothingToConvert))
 	}
 	return throughRegistry(ctx, shards, dst, o)
+}
+
+// Stream is the target name of one tar stream on standard output.
+const Stream = "-"
+
+// toStream writes any dataset as one tar stream on o.Stdout: the members
+// a conversion to a fold would write, without an index.
+func toStream(ctx context.Context, srcs []string, o ConvertOptions) (*registry.Result, error) {
+	src := registry.Lookup(o.From)
+	if src.Open == nil {
+		return nil, fmt.Errorf("from %s to a tar stream: %w", src.Label, ErrNoConverter)
+	}
+	srcOpts := o.sourceOptions()
+	if tarOpts, ok := srcOpts.(fold.OpenOptions); ok && tarOpts.Spool == nil {
+		tarOpts.Spool = compressed.NewSpool(os.TempDir(), cmp.Or[io.Reader](o.Stdin, os.Stdin))
+		defer tarOpts.Spool.Close()
+		srcOpts = tarOpts
+	}
+	d, err := src.Open(srcs, registry.OpenOptions{Mode: o.sourceMode(), Format: srcOpts})
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	rows, err := d.Rows(false)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.CloseSource(rows)
+	st, err := fold.WriteStream(ctx, rows, cmp.Or[io.Writer](o.Stdout, os.Stdout), fold.StreamOptions{Workers: o.Workers, Progress: o.Progress})
+	if err != nil {
+		return nil, err
+	}
+	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%s: %d members, %s as a tar stream on standard output",
+		strings.Join(srcs, " "), st.Members, human.Bytes(st.Bytes))}
+	if n := st.Skipped["hardlink"] + st.Skipped["other"]; n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d entries a tar member here cannot hold (hard links, devices, fifos) left out", n))
+	}
+	res.Warnings = append(d.Warnings(), res.Warnings...)
+	return res, nil
 }
 
 // sourceMode is the layout the source is read in.

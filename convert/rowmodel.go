@@ -89,3 +89,6 @@ type BarecatSource = barecat.Source
 
 // TBLSource is tbl.Source: a TBL file as rows.
 type TBLSource = tbl.Source
+
+// StreamStats describes a tar stream (fold.StreamStats).
+type StreamStats = fold.StreamStats

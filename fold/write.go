@@ -299,29 +299,18 @@ func (s *tarFoldSink) write(b *dataset.Batch) error {
 	prep := b.Prep.([]foldEntry)
 	for i := range b.Rows {
 		r := &b.Rows[i]
-		m := tarshard.Member{
-			Name: string(r.Name), Linkname: string(r.Linkname),
-			Mode: r.Mode, UID: r.UID, GID: r.GID, ModTime: r.ModTime, ModTimeNsec: r.ModTimeNsec,
+		m, ok := memberOf(r)
+		if !ok {
+			s.stats.Skipped[r.Kind.String()]++
+			continue
 		}
 		var data io.Reader
-		switch r.Kind {
-		case dataset.KindFile:
-			m.Typeflag, m.Size = tar.TypeReg, r.Size
-			if r.Inline != nil {
-				break
-			}
+		if r.Kind == dataset.KindFile && r.Inline == nil {
 			p, err := s.src.OpenPayload(r)
 			if err != nil {
 				return err
 			}
 			data = p
-		case dataset.KindDir:
-			m.Typeflag = tar.TypeDir
-		case dataset.KindSymlink:
-			m.Typeflag = tar.TypeSymlink
-		default:
-			s.stats.Skipped[r.Kind.String()]++
-			continue
 		}
 		var loc tarshard.Location
 		var err error
@@ -367,3 +356,23 @@ func (s *tarFoldSink) write(b *dataset.Batch) error {
 }
 
 func (s *tarFoldSink) EndShard(int) error { return nil }
+
+// memberOf is the tar member of a row: regular files, directories and
+// symbolic links have one (ok); other kinds do not.
+func memberOf(r *dataset.Row) (tarshard.Member, bool) {
+	m := tarshard.Member{
+		Name: string(r.Name), Linkname: string(r.Linkname),
+		Mode: r.Mode, UID: r.UID, GID: r.GID, ModTime: r.ModTime, ModTimeNsec: r.ModTimeNsec,
+	}
+	switch r.Kind {
+	case dataset.KindFile:
+		m.Typeflag, m.Size = tar.TypeReg, r.Size
+	case dataset.KindDir:
+		m.Typeflag = tar.TypeDir
+	case dataset.KindSymlink:
+		m.Typeflag = tar.TypeSymlink
+	default:
+		return m, false
+	}
+	return m, true
+}

@@ -233,22 +233,7 @@ func (w *Writer) addMember(m Member, data io.Reader, payload []byte) (Location, 
 	if data == nil {
 		data = bytes.NewReader(payload)
 	}
-	h := &tar.Header{
-		Name:       m.Name,
-		Typeflag:   m.Typeflag,
-		Linkname:   m.Linkname,
-		Size:       m.Size,
-		Mode:       m.Mode,
-		Uid:        int(m.UID),
-		Gid:        int(m.GID),
-		ModTime:    time.Unix(m.ModTime, int64(m.ModTimeNsec)),
-		PAXRecords: m.PAXRecords,
-	}
-	if m.ModTimeNsec != 0 || len(m.PAXRecords) > 0 {
-		// Only pax keeps sub-second times and extra records; without a
-		// format the writer would round the time to the second.
-		h.Format = tar.FormatPAX
-	}
+	h := Header(m)
 	if err := w.tw.WriteHeader(h); err != nil {
 		return Location{}, fmt.Errorf("%s: header of %q: %w", w.temps[len(w.temps)-1].Target(), m.Name, err)
 	}
@@ -263,6 +248,30 @@ func (w *Writer) addMember(m Member, data io.Reader, payload []byte) (Location, 
 		}
 	}
 	return loc, nil
+}
+
+// Header is the archive/tar header that keeps everything in m.
+func Header(m Member) *tar.Header {
+	h := &tar.Header{
+		Name:       m.Name,
+		Typeflag:   m.Typeflag,
+		Linkname:   m.Linkname,
+		Size:       m.Size,
+		Mode:       m.Mode,
+		Uid:        int(m.UID),
+		Gid:        int(m.GID),
+		ModTime:    time.Unix(m.ModTime, int64(m.ModTimeNsec)),
+		PAXRecords: m.PAXRecords,
+	}
+	if m.Typeflag != tar.TypeReg {
+		h.Size = 0
+	}
+	if m.ModTimeNsec != 0 || len(m.PAXRecords) > 0 {
+		// Only pax keeps sub-second times and extra records; without a
+		// format the writer would round the time to the second.
+		h.Format = tar.FormatPAX
+	}
+	return h
 }
 
 // Shards is the number of shards started so far.

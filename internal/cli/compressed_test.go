@@ -177,3 +177,34 @@ func TestCompressedByBytes(t *testing.T) {
 		t.Errorf("TBLs differ: %d and %d bytes", len(a), len(b))
 	}
 }
+
+// TestConvertToStdout: "-" as the target writes one tar stream on
+// standard output, with the files a fold would hold.
+func TestConvertToStdout(t *testing.T) {
+	plain, payloads := writeShards(t, 2, 20)
+	z := compressShards(t, plain, "gzip", ".tar.gz")
+	tblPath := filepath.Join(t.TempDir(), "x.tbl")
+	if code, _, stderr := run(t, "convert", "-q", plain, tblPath); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, src := range []string{tblPath, z, plain} {
+		code, stdout, stderr := run(t, "convert", "-q", src, "-")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", src, code, stderr)
+		}
+		f := filepath.Join(t.TempDir(), "s.tar")
+		os.WriteFile(f, []byte(stdout), 0o644)
+		if got := tarMembers(t, f); !reflect.DeepEqual(got, stringMap(payloads)) {
+			t.Errorf("%s: the stream holds %d files, not the %d of the shards", src, len(got), len(payloads))
+		}
+	}
+	for _, args := range [][]string{
+		{"convert", "--json", tblPath, "-"},
+		{"convert", "--to", "barecat", tblPath, "-"},
+		{"convert", "--shard-size", "1MiB", tblPath, "-"},
+	} {
+		if code, _, stderr := run(t, args...); code != ExitUsage {
+			t.Errorf("%q: exit %d: %s", args, code, stderr)
+		}
+	}
+}

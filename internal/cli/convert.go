@@ -162,17 +162,30 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if fl.from, fl.to, err = convert.Formats(srcs, dst, fl.from, fl.to); err != nil {
 		return usagef("--from, --to: %v (known: %s)", err, strings.Join(formatNames(), ", "))
 	}
+	stream := dst == convert.Stream
+	if stream && fl.to != "tar" {
+		return usagef("-: a conversion writes standard output as one tar stream only, not %s", label(fl.to))
+	}
+	if stream && fl.jsonOut {
+		return usagef("--json prints to standard output, which carries the tar stream")
+	}
+	if stream && (fl.shardSize != "" || fl.cellsPerShard != 0 || fl.reuseTars || fl.force) {
+		return usagef("--shard-size, --cells-per-shard, --reuse-tars and --force apply to a fold of tar shards, not a stream")
+	}
 	if err := guardConvert(srcs, dst, fl); err != nil {
 		return err
 	}
 	if err := checkClaimedSource(srcs); err != nil {
 		return err
 	}
-	if fl.from == fl.to && !(fl.from == "tar" && compressedSource(srcs, fl.fold)) {
+	if fl.from == fl.to && !(fl.from == "tar" && (stream || compressedSource(srcs, fl.fold))) {
 		return usagef("convert: %s is already %s: nothing to convert", strings.Join(srcs, " "), label(fl.to))
 	}
 	if err := checkConvertFlags(fl, srcs, shardSize); err != nil {
 		return err
+	}
+	if stream {
+		return e.convert(ctx, fl, srcs, dst, shardSize)
 	}
 	if err := checkOverwrite(srcs, dst, fl); err != nil {
 		return err
@@ -198,7 +211,7 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 		Fold: fl.fold, Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros},
 		Barecat:       convert.BarecatOptions{Wrap: fl.wrap, CRC: fl.crc, OnDuplicate: fl.onDuplicate},
 		TBL:           convert.TBLOptions{Version: fl.tblVersion, LZ4: fl.lz4, NoNames: fl.noNames, CompatTurboLoader: fl.compat == "turboloader"},
-		CellsPerShard: fl.cellsPerShard, ReuseTars: fl.reuseTars,
+		CellsPerShard: fl.cellsPerShard, ReuseTars: fl.reuseTars, Stdout: e.stdout,
 	}
 	switch fl.from {
 	case "scdl":

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/shardset"
@@ -198,6 +199,9 @@ func guardConvert(srcs []string, dst string, fl convertFlags) error {
 	in, err := convertInputs(srcs)
 	if err != nil {
 		return err
+	}
+	if dst == convert.Stream {
+		return nil
 	}
 	return guardErr(in.CheckOutputs(convertOutputs(dst, fl)...))
 }
