@@ -17,7 +17,7 @@ import (
 func ExampleTarToTBL() {
 	out := filepath.Join(os.TempDir(), "example-webdataset.tbl")
 	defer os.Remove(out)
-	shards := []string{"../examples/webdataset/train_0000.tar", "../examples/webdataset/train_0001.tar"}
+	shards := []string{"../examples/webdataset/imagenet-train-000000.tar", "../examples/webdataset/imagenet-train-000001.tar"}
 	st, err := convert.TarToTBL(context.Background(), shards, out, convert.TBLOptions{Version: 2})
 	if err != nil {
 		fmt.Println(err)

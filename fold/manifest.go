@@ -152,7 +152,7 @@ func stageManifest(indexPath string, shards []string) (*safefile.File, error) {
 		}
 		m.Shards = append(m.Shards, ManifestShard{Path: filepath.ToSlash(rel), Size: st.Size()})
 	}
-	b, err := json.MarshalIndent(m, "", " ")
+	b, err := m.encode()
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +160,40 @@ func stageManifest(indexPath string, shards []string) (*safefile.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	if _, err := f.Write(b); err != nil {
 		f.Abort()
 		return nil, fmt.Errorf("writing %s: %w", ManifestPath(indexPath), err)
 	}
 	return f, nil
+}
+
+// encode writes the manifest as JSON, one shard a line, so that a
+// person reads it and a diff shows what changed.
+func (m *Manifest) encode() ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Kind    string `json:"kind"`
+		Version int    `json:"version"`
+		Index   string `json:"index"`
+	}{m.Kind, m.Version, m.Index})
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.Write(head[:len(head)-1])
+	b.WriteString(`,"shards":[`)
+	for i, sh := range m.Shards {
+		line, err := json.Marshal(sh)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n ")
+		b.Write(line)
+	}
+	b.WriteString("\n]}\n")
+	return []byte(b.String()), nil
 }
 
 // commitManifest puts a staged manifest in place, or, for an index that
