@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/itarconv/itarconv/convert"
-	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tarfile"
 )
 
 // TestGenerateDeterministic: the benchmark compares runs, so a seed must
@@ -106,12 +106,12 @@ func BenchmarkBuildIndex(b *testing.B) {
 		}
 		out := filepath.Join(dir, "bench.taridx")
 		for _, name := range []string{"auto", "mmap", "pread", "sequential"} {
-			strategy, err := tarscan.ParseStrategy(name)
+			strategy, err := tarfile.ParseStrategy(name)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.Run(fmt.Sprintf("%s/%s", d.Name, name), func(b *testing.B) {
-				opts := convert.IndexOptions{Workers: 2, Scan: tarscan.Options{Strategy: strategy}}
+				opts := convert.IndexOptions{Workers: 2, Scan: tarfile.Options{Strategy: strategy}}
 				b.ReportAllocs()
 				for b.Loop() {
 					// A fresh index each time, as indexbench does: replacing one

@@ -14,7 +14,7 @@ import (
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/compressed"
-	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/internal/bloom"
 	"github.com/itarconv/itarconv/internal/mapped"
 )
@@ -47,7 +47,7 @@ type BarecatOptions struct {
 	// archive is refused (fs.ErrExist).
 	Overwrite bool
 	Workers   int
-	Scan      tarscan.Options
+	Scan      tarfile.Options
 	// Spool reads compressed shards through decompressed copies.
 	Spool    *compressed.Spool
 	Progress func(Progress)

@@ -15,7 +15,7 @@ import (
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/scdl"
-	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/human"
 )
@@ -58,7 +58,7 @@ type ConvertOptions struct {
 	// write (default "train").
 	Fold string
 	// Scan tunes reading tar shards.
-	Scan tarscan.Options
+	Scan tarfile.Options
 
 	// Barecat tunes tar shards to Barecat: Wrap, CRC, OnDuplicate.
 	Barecat BarecatOptions

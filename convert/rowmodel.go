@@ -6,7 +6,7 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
-	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/tbl"
 )
 
@@ -62,7 +62,7 @@ var (
 )
 
 // NewTarShards is fold.NewTarShards.
-func NewTarShards(paths []string, opts tarscan.Options) *TarShards {
+func NewTarShards(paths []string, opts tarfile.Options) *TarShards {
 	return fold.NewTarShards(paths, opts)
 }
 

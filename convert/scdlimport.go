@@ -8,7 +8,7 @@ import (
 
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/scdl"
-	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/shardset"
 )
 
@@ -100,7 +100,7 @@ func TarToSCDL(ctx context.Context, dir, out string, opts SCDLImportOptions) (*S
 
 // tarSource reads tar shards, with their payloads in the rows if withData.
 func tarSource(shards []string, spool *compressed.Spool, withData bool) *TarShards {
-	t := NewTarShards(shards, tarscan.Options{})
+	t := NewTarShards(shards, tarfile.Options{})
 	t.Spool = spool
 	if withData {
 		t.ReadPayloads, t.BatchBytes = true, 4<<20
@@ -116,7 +116,7 @@ func foldHoldsCells(ctx context.Context, spool *compressed.Spool, shards []strin
 		if err != nil {
 			return false, err
 		}
-		f, err := tarscan.Open(plain, tarscan.Options{})
+		f, err := tarfile.Open(plain, tarfile.Options{})
 		if err != nil {
 			return false, err
 		}

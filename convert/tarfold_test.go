@@ -11,8 +11,8 @@ import (
 	"testing"
 	gotime "time"
 
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/formats/tarscan"
 )
 
 type tarEntry struct {
@@ -68,7 +68,7 @@ func TestWriteFoldReshards(t *testing.T) {
 	}
 	paths, _ := filepath.Glob(filepath.Join(src, "*.tar"))
 	out := filepath.Join(t.TempDir(), "out")
-	ts := NewTarShards(paths, tarscan.Options{})
+	ts := NewTarShards(paths, tarfile.Options{})
 	st, err := WriteFold(context.Background(), ts, FoldOptions{Dir: out, Fold: "val", ShardSize: 6000})
 	ts.Close()
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
-	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/tbl"
 )
 
@@ -23,7 +23,7 @@ type TBLOptions struct {
 	// header's name field as a C string), for byte-identical output.
 	CompatTurboLoader bool
 	Workers           int
-	Scan              tarscan.Options
+	Scan              tarfile.Options
 	// Spool reads compressed tar shards through decompressed copies.
 	Spool    *compressed.Spool
 	Progress func(Progress)
@@ -104,7 +104,7 @@ func compatTurboLoader(version int) error {
 // read as a C string, which for a 100-byte name runs on into the mode
 // field. It returns why a member is not a sample ("" when it is).
 func turboLoaderSkips(tars *TarShards, shard int, r *Row) (string, error) {
-	if r.Type != tarscan.TypeReg && r.Type != tarscan.TypeRegA {
+	if r.Type != tarfile.TypeReg && r.Type != tarfile.TypeRegA {
 		return "not a regular file", nil
 	}
 	if r.Size == 0 {
@@ -131,7 +131,7 @@ func turboLoaderName(tars *TarShards, shard int, r *Row) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	var hdr [tarscan.BlockSize]byte
+	var hdr [tarfile.BlockSize]byte
 	if _, err := f.ReadAt(hdr[:], r.Offset); err != nil {
 		return "", fmt.Errorf("%s: offset %d: %w", tars.Paths[shard], r.Offset, err)
 	}

@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/shardset"
 )
@@ -201,14 +201,14 @@ func (f *Fold) Copy(w io.Writer, m Member) (int64, error) {
 		return 0, err
 	}
 	defer sh.Close()
-	var hdr [tarscan.BlockSize]byte
+	var hdr [tarfile.BlockSize]byte
 	if _, err := sh.ReadAt(hdr[:], int64(m.Row.Offset)); err != nil {
 		return 0, fmt.Errorf("%s: offset %d: reading header: %v: %w", m.Shard, m.Row.Offset, err, ErrStale)
 	}
 	stale := func(format string, args ...any) error {
 		return fmt.Errorf("%s: offset %d: row %d: %s: %w", m.Shard, m.Row.Offset, m.Index, fmt.Sprintf(format, args...), ErrStale)
 	}
-	b, err := tarscan.ParseBlock(hdr[:])
+	b, err := tarfile.ParseBlock(hdr[:])
 	if err != nil {
 		return 0, stale("%v", err)
 	}
@@ -258,8 +258,8 @@ func keyMatches(name string, r taridx.Row, ext string) bool {
 
 // memberAt scans a shard's headers for the member whose own header is at
 // off (concatenated archives included).
-func memberAt(path string, off uint64) (*tarscan.Member, error) {
-	s, err := tarscan.Open(path, tarscan.Options{IgnoreZeros: true})
+func memberAt(path string, off uint64) (*tarfile.Member, error) {
+	s, err := tarfile.Open(path, tarfile.Options{IgnoreZeros: true})
 	if err != nil {
 		return nil, err
 	}

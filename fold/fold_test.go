@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/internal/testutil"
 )
 
@@ -113,7 +113,7 @@ func TestVerifyCompatIndex(t *testing.T) {
 func TestListFullNames(t *testing.T) {
 	_, f := caseDir(t, "pax_py", IndexOptions{})
 	var names []string
-	err := f.List(tarscan.Options{}, func(e Entry) error {
+	err := f.List(tarfile.Options{}, func(e Entry) error {
 		names = append(names, e.Name)
 		return nil
 	})
@@ -182,7 +182,7 @@ func TestCopyStaleMember(t *testing.T) {
 // without the flag: rows past the first end-of-archive marker make verify
 // and ls read on, as the index was built.
 func TestVerifyConcatenated(t *testing.T) {
-	_, f := caseDir(t, "concatenated", IndexOptions{Scan: tarscan.Options{IgnoreZeros: true}})
+	_, f := caseDir(t, "concatenated", IndexOptions{Scan: tarfile.Options{IgnoreZeros: true}})
 	if f.Index.Len() < 2 {
 		t.Fatalf("%d rows: the case should hold two archives", f.Index.Len())
 	}
@@ -191,7 +191,7 @@ func TestVerifyConcatenated(t *testing.T) {
 		t.Errorf("verify: %v %+v", err, rep)
 	}
 	n := 0
-	if err := f.List(tarscan.Options{}, func(Entry) error { n++; return nil }); err != nil || n != f.Index.Len() {
+	if err := f.List(tarfile.Options{}, func(Entry) error { n++; return nil }); err != nil || n != f.Index.Len() {
 		t.Errorf("list: %d rows, %v", n, err)
 	}
 }

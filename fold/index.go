@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/formats/tarscan"
 )
 
 // IndexOptions tune BuildIndex.
@@ -20,7 +20,7 @@ type IndexOptions struct {
 	Stem       taridx.StemMode
 	Contiguous bool
 	Workers    int
-	Scan       tarscan.Options
+	Scan       tarfile.Options
 	Progress   func(dataset.Progress)
 }
 

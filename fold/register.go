@@ -12,8 +12,8 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/shardset"
 )
@@ -22,7 +22,7 @@ import (
 // its folds) or from tar files in order, written as a fold of shards with
 // its TARIDX index.
 func init() {
-	registry.Register(&registry.Format{Name: "tar", Label: "tar", Detect: tarscan.Detect, Claims: claims,
+	registry.Register(&registry.Format{Name: "tar", Label: "tar", Detect: tarfile.Detect, Claims: claims,
 		Open: openDataset, Create: create})
 }
 
@@ -50,7 +50,7 @@ var ErrChooseFold = errors.New("the directory holds several folds: choose one")
 // OpenOptions are the tar format's own options for registry.Open.
 type OpenOptions struct {
 	Fold string // the fold to read from a directory of several
-	Scan tarscan.Options
+	Scan tarfile.Options
 	// Spool decompresses compressed shards (and standard input); without
 	// one, a dataset with such shards makes its own, in the system's
 	// temporary directory, removed by Close.
@@ -145,7 +145,7 @@ func dirShards(dir, foldName string) ([]string, string, error) {
 // members, header by header.
 type tarDataset struct {
 	shards    []string
-	scan      tarscan.Options
+	scan      tarfile.Options
 	spool     *compressed.Spool
 	ownsSpool bool
 }

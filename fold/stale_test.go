@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/formats/tarscan"
 )
 
 // member is one tar entry of a test shard.
@@ -234,7 +234,7 @@ func TestListContiguousIndex(t *testing.T) {
 		t.Fatal("the contiguous index kept shard order: the test needs rows out of it")
 	}
 	n := 0
-	err := f.List(tarscan.Options{}, func(e Entry) error {
+	err := f.List(tarfile.Options{}, func(e Entry) error {
 		r := f.Index.Row(e.Row)
 		stem, ext := taridx.SplitName(e.Name, taridx.StemBasename)
 		if e.Row != n || taridx.KeyHash(stem) != r.KeyHash || f.Index.Exts[r.ExtID] != ext || e.Offset != r.Offset || e.Shard != filepath.Base(shards[r.Fid]) {

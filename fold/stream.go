@@ -10,7 +10,7 @@ import (
 	"syscall"
 
 	"github.com/itarconv/itarconv/dataset"
-	"github.com/itarconv/itarconv/formats/tarshard"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/internal/mapped"
 )
 
@@ -73,10 +73,10 @@ func (s *streamSink) write(b *dataset.Batch) error {
 			s.stats.Skipped[r.Kind.String()]++
 			continue
 		}
-		if err := tarshard.CheckName(m.Name); err != nil {
+		if err := tarfile.CheckName(m.Name); err != nil {
 			return fmt.Errorf("%s: %w", s.src.ShardName(b.Shard), err)
 		}
-		if err := s.tw.WriteHeader(tarshard.Header(m)); err != nil {
+		if err := s.tw.WriteHeader(tarfile.Header(m)); err != nil {
 			return fmt.Errorf("writing the tar stream: %q: %w", m.Name, err)
 		}
 		if m.Size > 0 {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/compressed"
-	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
@@ -22,7 +22,7 @@ const batchRows = 4096
 // is a row, as glzn's indexer sees a tar.
 type TarShards struct {
 	Paths   []string
-	Options tarscan.Options
+	Options tarfile.Options
 	// Stats has one entry per shard, filled as the shard is scanned.
 	Stats []ShardStats
 	// BatchBytes, if set, also ends a batch once its rows' payloads add up
@@ -79,7 +79,7 @@ type ShardStats struct {
 }
 
 // NewTarShards prepares a source over the given shard files, in fid order.
-func NewTarShards(paths []string, opts tarscan.Options) *TarShards {
+func NewTarShards(paths []string, opts tarfile.Options) *TarShards {
 	return &TarShards{Paths: paths, Options: opts, Stats: make([]ShardStats, len(paths))}
 }
 
@@ -119,13 +119,13 @@ const maxReportedNames = 5
 
 func kindOf(typeflag byte) dataset.Kind {
 	switch typeflag {
-	case tarscan.TypeReg, tarscan.TypeCont:
+	case tarfile.TypeReg, tarfile.TypeCont:
 		return dataset.KindFile
-	case tarscan.TypeDir:
+	case tarfile.TypeDir:
 		return dataset.KindDir
-	case tarscan.TypeSymlink:
+	case tarfile.TypeSymlink:
 		return dataset.KindSymlink
-	case tarscan.TypeLink:
+	case tarfile.TypeLink:
 		return dataset.KindHardlink
 	}
 	return dataset.KindOther
@@ -158,7 +158,7 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 	if err != nil {
 		return err
 	}
-	f, err := tarscan.Open(path, t.Options)
+	f, err := tarfile.Open(path, t.Options)
 	if err != nil {
 		return t.spooled(shard, path, err)
 	}
@@ -205,7 +205,7 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 		}
 		st.Members++
 		if !t.Options.HeaderBlocks {
-			if m.Typeflag == tarscan.TypeXGlobalHeader {
+			if m.Typeflag == tarfile.TypeXGlobalHeader {
 				continue
 			}
 			if m.Sparse {
@@ -226,7 +226,7 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 			link = arena[start:len(arena):len(arena)]
 		}
 		kind := kindOf(m.Typeflag)
-		if t.Options.HeaderBlocks && m.Typeflag == tarscan.TypeRegA {
+		if t.Options.HeaderBlocks && m.Typeflag == tarfile.TypeRegA {
 			kind = dataset.KindFile
 		}
 		rows = append(rows, dataset.Row{

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
@@ -82,7 +82,7 @@ func (r *Report) OK() bool { return len(r.Problems) == 0 }
 type VerifyOptions struct {
 	Data    bool // also read every payload
 	Workers int
-	Scan    tarscan.Options
+	Scan    tarfile.Options
 }
 
 // rowMatches tells whether the header at a row's offset still is the
@@ -356,7 +356,7 @@ type Entry struct {
 // contiguous has them), each shard is read once as the rows are listed,
 // holding nothing. Otherwise every row's name is first gathered, shard by
 // shard, into memory (the names, and 4 bytes a row).
-func (f *Fold) List(opts tarscan.Options, fn func(Entry) error) error {
+func (f *Fold) List(opts tarfile.Options, fn func(Entry) error) error {
 	x := f.Index
 	n := x.Len()
 	inOrder := true

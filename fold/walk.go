@@ -3,8 +3,8 @@ package fold
 import (
 	"io"
 
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/formats/tarscan"
 )
 
 // headerView is what a shard holds at one header offset: the member whose
@@ -25,18 +25,18 @@ type headerView struct {
 // the next by their size fields.
 type headerStream struct {
 	path   string
-	opts   tarscan.Options
-	f      *tarscan.File
-	cur    *tarscan.Member // nil at the end
+	opts   tarfile.Options
+	f      *tarfile.File
+	cur    *tarfile.Member // nil at the end
 	skipTo int64           // after reopening past zero blocks: what was seen
 	// tolerant: the block walk follows size fields blindly and may derail
 	// where the member walk did not; what it saw before still stands.
 	tolerant bool
 }
 
-func openStream(path string, opts tarscan.Options, blocks bool) (*headerStream, error) {
+func openStream(path string, opts tarfile.Options, blocks bool) (*headerStream, error) {
 	opts.HeaderBlocks = blocks
-	f, err := tarscan.Open(path, opts)
+	f, err := tarfile.Open(path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (h *headerStream) advance(want int64) error {
 			if eof := h.f.Offset(); !h.opts.IgnoreZeros && want >= eof {
 				h.close()
 				h.opts.IgnoreZeros = true
-				f, err := tarscan.Open(h.path, h.opts)
+				f, err := tarfile.Open(h.path, h.opts)
 				if err != nil {
 					return err
 				}
@@ -92,7 +92,7 @@ func (h *headerStream) advance(want int64) error {
 // and, when extra is set, extra(off, v) for every header no row points at.
 // Without extra the walk stops after the last row. Memory stays constant:
 // nothing is kept of a header once the walk has passed it.
-func walkShard(path string, opts tarscan.Options, n int, rowOff func(k int) uint64,
+func walkShard(path string, opts tarfile.Options, n int, rowOff func(k int) uint64,
 	at func(k int, v *headerView) error, extra func(off uint64, v *headerView)) error {
 	want := int64(-1)
 	if n > 0 {

@@ -12,8 +12,8 @@ import (
 	"syscall"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/formats/tarshard"
 	"github.com/itarconv/itarconv/internal/mapped"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
@@ -78,7 +78,7 @@ func Write(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (*
 type Pending struct {
 	dir, fold string
 	replace   bool
-	w         *tarshard.Writer
+	w         *tarfile.Writer
 	x         *taridx.Writer
 	names     []string // final shard paths
 	stats     *WriteStats
@@ -97,7 +97,7 @@ func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (*
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	w, err := tarshard.Create(tarshard.Options{Dir: opts.Dir, Fold: opts.Fold, ShardSize: opts.ShardSize, MaxMembers: opts.MaxMembers})
+	w, err := tarfile.Create(tarfile.WriterOptions{Dir: opts.Dir, Fold: opts.Fold, ShardSize: opts.ShardSize, MaxMembers: opts.MaxMembers})
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +259,7 @@ func CommitAll(folds ...*Pending) ([]*WriteStats, error) {
 
 type tarFoldSink struct {
 	src   dataset.PayloadSource
-	w     *tarshard.Writer
+	w     *tarfile.Writer
 	x     *taridx.Writer
 	rules indexRules
 	tally indexTally
@@ -312,7 +312,7 @@ func (s *tarFoldSink) write(b *dataset.Batch) error {
 			}
 			data = p
 		}
-		var loc tarshard.Location
+		var loc tarfile.Location
 		var err error
 		if data == nil {
 			// The payload is referenced until the Flush below.
@@ -359,9 +359,9 @@ func (s *tarFoldSink) EndShard(int) error { return nil }
 
 // memberOf is the tar member of a row: regular files, directories and
 // symbolic links have one (ok); other kinds do not.
-func memberOf(r *dataset.Row) (tarshard.Member, bool) {
-	m := tarshard.Member{
-		Name: string(r.Name), Linkname: string(r.Linkname),
+func memberOf(r *dataset.Row) (tarfile.Member, bool) {
+	m := tarfile.Member{
+		Name: r.Name, Linkname: r.Linkname,
 		Mode: r.Mode, UID: r.UID, GID: r.GID, ModTime: r.ModTime, ModTimeNsec: r.ModTimeNsec,
 	}
 	switch r.Kind {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/barecat"
-	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tarfile"
 )
 
 // sample is one regular member of the source fold: the unit every format
@@ -62,7 +62,7 @@ func (c collect) Write(b *convert.Batch) error {
 // also brings the shards into the page cache.
 func loadSource(ctx context.Context, shards []string, fold string, workers int) (*source, error) {
 	s := &source{shards: shards, fold: fold}
-	if err := convert.Run(ctx, convert.NewTarShards(shards, tarscan.Options{}), collect{s}, convert.Options{Workers: workers}); err != nil {
+	if err := convert.Run(ctx, convert.NewTarShards(shards, tarfile.Options{}), collect{s}, convert.Options{Workers: workers}); err != nil {
 		return nil, err
 	}
 	if len(s.samples) == 0 {

@@ -16,7 +16,7 @@ import (
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
-	"github.com/itarconv/itarconv/formats/tarscan"
+	"github.com/itarconv/itarconv/formats/tarfile"
 )
 
 type convertFlags struct {
@@ -208,7 +208,7 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst string, shardSize int64) error {
 	o := convert.ConvertOptions{
 		From: fl.from, To: fl.to, Workers: fl.workers, Overwrite: fl.force, ShardSize: shardSize,
-		Fold: fl.fold, Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros},
+		Fold: fl.fold, Scan: tarfile.Options{IgnoreZeros: fl.ignoreZeros},
 		Barecat:       convert.BarecatOptions{Wrap: fl.wrap, CRC: fl.crc, OnDuplicate: fl.onDuplicate},
 		TBL:           convert.TBLOptions{Version: fl.tblVersion, LZ4: fl.lz4, NoNames: fl.noNames, CompatTurboLoader: fl.compat == "turboloader"},
 		CellsPerShard: fl.cellsPerShard, ReuseTars: fl.reuseTars, Stdout: e.stdout,

@@ -15,8 +15,8 @@ import (
 
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/compressed"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/formats/tarscan"
 	"github.com/itarconv/itarconv/shardset"
 )
 
@@ -193,11 +193,11 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	if fl.workers < 1 {
 		return usagef("--workers must be at least 1")
 	}
-	strategy, err := tarscan.ParseStrategy(fl.strategy)
+	strategy, err := tarfile.ParseStrategy(fl.strategy)
 	if err != nil {
 		return usageError{err}
 	}
-	opts.Scan = tarscan.Options{IgnoreZeros: fl.ignoreZeros, Strategy: strategy}
+	opts.Scan = tarfile.Options{IgnoreZeros: fl.ignoreZeros, Strategy: strategy}
 	jobs, err := planIndex(fl, args)
 	if err != nil {
 		return err

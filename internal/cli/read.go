@@ -13,8 +13,8 @@ import (
 
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/formats/tarscan"
 )
 
 type foldFlags struct {
@@ -69,7 +69,7 @@ func newLsCmd(e *env) *cobra.Command {
 			enc := json.NewEncoder(w)
 			enc.SetEscapeHTML(false)
 			for _, f := range folds {
-				err := f.List(tarscan.Options{IgnoreZeros: fl.ignoreZeros}, func(en fold.Entry) error {
+				err := f.List(tarfile.Options{IgnoreZeros: fl.ignoreZeros}, func(en fold.Entry) error {
 					if e.jsonOut { // one object a line: a listing streams
 						return enc.Encode(struct {
 							Fold string `json:"fold"`
@@ -186,7 +186,7 @@ header CRC-32 and every CRC-16.`,
 			bad := false
 			for _, f := range folds {
 				rep, err := f.Verify(cmd.Context(), fold.VerifyOptions{Data: data, Workers: workers,
-					Scan: tarscan.Options{IgnoreZeros: fl.ignoreZeros}})
+					Scan: tarfile.Options{IgnoreZeros: fl.ignoreZeros}})
 				if err != nil {
 					return err
 				}

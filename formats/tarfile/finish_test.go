@@ -1,4 +1,4 @@
-package tarshard
+package tarfile
 
 import (
 	"archive/tar"
@@ -14,12 +14,12 @@ import (
 func TestFinishRenamesNothing(t *testing.T) {
 	for _, commit := range []bool{true, false} {
 		dir := t.TempDir()
-		w, err := Create(Options{Dir: dir, Fold: "train", MaxMembers: 1})
+		w, err := Create(WriterOptions{Dir: dir, Fold: "train", MaxMembers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"a.txt", "b.txt"} {
-			if _, err := w.AddBytes(Member{Name: name, Typeflag: tar.TypeReg, Size: 2, Mode: 0o644}, []byte("hi")); err != nil {
+			if _, err := w.AddBytes(Member{Name: []byte(name), Typeflag: tar.TypeReg, Size: 2, Mode: 0o644}, []byte("hi")); err != nil {
 				t.Fatal(err)
 			}
 		}

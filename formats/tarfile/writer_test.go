@@ -1,4 +1,4 @@
-package tarshard
+package tarfile
 
 import (
 	"archive/tar"
@@ -15,7 +15,7 @@ import (
 
 func TestWriterRollsOverAndRenames(t *testing.T) {
 	dir := t.TempDir()
-	w, err := Create(Options{Dir: dir, Fold: "train", ShardSize: 8 << 10})
+	w, err := Create(WriterOptions{Dir: dir, Fold: "train", ShardSize: 8 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestWriterRollsOverAndRenames(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		body := bytes.Repeat([]byte{byte('a' + i)}, 1500+i)
 		name := strings.Repeat("d/", i) + "f" + string(rune('0'+i)) + ".bin"
-		loc, err := w.Add(Member{Name: name, Typeflag: tar.TypeReg, Size: int64(len(body)), Mode: 0o640, UID: 7, GID: 8,
+		loc, err := w.Add(Member{Name: []byte(name), Typeflag: tar.TypeReg, Size: int64(len(body)), Mode: 0o640, UID: 7, GID: 8,
 			ModTime: 1700000000, ModTimeNsec: int32(i * 1000)}, bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
@@ -80,10 +80,10 @@ func TestWriterRollsOverAndRenames(t *testing.T) {
 }
 
 func TestUnsafeNames(t *testing.T) {
-	w, _ := Create(Options{Dir: t.TempDir(), Fold: "train"})
+	w, _ := Create(WriterOptions{Dir: t.TempDir(), Fold: "train"})
 	defer w.Abort()
 	for _, name := range []string{"/etc/passwd", "../x", "a/../../x", "a/..", "", "."} {
-		if _, err := w.Add(Member{Name: name, Typeflag: tar.TypeReg}, nil); !errors.Is(err, ErrUnsafeName) {
+		if _, err := w.Add(Member{Name: []byte(name), Typeflag: tar.TypeReg}, nil); !errors.Is(err, ErrUnsafeName) {
 			t.Errorf("%q: %v, want ErrUnsafeName", name, err)
 		}
 	}
@@ -96,9 +96,9 @@ func TestUnsafeNames(t *testing.T) {
 
 func TestAbortLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
-	w, _ := Create(Options{Dir: dir, Fold: "val", ShardSize: 2048})
+	w, _ := Create(WriterOptions{Dir: dir, Fold: "val", ShardSize: 2048})
 	for i := 0; i < 5; i++ {
-		w.Add(Member{Name: "x.bin", Typeflag: tar.TypeReg, Size: 1000}, bytes.NewReader(make([]byte, 1000)))
+		w.Add(Member{Name: []byte("x.bin"), Typeflag: tar.TypeReg, Size: 1000}, bytes.NewReader(make([]byte, 1000)))
 	}
 	w.Abort()
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -126,20 +126,20 @@ func TestFastHeadersMatchArchiveTar(t *testing.T) {
 		m    Member
 		body string
 	}{
-		{Member{Name: "000000042.values.npy", Typeflag: tar.TypeReg, Mode: 0o644}, strings.Repeat("v", 528)},
-		{Member{Name: "a/b/", Typeflag: tar.TypeDir, Mode: 0o755, UID: 1000, GID: 100, ModTime: 1700000000}, ""},
-		{Member{Name: "empty", Typeflag: tar.TypeReg, Mode: 0o600, ModTime: 1<<33 - 1}, ""},
-		{Member{Name: "nsec.json", Typeflag: tar.TypeReg, Mode: 0o644, ModTime: 5, ModTimeNsec: 7}, "{}"},
-		{Member{Name: "exact512", Typeflag: tar.TypeReg, Mode: 0o644, UID: 1<<21 - 1, GID: 1<<21 - 1}, strings.Repeat("e", 512)},
-		{Member{Name: "link", Typeflag: tar.TypeSymlink, Linkname: "a/b/../target name", Mode: 0o777}, ""},
-		{Member{Name: strings.Repeat("n", 100), Typeflag: tar.TypeReg, Mode: 0o644}, "hundred"},
-		{Member{Name: "dir/" + long, Typeflag: tar.TypeReg, Mode: 0o644}, "long"},
-		{Member{Name: "caf\u00e9", Typeflag: tar.TypeReg, Mode: 0o644}, "utf8"},
-		{Member{Name: "big-uid", Typeflag: tar.TypeReg, Mode: 0o644, UID: 1 << 21}, "gnu or pax"},
-		{Member{Name: "tail.genes.npy", Typeflag: tar.TypeReg, Mode: 0o644}, strings.Repeat("g", 1000)},
+		{Member{Name: []byte("000000042.values.npy"), Typeflag: tar.TypeReg, Mode: 0o644}, strings.Repeat("v", 528)},
+		{Member{Name: []byte("a/b/"), Typeflag: tar.TypeDir, Mode: 0o755, UID: 1000, GID: 100, ModTime: 1700000000}, ""},
+		{Member{Name: []byte("empty"), Typeflag: tar.TypeReg, Mode: 0o600, ModTime: 1<<33 - 1}, ""},
+		{Member{Name: []byte("nsec.json"), Typeflag: tar.TypeReg, Mode: 0o644, ModTime: 5, ModTimeNsec: 7}, "{}"},
+		{Member{Name: []byte("exact512"), Typeflag: tar.TypeReg, Mode: 0o644, UID: 1<<21 - 1, GID: 1<<21 - 1}, strings.Repeat("e", 512)},
+		{Member{Name: []byte("link"), Typeflag: tar.TypeSymlink, Linkname: []byte("a/b/../target name"), Mode: 0o777}, ""},
+		{Member{Name: []byte(strings.Repeat("n", 100)), Typeflag: tar.TypeReg, Mode: 0o644}, "hundred"},
+		{Member{Name: []byte("dir/" + long), Typeflag: tar.TypeReg, Mode: 0o644}, "long"},
+		{Member{Name: []byte("caf\u00e9"), Typeflag: tar.TypeReg, Mode: 0o644}, "utf8"},
+		{Member{Name: []byte("big-uid"), Typeflag: tar.TypeReg, Mode: 0o644, UID: 1 << 21}, "gnu or pax"},
+		{Member{Name: []byte("tail.genes.npy"), Typeflag: tar.TypeReg, Mode: 0o644}, strings.Repeat("g", 1000)},
 	}
 	dir := t.TempDir()
-	w, err := Create(Options{Dir: dir, Fold: "t"})
+	w, err := Create(WriterOptions{Dir: dir, Fold: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestFastHeadersMatchArchiveTar(t *testing.T) {
 		if _, err := w.Add(m, strings.NewReader(c.body)); err != nil {
 			t.Fatal(err)
 		}
-		h := &tar.Header{Name: m.Name, Typeflag: m.Typeflag, Linkname: m.Linkname, Size: m.Size, Mode: m.Mode,
+		h := &tar.Header{Name: string(m.Name), Typeflag: m.Typeflag, Linkname: string(m.Linkname), Size: m.Size, Mode: m.Mode,
 			Uid: int(m.UID), Gid: int(m.GID), ModTime: time.Unix(m.ModTime, int64(m.ModTimeNsec))}
 		if m.ModTimeNsec != 0 {
 			h.Format = tar.FormatPAX
@@ -189,12 +189,12 @@ func TestDirectCopyOfLargeFiles(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), (3<<20)/16+5)
 	src := filepath.Join(dir, "big.bin")
 	os.WriteFile(src, big, 0o644)
-	w, err := Create(Options{Dir: dir, Fold: "d"})
+	w, err := Create(WriterOptions{Dir: dir, Fold: "d"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	add := func(name string, data io.Reader, size int) {
-		if _, err := w.Add(Member{Name: name, Typeflag: tar.TypeReg, Size: int64(size), Mode: 0o644}, data); err != nil {
+		if _, err := w.Add(Member{Name: []byte(name), Typeflag: tar.TypeReg, Size: int64(size), Mode: 0o644}, data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -237,15 +237,15 @@ func TestAddBytesMatchesAdd(t *testing.T) {
 		if i%100 == 99 {
 			size = big[i/100%len(big)]
 		}
-		m := Member{Name: fmt.Sprintf("d/%05d.bin", i), Typeflag: tar.TypeReg, Size: int64(size), Mode: 0o644, ModTime: 1700000000}
+		m := Member{Name: []byte(fmt.Sprintf("d/%05d.bin", i)), Typeflag: tar.TypeReg, Size: int64(size), Mode: 0o644, ModTime: 1700000000}
 		switch i % 7 {
 		case 3:
 			m.ModTimeNsec = 5 // a pax header
 		case 5:
-			m.Name = fmt.Sprintf("d/%s%05d.bin", strings.Repeat("x", 120), i) // a long name
+			m.Name = []byte(fmt.Sprintf("d/%s%05d.bin", strings.Repeat("x", 120), i)) // a long name
 		case 6:
 			m.Typeflag, m.Size, size = tar.TypeDir, 0, 0
-			m.Name = fmt.Sprintf("d%05d/", i)
+			m.Name = []byte(fmt.Sprintf("d%05d/", i))
 		}
 		p := make([]byte, size)
 		for k := range p {
@@ -255,7 +255,7 @@ func TestAddBytesMatchesAdd(t *testing.T) {
 	}
 	write := func(useBytes bool) []byte {
 		dir := t.TempDir()
-		w, err := Create(Options{Dir: dir, Fold: "t"})
+		w, err := Create(WriterOptions{Dir: dir, Fold: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,19 +307,19 @@ func TestAddBytesMatchesAdd(t *testing.T) {
 			t.Fatalf("member %d: %v", i, err)
 		}
 		body, _ := io.ReadAll(tr)
-		if h.Name != members[i].Name || !bytes.Equal(body, payloads[i]) {
+		if h.Name != string(members[i].Name) || !bytes.Equal(body, payloads[i]) {
 			t.Fatalf("member %d: %q, %d bytes", i, h.Name, len(body))
 		}
 	}
 }
 
 func TestAddBytesRefusesWrongSize(t *testing.T) {
-	w, err := Create(Options{Dir: t.TempDir(), Fold: "t"})
+	w, err := Create(WriterOptions{Dir: t.TempDir(), Fold: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Abort()
-	_, err = w.AddBytes(Member{Name: "a", Typeflag: tar.TypeReg, Size: 3}, []byte("ab"))
+	_, err = w.AddBytes(Member{Name: []byte("a"), Typeflag: tar.TypeReg, Size: 3}, []byte("ab"))
 	if err == nil || !strings.Contains(err.Error(), "2 payload bytes for a member of 3") {
 		t.Fatalf("err = %v", err)
 	}
@@ -340,18 +340,18 @@ func firstDiff(a, b []byte) int {
 func TestMemberCutShort(t *testing.T) {
 	t.Run("short payload", func(t *testing.T) {
 		dir := t.TempDir()
-		w, err := Create(Options{Dir: dir, Fold: "t"})
+		w, err := Create(WriterOptions{Dir: dir, Fold: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Add(Member{Name: "ok", Typeflag: tar.TypeReg, Size: 2}, strings.NewReader("ok")); err != nil {
+		if _, err := w.Add(Member{Name: []byte("ok"), Typeflag: tar.TypeReg, Size: 2}, strings.NewReader("ok")); err != nil {
 			t.Fatal(err)
 		}
-		_, err = w.Add(Member{Name: "short", Typeflag: tar.TypeReg, Size: 10}, strings.NewReader("abc"))
+		_, err = w.Add(Member{Name: []byte("short"), Typeflag: tar.TypeReg, Size: 10}, strings.NewReader("abc"))
 		if err == nil || !strings.Contains(err.Error(), "payload ended after 3 of 10 bytes") {
 			t.Fatalf("short payload: %v", err)
 		}
-		if _, err2 := w.Add(Member{Name: "next", Typeflag: tar.TypeReg}, nil); err2 == nil {
+		if _, err2 := w.Add(Member{Name: []byte("next"), Typeflag: tar.TypeReg}, nil); err2 == nil {
 			t.Error("the writer took a member after one was cut short")
 		}
 		if _, err := w.Close(); err == nil || !strings.Contains(err.Error(), "cut short") {
@@ -363,24 +363,24 @@ func TestMemberCutShort(t *testing.T) {
 	})
 	t.Run("write error", func(t *testing.T) {
 		dir := t.TempDir()
-		w, err := Create(Options{Dir: dir, Fold: "t"})
+		w, err := Create(WriterOptions{Dir: dir, Fold: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Add(Member{Name: "a", Typeflag: tar.TypeReg, Size: 1}, strings.NewReader("a")); err != nil {
+		if _, err := w.Add(Member{Name: []byte("a"), Typeflag: tar.TypeReg, Size: 1}, strings.NewReader("a")); err != nil {
 			t.Fatal(err)
 		}
 		// The shard's file fails under the writer: the queued bytes are lost.
 		w.temps[0].File.Close()
 		big := bytes.Repeat([]byte("x"), refMin)
-		if _, err := w.AddBytes(Member{Name: "b", Typeflag: tar.TypeReg, Size: int64(len(big))}, big); err != nil {
+		if _, err := w.AddBytes(Member{Name: []byte("b"), Typeflag: tar.TypeReg, Size: int64(len(big))}, big); err != nil {
 			t.Fatal(err) // queued, not yet written
 		}
 		err = w.Flush()
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "t_0.tar")+", bytes 0 to ") {
 			t.Fatalf("Flush: %v, want the output named with the bytes lost", err)
 		}
-		if _, err := w.AddBytes(Member{Name: "c", Typeflag: tar.TypeReg}, nil); err == nil {
+		if _, err := w.AddBytes(Member{Name: []byte("c"), Typeflag: tar.TypeReg}, nil); err == nil {
 			t.Error("the writer took a member after a write error")
 		}
 		if _, err := w.Close(); err == nil {
@@ -390,4 +390,97 @@ func TestMemberCutShort(t *testing.T) {
 			t.Errorf("left behind: %v", m)
 		}
 	})
+}
+
+// A member the scanner returns goes to the writer as it is: names that are
+// not UTF-8 keep their bytes, pax records their values, and scanning the
+// written shard gives the same members back.
+func TestScannedMembersWriteBack(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(WriterOptions{Dir: dir, Fold: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []struct {
+		m    Member
+		body string
+	}{
+		{Member{Name: []byte("plain.txt"), Typeflag: TypeReg, Mode: 0o644, ModTime: 1700000000}, "plain"},
+		{Member{Name: []byte("caf\xe9/na\xefve.bin"), Typeflag: TypeReg, Mode: 0o600, ModTime: 1700000001}, "latin-1"},
+		{Member{Name: []byte("rec.json"), Typeflag: TypeReg, Mode: 0o644, ModTime: 1700000002,
+			PAX: []PAXRecord{{"comment", "first"}, {"SCHILY.xattr.user.k", "v"}, {"comment", "last"}}}, "{}"},
+		{Member{Name: []byte("ln"), Linkname: []byte("caf\xe9"), Typeflag: TypeSymlink, Mode: 0o777}, ""},
+	}
+	for _, c := range in {
+		m := c.m
+		if m.Typeflag == TypeReg {
+			m.Size = int64(len(c.body))
+		}
+		if _, err := w.AddBytes(m, []byte(c.body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shards, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(shards[0], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Write what was scanned into a second fold, member for member.
+	w2, err := Create(WriterOptions{Dir: dir, Fold: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(shards[0])
+	for i, c := range in {
+		m, err := f.Next()
+		if err != nil {
+			t.Fatalf("member %d: %v", i, err)
+		}
+		if !bytes.Equal(m.Name, c.m.Name) || !bytes.Equal(m.Linkname, c.m.Linkname) {
+			t.Errorf("member %d: name %q link %q, want %q %q", i, m.Name, m.Linkname, c.m.Name, c.m.Linkname)
+		}
+		if got := string(data[m.DataOffset : m.DataOffset+m.Size]); got != c.body {
+			t.Errorf("member %d: payload %q, want %q", i, got, c.body)
+		}
+		if v, _ := m.PAXValue("comment"); c.m.PAX != nil && v != "last" {
+			t.Errorf("member %d: comment %q, want the last record", i, v)
+		}
+		if v, _ := m.PAXValue("SCHILY.xattr.user.k"); c.m.PAX != nil && v != "v" {
+			t.Errorf("member %d: xattr %q", i, v)
+		}
+		if _, err := w2.AddBytes(*m, data[m.DataOffset:m.DataOffset+m.Size]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.Next(); err != io.EOF {
+		t.Fatalf("after the last member: %v", err)
+	}
+	shards2, err := w2.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data2, _ := os.ReadFile(shards2[0])
+	if !bytes.Equal(data2, data) {
+		t.Errorf("written back: %d bytes differ from the %d scanned; first difference at %d", len(data2), len(data), firstDiff(data2, data))
+	}
+}
+
+func TestCheckNameBytes(t *testing.T) {
+	for _, name := range []string{"/etc/passwd", "../x", "a/../../x", "a/..", "", ".", "./", "/", "//", "a/../"} {
+		if err := CheckName([]byte(name)); !errors.Is(err, ErrUnsafeName) {
+			t.Errorf("%q: %v, want ErrUnsafeName", name, err)
+		}
+		if err := CheckName(name); !errors.Is(err, ErrUnsafeName) {
+			t.Errorf("%q as a string: %v, want ErrUnsafeName", name, err)
+		}
+	}
+	for _, name := range []string{"a..b", "..a/b", "a/b/", "caf\xe9", "a/.../b", "./a", "a//b", "..."} {
+		if err := CheckName([]byte(name)); err != nil {
+			t.Errorf("%q: %v", name, err)
+		}
+	}
 }

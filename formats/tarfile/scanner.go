@@ -1,12 +1,4 @@
-// Package tarscan lists the members of a tar archive by reading its headers
-// only: payloads are never read, so a shard of any size is scanned at the
-// cost of its headers.
-//
-// It reads ustar, v7, old GNU, GNU (././@LongLink names and link names,
-// base-256 numbers), pax (per-member 'x' and global 'g' records) and star
-// headers, verifies every header checksum and reports GNU and pax sparse
-// members without reading their payload. Sizes and offsets are 64-bit.
-package tarscan
+package tarfile
 
 import (
 	"errors"
@@ -47,27 +39,38 @@ type PAXRecord struct {
 	Key, Value string
 }
 
-// Member is one archive entry as its headers describe it. The slices are
-// valid until the next call to Next.
+// Member is one archive entry: what Scanner.Next returns and what
+// Writer.Add and Writer.AddBytes take. The scanner fills every field; the
+// writer reads the name, link name, type flag, size, mode, ids, time and pax
+// records, and ignores the rest. In a member the scanner returns, the slices
+// are valid until the next call to Next; the writer keeps no reference to
+// them once Add or AddBytes returns.
 type Member struct {
 	Name     []byte // full name: pax path > GNU long name > ustar prefix + "/" + name
 	Linkname []byte // link target of hard and symbolic links
 	Typeflag byte   // '\x00' is reported as TypeReg, or TypeDir when the name ends in '/'
-	Format   Format // dialect of the member's own header block
+	Format   Format // dialect of the member's own header block (scanner only; the writer ignores it)
 
+	// Offsets are filled by the scanner; the writer ignores them (Add
+	// returns where it wrote the member as a Location).
 	HeaderOffset int64 // offset of the member's own header block
 	FirstOffset  int64 // offset of the first block of its chain (pax or long-name headers)
 	DataOffset   int64 // offset of the payload
 	Size         int64 // payload bytes stored at DataOffset (0 for links, dirs, devices)
 
-	Mode, UID, GID int64
+	Mode, UID, GID int64 // Mode: permission bits
 	ModTime        int64 // seconds since the epoch
 	ModTimeNsec    int32 // nanoseconds, from a pax mtime record
 
-	PAX []PAXRecord // the member's own pax records, in order; nil without any
+	// PAX holds the member's own pax records, in order; nil without any.
+	// The writer puts them in the member's pax header, the last record of
+	// a key winning, as archive/tar does: records of the keys it writes
+	// from header fields (path, linkpath, size, uid, gid, uname, gname,
+	// mtime, atime, ctime) and GNU.sparse records are left out.
+	PAX []PAXRecord
 
-	Sparse   bool  // GNU or pax sparse file: the payload is not the file's bytes
-	RealSize int64 // logical size of a sparse file
+	Sparse   bool  // GNU or pax sparse file: the payload is not the file's bytes (scanner only)
+	RealSize int64 // logical size of a sparse file (scanner only)
 }
 
 // IsRegular reports whether the member is a plain file whose payload is its

@@ -1,11 +1,4 @@
-// Package tarshard writes a fold of tar shards, <fold>_NNNN.tar, starting a
-// new shard when the current one would pass a size limit. Headers are ustar
-// where the member fits, pax where a name or value needs it (long or
-// non-ASCII names, sub-second times, large ids). Shards are written under
-// temporary names and renamed into place only when the whole fold is
-// complete, with the digits the final count needs, so that their names sort
-// in fid order.
-package tarshard
+package tarfile
 
 import (
 	"archive/tar"
@@ -28,8 +21,8 @@ var ErrUnsafeName = errors.New("unsafe member name")
 // DefaultShardSize is the default size limit of a shard: 1 GiB.
 const DefaultShardSize = 1 << 30
 
-// Options describe the fold to write.
-type Options struct {
+// WriterOptions describe the fold to write.
+type WriterOptions struct {
 	Dir       string // output directory (must exist)
 	Fold      string // fold name, e.g. "train"
 	ShardSize int64  // start a new shard past this many bytes (default 1 GiB)
@@ -37,19 +30,6 @@ type Options struct {
 	MinDigits int
 	// MaxMembers, if set, also starts a new shard after that many members.
 	MaxMembers int
-}
-
-// Member is one entry to write.
-type Member struct {
-	Name        string
-	Typeflag    byte // tar.TypeReg, tar.TypeDir, ...
-	Linkname    string
-	Size        int64
-	Mode        int64 // permission bits
-	UID, GID    int64
-	ModTime     int64 // seconds
-	ModTimeNsec int32
-	PAXRecords  map[string]string
 }
 
 // Location is where a member was written.
@@ -60,7 +40,7 @@ type Location struct {
 
 // Writer writes the shards of one fold.
 type Writer struct {
-	opts   Options
+	opts   WriterOptions
 	temps  []*safefile.File // one per shard, in order
 	out    *gather          // the current shard's output
 	tw     *tar.Writer
@@ -76,7 +56,7 @@ type Writer struct {
 }
 
 // Create starts a fold. Nothing appears under the fold's names until Close.
-func Create(opts Options) (*Writer, error) {
+func Create(opts WriterOptions) (*Writer, error) {
 	if opts.ShardSize <= 0 {
 		opts.ShardSize = DefaultShardSize
 	}
@@ -89,20 +69,30 @@ func Create(opts Options) (*Writer, error) {
 	return &Writer{opts: opts}, nil
 }
 
-// CheckName reports whether a member name stays inside the directory it is
-// extracted into: relative, no "..", not empty.
-func CheckName(name string) error {
-	clean := strings.TrimSuffix(name, "/")
+// CheckName reports whether a member name, as a string or as a Member's
+// bytes, stays inside the directory it is extracted into: relative, no "..",
+// not empty.
+func CheckName[S ~string | ~[]byte](name S) error {
+	clean := name
+	if len(clean) > 0 && clean[len(clean)-1] == '/' {
+		clean = clean[:len(clean)-1]
+	}
 	switch {
-	case clean == "" || clean == ".":
+	case len(clean) == 0 || len(clean) == 1 && clean[0] == '.':
 		return fmt.Errorf("%w: %q is empty", ErrUnsafeName, name)
-	case strings.HasPrefix(name, "/"):
+	case name[0] == '/':
 		return fmt.Errorf("%w: %q is absolute", ErrUnsafeName, name)
 	}
-	for _, part := range strings.Split(clean, "/") {
-		if part == ".." {
+	// Look for a ".." component without splitting the name.
+	for start := 0; start < len(clean); {
+		end := start
+		for end < len(clean) && clean[end] != '/' {
+			end++
+		}
+		if end-start == 2 && clean[start] == '.' && clean[start+1] == '.' {
 			return fmt.Errorf("%w: %q has a \"..\" component", ErrUnsafeName, name)
 		}
+		start = end + 1
 	}
 	return nil
 }
@@ -113,8 +103,8 @@ func footprint(m Member) int64 {
 	n := 512 + (m.Size+511)/512*512
 	if needsPAX(m) || len(m.Name) > 100 || len(m.Linkname) > 100 {
 		records := int64(len(m.Name) + len(m.Linkname) + 64)
-		for k, v := range m.PAXRecords {
-			records += int64(len(k) + len(v) + 16)
+		for _, r := range m.PAX {
+			records += int64(len(r.Key) + len(r.Value) + 16)
 		}
 		n += 512 + (records+511)/512*512
 	}
@@ -123,7 +113,7 @@ func footprint(m Member) int64 {
 
 // needsPAX reports whether only a pax header keeps everything in m.
 func needsPAX(m Member) bool {
-	if m.ModTimeNsec != 0 || len(m.PAXRecords) > 0 {
+	if m.ModTimeNsec != 0 || len(m.PAX) > 0 {
 		return true
 	}
 	for i := 0; i < len(m.Name); i++ {
@@ -193,7 +183,7 @@ func (w *Writer) Flush() error {
 
 func (w *Writer) add(m Member, data io.Reader, payload []byte) (Location, error) {
 	if w.done {
-		return Location{}, errors.New("tarshard: writer closed")
+		return Location{}, errors.New("tarfile: writer closed")
 	}
 	if w.broken != nil {
 		return Location{}, w.broken
@@ -250,23 +240,30 @@ func (w *Writer) addMember(m Member, data io.Reader, payload []byte) (Location, 
 	return loc, nil
 }
 
-// Header is the archive/tar header that keeps everything in m.
+// Header is the archive/tar header that keeps everything in m the writer
+// writes (see Member).
 func Header(m Member) *tar.Header {
 	h := &tar.Header{
-		Name:       m.Name,
-		Typeflag:   m.Typeflag,
-		Linkname:   m.Linkname,
-		Size:       m.Size,
-		Mode:       m.Mode,
-		Uid:        int(m.UID),
-		Gid:        int(m.GID),
-		ModTime:    time.Unix(m.ModTime, int64(m.ModTimeNsec)),
-		PAXRecords: m.PAXRecords,
+		Name:     string(m.Name),
+		Typeflag: m.Typeflag,
+		Linkname: string(m.Linkname),
+		Size:     m.Size,
+		Mode:     m.Mode,
+		Uid:      int(m.UID),
+		Gid:      int(m.GID),
+		ModTime:  time.Unix(m.ModTime, int64(m.ModTimeNsec)),
+	}
+	if len(m.PAX) > 0 {
+		// A later record of a key replaces an earlier one, as when reading.
+		h.PAXRecords = make(map[string]string, len(m.PAX))
+		for _, r := range m.PAX {
+			h.PAXRecords[r.Key] = r.Value
+		}
 	}
 	if m.Typeflag != tar.TypeReg {
 		h.Size = 0
 	}
-	if m.ModTimeNsec != 0 || len(m.PAXRecords) > 0 {
+	if m.ModTimeNsec != 0 || len(m.PAX) > 0 {
 		// Only pax keeps sub-second times and extra records; without a
 		// format the writer would round the time to the second.
 		h.Format = tar.FormatPAX
@@ -297,7 +294,7 @@ func (w *Writer) Finish() ([]string, error) {
 		return w.finished, nil
 	}
 	if w.done {
-		return nil, errors.New("tarshard: writer closed")
+		return nil, errors.New("tarfile: writer closed")
 	}
 	if w.broken != nil {
 		w.Abort()
@@ -327,12 +324,12 @@ func (w *Writer) Finish() ([]string, error) {
 func (w *Writer) Commit() ([]string, error) {
 	if w.done {
 		if w.shards == nil {
-			return nil, errors.New("tarshard: writer aborted")
+			return nil, errors.New("tarfile: writer aborted")
 		}
 		return w.shards, nil
 	}
 	if w.finished == nil {
-		return nil, errors.New("tarshard: Commit before Finish")
+		return nil, errors.New("tarfile: Commit before Finish")
 	}
 	w.done = true
 	for i, f := range w.temps {
@@ -373,10 +370,10 @@ func fastUSTAR(m *Member) bool {
 	default:
 		return false
 	}
-	if len(m.Name) > 100 || len(m.Linkname) > 100 || m.ModTimeNsec != 0 || len(m.PAXRecords) > 0 {
+	if len(m.Name) > 100 || len(m.Linkname) > 100 || m.ModTimeNsec != 0 || len(m.PAX) > 0 {
 		return false
 	}
-	for _, s := range [2]string{m.Name, m.Linkname} {
+	for _, s := range [2][]byte{m.Name, m.Linkname} {
 		for i := 0; i < len(s); i++ {
 			if s[i] < 0x20 || s[i] >= 0x7f {
 				return false

@@ -1,4 +1,4 @@
-package tarshard
+package tarfile
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 //go:build darwin || linux || openbsd || illumos
 
-package tarshard
+package tarfile
 
 import (
 	"io"

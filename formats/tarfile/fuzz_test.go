@@ -1,4 +1,4 @@
-package tarscan
+package tarfile
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func fuzzSeeds() [][]byte {
 	var sp archive
 	b := hdr{name: "sparse", typeflag: TypeGNUSparse, size: 512, format: FormatGNU}.block()
 	b[offGNUExtended] = 1
-	putOctal(b[offGNURealSize:offGNURealSize+12], 1<<20)
+	putOctalSlow(b[offGNURealSize:offGNURealSize+12], 1<<20)
 	setChecksum(b)
 	sp.buf = append(sp.buf, b...)
 	ext := make([]byte, BlockSize)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package tarscan
+package tarfile
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package tarscan
+package tarfile
 
 import (
 	"archive/tar"

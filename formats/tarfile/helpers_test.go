@@ -1,4 +1,4 @@
-package tarscan
+package tarfile
 
 import (
 	"archive/tar"
@@ -115,17 +115,17 @@ type hdr struct {
 func (h hdr) block() []byte {
 	b := make([]byte, BlockSize)
 	copy(b[offName:offName+100], h.name)
-	putOctal(b[offMode:offMode+8], 0o644)
-	putOctal(b[offUID:offUID+8], 1000)
-	putOctal(b[offGID:offGID+8], 1000)
-	putOctal(b[offMtime:offMtime+12], 1700000000)
+	putOctalSlow(b[offMode:offMode+8], 0o644)
+	putOctalSlow(b[offUID:offUID+8], 1000)
+	putOctalSlow(b[offGID:offGID+8], 1000)
+	putOctalSlow(b[offMtime:offMtime+12], 1700000000)
 	switch {
 	case h.sizeField != nil:
 		copy(b[offSize:offSize+12], h.sizeField)
 	case h.size >= 1<<33 || h.size < 0:
 		putBase256(b[offSize:offSize+12], h.size)
 	default:
-		putOctal(b[offSize:offSize+12], h.size)
+		putOctalSlow(b[offSize:offSize+12], h.size)
 	}
 	b[offTypeflag] = h.typeflag
 	if h.typeflag == 0 && h.format != FormatV7 {
@@ -147,8 +147,9 @@ func (h hdr) block() []byte {
 	return b
 }
 
-// putOctal writes x as zero-padded octal digits followed by a NUL.
-func putOctal(b []byte, x int64) {
+// putOctalSlow writes x as zero-padded octal digits followed by a NUL, by
+// way of strconv: independent of the writer's putOctal.
+func putOctalSlow(b []byte, x int64) {
 	s := strconv.FormatInt(x, 8)
 	for len(s) < len(b)-1 {
 		s = "0" + s
