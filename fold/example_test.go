@@ -10,17 +10,18 @@ import (
 )
 
 // Reading one member of a fold of tar shards by its key and extension,
-// through the fold's TARIDX index.
+// through the fold's TARIDX index. The index lies apart from its shards,
+// so its manifest names them: Open needs the index only.
 func ExampleFold_Lookup() {
 	dir, _ := os.MkdirTemp("", "example-fold")
 	defer os.RemoveAll(dir)
-	shards := []string{"../examples/webdataset/train_0000.tar", "../examples/webdataset/train_0001.tar"}
-	index := filepath.Join(dir, "train.taridx")
+	shards := []string{"../examples/webdataset/imagenet-train-000000.tar", "../examples/webdataset/imagenet-train-000001.tar"}
+	index := filepath.Join(dir, "imagenet-train.taridx")
 	if _, err := fold.BuildIndex(context.Background(), shards, index, fold.IndexOptions{}); err != nil {
 		fmt.Println(err)
 		return
 	}
-	f, err := fold.Open(index, shards)
+	f, err := fold.Open(index, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
