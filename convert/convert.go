@@ -166,7 +166,9 @@ func (o ConvertOptions) spool(dst string) *compressed.Spool {
 var ErrNothingToConvert = errors.New("the shards are plain tar already: nothing to convert (itarconv index indexes them in place)")
 
 // tarToTar writes compressed tar shards, or a tar stream, as an indexed
-// fold of plain tar shards.
+// fold of plain tar shards: each shard decompressed as it is (fold.Unpack),
+// or, with a shard size, its members written anew into shards of that
+// size.
 func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
 	shards, _, err := fold.Shards(srcs, o.Fold)
 	if err != nil {
@@ -179,7 +181,20 @@ func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 	if !need {
 		return nil, fmt.Errorf("%s: %w", strings.Join(srcs, " "), errors.Join(ErrSameFormat, ErrNothingToConvert))
 	}
-	return throughRegistry(ctx, shards, dst, o)
+	if o.ShardSize > 0 {
+		// New shard boundaries: the members are written anew.
+		return throughRegistry(ctx, shards, dst, o)
+	}
+	st, err := fold.Unpack(ctx, shards, fold.UnpackOptions{Dir: dst, Fold: o.Fold, Workers: o.Workers, Replace: o.Overwrite, Stdin: o.Stdin})
+	if err != nil {
+		return nil, err
+	}
+	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%d shards decompressed as they are, %s, into fold %s in %s; index %s (%d rows)",
+		len(st.Shards), human.Bytes(st.Bytes), cmp.Or(o.Fold, "train"), dst, filepath.Base(st.Index.Output), st.Index.Rows)}
+	if w := fold.NotIndexed(st.Index, "members"); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+	return res, nil
 }
 
 // Stream is the target name of one tar stream on standard output.

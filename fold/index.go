@@ -55,25 +55,11 @@ type IndexStats struct {
 // Shards that glzn would not find beside out, as they are, in that order,
 // are named in a manifest beside it (ManifestPath).
 func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOptions) (*IndexStats, error) {
-	if len(shards) > taridx.MaxShards {
-		return nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d: %w", len(shards), taridx.MaxShards, ErrTooManyShards)
-	}
 	start := time.Now()
-	w, err := taridx.Create(out, taridx.WriterOptions{Contiguous: opts.Contiguous})
+	w, st, err := indexShards(ctx, shards, out, opts)
 	if err != nil {
 		return nil, err
 	}
-	scan := opts.Scan
-	scan.HeaderBlocks = opts.CompatGLZN
-	src := NewTarShards(shards, scan)
-	sink := &taridxSink{w: w, rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
-	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
-	if err != nil {
-		w.Abort()
-		return nil, err
-	}
-	st := sink.tally.stats(out, w)
-	st.Shards = len(shards)
 	manifest, err := stageManifest(out, shards)
 	if err != nil {
 		w.Abort()
@@ -88,6 +74,34 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 	if err := commitManifest(out, manifest); err != nil {
 		return nil, err
 	}
+	st.Elapsed = time.Since(start)
+	if secs := st.Elapsed.Seconds(); secs > 0 {
+		st.MembersPerSec = float64(st.Members) / secs
+	}
+	return st, nil
+}
+
+// indexShards indexes the shards into a TARIDX writer of out, and leaves
+// it for the caller to close (or finish, commit, abort).
+func indexShards(ctx context.Context, shards []string, out string, opts IndexOptions) (*taridx.Writer, *IndexStats, error) {
+	if len(shards) > taridx.MaxShards {
+		return nil, nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d: %w", len(shards), taridx.MaxShards, ErrTooManyShards)
+	}
+	w, err := taridx.Create(out, taridx.WriterOptions{Contiguous: opts.Contiguous})
+	if err != nil {
+		return nil, nil, err
+	}
+	scan := opts.Scan
+	scan.HeaderBlocks = opts.CompatGLZN
+	src := NewTarShards(shards, scan)
+	sink := &taridxSink{w: w, rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
+	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
+	if err != nil {
+		w.Abort()
+		return nil, nil, err
+	}
+	st := sink.tally.stats(out, w)
+	st.Shards = len(shards)
 	for _, s := range src.Stats {
 		st.Members += s.Members
 		st.Sparse += s.Sparse
@@ -99,11 +113,7 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 			}
 		}
 	}
-	st.Elapsed = time.Since(start)
-	if secs := st.Elapsed.Seconds(); secs > 0 {
-		st.MembersPerSec = float64(st.Members) / secs
-	}
-	return st, nil
+	return w, st, nil
 }
 
 // indexRules decide, row by row, what a TARIDX holds: with glzn's

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,10 @@ func TestConvertCompressed(t *testing.T) {
 		}
 	}
 	tblBytes, _ := os.ReadFile(wantTBL)
+	if code, _, stderr := run(t, "index", "-q", plain); code != 0 {
+		t.Fatalf("index: exit %d: %s", code, stderr)
+	}
+	plainIndex, _ := os.ReadFile(filepath.Join(plain, "train.taridx"))
 	_, bcList, _ := run(t, "ls", wantBC)
 	for _, c := range codecs {
 		t.Run(c.tool, func(t *testing.T) {
@@ -95,6 +100,29 @@ func TestConvertCompressed(t *testing.T) {
 			}
 			if got := contents(t, "tar", fold); !reflect.DeepEqual(got, stringMap(payloads)) {
 				t.Errorf("the fold's members differ from the shards'")
+			}
+			// The fold's shards are the shards decompressed, byte for byte,
+			// and so is its index the plain shards' index.
+			for i := range 3 {
+				name := fmt.Sprintf("train_%04d.tar", i)
+				a, _ := os.ReadFile(filepath.Join(plain, name))
+				b, _ := os.ReadFile(filepath.Join(fold, name))
+				if !bytes.Equal(a, b) || len(a) == 0 {
+					t.Errorf("%s: %d bytes, the plain shard %d", name, len(b), len(a))
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(fold, "train.taridx")); !bytes.Equal(b, plainIndex) {
+				t.Errorf("the fold's index differs from the plain shards'")
+			}
+			// A fold is replaced only with --force.
+			if code, _, _ := run(t, "convert", "-q", z, fold); code != ExitData {
+				t.Errorf("over an existing fold: exit %d", code)
+			}
+			if code, _, stderr := run(t, "convert", "-q", "--force", "--shard-size", "64KiB", z, fold); code != 0 {
+				t.Errorf("--force --shard-size: exit %d: %s", code, stderr)
+			}
+			if got := contents(t, "tar", fold); !reflect.DeepEqual(got, stringMap(payloads)) {
+				t.Errorf("resharded: the fold's members differ from the shards'")
 			}
 			noLeftovers(t, out)
 		})

@@ -160,7 +160,9 @@ func run(keep string, reps int, quick bool) error {
 			// fold, they are one already, and are indexed.
 			twoStep := fmt.Sprintf("%s && %s convert -q %s %s", decompress, bin, staged, out)
 			if tg.name == "tar fold" {
-				twoStep = fmt.Sprintf("%s && %s index -q %s", decompress, bin, staged)
+				// The fold itarconv writes is durable (fsync'd, as every
+				// output), so the plain files are synced here too.
+				twoStep = fmt.Sprintf("%s && sync && %s index -q %s", decompress, bin, staged)
 				out = staged
 			}
 			direct := fmt.Sprintf("%s convert -q --workers 2 %s %s", bin, zdirs[c.name], filepath.Join(work, tg.out))
@@ -202,7 +204,7 @@ func run(keep string, reps int, quick bool) error {
 		}
 	}
 	tw.Flush()
-	fmt.Println("\ntwo-step: the codec's tool (gzip -dc, zstd -dc) decompresses each shard into a plain file, two at a time (xargs -P 2), then itarconv converts those (or, for a fold, indexes them); itarconv: convert of the compressed shards, --workers 2.")
+	fmt.Println("\ntwo-step: the codec's tool (gzip -dc, zstd -dc) decompresses each shard into a plain file, two at a time (xargs -P 2), then itarconv converts those (or, for a fold, syncs and indexes them); itarconv: convert of the compressed shards, --workers 2.")
 	return nil
 }
 
