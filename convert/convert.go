@@ -161,6 +161,40 @@ func (o ConvertOptions) spool(dst string) *compressed.Spool {
 	return compressed.NewSpool(filepath.Dir(filepath.Clean(dst)), cmp.Or[io.Reader](o.Stdin, os.Stdin))
 }
 
+// openSource opens the source through its format's Open. Tar shards get a
+// spool writing decompressed copies into spoolDir, closed with the
+// dataset.
+func (o ConvertOptions) openSource(srcs []string, spoolDir string) (registry.Dataset, error) {
+	srcOpts := o.sourceOptions()
+	var spool *compressed.Spool
+	if tarOpts, ok := srcOpts.(fold.OpenOptions); ok && tarOpts.Spool == nil {
+		spool = compressed.NewSpool(spoolDir, cmp.Or[io.Reader](o.Stdin, os.Stdin))
+		tarOpts.Spool = spool
+		srcOpts = tarOpts
+	}
+	d, err := registry.Lookup(o.From).Open(srcs, registry.OpenOptions{Mode: o.sourceMode(), Format: srcOpts})
+	if err != nil {
+		spool.Close()
+		return nil, err
+	}
+	if spool == nil {
+		return d, nil
+	}
+	return spooled{d, spool}, nil
+}
+
+// spooled is a dataset whose compressed shards' copies go with it.
+type spooled struct {
+	registry.Dataset
+	spool *compressed.Spool
+}
+
+func (s spooled) Close() error {
+	err := s.Dataset.Close()
+	s.spool.Close()
+	return err
+}
+
 // ErrNothingToConvert: tar shards into tar shards, when none is
 // compressed or a stream.
 var ErrNothingToConvert = errors.New("the shards are plain tar already: nothing to convert (itarconv index indexes them in place)")
@@ -207,13 +241,9 @@ func toStream(ctx context.Context, srcs []string, o ConvertOptions) (*registry.R
 	if src.Open == nil {
 		return nil, fmt.Errorf("from %s to a tar stream: %w", src.Label, ErrNoConverter)
 	}
-	srcOpts := o.sourceOptions()
-	if tarOpts, ok := srcOpts.(fold.OpenOptions); ok && tarOpts.Spool == nil {
-		tarOpts.Spool = compressed.NewSpool(os.TempDir(), cmp.Or[io.Reader](o.Stdin, os.Stdin))
-		defer tarOpts.Spool.Close()
-		srcOpts = tarOpts
-	}
-	d, err := src.Open(srcs, registry.OpenOptions{Mode: o.sourceMode(), Format: srcOpts})
+	// A stream has no directory: copies of compressed shards go to the
+	// system's temporary one.
+	d, err := o.openSource(srcs, os.TempDir())
 	if err != nil {
 		return nil, err
 	}
@@ -389,13 +419,7 @@ func throughRegistry(ctx context.Context, srcs []string, dst string, o ConvertOp
 	if src.Open == nil || tgt.Create == nil {
 		return nil, fmt.Errorf("from %s to %s: %w", src.Label, tgt.Label, ErrNoConverter)
 	}
-	srcOpts := o.sourceOptions()
-	if tarOpts, ok := srcOpts.(fold.OpenOptions); ok && tarOpts.Spool == nil {
-		tarOpts.Spool = o.spool(dst)
-		defer tarOpts.Spool.Close()
-		srcOpts = tarOpts
-	}
-	d, err := src.Open(srcs, registry.OpenOptions{Mode: o.sourceMode(), Format: srcOpts})
+	d, err := o.openSource(srcs, filepath.Dir(filepath.Clean(dst)))
 	if err != nil {
 		return nil, err
 	}

@@ -4,14 +4,11 @@ import (
 	"archive/tar"
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"syscall"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/tarfile"
-	"github.com/itarconv/itarconv/internal/mapped"
 )
 
 // StreamOptions tune WriteStream.
@@ -58,11 +55,7 @@ func (s *streamSink) Prepare(*dataset.Batch) error { return nil }
 func (s *streamSink) EndShard(int) error           { return nil }
 
 func (s *streamSink) Write(b *dataset.Batch) error {
-	err := mapped.Guard(func() error { return s.write(b) })
-	if errors.Is(err, mapped.ErrGone) || errors.Is(err, syscall.EFAULT) {
-		return fmt.Errorf("%s: %w", s.src.ShardName(b.Shard), mapped.ErrGone)
-	}
-	return err
+	return guardMapped(s.src, b.Shard, func() error { return s.write(b) })
 }
 
 func (s *streamSink) write(b *dataset.Batch) error {

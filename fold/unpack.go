@@ -2,7 +2,6 @@ package fold
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -108,10 +107,8 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 		}
 		return nil, fmt.Errorf("indexing the new fold: %w", err)
 	}
-	for _, s := range stale {
-		if err := os.Remove(s); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("removing %s of the earlier fold %q: %w", s, opts.Fold, err)
-		}
+	if err := removeStale(opts.Dir, opts.Fold, stale); err != nil {
+		return nil, err
 	}
 	safefile.SyncDir(opts.Dir)
 	st.Shards, st.Replaced = names, stale

@@ -203,16 +203,25 @@ func (p *Pending) Commit() (*WriteStats, error) {
 		}
 		return nil, fmt.Errorf("indexing the new fold: %w", err)
 	}
-	for _, s := range stale {
-		if err := os.Remove(s); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("removing %s of the earlier fold %q: %w", s, p.fold, err)
-		}
-	}
-	if len(stale) > 0 {
-		safefile.SyncDir(p.dir)
+	if err := removeStale(p.dir, p.fold, stale); err != nil {
+		return nil, err
 	}
 	p.stats.Shards, p.stats.Replaced = shards, stale
 	return p.stats, nil
+}
+
+// removeStale removes the shards of an earlier fold that the new one did
+// not overwrite, once the new one is in place.
+func removeStale(dir, fold string, stale []string) error {
+	for _, s := range stale {
+		if err := os.Remove(s); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("removing %s of the earlier fold %q: %w", s, fold, err)
+		}
+	}
+	if len(stale) > 0 {
+		safefile.SyncDir(dir)
+	}
+	return nil
 }
 
 // Abort removes the fold's temporary files. It is a no-op after Commit.
@@ -286,11 +295,17 @@ func (s *tarFoldSink) Prepare(b *dataset.Batch) error {
 }
 
 func (s *tarFoldSink) Write(b *dataset.Batch) error {
-	// Payloads may be mapped input (see dataset.Releaser): bytes a shrunk input
-	// lost fault when copied, or make the system refuse them.
-	err := mapped.Guard(func() error { return s.write(b) })
+	return guardMapped(s.src, b.Shard, func() error { return s.write(b) })
+}
+
+// guardMapped runs a sink's write of a batch whose payloads may be mapped
+// input (see dataset.Releaser): bytes a shrunk input lost fault when
+// copied, or make the system refuse them; either is an error naming the
+// source's shard.
+func guardMapped(src dataset.Source, shard int, write func() error) error {
+	err := mapped.Guard(write)
 	if errors.Is(err, mapped.ErrGone) || errors.Is(err, syscall.EFAULT) {
-		return fmt.Errorf("%s: %w", s.src.ShardName(b.Shard), mapped.ErrGone)
+		return fmt.Errorf("%s: %w", src.ShardName(shard), mapped.ErrGone)
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package compressed
 
 import (
+	"bufio"
 	"compress/bzip2"
 	"context"
 	"errors"
@@ -39,7 +40,7 @@ func NewReader(r io.Reader, c Codec) (io.ReadCloser, error) {
 		if err != nil {
 			return nil, err
 		}
-		return d.IOReadCloser(), nil
+		return zstdReader{d}, nil
 	case Bzip2:
 		return io.NopCloser(bzip2.NewReader(r)), nil
 	case Xz:
@@ -65,59 +66,70 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// copyChunk is how much is decompressed between two looks at the context.
-const copyChunk = 1 << 20
+// zstdReader keeps the decoder's WriteTo, which writes each block
+// straight to the writer (IOReadCloser would copy it once more).
+type zstdReader struct{ *zstd.Decoder }
+
+func (z zstdReader) Close() error {
+	z.Decoder.Close()
+	return nil
+}
 
 // Decompress writes the decompressed bytes of r, a stream of codec c named
 // name, to w, and returns how many. A stream that is corrupt or cut short
 // is an error wrapping ErrCorrupt that names name and the compressed
-// offset the decoder had read up to.
+// offset the decoder had read up to. The decoder writes to w directly
+// where it can (WriteTo); a canceled ctx stops it at its next write.
 func Decompress(ctx context.Context, name string, r io.Reader, c Codec, w io.Writer) (int64, error) {
+	// Decoders read faster from a large buffer; the offset they reached is
+	// what was read less what the buffer still holds.
 	cr := &countingReader{r: r}
-	d, err := NewReader(cr, c)
+	br := bufio.NewReaderSize(cr, 1<<20)
+	offset := func() int64 { return cr.n - int64(br.Buffered()) }
+	d, err := NewReader(br, c)
 	if err != nil {
-		return 0, fmt.Errorf("%s: compressed offset %d: %s header: %v: %w", name, cr.n, c, err, ErrCorrupt)
+		return 0, fmt.Errorf("%s: compressed offset %d: %s header: %v: %w", name, offset(), c, err, ErrCorrupt)
 	}
 	defer d.Close()
-	var total int64
-	buf := make([]byte, 256<<10)
-	for {
-		if err := ctx.Err(); err != nil {
-			return total, err
-		}
-		n, err := io.CopyBuffer(errWriter{w}, io.LimitReader(d, copyChunk), buf)
-		total += n
-		if err != nil {
-			var we writeError
-			if errors.As(err, &we) {
-				return total, fmt.Errorf("%s: writing its decompressed bytes: %w", name, we.err)
-			}
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			return total, fmt.Errorf("%s: compressed offset %d (decompressed %d): %s: %v: %w", name, cr.n, total, c, err, ErrCorrupt)
-		}
-		if n < copyChunk {
-			return total, nil
-		}
+	n, err := io.CopyBuffer(&guardedWriter{ctx: ctx, w: w}, d, make([]byte, 256<<10))
+	if err == nil {
+		return n, nil
 	}
+	var we writeError
+	switch {
+	case ctx.Err() != nil:
+		return n, ctx.Err()
+	case errors.As(err, &we):
+		return n, fmt.Errorf("%s: writing its decompressed bytes: %w", name, we.err)
+	case errors.Is(err, io.EOF):
+		err = io.ErrUnexpectedEOF
+	}
+	return n, fmt.Errorf("%s: compressed offset %d (decompressed %d): %s: %v: %w", name, offset(), n, c, err, ErrCorrupt)
 }
 
-// writeError marks an error of the writer (a full disk), not of the
-// stream.
-type writeError struct{ err error }
+// guardedWriter tells the writer's errors (a full disk) from the stream's,
+// and stops a decompression whose context is canceled.
+type guardedWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
 
-func (e writeError) Error() string { return e.err.Error() }
-
-type errWriter struct{ w io.Writer }
-
-func (e errWriter) Write(p []byte) (int, error) {
-	n, err := e.w.Write(p)
+func (g *guardedWriter) Write(p []byte) (int, error) {
+	if err := g.ctx.Err(); err != nil {
+		return 0, writeError{err}
+	}
+	n, err := g.w.Write(p)
 	if err != nil {
 		err = writeError{err}
 	}
 	return n, err
 }
+
+// writeError marks an error of the writer (a full disk), or a canceled
+// context, not of the stream.
+type writeError struct{ err error }
+
+func (e writeError) Error() string { return e.err.Error() }
 
 // DecompressFile is Decompress of a file, its codec told by its bytes.
 func DecompressFile(ctx context.Context, path string, w io.Writer) (Codec, int64, error) {
