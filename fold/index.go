@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
 )
@@ -56,7 +57,7 @@ type IndexStats struct {
 // are named in a manifest beside it (ManifestPath).
 func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOptions) (*IndexStats, error) {
 	start := time.Now()
-	w, st, err := indexShards(ctx, shards, out, opts)
+	w, st, err := indexShards(ctx, shards, out, opts, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +83,9 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 }
 
 // indexShards indexes the shards into a TARIDX writer of out, and leaves
-// it for the caller to close (or finish, commit, abort).
-func indexShards(ctx context.Context, shards []string, out string, opts IndexOptions) (*taridx.Writer, *IndexStats, error) {
+// it for the caller to close (or finish, commit, abort). Compressed shards
+// are read through spool's copies.
+func indexShards(ctx context.Context, shards []string, out string, opts IndexOptions, spool *compressed.Spool) (*taridx.Writer, *IndexStats, error) {
 	if len(shards) > taridx.MaxShards {
 		return nil, nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d: %w", len(shards), taridx.MaxShards, ErrTooManyShards)
 	}
@@ -94,6 +96,7 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 	scan := opts.Scan
 	scan.HeaderBlocks = opts.CompatGLZN
 	src := NewTarShards(shards, scan)
+	src.Spool = spool
 	sink := &taridxSink{w: w, rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
 	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {

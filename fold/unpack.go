@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
@@ -49,44 +48,47 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 	if stdin == nil {
 		stdin = os.Stdin
 	}
-	spool := compressed.NewSpool(opts.Dir, stdin)
-	defer spool.Close()
-	temps, err := plainCopies(ctx, spool, shards, opts)
-	if err != nil {
-		return nil, err
+	names := make([]string, len(shards))
+	for i := range shards {
+		names[i] = filepath.Join(opts.Dir, tarfile.ShardName(opts.Fold, i, len(shards), 4))
 	}
-	// Until the fold is in place, a failure removes every copy (the
-	// spool's own go with it too; a renamed one is no longer there).
-	defer func() {
-		for _, t := range temps {
-			os.Remove(t)
-		}
-	}()
-	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
-	x, ist, err := indexShards(ctx, temps, idx, IndexOptions{Stem: opts.Index.Stem, Contiguous: opts.Index.Contiguous, Workers: opts.Workers})
-	if err != nil {
-		return nil, err
-	}
-	if err := x.Finish(); err != nil {
-		return nil, fmt.Errorf("indexing the new fold: %w", err)
-	}
-	names := make([]string, len(temps))
-	for i := range temps {
-		names[i] = filepath.Join(opts.Dir, tarfile.ShardName(opts.Fold, i, len(temps), 4))
-	}
+	// Shards of an existing fold of that name are refused before any
+	// work, unless it is to be replaced.
 	p := &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, names: names}
 	stale, err := p.stale()
 	if err == nil && len(stale) > 0 && !opts.Replace {
 		err = fmt.Errorf("%s: %w %q that this run would not replace: %s; remove them, or replace the whole fold",
 			opts.Dir, ErrExists, opts.Fold, listNames(stale))
 	}
+	if err != nil {
+		return nil, err
+	}
+	// One pass: each worker decompresses a shard straight into the fold's
+	// directory, syncs it, and reads its headers for the index while the
+	// other decompresses the next.
+	spool := compressed.NewSpool(opts.Dir, stdin)
+	spool.Durable = true
+	defer spool.Close()
+	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
+	x, ist, err := indexShards(ctx, shards, idx, IndexOptions{Stem: opts.Index.Stem, Contiguous: opts.Index.Contiguous, Workers: opts.Workers}, spool)
+	if err != nil {
+		return nil, err
+	}
+	temps, err := plainCopies(ctx, spool, shards)
 	if err == nil {
-		err = syncAll(temps) // durable, and readable as any output is
+		err = x.Finish()
 	}
 	if err != nil {
 		x.Abort()
 		return nil, err
 	}
+	// Until the fold is in place, a failure removes every copy (a renamed
+	// one is no longer there).
+	defer func() {
+		for _, t := range temps {
+			os.Remove(t)
+		}
+	}()
 	st := &WriteStats{Skipped: map[string]int64{}, Index: ist, Members: ist.Members}
 	for i, t := range temps {
 		if err := os.Rename(t, names[i]); err != nil {
@@ -115,49 +117,29 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 	return st, nil
 }
 
-// plainCopies makes a temporary plain copy of every shard in opts.Dir,
-// opts.Workers at once: a compressed shard (or the stream) decompressed
-// by the spool, a plain one copied (by the kernel, where it can).
-func plainCopies(ctx context.Context, spool *compressed.Spool, shards []string, opts UnpackOptions) ([]string, error) {
+// plainCopies gives the spool's copy of every shard (made by now), and
+// copies a plain shard, which the spool leaves as it is, to a temporary
+// file in the spool's directory.
+func plainCopies(ctx context.Context, spool *compressed.Spool, shards []string) ([]string, error) {
 	temps := make([]string, len(shards))
-	errs := make([]error, len(shards))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range max(opts.Workers, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				if errs[i] = ctx.Err(); errs[i] != nil {
-					continue
-				}
-				p, err := spool.Plain(ctx, shards[i])
-				if err == nil && p == shards[i] {
-					p, err = copyShard(shards[i], opts.Dir)
-				}
-				temps[i], errs[i] = p, err
-			}
-		}()
-	}
-	for i := range shards {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	for i, err := range errs {
+	for i, s := range shards {
+		p, err := spool.Plain(ctx, s)
+		if err == nil && p == s {
+			p, err = copyShard(s, spool.Dir)
+		}
 		if err != nil {
-			for _, t := range temps {
-				if t != "" && t != shards[i] {
-					os.Remove(t)
-				}
+			for _, t := range temps[:i] {
+				os.Remove(t)
 			}
 			return nil, err
 		}
+		temps[i] = p
 	}
 	return temps, nil
 }
 
-// copyShard copies a plain shard to a temporary file in dir.
+// copyShard copies a plain shard to a temporary file in dir, durable as
+// the spool's copies are.
 func copyShard(path, dir string) (string, error) {
 	in, err := pathguard.Open(path)
 	if err != nil {
@@ -169,6 +151,11 @@ func copyShard(path, dir string) (string, error) {
 		return "", fmt.Errorf("copying %s into %s: %w", path, dir, err)
 	}
 	_, err = io.Copy(out, in)
+	if err == nil {
+		if err = out.Chmod(0o644); err == nil {
+			err = out.Sync()
+		}
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -179,24 +166,3 @@ func copyShard(path, dir string) (string, error) {
 	return out.Name(), nil
 }
 
-// syncAll makes the files durable, with an output's permissions, before
-// they are renamed into place.
-func syncAll(paths []string) error {
-	for _, p := range paths {
-		f, err := os.OpenFile(p, os.O_RDWR, 0)
-		if err != nil {
-			return err
-		}
-		err = f.Chmod(0o644)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", p, err)
-		}
-	}
-	return nil
-}

@@ -24,8 +24,13 @@ const Stdin = "-"
 // the worker that scans it, in parallel with the others. A nil *Spool
 // gives every shard as itself.
 type Spool struct {
-	Dir   string
-	stdin io.Reader
+	Dir string
+	// Durable copies are synced to disk, with an output's permissions
+	// (0644), as soon as each is complete, on the goroutine that made it:
+	// for copies that become outputs, their writeback then overlaps the
+	// decompression of the others.
+	Durable bool
+	stdin   io.Reader
 
 	mu      sync.Mutex
 	entries map[string]*spoolEntry
@@ -122,6 +127,11 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 	}
 	if err == nil {
 		err = w.Flush()
+	}
+	if err == nil && s.Durable {
+		if err = f.Chmod(0o644); err == nil {
+			err = f.Sync()
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
