@@ -165,4 +165,3 @@ func copyShard(path, dir string) (string, error) {
 	}
 	return out.Name(), nil
 }
-
