@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
@@ -25,6 +26,8 @@ type UnpackOptions struct {
 	Replace bool
 	Index   IndexOptions // Stem and Contiguous
 	Stdin   io.Reader    // read for the shard "-" (default os.Stdin)
+	// Progress counts the members as each shard, decompressed, is indexed.
+	Progress func(dataset.Progress)
 }
 
 // Unpack writes tar shards, compressed or not (or a tar stream, "-"), as
@@ -70,7 +73,7 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 	spool.Durable = true
 	defer spool.Close()
 	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
-	x, ist, err := indexShards(ctx, shards, idx, IndexOptions{Stem: opts.Index.Stem, Contiguous: opts.Index.Contiguous, Workers: opts.Workers}, spool)
+	x, ist, err := indexShards(ctx, shards, idx, IndexOptions{Stem: opts.Index.Stem, Contiguous: opts.Index.Contiguous, Workers: opts.Workers, Progress: opts.Progress}, spool)
 	if err != nil {
 		return nil, err
 	}
