@@ -219,7 +219,8 @@ func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 		// New shard boundaries: the members are written anew.
 		return throughRegistry(ctx, shards, dst, o)
 	}
-	st, err := fold.Unpack(ctx, shards, fold.UnpackOptions{Dir: dst, Fold: o.Fold, Workers: o.Workers, Replace: o.Overwrite, Stdin: o.Stdin, Progress: o.Progress})
+	st, err := fold.Unpack(ctx, shards, fold.UnpackOptions{Dir: dst, Fold: o.Fold, Workers: o.Workers, Replace: o.Overwrite, Stdin: o.Stdin,
+		Progress: o.Progress, Index: fold.IndexOptions{Scan: o.Scan}})
 	if err != nil {
 		return nil, err
 	}

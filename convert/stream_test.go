@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
@@ -103,6 +105,14 @@ func TestStreams(t *testing.T) {
 				t.Errorf("the stream's files differ from the input's")
 			}
 		})
+	}
+	// An empty standard input is no tar stream, and leaves nothing.
+	empty := t.TempDir()
+	if _, err := Convert(ctx, []string{"-"}, filepath.Join(empty, "x.tbl"), ConvertOptions{Stdin: bytes.NewReader(nil)}); !errors.Is(err, compressed.ErrEmptyStdin) {
+		t.Errorf("empty stdin: %v", err)
+	}
+	if left, _ := os.ReadDir(empty); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
 	}
 	// A TBL, to a stream.
 	var stdout bytes.Buffer

@@ -30,6 +30,10 @@ var ErrStale = errors.New("index does not match its shards")
 // was cut short after it was indexed). It is a kind of ErrStale.
 var ErrTruncated = fmt.Errorf("shard ends inside the payload: %w", ErrStale)
 
+// errNoShards: an index whose shards are neither named by a manifest nor
+// beside it. It is an fs.ErrNotExist.
+var errNoShards = fmt.Errorf("no shards found for the index: %w", fs.ErrNotExist)
+
 // Fold is an index and the shards its fids address.
 type Fold struct {
 	Name   string
@@ -65,7 +69,7 @@ func Open(indexPath string, shards []string) (*Fold, error) {
 	}
 	if f.Shards = besideIndex(filepath.Dir(indexPath), name); len(f.Shards) == 0 {
 		return nil, fmt.Errorf("%s: no shards of fold %s beside the index, and no manifest %s naming them (for an index built from shards elsewhere, give them after the index): %w",
-			indexPath, name, filepath.Base(ManifestPath(indexPath)), fs.ErrNotExist)
+			indexPath, name, filepath.Base(ManifestPath(indexPath)), errNoShards)
 	}
 	return f, nil
 }
@@ -122,6 +126,9 @@ func OpenAll(path, foldName string, shards []string) ([]*Fold, error) {
 			continue
 		}
 		f, err := Open(filepath.Join(path, e.Name()), nil)
+		if errors.Is(err, errNoShards) && foldName == "" {
+			continue // an index whose fold is not here: as a directory of other folds
+		}
 		if err != nil {
 			return nil, err
 		}

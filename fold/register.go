@@ -120,10 +120,15 @@ func dirShards(dir, foldName string) ([]string, string, error) {
 		if !ok || found[name] || e.IsDir() {
 			continue
 		}
-		if m, err := ReadManifest(filepath.Join(dir, e.Name())); err == nil {
-			folds = append(folds, shardset.Fold{Name: name, Shards: m.Paths(dir)})
-			found[name] = true
+		m, err := ReadManifest(filepath.Join(dir, e.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
+		if err != nil {
+			return nil, "", err
+		}
+		folds = append(folds, shardset.Fold{Name: name, Shards: m.Paths(dir)})
+		found[name] = true
 	}
 	var names []string
 	for _, f := range folds {

@@ -111,7 +111,11 @@ func (t *TarShards) spooled(shard int, path string, err error) error {
 	if err == nil || path == t.Paths[shard] {
 		return err
 	}
-	return fmt.Errorf("%s, decompressed: %w", t.Paths[shard], err)
+	name := t.Paths[shard]
+	if name == compressed.Stdin {
+		name = "standard input"
+	}
+	return fmt.Errorf("%s, decompressed: %w", name, err)
 }
 
 // maxReportedNames bounds the example names kept for reports.

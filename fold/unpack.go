@@ -24,7 +24,7 @@ type UnpackOptions struct {
 	// complete; without it, shards of the fold already there are refused
 	// (ErrExists).
 	Replace bool
-	Index   IndexOptions // Stem and Contiguous
+	Index   IndexOptions // Stem, Contiguous and Scan (IgnoreZeros: concatenated archives)
 	Stdin   io.Reader    // read for the shard "-" (default os.Stdin)
 	// Progress counts the members as each shard, decompressed, is indexed.
 	Progress func(dataset.Progress)
@@ -73,7 +73,8 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 	spool.Durable = true
 	defer spool.Close()
 	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
-	x, ist, err := indexShards(ctx, shards, idx, IndexOptions{Stem: opts.Index.Stem, Contiguous: opts.Index.Contiguous, Workers: opts.Workers, Progress: opts.Progress}, spool)
+	x, ist, err := indexShards(ctx, shards, idx, IndexOptions{Stem: opts.Index.Stem, Contiguous: opts.Index.Contiguous, Scan: opts.Index.Scan,
+		Workers: opts.Workers, Progress: opts.Progress}, spool)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +112,9 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 			os.Remove(n)
 		}
 		return nil, fmt.Errorf("indexing the new fold: %w", err)
+	}
+	if err := commitManifest(idx, nil); err != nil { // no earlier manifest may name other shards
+		return nil, err
 	}
 	if err := removeStale(opts.Dir, opts.Fold, stale); err != nil {
 		return nil, err

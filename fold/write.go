@@ -203,6 +203,11 @@ func (p *Pending) Commit() (*WriteStats, error) {
 		}
 		return nil, fmt.Errorf("indexing the new fold: %w", err)
 	}
+	// The fold's shards are glzn's names beside its index: a manifest an
+	// earlier index left there would name other shards.
+	if err := commitManifest(filepath.Join(p.dir, p.fold+".taridx"), nil); err != nil {
+		return nil, err
+	}
 	if err := removeStale(p.dir, p.fold, stale); err != nil {
 		return nil, err
 	}

@@ -16,9 +16,10 @@ import (
 // whose ends are neither both numbers nor both letters, a zero step).
 var ErrPattern = errors.New("malformed shard pattern")
 
-// maxExpansion bounds what one pattern may expand to: a typo such as
-// {0..99999999} fails at once instead of exhausting memory.
-const maxExpansion = 10_000_000
+// maxExpansion bounds what one pattern may expand to (far more shards than
+// any index addresses): a typo such as {0..99999999} fails at once
+// instead of exhausting memory.
+const maxExpansion = 1 << 20
 
 // Expand expands WebDataset's brace notation, as its braceexpand does:
 // {a,b,c} lists alternatives, {lo..hi} and {lo..hi..step} count from lo
@@ -67,6 +68,9 @@ func expand(p string) ([]string, error) {
 			sub, err := expand(a)
 			if err != nil {
 				return nil, err
+			}
+			if len(items)+len(sub) > maxExpansion {
+				return nil, fmt.Errorf("%w: more than %d names", ErrPattern, maxExpansion)
 			}
 			items = append(items, sub...)
 		}
@@ -156,15 +160,16 @@ func expandRange(s string) ([]string, bool, error) {
 }
 
 func count(a, b, step int64, format func(int64) string) ([]string, bool, error) {
-	n := (max(a, b)-min(a, b))/step + 1
-	if n > maxExpansion {
-		return nil, false, fmt.Errorf("%w: a range of %d names", ErrPattern, n)
+	// In unsigned arithmetic, so that ends far apart cannot overflow.
+	n := (uint64(max(a, b))-uint64(min(a, b)))/uint64(step) + 1
+	if n > maxExpansion || n == 0 {
+		return nil, false, fmt.Errorf("%w: a range of more than %d names", ErrPattern, maxExpansion)
 	}
 	if a > b {
 		step = -step
 	}
 	out := make([]string, 0, n)
-	for i, v := int64(0), a; i < n; i, v = i+1, v+step {
+	for i, v := uint64(0), a; i < n; i, v = i+1, v+step {
 		out = append(out, format(v))
 	}
 	return out, true, nil

@@ -26,15 +26,25 @@ var ErrNoMatch = errors.New("no shard matches the pattern")
 //     (NaturalLess: shard-9 before shard-10) and must be at least one.
 //
 // A name that does not exist is an error wrapping fs.ErrNotExist that
-// names it, and the pattern it came from.
+// names it, and the pattern it came from. Standard input ("-") may be
+// given once.
 func Resolve(args []string) ([]string, error) {
 	var out []string
+	stdin := 0
 	for _, a := range args {
 		paths, err := resolveOne(a, true)
 		if err != nil {
 			return nil, err
 		}
+		for _, p := range paths {
+			if p == "-" {
+				stdin++
+			}
+		}
 		out = append(out, paths...)
+	}
+	if stdin > 1 {
+		return nil, fmt.Errorf("%w: standard input (-) is one stream, given %d times", ErrPattern, stdin)
 	}
 	return out, nil
 }
@@ -69,6 +79,7 @@ func resolveOne(arg string, lists bool) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%q: %w", n, err)
 		}
+		m = visible(n, m)
 		if len(m) == 0 {
 			return nil, fmt.Errorf("%s: %w", n, ErrNoMatch)
 		}
@@ -113,4 +124,20 @@ func readList(list string) ([]string, error) {
 		return nil, fmt.Errorf("%s: the shard list names no shard: %w", list, fs.ErrNotExist)
 	}
 	return out, nil
+}
+
+// visible drops the hidden files a glob matched (names starting with a
+// dot, such as a conversion's temporary files), as the shell does, unless
+// the pattern's own name starts with one.
+func visible(pattern string, matches []string) []string {
+	if strings.HasPrefix(filepath.Base(pattern), ".") {
+		return matches
+	}
+	out := matches[:0]
+	for _, m := range matches {
+		if !strings.HasPrefix(filepath.Base(m), ".") {
+			out = append(out, m)
+		}
+	}
+	return out
 }

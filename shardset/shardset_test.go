@@ -42,7 +42,8 @@ func TestExpand(t *testing.T) {
 }
 
 func TestExpandErrors(t *testing.T) {
-	for _, p := range []string{"a{0..1", "a}", "{0..x}", "{1..5..0}", "{0..99999999999}"} {
+	for _, p := range []string{"a{0..1", "a}", "{0..x}", "{1..5..0}", "{0..99999999999}",
+		"{-9000000000000000000..9000000000000000000}", "x{{0..999999},{0..999999}}"} {
 		if _, err := Expand(p); !errors.Is(err, ErrPattern) {
 			t.Errorf("Expand(%q): %v, want ErrPattern", p, err)
 		}
@@ -104,6 +105,25 @@ func TestResolve(t *testing.T) {
 		if g := rel(t, dir, got); !reflect.DeepEqual(g, tt.want) {
 			t.Errorf("Resolve(%q) = %q, want %q", tt.args, g, tt.want)
 		}
+	}
+}
+
+func TestResolveStdinAndHidden(t *testing.T) {
+	if _, err := Resolve([]string{"-", "-"}); !errors.Is(err, ErrPattern) {
+		t.Errorf("- twice: %v", err)
+	}
+	if got, err := Resolve([]string{"-"}); err != nil || len(got) != 1 || got[0] != "-" {
+		t.Errorf("-: %q, %v", got, err)
+	}
+	dir := t.TempDir()
+	touch(t, dir, "s-1.tar", ".itarconv-tmp-1-s-2.tar", ".hidden-0.tar")
+	got, err := Resolve([]string{filepath.Join(dir, "*.tar")})
+	if err != nil || len(got) != 1 || filepath.Base(got[0]) != "s-1.tar" {
+		t.Errorf("a glob matches hidden files: %q, %v", got, err)
+	}
+	got, err = Resolve([]string{filepath.Join(dir, ".hidden-*.tar")})
+	if err != nil || len(got) != 1 {
+		t.Errorf("a glob of hidden names: %q, %v", got, err)
 	}
 }
 

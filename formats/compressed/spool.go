@@ -2,7 +2,9 @@ package compressed
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +16,9 @@ import (
 
 // Stdin is the shard name that stands for standard input.
 const Stdin = "-"
+
+// ErrEmptyStdin: standard input, given as a shard, held no byte.
+var ErrEmptyStdin = errors.New("standard input is empty: no tar stream")
 
 // Spool gives tar shards as plain tar files that can be mapped and read
 // at any offset: a plain shard is itself; a compressed one, or standard
@@ -118,10 +123,16 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 	}
 	w := &flushWriter{bufio.NewWriterSize(f, 1<<20), s.Dir}
 	if name == Stdin {
-		br := bufio.NewReaderSize(s.stdin, 1<<20)
+		in, done := contextReader(ctx, s.stdin)
+		defer done()
+		br := bufio.NewReaderSize(in, 1<<20)
 		head, _ := br.Peek(HeadSize)
 		e.codec = Sniff(head)
-		_, err = Decompress(ctx, "standard input", br, e.codec, w)
+		if len(head) == 0 {
+			err = cmp.Or(ctx.Err(), ErrEmptyStdin)
+		} else {
+			_, err = Decompress(ctx, "standard input", br, e.codec, w)
+		}
 	} else {
 		_, _, err = DecompressFile(ctx, name, w)
 	}
@@ -141,6 +152,22 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 		return "", err
 	}
 	return f.Name(), nil
+}
+
+// contextReader reads r on a goroutine of its own, so that a canceled ctx
+// ends at once a read that waits on a stream (a stalled pipe). done
+// releases it; the goroutine ends with r's next read.
+func contextReader(ctx context.Context, r io.Reader) (io.Reader, func()) {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, r)
+		pw.CloseWithError(err)
+	}()
+	stop := context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })
+	return pr, func() {
+		stop()
+		pr.Close()
+	}
 }
 
 // Close removes every decompressed copy.

@@ -236,3 +236,36 @@ func TestConvertToStdout(t *testing.T) {
 		}
 	}
 }
+
+// TestConcatenatedCompressed: with --ignore-zeros, a compressed stream of
+// two archives one after the other gives the members of both, into a fold
+// as into TBL; "-" given twice is a usage error.
+func TestConcatenatedCompressed(t *testing.T) {
+	plain, payloads := writeShards(t, 2, 10)
+	var both []byte
+	for _, n := range []string{"train_0000.tar", "train_0001.tar"} {
+		b, _ := os.ReadFile(filepath.Join(plain, n))
+		both = append(both, b...)
+	}
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "cat.tar")
+	os.WriteFile(cat, both, 0o644)
+	z := compressShards(t, dir, "gzip", ".tar.gz")
+	src := filepath.Join(z, "cat.tar.gz")
+	out := filepath.Join(t.TempDir(), "fold")
+	if code, _, stderr := run(t, "convert", "-q", "--ignore-zeros", src, out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// The fold's shard is the stream as it is, both archives in it; the
+	// index, read past the zero blocks, has every member.
+	code, stdout, _ := run(t, "ls", "--ignore-zeros", filepath.Join(out, "train.taridx"))
+	if code != 0 || strings.Count(stdout, "\n") != len(payloads) {
+		t.Errorf("ls: exit %d: %d rows, the two archives %d members", code, strings.Count(stdout, "\n"), len(payloads))
+	}
+	if code, stdout, _ := run(t, "cat", filepath.Join(out, "train.taridx"), "s000015.jpg"); code != 0 || stdout != string(payloads["s000015.jpg"]) {
+		t.Errorf("cat of a member of the second archive: exit %d", code)
+	}
+	if code, _, stderr := run(t, "convert", "-", "-", filepath.Join(t.TempDir(), "x.tbl")); code != ExitUsage {
+		t.Errorf("- twice: exit %d: %s", code, stderr)
+	}
+}

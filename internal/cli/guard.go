@@ -60,7 +60,13 @@ func guardShards(in *pathguard.Inputs, shards []string, explicit bool) error {
 // is.
 func expandShardArgs(args []string) ([]string, error) {
 	var out []string
+	stdin := 0
 	for _, a := range args {
+		if a == "-" {
+			if stdin++; stdin > 1 {
+				return nil, usagef("standard input (-) is one stream: give it once")
+			}
+		}
 		if _, err := os.Lstat(a); err == nil || a == "-" || !strings.HasPrefix(a, "@") && !shardset.HasPattern(a) {
 			out = append(out, a)
 			continue

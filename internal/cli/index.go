@@ -146,7 +146,7 @@ func planIndexDir(fl indexFlags, dir string) ([]indexJob, error) {
 
 // refuseCompressed: a compressed shard has no random access, so no index
 // can address its members; convert makes an indexed fold of plain tars.
-func refuseCompressed(shards []string) error {
+func refuseCompressed(shards []string, source string) error {
 	for _, s := range shards {
 		codec, err := compressed.DetectFile(s)
 		if err != nil {
@@ -154,10 +154,25 @@ func refuseCompressed(shards []string) error {
 		}
 		if codec != compressed.None {
 			return fmt.Errorf("%s: a %s-compressed shard: %w; an index needs plain tar to address its members: "+
-				"itarconv convert %s OUTDIR writes an indexed fold of uncompressed shards", s, codec, errCompressedShard, shellQuote(s))
+				"itarconv convert %s OUTDIR writes an indexed fold of uncompressed shards", s, codec, errCompressedShard, source)
 		}
 	}
 	return nil
+}
+
+// convertHint is the source of the convert command that makes an indexed
+// fold of a job's shards: the arguments as given (a directory with the
+// fold chosen when it holds several).
+func convertHint(args []string, job indexJob) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = shellQuote(a)
+	}
+	hint := strings.Join(quoted, " ")
+	if st, err := os.Stat(args[0]); err == nil && st.IsDir() && len(args) == 1 {
+		hint = "--fold " + shellQuote(job.fold) + " " + hint
+	}
+	return hint
 }
 
 // errCompressedShard: index was given a compressed shard.
@@ -209,7 +224,7 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		if err := guardShards(in, job.shards, explicit); err != nil {
 			return err
 		}
-		if err := refuseCompressed(job.shards); err != nil {
+		if err := refuseCompressed(job.shards, convertHint(args, job)); err != nil {
 			return err
 		}
 		if err := guardErr(in.CheckOutputs(job.out)); err != nil {

@@ -227,3 +227,34 @@ func TestConvertShardSet(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleManifestGoes: a fold written over an index that had a manifest
+// is read from its own shards, not from those the manifest named.
+func TestStaleManifestGoes(t *testing.T) {
+	wds, _, payloads := webdatasetShards(t, 2)
+	out := filepath.Join(t.TempDir(), "out")
+	os.Mkdir(out, 0o755)
+	idx := filepath.Join(out, "train.taridx")
+	if code, _, stderr := run(t, "index", "-q", "-o", idx, filepath.Join(wds, "imagenet-train-*.tar")); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := fold.ReadManifest(idx); err != nil {
+		t.Fatalf("no manifest: %v", err)
+	}
+	tblPath := filepath.Join(t.TempDir(), "x.tbl")
+	if code, _, stderr := run(t, "convert", "-q", wds, tblPath); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "convert", "-q", "--force", tblPath, out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(fold.ManifestPath(idx)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the earlier manifest is still there: %v", err)
+	}
+	if code, stdout, _ := run(t, "verify", idx); code != 0 {
+		t.Errorf("verify: exit %d: %s", code, stdout)
+	}
+	if code, stdout, _ := run(t, "cat", idx, "s000003.jpg"); code != 0 || stdout != string(payloads["s000003.jpg"]) {
+		t.Errorf("cat: exit %d", code)
+	}
+}
