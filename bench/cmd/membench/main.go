@@ -4,7 +4,7 @@
 // at the largest size N, a command's peak RSS stays within
 // 64 bytes per member + 128 MiB.
 //
-//	go run ./bench/cmd/membench [-dir D] [-sizes 375000,3000000] [-only tar,barecat,tbl,scdl] [-keep] [-quick]
+//	go run ./bench/cmd/membench [-dir D] [-sizes 375000,3000000] [-only tar,barecat,tbl,scdl,compressed] [-keep] [-quick]
 //
 // For each size N it generates (or, under -dir, reuses) a fold of N
 // one-byte members in 8 tar shards: samples sNNNNNNN of two members,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,8 +12,11 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/itarconv/itarconv/bench"
 )
@@ -31,7 +35,7 @@ const (
 )
 
 // groups are the values of -only.
-var groups = []string{"tar", "barecat", "tbl", "scdl"}
+var groups = []string{"tar", "barecat", "tbl", "scdl", "compressed"}
 
 // An SCDL archive of N/3 cells converts to a fold of N members: three a
 // cell (values, genes, metadata). Its cells hold 1 or 2 values.
@@ -51,8 +55,9 @@ type config struct {
 }
 
 // step is one command of the bench. In args, {D} stands for the fold's
-// directory, {S} for the SCDL archive's, {W} for the directory outputs go
-// to and {KEY} for a member of the fold.
+// directory, {S} for the SCDL archive's, {Z} for the fold's shards
+// gzip-compressed, {W} for the directory outputs go to and {KEY} for a
+// member of the fold.
 type step struct {
 	name  string // as the table shows it
 	group string
@@ -95,6 +100,10 @@ var steps = []step{
 	{name: "convert --tbl-version 1 DIR V1.tbl", group: "tbl", args: []string{"convert", "-q", "--json", "--tbl-version", "1", "{D}", "{W}/v1.tbl"}, count: "samples"},
 	{name: "convert V1.tbl OUTDIR", group: "tbl", args: []string{"convert", "-q", "--json", "--fold", fold, "{W}/v1.tbl", "{W}/out-v1"}, count: "members",
 		remove: []string{"out-v1", "v1.tbl"}},
+
+	{name: "convert GZ_DIR X.tbl (v2)", group: "compressed", args: []string{"convert", "-q", "--json", "{Z}", "{W}/zx.tbl"}, count: "samples", remove: []string{"zx.tbl"}},
+	{name: "convert GZ_DIR OUTDIR (unpacked fold)", group: "compressed", args: []string{"convert", "-q", "--json", "{Z}", "{W}/out-gz"}, count: "members", remove: []string{"out-gz"}},
+	{name: "convert DIR - (tar stream)", group: "compressed", args: []string{"convert", "-q", "{D}", "-"}},
 
 	{name: "inspect SCDL", group: "scdl", args: []string{"inspect", "{S}"}},
 	{name: "convert SCDL OUTDIR (cells)", group: "scdl", args: []string{"convert", "-q", "--json", "{S}", "{W}/out-cells"}, count: "cells", unit: membersPerCell},
@@ -181,11 +190,21 @@ func measure(cfg config) ([]*row, error) {
 		if err != nil {
 			return nil, err
 		}
+		var gzDir string
+		if cfg.only["compressed"] {
+			t0 := time.Now()
+			gzDir = filepath.Join(work, "gz")
+			if err := gzipShards(dir, gzDir); err != nil {
+				os.RemoveAll(work)
+				return nil, err
+			}
+			fmt.Fprintf(cfg.log, "the fold's shards gzip-compressed in %.1fs\n", time.Since(t0).Seconds())
+		}
 		key := fmt.Sprintf("s%07d.cls", n/2-1) // the last sample's
 		for i, s := range sel {
 			args := make([]string, len(s.args))
 			for k, a := range s.args {
-				args[k] = strings.NewReplacer("{D}", dir, "{S}", scdlDir, "{W}", work, "{KEY}", key).Replace(a)
+				args[k] = strings.NewReplacer("{D}", dir, "{S}", scdlDir, "{Z}", gzDir, "{W}", work, "{KEY}", key).Replace(a)
 			}
 			r := rows[i]
 			res, err := runStep(bin, args, s, n)
@@ -221,6 +240,52 @@ func measure(cfg config) ([]*row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// gzipShards writes every .tar of dir gzip-compressed (fastest level:
+// the bench measures reading them) into out, two at a time.
+func gzipShards(dir, out string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	shards, err := filepath.Glob(filepath.Join(dir, "*.tar"))
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(shards))
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, sh := range shards {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = gzipFile(sh, filepath.Join(out, filepath.Base(sh)+".gz"))
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func gzipFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	f, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestSpeed)
+	_, err = io.Copy(zw, in)
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 type result struct {

@@ -32,7 +32,7 @@ func TestMeasureTiny(t *testing.T) {
 	cfg := config{
 		base:  tmp,
 		sizes: []int{200, 400},
-		only:  map[string]bool{"tar": true, "barecat": true, "tbl": true, "scdl": true},
+		only:  map[string]bool{"tar": true, "barecat": true, "tbl": true, "scdl": true, "compressed": true},
 		bin:   bin,
 		log:   &log,
 	}
