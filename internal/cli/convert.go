@@ -38,9 +38,11 @@ func newConvertCmd(e *env) *cobra.Command {
 content, the target's by its path (.barecat, .tbl, an existing target, else
 a directory of tar shards); --from and --to override them:
 
-  itarconv convert DIR|SHARD.tar... OUT.barecat   tar shards -> Barecat
+  itarconv convert SHARDS... OUT.barecat          tar shards -> Barecat
   itarconv convert IN.barecat OUTDIR              Barecat -> tar shards + TARIDX
-  itarconv convert DIR|SHARD.tar... OUT.tbl       tar shards -> TBL (v2, or --tbl-version 1)
+  itarconv convert SHARDS... OUT.tbl              tar shards -> TBL (v2, or --tbl-version 1)
+  itarconv convert 'data/*.tar.gz' OUTDIR         compressed shards -> plain tar shards + TARIDX
+  itarconv convert SRC -                          any dataset -> one tar stream on stdout
   itarconv convert IN.tbl OUTDIR                  TBL -> tar shards + TARIDX
   itarconv convert SCDL_DIR OUTDIR                SCDL -> tar shards + TARIDX
   itarconv convert --to scdl DIR SCDL_DIR         tar shards (either SCDL mode) -> SCDL
@@ -55,8 +57,15 @@ Every pair converts directly, never through a tar fold on disk. An existing
 output is refused unless --force, which replaces it once the new one is
 complete. Converting a dataset into its own format is a usage error.
 
-Tar shards come from a directory (its <fold>_<suffix>.tar files, one fold or
---fold) or from tar files in the order given. Every regular member becomes a
+Tar shards come from a directory (its folds by name: <fold>_<suffix>.tar as
+glzn names them, else name-000000.tar by the number; one fold or --fold), an
+index (the shards it indexes), or a shard set in the order given: files, a
+brace pattern 'data/train-{000000..000146}.tar', a glob 'data/*.tar', @FILE
+(one shard a line), or - (a tar stream on stdin). Shards compressed with
+gzip, zstd, bzip2 or xz are told by their bytes and decompressed once, on
+the workers, beside the output; into a directory they become an indexed fold
+of plain shards, each decompressed as it is (--shard-size rewrites them).
+DST - writes one tar stream to stdout (no index). Every regular member becomes a
 Barecat file (all of them, not only those with extensions), hard links
 become files with their target's bytes, directories keep their metadata;
 symbolic links, devices and fifos are skipped and counted. --wrap copies no

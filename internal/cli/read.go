@@ -51,7 +51,7 @@ func (fl *foldFlags) open(args []string) ([]*fold.Fold, error) {
 func newLsCmd(e *env) *cobra.Command {
 	var fl foldFlags
 	cmd := &cobra.Command{
-		Use:   "ls DIR|FILE.taridx [SHARD.tar...] | ls X.barecat | ls X.tbl | ls SCDL_DIR",
+		Use:   "ls DIR|FILE.taridx [SHARDS...] | ls X.barecat | ls X.tbl | ls SCDL_DIR",
 		Short: "List every row: shard, offset, size and the name its tar header holds",
 		Args:  argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -95,7 +95,7 @@ func newCatCmd(e *env) *cobra.Command {
 	var fl foldFlags
 	var nth int
 	cmd := &cobra.Command{
-		Use:   "cat DIR|FILE.taridx KEY.EXT [SHARD.tar...] | cat X.barecat PATH | cat X.tbl NAME | cat SCDL_DIR NAME",
+		Use:   "cat DIR|FILE.taridx KEY.EXT [SHARDS...] | cat X.barecat PATH | cat X.tbl NAME | cat SCDL_DIR NAME",
 		Short: "Write one member's payload to stdout, found through the index",
 		Long: `Cat finds KEY.EXT (a sample key and an extension, such as 000042.jpg; with a
 directory when the index keys paths) through the index and copies its
@@ -150,7 +150,7 @@ func newVerifyCmd(e *env) *cobra.Command {
 	var data bool
 	var workers int
 	cmd := &cobra.Command{
-		Use:   "verify DIR|FILE.taridx [SHARD.tar...] | verify X.barecat | verify X.tbl | verify SCDL_DIR",
+		Use:   "verify DIR|FILE.taridx [SHARDS...] | verify X.barecat | verify X.tbl | verify SCDL_DIR",
 		Short: "Check that every row still matches the tar header at its offset",
 		Long: `Verify reads the tar headers of every shard and checks each row: a header at
 its offset, with the indexed size and a name whose stem and extension give
