@@ -209,3 +209,34 @@ func (l *limited) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestGzipPadding: zero bytes after the last gzip member are padding, as
+// gzip takes them; other bytes after the padding are a corrupt stream.
+func TestGzipPadding(t *testing.T) {
+	data := plainData(300 << 10)
+	z := compressWith(t, "gzip", data)
+	for _, tt := range []struct {
+		name  string
+		file  []byte
+		want  int
+		wants error
+	}{
+		{"padded", append(append([]byte{}, z...), make([]byte, 10240)...), 1, nil},
+		{"two members, padded", append(append(append([]byte{}, z...), z...), make([]byte, 512)...), 2, nil},
+		{"garbage after padding", append(append(append([]byte{}, z...), make([]byte, 512)...), 'x'), 0, ErrCorrupt},
+	} {
+		path := filepath.Join(t.TempDir(), "p.tar.gz")
+		os.WriteFile(path, tt.file, 0o644)
+		var out bytes.Buffer
+		_, n, err := DecompressFile(context.Background(), path, &out)
+		if tt.wants != nil {
+			if !errors.Is(err, tt.wants) {
+				t.Errorf("%s: %v, want %v", tt.name, err, tt.wants)
+			}
+			continue
+		}
+		if err != nil || n != int64(tt.want*len(data)) || !bytes.Equal(out.Bytes()[:len(data)], data) {
+			t.Errorf("%s: %d bytes, %v", tt.name, n, err)
+		}
+	}
+}

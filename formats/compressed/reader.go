@@ -32,7 +32,7 @@ func NewReader(r io.Reader, c Codec) (io.ReadCloser, error) {
 	case None:
 		return io.NopCloser(r), nil
 	case Gzip:
-		return gzip.NewReader(r)
+		return newGzipMembers(r)
 	case Zstd:
 		// One goroutine: shards decompress in parallel already, one each.
 		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
@@ -65,6 +65,95 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// gzipMembers reads a gzip file member after member, as gzip does, and,
+// as gzip does, takes zero bytes after the last member as padding (tape
+// blocking leaves them); any other byte there is a corrupt stream.
+type gzipMembers struct {
+	br *bufio.Reader
+	z  *gzip.Reader
+}
+
+func newGzipMembers(r io.Reader) (*gzipMembers, error) {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReader(r)
+	}
+	z, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, err
+	}
+	z.Multistream(false)
+	return &gzipMembers{br: br, z: z}, nil
+}
+
+// next moves to the member after the one that ended: io.EOF when nothing,
+// or only zero padding, is left.
+func (g *gzipMembers) next() error {
+	padding := false
+	for {
+		b, err := g.br.Peek(1)
+		if err == io.EOF {
+			return io.EOF
+		}
+		if err != nil {
+			return err
+		}
+		if b[0] != 0 {
+			break
+		}
+		padding = true
+		buf, _ := g.br.Peek(g.br.Buffered())
+		k := 0
+		for k < len(buf) && buf[k] == 0 {
+			k++
+		}
+		g.br.Discard(k)
+	}
+	if padding {
+		return errors.New("bytes after the zero padding that ends the gzip stream")
+	}
+	if err := g.z.Reset(g.br); err != nil {
+		return err
+	}
+	g.z.Multistream(false)
+	return nil
+}
+
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	for {
+		n, err := g.z.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		if err := g.next(); err != nil {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// WriteTo writes each member straight to w (the decoder's own WriteTo).
+func (g *gzipMembers) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for {
+		n, err := g.z.WriteTo(w)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if err := g.next(); err != nil {
+			if err == io.EOF {
+				return total, nil
+			}
+			return total, err
+		}
+	}
+}
+
+func (g *gzipMembers) Close() error { return g.z.Close() }
 
 // zstdReader keeps the decoder's WriteTo, which writes each block
 // straight to the writer (IOReadCloser would copy it once more).
