@@ -1,0 +1,161 @@
+// Package dali writes and reads the index DALI's webdataset reader takes
+// for each tar shard, as DALI's wds2idx tool writes it (index version
+// v1.2): a header line "v1.2 N", then one line per sample, the sample's
+// components one after the other, each as its extension, the offset of its
+// payload in the shard, its size and its name, separated by spaces.
+//
+// A sample is a run of consecutive regular members with the same key: the
+// name up to the first dot of its basename, directory included. wds2idx
+// splits names with Python's str.find, and that rule is kept to the byte:
+// a name without a dot has the whole name as its extension and its last
+// byte cut from its key ("noext" -> key "noex", extension "noext"), and a
+// member whose key is empty or ends in "/" (a hidden file) is skipped.
+package dali
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Version is the index version wds2idx writes and DALI reads.
+const Version = "v1.2"
+
+// ErrEmpty: a shard without a regular member: wds2idx writes no index for
+// it ("Webdataset Tar File empty").
+var ErrEmpty = errors.New("no sample: DALI indexes no empty shard")
+
+// ErrFormat: bytes that are no v1.2 index.
+var ErrFormat = errors.New("not a DALI v1.2 index")
+
+// Component is one member of a sample.
+type Component struct {
+	Ext    string
+	Offset int64 // of the payload in the shard
+	Size   int64
+	Name   string
+}
+
+// Sample is a run of members with the same key.
+type Sample []Component
+
+// SplitName splits a member name as wds2idx does: the key is the name up to
+// the first dot of its basename, the extension what follows that dot; a
+// name without a dot keeps Python's slicing with find's -1.
+func SplitName(name string) (key, ext string) {
+	dot := strings.IndexByte(name[strings.LastIndexByte(name, '/')+1:], '.')
+	if dot < 0 {
+		if name == "" {
+			return "", ""
+		}
+		return name[:len(name)-1], name
+	}
+	dot += strings.LastIndexByte(name, '/') + 1
+	return name[:dot], name[dot+1:]
+}
+
+// Builder gathers a shard's regular members, in tar order, into samples.
+// It holds the shard's index text, never payloads.
+type Builder struct {
+	lines   strings.Builder
+	samples int
+	last    string
+	started bool
+}
+
+// Add takes the next regular member of the shard.
+func (b *Builder) Add(name string, dataOffset, size int64) {
+	key, ext := SplitName(name)
+	if key == "" || strings.HasSuffix(key, "/") {
+		return // a hidden file: wds2idx leaves it out
+	}
+	if !b.started || key != b.last {
+		if b.started {
+			b.lines.WriteByte('\n')
+		}
+		b.samples++
+		b.last, b.started = key, true
+	} else {
+		b.lines.WriteByte(' ')
+	}
+	b.lines.WriteString(ext)
+	b.lines.WriteByte(' ')
+	b.lines.WriteString(strconv.FormatInt(dataOffset, 10))
+	b.lines.WriteByte(' ')
+	b.lines.WriteString(strconv.FormatInt(size, 10))
+	b.lines.WriteByte(' ')
+	b.lines.WriteString(name)
+}
+
+// Samples is the number of samples so far.
+func (b *Builder) Samples() int { return b.samples }
+
+// WriteTo writes the index; a shard without samples is ErrEmpty.
+func (b *Builder) WriteTo(w io.Writer) (int64, error) {
+	if b.samples == 0 {
+		return 0, ErrEmpty
+	}
+	n, err := fmt.Fprintf(w, "%s %d\n%s\n", Version, b.samples, b.lines.String())
+	return int64(n), err
+}
+
+// Parse reads an index. Components are read four fields at a time, as
+// DALI reads them, so a name or extension holding a space does not parse:
+// DALI could not read it either.
+func Parse(r io.Reader) ([]Sample, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	if !sc.Scan() {
+		return nil, fmt.Errorf("%w: no header line", ErrFormat)
+	}
+	head := strings.Fields(sc.Text())
+	if len(head) != 2 || head[0] != Version {
+		return nil, fmt.Errorf("%w: header %q", ErrFormat, sc.Text())
+	}
+	n, err := strconv.Atoi(head[1])
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("%w: sample count %q", ErrFormat, head[1])
+	}
+	var out []Sample
+	for line := 2; sc.Scan(); line++ {
+		f := strings.Split(sc.Text(), " ")
+		if len(f)%4 != 0 || len(f) == 0 {
+			return nil, fmt.Errorf("%w: line %d: %d fields, not four a component", ErrFormat, line, len(f))
+		}
+		var s Sample
+		for i := 0; i < len(f); i += 4 {
+			off, err1 := strconv.ParseInt(f[i+1], 10, 64)
+			size, err2 := strconv.ParseInt(f[i+2], 10, 64)
+			if err1 != nil || err2 != nil || off < 0 || size < 0 {
+				return nil, fmt.Errorf("%w: line %d: offset %q, size %q", ErrFormat, line, f[i+1], f[i+2])
+			}
+			s = append(s, Component{Ext: f[i], Offset: off, Size: size, Name: f[i+3]})
+		}
+		out = append(out, s)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("%w: the header counts %d samples, the lines %d", ErrFormat, n, len(out))
+	}
+	return out, nil
+}
+
+// IndexPath is where wds2idx writes a shard's index by default: the
+// shard's path up to the first dot of its name (a leading dot not
+// counted), then ".idx".
+func IndexPath(shard string) string {
+	start := strings.LastIndexByte(shard, '/') + 2
+	if start > len(shard) {
+		start = len(shard)
+	}
+	dot := strings.IndexByte(shard[start:], '.')
+	if dot < 0 {
+		return shard[:max(len(shard)-1, 0)] + ".idx" // find's -1, as Python slices it
+	}
+	return shard[:start+dot] + ".idx"
+}
