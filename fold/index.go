@@ -2,6 +2,7 @@ package fold
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,6 +24,9 @@ type IndexOptions struct {
 	Workers    int
 	Scan       tarfile.Options
 	Progress   func(dataset.Progress)
+	// ShardIndexes are other loaders' indexes of each shard (DALI),
+	// written from the same pass over the headers.
+	ShardIndexes []ShardIndex
 }
 
 // IndexStats describes a finished index.
@@ -44,8 +48,10 @@ type IndexStats struct {
 	SkippedNames  []string         `json:"skipped_examples"`
 	SparseNames   []string         `json:"sparse_examples"`
 	HardlinkNames []string         `json:"hardlink_examples"`
-	Reads         int64            `json:"read_calls,omitempty"`
-	ReadBytes     int64            `json:"read_bytes,omitempty"`
+	// ShardIndexes counts the other loaders' indexes written, by format.
+	ShardIndexes *ShardIndexStats `json:"shard_indexes,omitempty"`
+	Reads        int64            `json:"read_calls,omitempty"`
+	ReadBytes    int64            `json:"read_bytes,omitempty"`
 	// Elapsed is the caller's to report (the index command prints seconds).
 	Elapsed       time.Duration `json:"-"`
 	MembersPerSec float64       `json:"members_per_second,omitempty"`
@@ -61,19 +67,21 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 	if err != nil {
 		return nil, err
 	}
-	manifest, err := stageManifest(out, shards)
-	if err != nil {
-		w.Abort()
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
-		if manifest != nil {
-			manifest.Abort()
+	if w != nil {
+		manifest, err := stageManifest(out, shards)
+		if err != nil {
+			w.Abort()
+			return nil, err
 		}
-		return nil, err
-	}
-	if err := commitManifest(out, manifest); err != nil {
-		return nil, err
+		if err := w.Close(); err != nil {
+			if manifest != nil {
+				manifest.Abort()
+			}
+			return nil, err
+		}
+		if err := commitManifest(out, manifest); err != nil {
+			return nil, err
+		}
 	}
 	st.Elapsed = time.Since(start)
 	if secs := st.Elapsed.Seconds(); secs > 0 {
@@ -83,27 +91,51 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 }
 
 // indexShards indexes the shards into a TARIDX writer of out, and leaves
-// it for the caller to close (or finish, commit, abort). Compressed shards
-// are read through spool's copies.
+// it for the caller to close (or finish, commit, abort); with no out, it
+// writes no TARIDX, only opts.ShardIndexes (and returns no writer).
+// Compressed shards are read through spool's copies.
 func indexShards(ctx context.Context, shards []string, out string, opts IndexOptions, spool *compressed.Spool) (*taridx.Writer, *IndexStats, error) {
-	if len(shards) > taridx.MaxShards {
-		return nil, nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d: %w", len(shards), taridx.MaxShards, ErrTooManyShards)
+	if out == "" && len(opts.ShardIndexes) == 0 {
+		return nil, nil, errors.New("no index to write")
 	}
-	w, err := taridx.Create(out, taridx.WriterOptions{Contiguous: opts.Contiguous})
-	if err != nil {
-		return nil, nil, err
+	var w *taridx.Writer
+	if out != "" {
+		if len(shards) > taridx.MaxShards {
+			return nil, nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d: %w", len(shards), taridx.MaxShards, ErrTooManyShards)
+		}
+		var err error
+		if w, err = taridx.Create(out, taridx.WriterOptions{Contiguous: opts.Contiguous}); err != nil {
+			return nil, nil, err
+		}
 	}
 	scan := opts.Scan
 	scan.HeaderBlocks = opts.CompatGLZN
 	src := NewTarShards(shards, scan)
 	src.Spool = spool
-	sink := &taridxSink{w: w, rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
-	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
+	var sinks tee
+	tx := &taridxSink{w: w, rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
+	if w != nil {
+		sinks = append(sinks, tx)
+	}
+	var sx *shardIndexSink
+	if len(opts.ShardIndexes) > 0 {
+		sx = newShardIndexSink(opts.ShardIndexes, src)
+		sinks = append(sinks, sx)
+	}
+	err := dataset.Run(ctx, src, sinks, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {
-		w.Abort()
+		if w != nil {
+			w.Abort()
+		}
 		return nil, nil, err
 	}
-	st := sink.tally.stats(out, w)
+	st := &IndexStats{Output: out}
+	if w != nil {
+		st = tx.tally.stats(out, w)
+	}
+	if sx != nil {
+		st.ShardIndexes = sx.stats
+	}
 	st.Shards = len(shards)
 	for _, s := range src.Stats {
 		st.Members += s.Members

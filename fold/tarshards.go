@@ -76,6 +76,9 @@ type ShardStats struct {
 	SparseNames []string // the first few, for reports
 	Reads       int64    // read calls issued
 	ReadBytes   int64    // bytes those reads transferred
+	// End is where the shard's content ends: its end-of-archive blocks,
+	// or the end of the file.
+	End int64
 }
 
 // NewTarShards prepares a source over the given shard files, in fid order.
@@ -203,6 +206,7 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 		m, err := f.Next()
 		if err != nil {
 			if err == io.EOF {
+				st.End = f.Offset()
 				break
 			}
 			return t.spooled(shard, path, err)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
@@ -22,7 +25,7 @@ import (
 
 type indexFlags struct {
 	fold, output, outDir, compat, stem string
-	strategy                           string
+	strategy, formats                  string
 	contiguous, ignoreZeros, json      bool
 	workers                            int
 }
@@ -67,6 +70,7 @@ instead: every header block is a row, named by its 100-byte name field.`,
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "shards scanned in parallel")
 	f.BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read past zero blocks (concatenated archives)")
 	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
+	f.StringVar(&fl.formats, "format", "taridx", `indexes to write, a comma-separated list of: taridx, dali (DALI's <shard>.idx beside each shard), or all`)
 	f.StringVar(&fl.strategy, "read-strategy", "auto", `how headers are read: "auto" (mmap where possible), "mmap", "pread" (one read per header) or "sequential"`)
 	return cmd
 }
@@ -114,6 +118,31 @@ func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
 		out = filepath.Join(dir, name+".taridx")
 	}
 	return []indexJob{{fold: name, shards: shards, out: out}}, nil
+}
+
+// indexFormats reads --format: the loaders' indexes to write besides (or
+// instead of) TARIDX, which it reports.
+func indexFormats(fl indexFlags, opts *convert.IndexOptions) (withTARIDX bool, err error) {
+	dali := false
+	for _, f := range strings.Split(fl.formats, ",") {
+		switch strings.TrimSpace(f) {
+		case "taridx":
+			withTARIDX = true
+		case "dali":
+			dali = true
+		case "all":
+			withTARIDX, dali = true, true
+		default:
+			return false, usagef("--format: %q is none of taridx, dali, all", f)
+		}
+	}
+	if dali {
+		opts.ShardIndexes = append(opts.ShardIndexes, fold.DALI(fl.outDir))
+	}
+	if len(opts.ShardIndexes) > 0 && opts.CompatGLZN {
+		return false, usagef("--compat glzn reads header blocks; the other loaders' indexes read members: index them apart")
+	}
+	return withTARIDX, nil
 }
 
 // planIndexDir plans an index for each fold of a directory's shards.
@@ -213,9 +242,18 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		return usageError{err}
 	}
 	opts.Scan = tarfile.Options{IgnoreZeros: fl.ignoreZeros, Strategy: strategy}
+	withTARIDX, err := indexFormats(fl, &opts)
+	if err != nil {
+		return err
+	}
 	jobs, err := planIndex(fl, args)
 	if err != nil {
 		return err
+	}
+	if !withTARIDX {
+		for i := range jobs {
+			jobs[i].out = ""
+		}
 	}
 	st, err := os.Stat(args[0])
 	explicit := len(args) > 1 || err != nil || !st.IsDir() // else found in a directory
@@ -227,7 +265,13 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		if err := refuseCompressed(job.shards, convertHint(args, job)); err != nil {
 			return err
 		}
-		if err := guardErr(in.CheckOutputs(job.out)); err != nil {
+		outs := []string{job.out}
+		for _, k := range opts.ShardIndexes {
+			for _, sh := range job.shards {
+				outs = append(outs, k.Path(sh))
+			}
+		}
+		if err := guardErr(in.CheckOutputs(outs...)); err != nil {
 			return err
 		}
 	}
@@ -272,7 +316,10 @@ type indexResult struct {
 	Seconds       float64          `json:"seconds"`
 	MembersPerSec float64          `json:"members_per_second"`
 	ReadCalls     int64            `json:"read_calls"`
-	ReadBytes     int64            `json:"read_bytes"`
+	// ShardIndexes: the other loaders' indexes written, by format, and the
+	// shards a loader indexes not.
+	ShardIndexes *fold.ShardIndexStats `json:"shard_indexes,omitempty"`
+	ReadBytes    int64                 `json:"read_bytes"`
 }
 
 func newIndexResult(fold string, st *convert.IndexStats) indexResult {
@@ -287,11 +334,23 @@ func newIndexResult(fold string, st *convert.IndexStats) indexResult {
 		NoExtension: st.NoExt, SpaceInExt: st.SpaceInExt, Sparse: st.Sparse,
 		SkippedNames: st.SkippedNames, SparseNames: st.SparseNames, HardlinkNames: st.HardlinkNames,
 		Seconds: st.Elapsed.Seconds(), MembersPerSec: st.MembersPerSec,
-		ReadCalls: st.Reads, ReadBytes: st.ReadBytes,
+		ReadCalls: st.Reads, ReadBytes: st.ReadBytes, ShardIndexes: st.ShardIndexes,
 	}
 }
 
 func (e *env) reportIndex(r indexResult) {
+	if x := r.ShardIndexes; x != nil {
+		for _, name := range slices.Sorted(maps.Keys(x.Written)) {
+			e.infof("%s: %d %s shard indexes\n", r.Fold, x.Written[name], name)
+		}
+		for _, name := range slices.Sorted(maps.Keys(x.None)) {
+			e.warnf("%s: %d shards without a %s index (%s indexes no such shard), e.g. %s\n",
+				r.Fold, len(x.None[name]), name, name, x.None[name][0])
+		}
+	}
+	if r.Output == "" {
+		return // no TARIDX
+	}
 	if n := r.NoExtension + r.SpaceInExt; n > 0 {
 		e.warnf("%s: %d members skipped (%d without an extension, %d with white space in it; glzn's loader cannot read them), e.g. %s\n",
 			r.Fold, n, r.NoExtension, r.SpaceInExt, quoteList(r.SkippedNames))
