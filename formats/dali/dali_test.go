@@ -3,7 +3,6 @@ package dali
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,23 +14,15 @@ import (
 // index builds a shard's index from its regular members.
 func index(t *testing.T, shard string) ([]byte, error) {
 	t.Helper()
-	f, err := tarfile.Open(shard, tarfile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var b Builder
-	for {
-		m, err := f.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", shard, err)
-		}
+	_, err := tarfile.Walk(shard, tarfile.Options{}, func(m *tarfile.Member) error {
 		if m.IsRegular() {
 			b.Add(string(m.Name), m.DataOffset, m.Size)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", shard, err)
 	}
 	var out bytes.Buffer
 	_, err = b.WriteTo(&out)

@@ -3,7 +3,6 @@ package energon
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,25 +13,17 @@ import (
 // tarIdx builds a shard's index from its regular members.
 func tarIdx(t *testing.T, shard string) []byte {
 	t.Helper()
-	f, err := tarfile.Open(shard, tarfile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var b IdxBuilder
-	for {
-		m, err := f.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", shard, err)
-		}
+	end, err := tarfile.Walk(shard, tarfile.Options{}, func(m *tarfile.Member) error {
 		if m.IsRegular() {
 			b.Add(string(m.Name), m.FirstOffset)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", shard, err)
 	}
-	return b.Bytes(f.Offset())
+	return b.Bytes(end)
 }
 
 // TestOracle: every shard of testdata gets, byte for byte, the .tar.idx

@@ -645,3 +645,26 @@ func (f *File) Close() error {
 	}
 	return f.f.Close()
 }
+
+// Walk hands every member of the tar file at path to fn, in order, and
+// returns where the archive's content ends (Scanner.Offset after the last
+// member).
+func Walk(path string, opts Options, fn func(*Member) error) (end int64, err error) {
+	f, err := Open(path, opts)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	for {
+		m, err := f.Next()
+		if err == io.EOF {
+			return f.Offset(), nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if err := fn(m); err != nil {
+			return 0, err
+		}
+	}
+}
