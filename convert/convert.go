@@ -158,7 +158,12 @@ func Convert(ctx context.Context, srcs []string, dst string, o ConvertOptions) (
 // through decompressed copies beside dst, on the output's file system;
 // the caller closes it, which removes them.
 func (o ConvertOptions) spool(dst string) *compressed.Spool {
-	return compressed.NewSpool(filepath.Dir(filepath.Clean(dst)), cmp.Or[io.Reader](o.Stdin, os.Stdin))
+	return o.spoolIn(filepath.Dir(filepath.Clean(dst)))
+}
+
+// spoolIn is a spool writing its copies into dir.
+func (o ConvertOptions) spoolIn(dir string) *compressed.Spool {
+	return compressed.NewSpool(dir, cmp.Or[io.Reader](o.Stdin, os.Stdin))
 }
 
 // openSource opens the source through its format's Open. Tar shards get a
@@ -168,7 +173,7 @@ func (o ConvertOptions) openSource(srcs []string, spoolDir string) (registry.Dat
 	srcOpts := o.sourceOptions()
 	var spool *compressed.Spool
 	if tarOpts, ok := srcOpts.(fold.OpenOptions); ok && tarOpts.Spool == nil {
-		spool = compressed.NewSpool(spoolDir, cmp.Or[io.Reader](o.Stdin, os.Stdin))
+		spool = o.spoolIn(spoolDir)
 		tarOpts.Spool = spool
 		srcOpts = tarOpts
 	}

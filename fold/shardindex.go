@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -58,22 +59,14 @@ func (d *daliIndexer) Add(r *dataset.Row) {
 }
 
 func (d *daliIndexer) Bytes(int64) ([]byte, error) {
-	var out bytesBuffer
+	var out bytes.Buffer
 	if _, err := d.b.WriteTo(&out); err != nil {
 		if errors.Is(err, dali.ErrEmpty) {
 			err = fmt.Errorf("%w: %w", ErrNoIndex, err)
 		}
 		return nil, err
 	}
-	return out, nil
-}
-
-// bytesBuffer is an io.Writer that appends.
-type bytesBuffer []byte
-
-func (b *bytesBuffer) Write(p []byte) (int, error) {
-	*b = append(*b, p...)
-	return len(p), nil
+	return out.Bytes(), nil
 }
 
 // ShardIndexStats counts the shard indexes a pass wrote, by format.

@@ -57,12 +57,7 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 	}
 	// Shards of an existing fold of that name are refused before any
 	// work, unless it is to be replaced.
-	p := &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, names: names}
-	stale, err := p.stale()
-	if err == nil && len(stale) > 0 && !opts.Replace {
-		err = fmt.Errorf("%s: %w %q that this run would not replace: %s; remove them, or replace the whole fold",
-			opts.Dir, ErrExists, opts.Fold, listNames(stale))
-	}
+	stale, err := checkStale(opts.Dir, opts.Fold, names, opts.Replace)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +101,6 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 			st.Bytes += fi.Size()
 		}
 	}
-	ist.Output = idx
 	if err := x.Commit(); err != nil {
 		for _, n := range names {
 			os.Remove(n)

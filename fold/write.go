@@ -125,37 +125,44 @@ func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (*
 	ist.Shards, ist.Members = len(shards), sink.stats.Members
 	sink.stats.Index = ist
 	p := &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, w: w, x: x, names: shards, stats: sink.stats}
-	if !opts.Replace {
-		stale, err := p.stale()
-		if err == nil && len(stale) > 0 {
-			err = fmt.Errorf("%s: %w %q that this run would not replace: %s; remove them, or replace the whole fold",
-				opts.Dir, ErrExists, opts.Fold, listNames(stale))
-		}
-		if err != nil {
-			p.Abort()
-			return nil, err
-		}
+	if _, err := checkStale(opts.Dir, opts.Fold, shards, opts.Replace); err != nil {
+		p.Abort()
+		return nil, err
 	}
 	return p, nil
+}
+
+// checkStale lists the shards of a fold in dir that a fold of these names
+// would not overwrite, and refuses them (ErrExists) unless they are to be
+// replaced.
+func checkStale(dir, fold string, names []string, replace bool) ([]string, error) {
+	stale, err := staleShards(dir, fold, names)
+	if err == nil && len(stale) > 0 && !replace {
+		err = fmt.Errorf("%s: %w %q that this run would not replace: %s; remove them, or replace the whole fold",
+			dir, ErrExists, fold, listNames(stale))
+	}
+	return stale, err
 }
 
 // stale lists the shards of the fold in its directory that the pending
 // fold's shards do not overwrite: <fold>_<suffix>.tar files, the naming
 // rule of taridx.Discover.
-func (p *Pending) stale() ([]string, error) {
-	entries, err := os.ReadDir(p.dir)
+func (p *Pending) stale() ([]string, error) { return staleShards(p.dir, p.fold, p.names) }
+
+func staleShards(dir, foldName string, names []string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	mine := make(map[string]bool, len(p.names))
-	for _, n := range p.names {
+	mine := make(map[string]bool, len(names))
+	for _, n := range names {
 		mine[filepath.Base(n)] = true
 	}
 	var stale []string
 	for _, e := range entries {
 		fold, _, ok := taridx.SplitShardName(e.Name())
-		if ok && fold == p.fold && !e.IsDir() && !mine[e.Name()] {
-			stale = append(stale, filepath.Join(p.dir, e.Name()))
+		if ok && fold == foldName && !e.IsDir() && !mine[e.Name()] {
+			stale = append(stale, filepath.Join(dir, e.Name()))
 		}
 	}
 	return stale, nil
