@@ -71,6 +71,12 @@ type Member struct {
 
 	Sparse   bool  // GNU or pax sparse file: the payload is not the file's bytes (scanner only)
 	RealSize int64 // logical size of a sparse file (scanner only)
+
+	// Block is the member's own header block as it lies in the archive
+	// (scanner only; valid until the next call of Next): for loaders that
+	// read its raw fields, such as the name field without the pax, GNU or
+	// ustar-prefix name around it.
+	Block []byte
 }
 
 // IsRegular reports whether the member is a plain file whose payload is its
@@ -127,7 +133,8 @@ type Scanner struct {
 	global   []PAXRecord
 	chain    int64 // first offset of the pending chain, or -1
 
-	sparse int // sparse members seen
+	sparse      int    // sparse members seen
+	sparseBlock []byte // a copy of the header block of an old GNU sparse member
 }
 
 // NewScanner scans the archive in r, which holds size bytes. path names it
@@ -283,6 +290,7 @@ func (s *Scanner) headerBlock(off int64, blk []byte) (*Member, error) {
 		FirstOffset:  off,
 		DataOffset:   off + BlockSize,
 		Size:         size,
+		Block:        blk,
 	}
 	s.name, s.linkname = m.Name, m.Linkname
 	next := off + BlockSize + blocksFor(size)
@@ -422,6 +430,7 @@ func (s *Scanner) member(off int64, blk []byte, typeflag byte, size int64) (*Mem
 		HeaderOffset: off,
 		FirstOffset:  off,
 		DataOffset:   off + BlockSize,
+		Block:        blk,
 	}
 	if s.chain >= 0 {
 		m.FirstOffset = s.chain
@@ -517,6 +526,10 @@ func (s *Scanner) member(off int64, blk []byte, typeflag byte, size int64) (*Mem
 	m.Size = size
 	switch {
 	case typeflag == TypeGNUSparse:
+		// Reading the sparse map's extension blocks may refill the buffer
+		// that blk points into.
+		s.sparseBlock = append(s.sparseBlock[:0], blk...)
+		m.Block = s.sparseBlock
 		if err := s.gnuSparse(off, blk, m); err != nil {
 			return nil, err
 		}
