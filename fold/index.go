@@ -24,9 +24,11 @@ type IndexOptions struct {
 	Workers    int
 	Scan       tarfile.Options
 	Progress   func(dataset.Progress)
-	// ShardIndexes are other loaders' indexes of each shard (DALI),
-	// written from the same pass over the headers.
-	ShardIndexes []ShardIndex
+	// Loaders are other loaders' indexes (DALI, energon, ...), written
+	// from the same pass over the headers: each shard's as soon as it is
+	// read; what spans the dataset when the caller calls Loaders.Finish,
+	// after every fold of the dataset is indexed.
+	Loaders *Loaders
 }
 
 // IndexStats describes a finished index.
@@ -48,10 +50,8 @@ type IndexStats struct {
 	SkippedNames  []string         `json:"skipped_examples"`
 	SparseNames   []string         `json:"sparse_examples"`
 	HardlinkNames []string         `json:"hardlink_examples"`
-	// ShardIndexes counts the other loaders' indexes written, by format.
-	ShardIndexes *ShardIndexStats `json:"shard_indexes,omitempty"`
-	Reads        int64            `json:"read_calls,omitempty"`
-	ReadBytes    int64            `json:"read_bytes,omitempty"`
+	Reads     int64 `json:"read_calls,omitempty"`
+	ReadBytes int64 `json:"read_bytes,omitempty"`
 	// Elapsed is the caller's to report (the index command prints seconds).
 	Elapsed       time.Duration `json:"-"`
 	MembersPerSec float64       `json:"members_per_second,omitempty"`
@@ -92,10 +92,10 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 
 // indexShards indexes the shards into a TARIDX writer of out, and leaves
 // it for the caller to close (or finish, commit, abort); with no out, it
-// writes no TARIDX, only opts.ShardIndexes (and returns no writer).
+// writes no TARIDX, only opts.Loaders' (and returns no writer).
 // Compressed shards are read through spool's copies.
 func indexShards(ctx context.Context, shards []string, out string, opts IndexOptions, spool *compressed.Spool) (*taridx.Writer, *IndexStats, error) {
-	if out == "" && len(opts.ShardIndexes) == 0 {
+	if out == "" && opts.Loaders == nil {
 		return nil, nil, errors.New("no index to write")
 	}
 	var w *taridx.Writer
@@ -112,17 +112,16 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 	scan.HeaderBlocks = opts.CompatGLZN
 	src := NewTarShards(shards, scan)
 	src.Spool = spool
-	var sinks tee
+	var sink dataset.Sink = noSink{}
 	tx := &taridxSink{w: w, rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
 	if w != nil {
-		sinks = append(sinks, tx)
+		sink = tx
 	}
-	var sx *shardIndexSink
-	if len(opts.ShardIndexes) > 0 {
-		sx = newShardIndexSink(opts.ShardIndexes, src)
-		sinks = append(sinks, sx)
+	if opts.Loaders != nil {
+		opts.Loaders.Plan(shards)
+		src.Members = func(path string) MemberSink { return opts.Loaders.shard(path) }
 	}
-	err := dataset.Run(ctx, src, sinks, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
+	err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {
 		if w != nil {
 			w.Abort()
@@ -132,9 +131,6 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 	st := &IndexStats{Output: out}
 	if w != nil {
 		st = tx.tally.stats(out, w)
-	}
-	if sx != nil {
-		st.ShardIndexes = sx.stats
 	}
 	st.Shards = len(shards)
 	for _, s := range src.Stats {
@@ -293,3 +289,11 @@ func NotIndexed(st *IndexStats, unit string) string {
 	return fmt.Sprintf("%d %s not indexed (%d without an extension, %d with white space in it; glzn's loader cannot read them), e.g. %s",
 		st.NoExt+st.SpaceInExt, unit, st.NoExt, st.SpaceInExt, strings.Join(quoted, ", "))
 }
+
+// noSink takes the rows of a pass that writes only loaders' indexes (from
+// the members the source hands them directly).
+type noSink struct{}
+
+func (noSink) Prepare(*dataset.Batch) error { return nil }
+func (noSink) Write(*dataset.Batch) error   { return nil }
+func (noSink) EndShard(int) error           { return nil }

@@ -40,6 +40,11 @@ type TarShards struct {
 	// shard's copy on the worker that scans it, so shards decompress in
 	// parallel; OpenPayload, ShardFile and File then read the copy.
 	Spool *compressed.Spool
+	// Members, when set, starts a shard's MemberSink: Scan hands it every
+	// member of the shard as it reads them (pax global headers and sparse
+	// members too), then where the content ends, on the worker that scans
+	// the shard. Other loaders' indexes are built so, from the same pass.
+	Members func(path string) MemberSink
 
 	open    *os.File // the shard OpenPayload read last
 	openIdx int
@@ -67,6 +72,13 @@ func (t *TarShards) Close() error {
 	err := t.open.Close()
 	t.open = nil
 	return err
+}
+
+// A MemberSink sees one shard's members in order (each valid only during
+// the call), then where its content ends; an error from End fails the scan.
+type MemberSink interface {
+	Member(m *tarfile.Member)
+	End(end int64) error
 }
 
 // ShardStats counts what one shard held.
@@ -173,6 +185,10 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 	st := &t.Stats[shard]
 	defer func() { st.Reads, st.ReadBytes = f.ReadStats() }()
 
+	var members MemberSink
+	if t.Members != nil {
+		members = t.Members(t.Paths[shard])
+	}
 	rows := make([]dataset.Row, 0, batchRows)
 	arena := make([]byte, 0, 64<<10)
 	var batchBytes int64
@@ -212,6 +228,9 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 			return t.spooled(shard, path, err)
 		}
 		st.Members++
+		if members != nil {
+			members.Member(m)
+		}
 		if !t.Options.HeaderBlocks {
 			if m.Typeflag == tarfile.TypeXGlobalHeader {
 				continue
@@ -251,9 +270,17 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 		}
 	}
 	if len(rows) > 0 {
-		return flush()
+		if err := flush(); err != nil {
+			return err
+		}
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if members != nil {
+		return members.End(st.End)
+	}
+	return nil
 }
 
 // MaxInline bounds the payloads TarShards.ReadPayloads reads into a row:

@@ -123,26 +123,47 @@ func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
 // indexFormats reads --format: the loaders' indexes to write besides (or
 // instead of) TARIDX, which it reports.
 func indexFormats(fl indexFlags, opts *convert.IndexOptions) (withTARIDX bool, err error) {
-	dali := false
+	want := map[string]bool{}
 	for _, f := range strings.Split(fl.formats, ",") {
-		switch strings.TrimSpace(f) {
-		case "taridx":
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "taridx":
 			withTARIDX = true
-		case "dali":
-			dali = true
-		case "all":
-			withTARIDX, dali = true, true
+		case f == "all":
+			withTARIDX = true
+			for _, name := range loaderNames {
+				want[name] = true
+			}
+		case slices.Contains(loaderNames, f):
+			want[f] = true
 		default:
-			return false, usagef("--format: %q is none of taridx, dali, all", f)
+			return false, usagef("--format: %q is none of taridx, %s, all", f, strings.Join(loaderNames, ", "))
 		}
 	}
-	if dali {
-		opts.ShardIndexes = append(opts.ShardIndexes, fold.DALI(fl.outDir))
+	var loaders []fold.Loader
+	for _, name := range loaderNames { // always in this order
+		if want[name] {
+			loaders = append(loaders, newLoader(name, fl.outDir))
+		}
 	}
-	if len(opts.ShardIndexes) > 0 && opts.CompatGLZN {
-		return false, usagef("--compat glzn reads header blocks; the other loaders' indexes read members: index them apart")
+	if len(loaders) > 0 {
+		if opts.CompatGLZN {
+			return false, usagef("--compat glzn reads header blocks; the other loaders' indexes read members: index them apart")
+		}
+		opts.Loaders = fold.NewLoaders(loaders...)
 	}
 	return withTARIDX, nil
+}
+
+// loaderNames are the other loaders whose indexes index writes.
+var loaderNames = []string{"dali"}
+
+func newLoader(name, outDir string) fold.Loader {
+	switch name {
+	case "dali":
+		return fold.DALI(outDir)
+	}
+	panic("no loader " + name)
 }
 
 // planIndexDir plans an index for each fold of a directory's shards.
@@ -265,13 +286,13 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		if err := refuseCompressed(job.shards, convertHint(args, job)); err != nil {
 			return err
 		}
-		outs := []string{job.out}
-		for _, k := range opts.ShardIndexes {
-			for _, sh := range job.shards {
-				outs = append(outs, k.Path(sh))
-			}
+		if opts.Loaders != nil {
+			opts.Loaders.Plan(job.shards)
 		}
-		if err := guardErr(in.CheckOutputs(outs...)); err != nil {
+		if err := guardErr(in.CheckOutputs(job.out)); err != nil {
+			return err
+		}
+		if err := checkLoaderOutputs(in, opts.Loaders); err != nil {
 			return err
 		}
 	}
@@ -288,10 +309,50 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		results = append(results, res)
 		e.reportIndex(res)
 	}
+	var loaders *fold.LoaderStats
+	if opts.Loaders != nil {
+		loaders, err = opts.Loaders.Finish()
+		e.reportLoaders(loaders)
+		if err != nil {
+			return err
+		}
+	}
 	if fl.json {
-		return e.printJSON(map[string]any{"folds": results})
+		out := map[string]any{"folds": results}
+		if loaders != nil {
+			out["loaders"] = loaders
+		}
+		return e.printJSON(out)
 	}
 	return nil
+}
+
+// checkLoaderOutputs refuses loaders' index files that would overwrite a
+// shard or each other.
+func checkLoaderOutputs(in *pathguard.Inputs, l *fold.Loaders) error {
+	if l == nil {
+		return nil
+	}
+	outs, err := l.Outputs()
+	if err != nil {
+		return usageError{err}
+	}
+	return guardErr(in.CheckOutputs(outs...))
+}
+
+// reportLoaders says how many index files each loader got, and which
+// shards a loader indexes not.
+func (e *env) reportLoaders(st *fold.LoaderStats) {
+	if st == nil {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.Written)) {
+		e.infof("%s: %d index files\n", name, st.Written[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.None)) {
+		e.warnf("%s: %d shards without a %s index (%s indexes no such shard), e.g. %s\n",
+			name, len(st.None[name]), name, name, st.None[name][0])
+	}
 }
 
 // indexResult is the JSON form of an index build.
@@ -316,10 +377,7 @@ type indexResult struct {
 	Seconds       float64          `json:"seconds"`
 	MembersPerSec float64          `json:"members_per_second"`
 	ReadCalls     int64            `json:"read_calls"`
-	// ShardIndexes: the other loaders' indexes written, by format, and the
-	// shards a loader indexes not.
-	ShardIndexes *fold.ShardIndexStats `json:"shard_indexes,omitempty"`
-	ReadBytes    int64                 `json:"read_bytes"`
+	ReadBytes     int64            `json:"read_bytes"`
 }
 
 func newIndexResult(fold string, st *convert.IndexStats) indexResult {
@@ -334,20 +392,11 @@ func newIndexResult(fold string, st *convert.IndexStats) indexResult {
 		NoExtension: st.NoExt, SpaceInExt: st.SpaceInExt, Sparse: st.Sparse,
 		SkippedNames: st.SkippedNames, SparseNames: st.SparseNames, HardlinkNames: st.HardlinkNames,
 		Seconds: st.Elapsed.Seconds(), MembersPerSec: st.MembersPerSec,
-		ReadCalls: st.Reads, ReadBytes: st.ReadBytes, ShardIndexes: st.ShardIndexes,
+		ReadCalls: st.Reads, ReadBytes: st.ReadBytes,
 	}
 }
 
 func (e *env) reportIndex(r indexResult) {
-	if x := r.ShardIndexes; x != nil {
-		for _, name := range slices.Sorted(maps.Keys(x.Written)) {
-			e.infof("%s: %d %s shard indexes\n", r.Fold, x.Written[name], name)
-		}
-		for _, name := range slices.Sorted(maps.Keys(x.None)) {
-			e.warnf("%s: %d shards without a %s index (%s indexes no such shard), e.g. %s\n",
-				r.Fold, len(x.None[name]), name, name, x.None[name][0])
-		}
-	}
 	if r.Output == "" {
 		return // no TARIDX
 	}

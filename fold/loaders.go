@@ -1,0 +1,206 @@
+package fold
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/itarconv/itarconv/formats/tarfile"
+)
+
+// ErrNoIndex: a loader writes no index for such a shard (DALI: one
+// without a regular member). The shard is reported, not an error.
+var ErrNoIndex = errors.New("the loader indexes no such shard")
+
+// ErrOutputClash: two shards' indexes would be written to one path (shards
+// of the same name from several directories, gathered by --out-dir).
+var ErrOutputClash = errors.New("two indexes would have the same path")
+
+// A Loader is another data loader's index of tar shards, written from the
+// same pass over the headers as the fold's TARIDX: a file per shard, written
+// as soon as the shard is read, and (for some loaders) files that span the
+// whole dataset, written by Finish once every shard is read.
+type Loader interface {
+	// Name is the loader's name on the command line ("dali", "energon").
+	Name() string
+	// Outputs lists the files Finish and the shards' indexers will write,
+	// for the given shards of the dataset, in the order they were planned.
+	Outputs(shards []string) []string
+	// Shard starts the index of the shard at path. Its methods run on the
+	// worker that scans the shard, so shards are indexed in parallel.
+	Shard(path string) ShardIndexer
+	// Finish writes what spans the dataset, the shards (each ended without
+	// error) in the order they were planned; written reports how many files
+	// it wrote.
+	Finish(shards []string) (written int, err error)
+}
+
+// ShardIndexer builds one shard's index. Member takes the shard's members
+// in tar order (valid only during the call: keep copies); End is told where
+// the archive's content ends and writes the shard's file. An error wrapping
+// ErrNoIndex reports a shard the loader does not index.
+type ShardIndexer interface {
+	Member(m *tarfile.Member)
+	End(end int64) error
+}
+
+// Loaders are the loaders' indexes of one run, over one dataset: every
+// fold indexed with them (IndexOptions.Loaders) adds its shards, and
+// Finish writes what spans the dataset once all are read.
+type Loaders struct {
+	kinds []Loader
+
+	mu     sync.Mutex
+	shards []string // in plan order
+	seen   map[string]bool
+	stats  LoaderStats
+}
+
+// LoaderStats counts the loaders' index files written, by loader, and the
+// shards a loader does not index, with why.
+type LoaderStats struct {
+	Written map[string]int      `json:"written"`
+	None    map[string][]string `json:"not_indexed,omitempty"`
+}
+
+// NewLoaders gathers the loaders' indexes to write from one pass.
+func NewLoaders(kinds ...Loader) *Loaders {
+	return &Loaders{kinds: kinds, seen: map[string]bool{},
+		stats: LoaderStats{Written: map[string]int{}, None: map[string][]string{}}}
+}
+
+// Names are the loaders', in order.
+func (l *Loaders) Names() []string {
+	var names []string
+	for _, k := range l.kinds {
+		names = append(names, k.Name())
+	}
+	return names
+}
+
+// Plan adds shards to the dataset, in order; a shard planned twice is
+// indexed once.
+func (l *Loaders) Plan(shards []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range shards {
+		if !l.seen[s] {
+			l.seen[s] = true
+			l.shards = append(l.shards, s)
+		}
+	}
+}
+
+// Outputs are the files the loaders will write for the shards planned, or
+// an error wrapping ErrOutputClash naming two shards whose indexes would
+// be one file.
+func (l *Loaders) Outputs() ([]string, error) {
+	l.mu.Lock()
+	shards := append([]string(nil), l.shards...)
+	l.mu.Unlock()
+	var all []string
+	for _, k := range l.kinds {
+		outs := k.Outputs(shards)
+		byPath := map[string]int{}
+		for i, o := range outs {
+			if j, dup := byPath[filepath.Clean(o)]; dup {
+				return nil, fmt.Errorf("%s: %s and %s: %w", k.Name(), outs[j], o, ErrOutputClash)
+			}
+			byPath[filepath.Clean(o)] = i
+		}
+		all = append(all, outs...)
+	}
+	return all, nil
+}
+
+// shard starts every loader's index of the shard at path.
+func (l *Loaders) shard(path string) *shardIndexers {
+	x := &shardIndexers{l: l, path: path}
+	for _, k := range l.kinds {
+		x.ix = append(x.ix, k.Shard(path))
+	}
+	return x
+}
+
+// Finish writes what spans the dataset, loader by loader, and returns the
+// counts of all the files written.
+func (l *Loaders) Finish() (*LoaderStats, error) {
+	l.mu.Lock()
+	shards := append([]string(nil), l.shards...)
+	l.mu.Unlock()
+	for _, k := range l.kinds {
+		n, err := k.Finish(shards)
+		l.count(k.Name(), n)
+		if err != nil {
+			return l.Stats(), fmt.Errorf("%s index: %w", k.Name(), err)
+		}
+	}
+	return l.Stats(), nil
+}
+
+// Stats are the counts so far.
+func (l *Loaders) Stats() *LoaderStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := LoaderStats{Written: map[string]int{}, None: map[string][]string{}}
+	for k, v := range l.stats.Written {
+		st.Written[k] = v
+	}
+	for k, v := range l.stats.None {
+		st.None[k] = append([]string(nil), v...)
+		sort.Strings(st.None[k])
+	}
+	return &st
+}
+
+func (l *Loaders) count(name string, n int) {
+	l.mu.Lock()
+	l.stats.Written[name] += n
+	l.mu.Unlock()
+}
+
+func (l *Loaders) none(name, why string) {
+	l.mu.Lock()
+	l.stats.None[name] = append(l.stats.None[name], why)
+	l.mu.Unlock()
+}
+
+// shardIndexers are every loader's index of one shard.
+type shardIndexers struct {
+	l    *Loaders
+	path string
+	ix   []ShardIndexer
+}
+
+func (x *shardIndexers) Member(m *tarfile.Member) {
+	for _, i := range x.ix {
+		i.Member(m)
+	}
+}
+
+func (x *shardIndexers) End(end int64) error {
+	for k, i := range x.ix {
+		name := x.l.kinds[k].Name()
+		err := i.End(end)
+		switch {
+		case errors.Is(err, ErrNoIndex):
+			x.l.none(name, fmt.Sprintf("%s: %v", x.path, err))
+		case err != nil:
+			return fmt.Errorf("%s: %s index: %w", x.path, name, err)
+		default:
+			x.l.count(name, 1)
+		}
+	}
+	return nil
+}
+
+// besideOrIn is path, or the file of its name in outDir when outDir is
+// not "".
+func besideOrIn(path, outDir string) string {
+	if outDir == "" {
+		return path
+	}
+	return filepath.Join(outDir, filepath.Base(path))
+}
