@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/itarconv/itarconv/formats/dali"
 	"github.com/itarconv/itarconv/formats/tarfile"
@@ -35,7 +39,7 @@ func (d daliLoader) Shard(path string) ShardIndexer {
 func (daliLoader) Finish([]string) (int, error) { return 0, nil }
 
 type daliIndexer struct {
-	out string
+	out string // "" for an index kept in memory
 	b   dali.Builder
 }
 
@@ -46,7 +50,11 @@ func (d *daliIndexer) Member(m *tarfile.Member) {
 	}
 }
 
+// End writes the index; an indexer of no path (a check's) keeps it.
 func (d *daliIndexer) End(int64) error {
+	if d.out == "" {
+		return nil
+	}
 	var out bytes.Buffer
 	if _, err := d.b.WriteTo(&out); err != nil {
 		if errors.Is(err, dali.ErrEmpty) {
@@ -69,4 +77,64 @@ func writeFile(path string, b []byte) error {
 		return fmt.Errorf("writing %s: %w", f.Target(), err)
 	}
 	return f.Commit()
+}
+
+func init() {
+	loaderKinds = append(loaderKinds, &loaderKind{
+		name: "dali", unit: "components",
+		detect: func(path string) bool {
+			return strings.HasSuffix(path, ".idx") && startsWith(path, dali.Version+" ")
+		},
+		shards: func(path string) ([]string, error) { return siblingShard(path, dali.IndexPath) },
+		read: func(path string, shards []string) ([]loaderEntry, error) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			es, err := daliEntries(b, shards[0])
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			return es, nil
+		},
+		expect: func(_ string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
+			return perShard(shards, func(string) *daliIndexer { return &daliIndexer{} },
+				func(shard string, d *daliIndexer) ([]loaderEntry, error) {
+					var out bytes.Buffer
+					if _, err := d.b.WriteTo(&out); errors.Is(err, dali.ErrEmpty) {
+						return nil, nil
+					} else if err != nil {
+						return nil, err
+					}
+					return daliEntries(out.Bytes(), shard)
+				})
+		},
+	})
+}
+
+// daliEntries are an index's components, by name.
+func daliEntries(b []byte, shard string) ([]loaderEntry, error) {
+	samples, err := dali.Parse(bytes.NewReader(b))
+	if err != nil {
+		return nil, &loaderFormatError{err}
+	}
+	var es []loaderEntry
+	for _, s := range samples {
+		for _, c := range s {
+			es = append(es, loaderEntry{shard: shard, name: c.Name, what: offsetSize(c.Offset, c.Size) + ", extension " + strconv.Quote(c.Ext)})
+		}
+	}
+	return es, nil
+}
+
+// startsWith tells whether the file at path begins with prefix.
+func startsWith(path, prefix string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, len(prefix))
+	_, err = io.ReadFull(f, b)
+	return err == nil && string(b) == prefix
 }

@@ -50,8 +50,8 @@ type IndexStats struct {
 	SkippedNames  []string         `json:"skipped_examples"`
 	SparseNames   []string         `json:"sparse_examples"`
 	HardlinkNames []string         `json:"hardlink_examples"`
-	Reads     int64 `json:"read_calls,omitempty"`
-	ReadBytes int64 `json:"read_bytes,omitempty"`
+	Reads         int64            `json:"read_calls,omitempty"`
+	ReadBytes     int64            `json:"read_bytes,omitempty"`
 	// Elapsed is the caller's to report (the index command prints seconds).
 	Elapsed       time.Duration `json:"-"`
 	MembersPerSec float64       `json:"members_per_second,omitempty"`

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,5 +75,117 @@ func TestIndexDALI(t *testing.T) {
 		if code, _, stderr := run(t, args...); code != ExitUsage || !strings.HasPrefix(stderr, "itarconv: ") {
 			t.Errorf("%q: exit %d: %s", args, code, stderr)
 		}
+	}
+}
+
+// writeTar writes a tar of regular members, each holding its own name.
+func writeTar(t *testing.T, path string, names ...string) {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, n := range names {
+		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(n)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write([]byte(n))
+	}
+	tw.Close()
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loaderIndexes are, for each loader, the index files `index --format`
+// writes for dir's two shards train_0000.tar and train_0001.tar, the one
+// describing train_0001.tar first.
+var loaderIndexes = map[string][]string{
+	"dali": {"train_0001.idx", "train_0000.idx"},
+}
+
+// TestCheckLoaderIndexes: verify and inspect take each loader's index,
+// find its shards, and say OK while they match; a member added to a shard
+// after indexing is reported (verify exits 1, inspect 0).
+func TestCheckLoaderIndexes(t *testing.T) {
+	for _, loader := range loaderNames {
+		t.Run(loader, func(t *testing.T) {
+			dir, _ := writeShards(t, 2, 3)
+			if code, _, stderr := run(t, "index", "-q", "--format", loader, dir); code != 0 {
+				t.Fatalf("index: exit %d: %s", code, stderr)
+			}
+			for _, idx := range loaderIndexes[loader] {
+				code, stdout, stderr := run(t, "verify", filepath.Join(dir, idx))
+				if code != 0 || !strings.Contains(stdout, ": OK") || !strings.Contains(stdout, "keys OK: ") {
+					t.Fatalf("verify %s: exit %d: %s%s", idx, code, stdout, stderr)
+				}
+			}
+			// The same members, and one more at the end.
+			writeTar(t, filepath.Join(dir, "train_0001.tar"),
+				"s000003.jpg", "s000003.cls", "s000004.jpg", "s000004.cls", "s000005.jpg", "s000005.cls", "s000006.jpg")
+			idx := filepath.Join(dir, loaderIndexes[loader][0])
+			code, stdout, _ := run(t, "verify", "--json", idx)
+			var rep struct {
+				OK       bool
+				Loader   string
+				Problems []struct{ Kind, Shard, Name string }
+			}
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatalf("verify --json: %v: %s", err, stdout)
+			}
+			if code != 1 || rep.Loader != loader || len(rep.Problems) == 0 {
+				t.Fatalf("verify of a stale index: exit %d, %+v", code, rep)
+			}
+			if code, stdout, _ := run(t, "inspect", idx); code != 0 || !strings.Contains(stdout, "STALE") {
+				t.Errorf("inspect of a stale index: exit %d: %s", code, stdout)
+			}
+		})
+	}
+}
+
+// TestLoaderIndexKeys: the keys the loaders trip over are reported, with
+// counts and names.
+func TestLoaderIndexKeys(t *testing.T) {
+	dir := t.TempDir()
+	writeTar(t, filepath.Join(dir, "train_0000.tar"), "a.jpg", "b.jpg", "a.cls", "c.jpg", "noext")
+	writeTar(t, filepath.Join(dir, "train_0001.tar"), "c.cls", "f.jpg")
+	if code, _, stderr := run(t, "index", "-q", "--format", "dali", dir); code != 0 {
+		t.Fatalf("index: exit %d: %s", code, stderr)
+	}
+	code, stdout, _ := run(t, "verify", "--json", filepath.Join(dir, "train_0000.idx"))
+	var rep struct {
+		Keys struct {
+			Members, Samples int
+			SplitKeys        struct {
+				Count    int
+				Examples []string
+			} `json:"split_keys"`
+			RepeatedKeys struct {
+				Count    int
+				Examples []string
+			} `json:"repeated_keys"`
+			Unusable map[string]struct {
+				Count    int
+				Examples []string
+			} `json:"unusable_names"`
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	k := rep.Keys
+	if code != 0 || k.Members != 5 || k.Samples != 4 || k.SplitKeys.Count != 1 || !strings.HasSuffix(k.SplitKeys.Examples[0], ": a") {
+		t.Errorf("exit %d, keys %+v", code, k)
+	}
+	// Verifying one shard's index looks at that shard's keys only.
+	if k.RepeatedKeys.Count != 0 || k.Unusable["no extension"].Count != 1 {
+		t.Errorf("keys %+v", k)
+	}
+	// DALI's index of a name with a space in it is one DALI cannot read.
+	writeTar(t, filepath.Join(dir, "train_0001.tar"), "c.cls", "f g.jpg")
+	if code, _, stderr := run(t, "index", "-q", "--format", "dali", dir); code != 0 {
+		t.Fatalf("index: exit %d: %s", code, stderr)
+	}
+	code, stdout, _ = run(t, "verify", filepath.Join(dir, "train_0001.idx"))
+	if code != 1 || !strings.Contains(stdout, "unreadable") || !strings.Contains(stdout, "names with white space: 1") {
+		t.Errorf("exit %d: %s", code, stdout)
 	}
 }

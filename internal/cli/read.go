@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -150,7 +151,7 @@ func newVerifyCmd(e *env) *cobra.Command {
 	var data bool
 	var workers int
 	cmd := &cobra.Command{
-		Use:   "verify DIR|FILE.taridx [SHARDS...] | verify X.barecat | verify X.tbl | verify SCDL_DIR",
+		Use:   "verify DIR|FILE.taridx [SHARDS...] | verify LOADER_INDEX [SHARDS...] | verify X.barecat | verify X.tbl | verify SCDL_DIR",
 		Short: "Check that every row still matches the tar header at its offset",
 		Long: `Verify reads the tar headers of every shard and checks each row: a header at
 its offset, with the indexed size and a name whose stem and extension give
@@ -165,13 +166,24 @@ and unindexed member.
 On a Barecat archive it checks every crc32c, every directory's statistics
 (recomputed from the files), every file's shard bounds and SQLite's own
 integrity. On a TBL file it reads every sample: bounds, LZ4 blocks, the
-header CRC-32 and every CRC-16.`,
+header CRC-32 and every CRC-16.
+
+On another loader's index (DALI's <shard>.idx, energon's <shard>.tar.idx or
+a dataset's .nv-meta directory, wids' shard index JSON, ratarmount's
+<shard>.index.sqlite) it checks the index against its shards (found from
+the index, or given after it): members or samples missing from it, entries
+for none, and stale offsets, sizes or counts; and it reports the keys the
+loaders trip over: keys split into non-adjacent runs within a shard, keys
+in several shards, and names a loader cannot use.`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				if err := checkClaimed(args[0]); err != nil {
 					return err
 				}
+			}
+			if _, ok := fold.DetectLoaderIndex(args[0]); ok {
+				return e.checkLoaderIndex(cmd.Context(), args[0], args[1:], workers, true)
 			}
 			if len(args) == 1 {
 				if f := registered(args[0], func(f *registry.Format) bool { return f.Verify != nil }); f != nil {
@@ -245,4 +257,24 @@ func (e *env) printVerify(rep *fold.Report, data bool) {
 		}
 		fmt.Fprintf(e.stdout, "  %s\n", p)
 	}
+}
+
+// checkLoaderIndex checks another loader's index against its shards; with
+// strict (verify), a disagreement exits 1.
+func (e *env) checkLoaderIndex(ctx context.Context, index string, shards []string, workers int, strict bool) error {
+	rep, err := fold.CheckLoaderIndex(ctx, index, shards, workers)
+	if err != nil {
+		return err
+	}
+	if e.jsonOut {
+		if err := e.printJSON(rep); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(e.stdout); err != nil {
+		return err
+	}
+	if strict && !rep.OK() {
+		return errReported
+	}
+	return nil
 }
