@@ -55,7 +55,7 @@ type Writer struct {
 	exts   []string
 
 	// canon maps a key hash to the first stem seen with it, kept in arena.
-	canon map[uint64]stemRef
+	canon hashTable
 	// The previous row's stem and crash id: a sample's files come one
 	// after another, so most rows skip the table lookup.
 	lastStem   string
@@ -100,7 +100,6 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		out:      out,
 		opts:     opts,
 		extIDs:   make(map[string]uint16),
-		canon:    make(map[uint64]stemRef),
 		crashIDs: make(map[string]uint32),
 	}, nil
 }
@@ -141,11 +140,11 @@ func (w *Writer) Add(e Entry) error {
 	var crashID uint32
 	if w.nRows > 0 && e.KeyHash == w.lastKey.Hash && e.Stem == w.lastStem {
 		crashID = w.lastCrash
-	} else if ref, ok := w.canon[e.KeyHash]; !ok {
+	} else if ref, ok := w.canon.get(e.KeyHash); !ok {
 		if len(e.Stem) > maxStemLen {
 			return w.fail(fmt.Errorf("stem of %d bytes is too long", len(e.Stem)))
 		}
-		w.canon[e.KeyHash] = w.keep(e.Stem)
+		w.canon.put(e.KeyHash, w.keep(e.Stem))
 	} else if string(w.stem(ref)) != e.Stem {
 		// A different stem with the same hash: a crash. Number it in order
 		// of first appearance, as glzn does.
@@ -343,7 +342,7 @@ func (w *Writer) fail(err error) error {
 }
 
 // NStems is the number of distinct stems added so far.
-func (w *Writer) NStems() uint64 { return uint64(len(w.canon) + len(w.crashStems)) }
+func (w *Writer) NStems() uint64 { return uint64(w.canon.len() + len(w.crashStems)) }
 
 // Rows is the number of rows added so far.
 func (w *Writer) Rows() uint64 { return w.nRows }
@@ -413,7 +412,7 @@ func (w *Writer) release() {
 		w.spill.Close()
 		w.spill = nil
 	}
-	w.canon, w.arena, w.sorted, w.chunks, w.chunk = nil, nil, nil, nil, nil
+	w.canon, w.arena, w.sorted, w.chunks, w.chunk = hashTable{}, nil, nil, nil, nil
 }
 
 func (w *Writer) finish() error {
