@@ -51,18 +51,18 @@ func (d *daliIndexer) Member(m *tarfile.Member) {
 }
 
 // End writes the index; an indexer of no path (a check's) keeps it.
-func (d *daliIndexer) End(int64) error {
+func (d *daliIndexer) End(int64) (int, error) {
 	if d.out == "" {
-		return nil
+		return 0, nil
 	}
 	var out bytes.Buffer
 	if _, err := d.b.WriteTo(&out); err != nil {
 		if errors.Is(err, dali.ErrEmpty) {
 			err = fmt.Errorf("%w: %w", ErrNoIndex, err)
 		}
-		return err
+		return 0, err
 	}
-	return writeFile(d.out, out.Bytes())
+	return 1, writeFile(d.out, out.Bytes())
 }
 
 // writeFile writes b to path through a temporary file renamed into place

@@ -201,6 +201,14 @@ func CheckLoaderIndex(ctx context.Context, path string, shards []string, workers
 	return rep, nil
 }
 
+// indexerSink is a ShardIndexer as a MemberSink.
+type indexerSink struct{ ShardIndexer }
+
+func (s indexerSink) End(end int64) error {
+	_, err := s.ShardIndexer.End(end)
+	return err
+}
+
 // multiSink hands each member to several sinks.
 type multiSink []MemberSink
 
@@ -260,7 +268,7 @@ func diffEntries(got, want []loaderEntry) []LoaderProblem {
 // perShard gathers, per shard, what an in-memory indexer made of it, for
 // expect functions: new makes a shard's indexer, done turns it into
 // entries once every shard is scanned, in the given order.
-func perShard[T MemberSink](shards []string, new func(shard string) T, done func(shard string, x T) ([]loaderEntry, error)) (func(string) MemberSink, func() ([]loaderEntry, error)) {
+func perShard[T ShardIndexer](shards []string, new func(shard string) T, done func(shard string, x T) ([]loaderEntry, error)) (func(string) MemberSink, func() ([]loaderEntry, error)) {
 	var mu sync.Mutex
 	made := map[string]T{}
 	sink := func(shard string) MemberSink {
@@ -268,7 +276,7 @@ func perShard[T MemberSink](shards []string, new func(shard string) T, done func
 		mu.Lock()
 		made[shard] = x
 		mu.Unlock()
-		return x
+		return indexerSink{x}
 	}
 	entries := func() ([]loaderEntry, error) {
 		var all []loaderEntry

@@ -39,11 +39,12 @@ type Loader interface {
 
 // ShardIndexer builds one shard's index. Member takes the shard's members
 // in tar order (valid only during the call: keep copies); End is told where
-// the archive's content ends and writes the shard's file. An error wrapping
-// ErrNoIndex reports a shard the loader does not index.
+// the archive's content ends, writes the shard's files (if the loader has
+// any) and says how many. An error wrapping ErrNoIndex reports a shard the
+// loader does not index.
 type ShardIndexer interface {
 	Member(m *tarfile.Member)
-	End(end int64) error
+	End(end int64) (files int, err error)
 }
 
 // Loaders are the loaders' indexes of one run, over one dataset: every
@@ -183,14 +184,14 @@ func (x *shardIndexers) Member(m *tarfile.Member) {
 func (x *shardIndexers) End(end int64) error {
 	for k, i := range x.ix {
 		name := x.l.kinds[k].Name()
-		err := i.End(end)
+		n, err := i.End(end)
 		switch {
 		case errors.Is(err, ErrNoIndex):
 			x.l.none(name, fmt.Sprintf("%s: %v", x.path, err))
 		case err != nil:
 			return fmt.Errorf("%s: %s index: %w", x.path, name, err)
 		default:
-			x.l.count(name, 1)
+			x.l.count(name, n)
 		}
 	}
 	return nil

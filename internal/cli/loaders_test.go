@@ -69,7 +69,7 @@ func TestIndexDALI(t *testing.T) {
 		t.Error("the index in --out-dir differs")
 	}
 	for _, args := range [][]string{
-		{"index", "--format", "energon,webdataset", dir},
+		{"index", "--format", "dali,webdataset", dir},
 		{"index", "--format", "dali", "--compat", "glzn", dir},
 	} {
 		if code, _, stderr := run(t, args...); code != ExitUsage || !strings.HasPrefix(stderr, "itarconv: ") {
@@ -100,6 +100,7 @@ func writeTar(t *testing.T, path string, names ...string) {
 // describing train_0001.tar first.
 var loaderIndexes = map[string][]string{
 	"dali": {"train_0001.idx", "train_0000.idx"},
+	"wids": {"shardindex.json"},
 }
 
 // TestCheckLoaderIndexes: verify and inspect take each loader's index,

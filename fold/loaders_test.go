@@ -1,0 +1,80 @@
+package fold
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// copyShards copies the tar shards of a format package's testdata case to
+// a new directory, in name order.
+func copyShards(t *testing.T, caseDir string) (dir string, shards []string) {
+	t.Helper()
+	dir = t.TempDir()
+	paths, _ := filepath.Glob(filepath.Join(caseDir, "*.tar"))
+	slices.Sort(paths)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.Base(p))
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, dst)
+	}
+	return dir, shards
+}
+
+// indexLoaders writes the loaders' indexes of shards, as the index command
+// does: a pass, then Finish.
+func indexLoaders(t *testing.T, shards []string, kinds ...Loader) (*LoaderStats, error) {
+	t.Helper()
+	l := NewLoaders(kinds...)
+	if _, err := BuildIndex(context.Background(), shards, "", IndexOptions{Workers: 2, Loaders: l}); err != nil {
+		t.Fatal(err)
+	}
+	return l.Finish()
+}
+
+// TestWidsOracle: from one pass, the wids index is the one widsindex
+// create wrote over the same shards, byte for byte (MD5 sums included).
+func TestWidsOracle(t *testing.T) {
+	for _, c := range []string{"webdataset", "pax_py", "gnu_longname_py", "ustar_prefix", "duplicates", "dirs_links_gnutar", "multidot_names"} {
+		t.Run(c, func(t *testing.T) {
+			src := filepath.Join("..", "formats", "wids", "testdata", c)
+			dir, shards := copyShards(t, src)
+			st, err := indexLoaders(t, shards, Wids("", true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Written["wids"] != 1 {
+				t.Errorf("written %v", st.Written)
+			}
+			want, _ := os.ReadFile(filepath.Join(src, "shardindex.json"))
+			got, _ := os.ReadFile(filepath.Join(dir, "shardindex.json"))
+			if !bytes.Equal(got, want) {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestWidsRefuses: a shard wids cannot read leaves no index, and says
+// which (the tool writes none either).
+func TestWidsRefuses(t *testing.T) {
+	dir, shards := copyShards(t, filepath.Join("..", "formats", "wids", "testdata", "nonutf8_name"))
+	_, err := indexLoaders(t, shards, Wids("", false))
+	if !errors.Is(err, ErrLoaderDataset) || !strings.Contains(err.Error(), filepath.Base(shards[0])) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "shardindex.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an index was written: %v", err)
+	}
+}
