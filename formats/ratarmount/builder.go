@@ -1,0 +1,665 @@
+package ratarmount
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/itarconv/itarconv/formats/tarfile"
+)
+
+// Builder gathers the rows of one archive's index from the archive's
+// members, handed to Add in archive order as tarfile's scanner reports
+// them (default Options: ratarmount stops at the first zero block too).
+// It keeps what the index holds, never a payload.
+//
+// ratarmount reads the archive with Python's tarfile, and every row field
+// is what tarfile reports for the member: Add takes the scanner's member
+// and its raw header block and computes those fields by tarfile's rules,
+// which differ from the scanner's here and there (see Add).
+type Builder struct {
+	// Archive, when set, is the archive whose members are added. It is
+	// read for one thing only: the map at the start of the payload of a
+	// GNU pax 1.0 sparse member, which tarfile, and so ratarmount, counts
+	// into the member's data offset. Without it such a member is
+	// ErrUnsupported.
+	Archive io.ReaderAt
+
+	rows    []row
+	xattrs  []xattrRow
+	keyIDs  map[string]int64 // xattrkeys: name -> id, ids from 1 in order of appearance
+	keys    []string
+	global  paxDict                // the pax global records read so far
+	parents map[dirEntry]dirOrigin // ratarmount's parentfolders: first member below each
+	dirs    map[dirEntry]bool      // rows whose mode has the directory bit
+	lastDir string                 // the path of the last row (its parents are known)
+	err     error
+}
+
+// row is one member's row of table files (istar, isgenerated and
+// recursiondepth are always 0).
+type row struct {
+	dir, name, linkname  string
+	offsetHeader, offset int64
+	size                 int64
+	mtime                float64
+	mode                 int64
+	typ                  byte
+	uid, gid             int64
+	sparse               bool
+}
+
+type dirEntry struct{ dir, name string }
+
+type dirOrigin struct{ offsetHeader, offset int64 }
+
+type xattrRow struct {
+	offsetHeader, keyID int64
+	value               []byte
+}
+
+// Mode bits ratarmount adds to a member's permission bits (Python's stat
+// module constants), and the mode of the rows it generates for parent
+// directories.
+const (
+	modeDir       = 0o040000
+	modeReg       = 0o100000
+	modeSymlink   = 0o120000
+	modeChar      = 0o020000
+	modeFifo      = 0o010000
+	generatedMode = 0o555 | modeDir
+	generatedType = 5 // int(tarfile.DIRTYPE): an INTEGER, not a BLOB
+)
+
+// Add takes the next member of the archive. Pax global headers (type 'g')
+// are not rows; their records apply to the members after them, as in
+// Python's tarfile.
+//
+// A member's fields follow tarfile, not the scanner, where the two differ:
+// the type flag as stored ('\x00' stays '\x00'; a '\x00' member whose
+// 100-byte name field ends in "/" is a directory), a name from the ustar
+// prefix field whatever the header's magic, pax records with empty values
+// (path "" is the root, uid "" is 0), the size field of links and
+// directories, pax global records.
+//
+// Add returns an error wrapping ErrUnsupported for a member whose row
+// cannot be computed so: a GNU incremental archive (type 'D': ratarmount
+// then strips name prefixes after reading the headers again), a Solaris
+// 'X' header (which tarfile applies to the next member), pax records after
+// which tarfile reads the next header elsewhere than the scanner (a size
+// record that disagrees with the payload, a sparse member with a size
+// record), sparse records in a global header, a GNU pax 1.0 sparse member
+// without Builder.Archive, values Python would reject or read by rules of
+// its own. After an error, Add and WriteTo return that error.
+func (b *Builder) Add(m *tarfile.Member) error {
+	if b.err != nil {
+		return b.err
+	}
+	if err := b.add(m); err != nil {
+		b.err = fmt.Errorf("member %q at offset %d: %w", m.Name, m.HeaderOffset, err)
+		return b.err
+	}
+	return nil
+}
+
+// Err is the error of an earlier Add, if any.
+func (b *Builder) Err() error { return b.err }
+
+// Len is the number of member rows so far.
+func (b *Builder) Len() int { return len(b.rows) }
+
+func unsupported(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUnsupported, fmt.Sprintf(format, args...))
+}
+
+// Offsets of header fields.
+const (
+	offName     = 0
+	offSize     = 124
+	offTypeflag = 156
+	offLinkname = 157
+	offPrefix   = 345
+	endPrefix   = 500
+)
+
+func (b *Builder) add(m *tarfile.Member) error {
+	if m.Typeflag == tarfile.TypeXGlobalHeader {
+		for _, r := range m.PAX {
+			if strings.HasPrefix(r.Key, "GNU.sparse.") {
+				// tarfile reads the member after a global header as sparse
+				// by the global records.
+				return unsupported("pax global header record %s", r.Key)
+			}
+			b.global.set(r.Key, r.Value)
+		}
+		return nil
+	}
+	blk := m.Block
+	if len(blk) < tarfile.BlockSize {
+		return unsupported("no header block (a scan with Options.HeaderBlocks?)")
+	}
+	raw := blk[offTypeflag]
+	switch raw {
+	case 'D':
+		return unsupported("GNU incremental archive (type 'D'): ratarmount rewrites its names from the raw headers")
+	case 'X':
+		return unsupported("Solaris extended header (type 'X'), which Python's tarfile applies to the next member")
+	case tarfile.TypeXHeader, tarfile.TypeXGlobalHeader, tarfile.TypeGNULongName, tarfile.TypeGNULongLink:
+		return unsupported("extension header of type %q listed as a member (a scan with Options.HeaderBlocks?)", raw)
+	}
+
+	// Which pax records reach the member in tarfile: with an 'x' header,
+	// the global records overlaid with its own; without, the global ones,
+	// except for an old GNU sparse member, which tarfile builds without
+	// them.
+	hasX := m.PAX != nil
+	var eff paxDict
+	if (hasX || raw != tarfile.TypeGNUSparse) && len(b.global)+len(m.PAX) > 0 {
+		eff = slices.Clone(b.global)
+		for _, r := range m.PAX {
+			eff.set(r.Key, r.Value)
+		}
+	}
+
+	nameField := cString(blk[offName : offName+100])
+	typ := raw
+	if raw == tarfile.TypeRegA && bytes.HasSuffix(nameField, []byte("/")) {
+		typ = tarfile.TypeDir
+	}
+
+	// The name. tarfile applies, in turn: the header's name (after the
+	// ustar prefix field when that is not empty), the global records, a
+	// GNU long name, then (for a member with an 'x' header) the 'x'
+	// records overlaid on the global ones. Its path and GNU.sparse.name
+	// records both set the name; the later in record order wins.
+	headerName := string(nameField)
+	if raw != tarfile.TypeGNULongName && raw != tarfile.TypeGNULongLink && raw != tarfile.TypeGNUSparse {
+		if p := cString(blk[offPrefix:endPrefix]); len(p) > 0 {
+			headerName = string(p) + "/" + headerName
+		}
+	}
+	long := !fromHeader(m.Name, nameField, blk)
+	name := headerName
+	if long {
+		name = string(m.Name)
+	}
+	if v, ok := eff.last("path", "GNU.sparse.name"); ok && (hasX || !long) {
+		name = v
+	}
+	linkField := cString(blk[offLinkname : offLinkname+100])
+	link := string(m.Linkname) // the header's, or a GNU long link
+	if v, ok := eff.get("linkpath"); ok && (hasX || bytes.Equal(m.Linkname, linkField)) {
+		link = v
+	}
+
+	// mtime, uid and gid: the scanner's are the header's unless the member's
+	// own records set them, and then eff does too.
+	var err error
+	mtime := float64(m.ModTime)
+	if v, ok := eff.get("mtime"); ok {
+		if mtime, err = paxFloat(v); err != nil {
+			return unsupported("pax mtime: %v", err)
+		}
+	}
+	uid, gid := m.UID, m.GID
+	if v, ok := eff.get("uid"); ok {
+		if uid, err = paxInt(v); err != nil {
+			return unsupported("pax uid: %v", err)
+		}
+	}
+	if v, ok := eff.get("gid"); ok {
+		if gid, err = paxInt(v); err != nil {
+			return unsupported("pax gid: %v", err)
+		}
+	}
+
+	size, err := b.size(m, blk, raw, typ, hasX, eff)
+	if err != nil {
+		return err
+	}
+	sparse, offset, err := b.sparse(m, raw, hasX, eff)
+	if err != nil {
+		return err
+	}
+	if err := b.addXattrs(m.FirstOffset, eff); err != nil {
+		return err
+	}
+
+	dir, base := splitName(name)
+	r := row{
+		dir:          escapeText(dir),
+		name:         escapeText(base),
+		linkname:     escapeText(link),
+		offsetHeader: m.FirstOffset,
+		offset:       offset,
+		size:         size,
+		mtime:        mtime,
+		mode:         fullMode(m.Mode, typ),
+		typ:          typ,
+		uid:          uid,
+		gid:          gid,
+		sparse:       sparse,
+	}
+	b.rows = append(b.rows, r)
+	if r.mode&modeDir != 0 {
+		if b.dirs == nil {
+			b.dirs = make(map[dirEntry]bool)
+		}
+		b.dirs[dirEntry{r.dir, r.name}] = true
+	}
+	if r.dir != b.lastDir {
+		b.addParents(r.dir, r.offsetHeader, r.offset)
+		b.lastDir = r.dir
+	}
+	return nil
+}
+
+// fromHeader tells whether the scanner took name from the header block
+// (its name field, after a ustar prefix) rather than from a GNU long name.
+// It is called only where no pax record named the member.
+func fromHeader(name, nameField, blk []byte) bool {
+	if bytes.Equal(name, nameField) {
+		return true
+	}
+	n := len(name) - len(nameField) - 1
+	return n > 0 && bytes.HasSuffix(name, nameField) && name[n] == '/' &&
+		bytes.HasPrefix(blk[offPrefix:], name[:n])
+}
+
+// fullMode is ratarmount's _tar_info_full_mode: the mode field with the
+// file-type bits of the types tarfile tests for (none for hard links and
+// block devices).
+func fullMode(mode int64, typ byte) int64 {
+	switch typ {
+	case tarfile.TypeDir:
+		return mode | modeDir
+	case tarfile.TypeReg, tarfile.TypeRegA, tarfile.TypeCont, tarfile.TypeGNUSparse, 'D':
+		return mode | modeReg
+	case tarfile.TypeSymlink:
+		return mode | modeSymlink
+	case tarfile.TypeChar:
+		return mode | modeChar
+	case tarfile.TypeFifo:
+		return mode | modeFifo
+	}
+	return mode
+}
+
+// isRegular and supported are tarfile's REGULAR_TYPES and SUPPORTED_TYPES:
+// tarfile skips the payload of the former and of types not in the latter.
+func isRegular(typ byte) bool {
+	switch typ {
+	case tarfile.TypeReg, tarfile.TypeRegA, tarfile.TypeCont, tarfile.TypeGNUSparse:
+		return true
+	}
+	return false
+}
+
+func supported(typ byte) bool {
+	switch typ {
+	case tarfile.TypeLink, tarfile.TypeSymlink, tarfile.TypeDir, tarfile.TypeFifo, tarfile.TypeChar,
+		tarfile.TypeBlock, tarfile.TypeGNULongName, tarfile.TypeGNULongLink:
+		return true
+	}
+	return isRegular(typ)
+}
+
+// size is the size tarfile reports, and ratarmount stores: the size field
+// (of any type; the scanner counts no payload for links and directories),
+// the real size of an old GNU sparse member, then the pax size,
+// GNU.sparse.size and GNU.sparse.realsize records in record order.
+func (b *Builder) size(m *tarfile.Member, blk []byte, raw, typ byte, hasX bool, eff paxDict) (int64, error) {
+	size, err := headerNumber(blk[offSize : offSize+12])
+	if err != nil {
+		return 0, unsupported("size %v", err)
+	}
+	if raw == tarfile.TypeGNUSparse {
+		size = m.RealSize
+	}
+	hasSize := false
+	for _, r := range eff {
+		switch r.Key {
+		case "size":
+			hasSize = true
+			if size, err = paxInt(r.Value); err != nil {
+				return 0, unsupported("pax size: %v", err)
+			}
+		case "GNU.sparse.size", "GNU.sparse.realsize":
+			if size, err = sparseInt(r); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if size < 0 {
+		return 0, unsupported("negative size %d", size)
+	}
+	// With a size record, tarfile finds the next header after this size
+	// rounded up to blocks; the scanner, after the payload it counted.
+	if hasX && hasSize && (isRegular(typ) || !supported(typ)) && blocks(size) != blocks(m.Size) {
+		return 0, unsupported("pax size %d: Python's tarfile reads the next header after %d bytes of payload, not %d", size, blocks(size), blocks(m.Size))
+	}
+	// ratarmount's own correction for a sparse member with a size record.
+	if hasSize {
+		for _, k := range []string{"GNU.sparse.size", "GNU.sparse.realsize"} {
+			if v, ok := eff.get(k); ok {
+				if size, err = sparseInt(tarfile.PAXRecord{Key: k, Value: v}); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	return size, nil
+}
+
+func blocks(n int64) int64 {
+	return (n + tarfile.BlockSize - 1) / tarfile.BlockSize * tarfile.BlockSize
+}
+
+// sparseInt reads a GNU.sparse.* number as tarfile does, with int(); an
+// error there stops Python's tarfile, so ratarmount has no index.
+func sparseInt(r tarfile.PAXRecord) (int64, error) {
+	if r.Value == "" {
+		return 0, unsupported("empty pax %s record", r.Key)
+	}
+	n, err := paxInt(r.Value)
+	if err != nil {
+		return 0, unsupported("pax %s: %v", r.Key, err)
+	}
+	return n, nil
+}
+
+// sparse tells whether tarfile reads the member as sparse, and where its
+// data starts for ratarmount: after the header, or, for a GNU pax 1.0
+// sparse member, after the sparse map at the start of the payload.
+func (b *Builder) sparse(m *tarfile.Member, raw byte, hasX bool, eff paxDict) (bool, int64, error) {
+	if raw == tarfile.TypeGNUSparse {
+		return true, m.DataOffset, nil // after the extension blocks, as tarfile
+	}
+	if m.DataOffset != m.HeaderOffset+tarfile.BlockSize {
+		return false, 0, unsupported("payload at %d, not right after the header at %d", m.DataOffset, m.HeaderOffset)
+	}
+	if !hasX {
+		return false, m.DataOffset, nil
+	}
+	major, _ := eff.get("GNU.sparse.major")
+	minor, _ := eff.get("GNU.sparse.minor")
+	if v, ok := eff.get("GNU.sparse.map"); ok { // format 0.1
+		for _, s := range strings.Split(v, ",") {
+			if _, err := sparseInt(tarfile.PAXRecord{Key: "GNU.sparse.map", Value: s}); err != nil {
+				return false, 0, err
+			}
+		}
+		return true, m.DataOffset, nil
+	}
+	if _, ok := eff.get("GNU.sparse.size"); ok { // format 0.0
+		for _, r := range m.PAX {
+			if r.Key == "GNU.sparse.offset" || r.Key == "GNU.sparse.numbytes" {
+				if _, err := sparseInt(r); err != nil {
+					return false, 0, err
+				}
+			}
+		}
+		return true, m.DataOffset, nil
+	}
+	if major == "1" && minor == "0" {
+		off, err := b.sparseMapEnd(m)
+		if err != nil {
+			return false, 0, err
+		}
+		return true, off, nil
+	}
+	return false, m.DataOffset, nil
+}
+
+// sparseMapEnd reads a GNU pax 1.0 sparse map as tarfile does: the number
+// of entries, then twice that many numbers, each line ended by "\n", read
+// block by block until the last line is complete. The data starts at the
+// next block.
+func (b *Builder) sparseMapEnd(m *tarfile.Member) (int64, error) {
+	if b.Archive == nil {
+		return 0, unsupported("GNU pax 1.0 sparse member: its data offset needs the map at the start of its payload (Builder.Archive)")
+	}
+	limit := blocks(m.Size) / tarfile.BlockSize
+	var buf []byte
+	read := func() error {
+		n := int64(len(buf)) / tarfile.BlockSize
+		if n >= limit {
+			return unsupported("GNU pax 1.0 sparse map longer than the payload")
+		}
+		blk := make([]byte, tarfile.BlockSize)
+		if _, err := b.Archive.ReadAt(blk, m.DataOffset+n*tarfile.BlockSize); err != nil {
+			return fmt.Errorf("reading the sparse map at offset %d: %w", m.DataOffset+n*tarfile.BlockSize, err)
+		}
+		buf = append(buf, blk...)
+		return nil
+	}
+	if err := read(); err != nil {
+		return 0, err
+	}
+	pos := 0
+	line := func() (string, error) {
+		for {
+			if i := bytes.IndexByte(buf[pos:], '\n'); i >= 0 {
+				s := string(buf[pos : pos+i])
+				pos += i + 1
+				return s, nil
+			}
+			if err := read(); err != nil {
+				return "", err
+			}
+		}
+	}
+	// The first line must be in the first block: tarfile splits it without
+	// reading on.
+	if bytes.IndexByte(buf, '\n') < 0 {
+		return 0, unsupported("GNU pax 1.0 sparse map without a line in its first block")
+	}
+	s, _ := line()
+	fields, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || !pyIntSyntax.MatchString(s) {
+		return 0, unsupported("GNU pax 1.0 sparse map count %q", s)
+	}
+	for i := int64(0); i < 2*fields; i++ {
+		s, err := line()
+		if err != nil {
+			return 0, err
+		}
+		if !pyIntSyntax.MatchString(s) {
+			return 0, unsupported("GNU pax 1.0 sparse map number %q", s)
+		}
+	}
+	return m.DataOffset + int64(len(buf)), nil
+}
+
+// addXattrs records the member's extended attributes as ratarmount reads
+// them from the pax records that reach it: SCHILY.xattr.<key> with the
+// value's bytes, then LIBARCHIVE.xattr.<url-quoted key> with a base64
+// value, which replaces a SCHILY value of the same key in place.
+func (b *Builder) addXattrs(offsetHeader int64, eff paxDict) error {
+	const schily, libarchive = "SCHILY.xattr.", "LIBARCHIVE.xattr."
+	var attrs paxDict
+	for _, r := range eff {
+		if strings.HasPrefix(r.Key, schily) {
+			attrs = append(attrs, tarfile.PAXRecord{Key: r.Key[len(schily):], Value: r.Value})
+		}
+	}
+	for _, r := range eff {
+		if strings.HasPrefix(r.Key, libarchive) {
+			v, err := decodeB64(r.Value)
+			if err != nil {
+				return unsupported("pax %s: %v", r.Key, err)
+			}
+			attrs.set(unquote(r.Key[len(libarchive):]), string(v))
+		}
+	}
+	for _, a := range attrs {
+		if !utf8.ValidString(a.Key) {
+			// Python's sqlite3 cannot store it: ratarmount stops.
+			return unsupported("extended attribute name %q is not UTF-8", a.Key)
+		}
+		id, ok := b.keyIDs[a.Key]
+		if !ok {
+			if b.keyIDs == nil {
+				b.keyIDs = make(map[string]int64)
+			}
+			b.keys = append(b.keys, a.Key)
+			id = int64(len(b.keys))
+			b.keyIDs[a.Key] = id
+		}
+		b.xattrs = append(b.xattrs, xattrRow{offsetHeader: offsetHeader, keyID: id, value: []byte(a.Value)})
+	}
+	return nil
+}
+
+// addParents records the directories above a row whose path is dir
+// ("/a/b": ("", "a") and ("/a", "b")) with the row's offsets, unless an
+// earlier row recorded them: ratarmount's INSERT OR IGNORE into
+// parentfolders keeps the first.
+func (b *Builder) addParents(dir string, offsetHeader, offset int64) {
+	for start := 0; start < len(dir); {
+		end := strings.IndexByte(dir[start+1:], '/')
+		if end < 0 {
+			end = len(dir)
+		} else {
+			end += start + 1
+		}
+		k := dirEntry{dir[:start], dir[start+1 : end]}
+		if _, ok := b.parents[k]; !ok {
+			if b.parents == nil {
+				b.parents = make(map[dirEntry]dirOrigin)
+			}
+			b.parents[k] = dirOrigin{offsetHeader, offset}
+		}
+		start = end
+	}
+}
+
+// generated lists the parent directories that no row with the directory
+// bit provides, sorted by (path, name) as SQLite's ORDER BY sorts text:
+// bytewise.
+func (b *Builder) generated() []dirEntry {
+	var out []dirEntry
+	for k := range b.parents {
+		if !b.dirs[k] {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(x, y dirEntry) int {
+		if c := strings.Compare(x.dir, y.dir); c != 0 {
+			return c
+		}
+		return strings.Compare(x.name, y.name)
+	})
+	return out
+}
+
+// tables hands fn the rows of the index, table by table (files, xattrkeys,
+// xattrsdata, versions, metadata), each table's rows in the order of their
+// rowids, each as the values of the table's columns: string for TEXT,
+// int64 for INTEGER, float64 for REAL, []byte for BLOB. row is valid only
+// during the call. This is everything a writer needs besides Schema.
+func (b *Builder) tables(archive os.FileInfo, fn func(table string, row []any) error) error {
+	if b.err != nil {
+		return b.err
+	}
+	if len(b.rows) == 0 {
+		return ErrEmpty
+	}
+	stats := tarStatsJSON(archive)
+	vals := make([]any, len(columns[TableFiles]))
+	for i := range b.rows {
+		r := &b.rows[i]
+		vals[0], vals[1], vals[2], vals[3], vals[4] = r.dir, r.name, r.offsetHeader, r.offset, r.size
+		vals[5], vals[6], vals[7], vals[8] = r.mtime, r.mode, []byte{r.typ}, r.linkname
+		vals[9], vals[10], vals[11], vals[12] = r.uid, r.gid, int64(0), boolInt(r.sparse)
+		vals[13], vals[14] = int64(0), int64(0)
+		if err := fn(TableFiles, vals); err != nil {
+			return err
+		}
+	}
+	for _, g := range b.generated() {
+		o := b.parents[g]
+		vals[0], vals[1], vals[2], vals[3], vals[4] = g.dir, g.name, o.offsetHeader, o.offset, int64(0)
+		vals[5], vals[6], vals[7], vals[8] = float64(0), int64(generatedMode), int64(generatedType), ""
+		for i := 9; i < len(vals); i++ {
+			vals[i] = int64(0)
+		}
+		if err := fn(TableFiles, vals); err != nil {
+			return err
+		}
+	}
+	for i, k := range b.keys {
+		if err := fn(TableXattrKeys, []any{int64(i + 1), k}); err != nil {
+			return err
+		}
+	}
+	for _, x := range b.xattrs {
+		if err := fn(TableXattrsData, []any{x.offsetHeader, x.keyID, x.value}); err != nil {
+			return err
+		}
+	}
+	for _, v := range []struct {
+		name, version       string
+		major, minor, patch int64
+	}{{"ratarmount", ToolVersion, 0, 11, 1}, {"index", IndexVersion, 0, 7, 0}} {
+		if err := fn(TableVersions, []any{v.name, v.version, v.major, v.minor, v.patch}); err != nil {
+			return err
+		}
+	}
+	for _, kv := range [][2]string{
+		{"tarstats", stats},
+		{"arguments", Arguments},
+		{"backendName", BackendName},
+		{"isGnuIncremental", "0"},
+	} {
+		if err := fn(TableMetadata, []any{kv[0], kv[1]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// paxDict is a Python dict of pax records: keys in the order of their
+// first record, each with its last value.
+type paxDict []tarfile.PAXRecord
+
+func (d *paxDict) set(k, v string) {
+	for i := range *d {
+		if (*d)[i].Key == k {
+			(*d)[i].Value = v
+			return
+		}
+	}
+	*d = append(*d, tarfile.PAXRecord{Key: k, Value: v})
+}
+
+func (d paxDict) get(k string) (string, bool) {
+	for _, r := range d {
+		if r.Key == k {
+			return r.Value, true
+		}
+	}
+	return "", false
+}
+
+// last is the value of whichever of the keys comes last in the dict.
+func (d paxDict) last(keys ...string) (v string, ok bool) {
+	for _, r := range d {
+		if slices.Contains(keys, r.Key) {
+			v, ok = r.Value, true
+		}
+	}
+	return v, ok
+}

@@ -1,0 +1,382 @@
+package ratarmount
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Index is the content of an index: its tables' rows in rowid order.
+type Index struct {
+	Files    []File
+	XAttrs   []XAttr    // view xattrs, in the order of table xattrsdata
+	Metadata []KeyValue // table metadata
+	Versions []Version  // table versions
+}
+
+// File is a row of table files.
+type File struct {
+	Path, Name           string // "/a/b" and "c" for a/b/c; "" and "" for the root
+	OffsetHeader, Offset int64  // of the header chain and of the payload
+	Size                 int64
+	MTime                float64
+	Mode                 int64 // with the file-type bits
+	Type                 byte  // the tar type flag (generated rows: '5')
+	Linkname             string
+	UID, GID             int64
+	IsTar, IsSparse      bool
+	IsGenerated          bool
+	RecursionDepth       int64
+}
+
+// XAttr is a member's extended attribute, by the offsetheader of its row.
+type XAttr struct {
+	OffsetHeader int64
+	Key          string
+	Value        []byte
+}
+
+// KeyValue is a row of table metadata.
+type KeyValue struct{ Key, Value string }
+
+// Version is a row of table versions.
+type Version struct {
+	Name, Version       string
+	Major, Minor, Patch int64
+}
+
+// Meta is the value of a metadata key.
+func (ix *Index) Meta(key string) (string, bool) {
+	for _, kv := range ix.Metadata {
+		if kv.Key == key {
+			return kv.Value, true
+		}
+	}
+	return "", false
+}
+
+// TarStats reads metadata "tarstats"; an index without it has zero
+// TarStats (nothing to check).
+func (ix *Index) TarStats() (TarStats, error) {
+	s, ok := ix.Meta("tarstats")
+	if !ok {
+		return TarStats{}, nil
+	}
+	return ParseTarStats(s)
+}
+
+// Index is the content WriteTo writes, for an archive whose os.Stat is
+// archive: what Read returns for that file. It lets a check compare an
+// index on disk with the archive it describes without writing one.
+func (b *Builder) Index(archive os.FileInfo) (*Index, error) {
+	ix := &Index{}
+	var keys []string
+	err := b.tables(archive, func(table string, row []any) error {
+		switch table {
+		case TableFiles:
+			f := File{
+				Path: row[0].(string), Name: row[1].(string),
+				OffsetHeader: row[2].(int64), Offset: row[3].(int64), Size: row[4].(int64),
+				MTime: row[5].(float64), Mode: row[6].(int64), Linkname: row[8].(string),
+				UID: row[9].(int64), GID: row[10].(int64),
+				IsSparse: row[12].(int64) != 0,
+			}
+			f.Type, _ = typeFlag(row[7])
+			ix.Files = append(ix.Files, f)
+		case TableXattrKeys:
+			keys = append(keys, row[1].(string))
+		case TableXattrsData:
+			ix.XAttrs = append(ix.XAttrs, XAttr{OffsetHeader: row[0].(int64), Key: keys[row[1].(int64)-1], Value: row[2].([]byte)})
+		case TableMetadata:
+			ix.Metadata = append(ix.Metadata, KeyValue{row[0].(string), row[1].(string)})
+		case TableVersions:
+			ix.Versions = append(ix.Versions, Version{row[0].(string), row[1].(string), row[2].(int64), row[3].(int64), row[4].(int64)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ix, nil
+}
+
+// typeFlag reads a type column: a one-byte BLOB (the flag itself) or, in
+// the rows ratarmount generates, the integer that int() makes of a digit
+// flag.
+func typeFlag(v any) (byte, bool) {
+	switch t := v.(type) {
+	case []byte:
+		if len(t) == 1 {
+			return t[0], true
+		}
+	case int64:
+		if t >= 0 && t <= 9 {
+			return byte('0' + t), true
+		}
+	}
+	return 0, false
+}
+
+// sqliteMagic starts every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// Read reads the index at path. A file that is not SQLite, or whose schema,
+// index version (other than 0.6 or 0.7, which share the files table) or
+// backend differs, is ErrFormat, as is an unfinished index (ratarmount's
+// temporary tables still there).
+func Read(path string) (ix *Index, err error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %w: %s", path, ErrFormat, fmt.Sprintf(format, args...))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	magic := make([]byte, len(sqliteMagic))
+	_, err = io.ReadFull(f, magic)
+	f.Close()
+	if err != nil || string(magic) != sqliteMagic {
+		return nil, bad("not an SQLite database")
+	}
+	uri, err := sqliteURI(path, "mode=ro")
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", uri)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+
+	objects := map[string]string{}
+	rows, err := db.Query(`SELECT type, name FROM sqlite_master`)
+	if err != nil {
+		return nil, bad("reading the schema: %v", err)
+	}
+	for rows.Next() {
+		var typ, name string
+		if err := rows.Scan(&typ, &name); err != nil {
+			rows.Close()
+			return nil, bad("reading the schema: %v", err)
+		}
+		objects[name] = typ
+	}
+	if err := rows.Close(); err != nil {
+		return nil, bad("reading the schema: %v", err)
+	}
+	for _, t := range []string{"filestmp", "parentfolders"} {
+		if objects[t] != "" {
+			return nil, bad("table %s: an index ratarmount did not finish", t)
+		}
+	}
+	for _, t := range tableOrder {
+		if objects[t] != "table" {
+			return nil, bad("no table %s", t)
+		}
+		var cols []string
+		rows, err := db.Query(`SELECT name FROM pragma_table_info(?)`, t)
+		if err != nil {
+			return nil, bad("reading the columns of %s: %v", t, err)
+		}
+		for rows.Next() {
+			var c string
+			if err := rows.Scan(&c); err != nil {
+				rows.Close()
+				return nil, bad("reading the columns of %s: %v", t, err)
+			}
+			cols = append(cols, c)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, bad("reading the columns of %s: %v", t, err)
+		}
+		if !slices.Equal(cols, columns[t]) {
+			return nil, bad("table %s has columns %v, not %v", t, cols, columns[t])
+		}
+	}
+
+	ix = &Index{}
+	err = query(db, `SELECT name, version, major, minor, patch FROM versions ORDER BY rowid`, func(v []any) error {
+		var ver Version
+		var ok1, ok2 bool
+		if ver.Name, ok1 = v[0].(string); !ok1 {
+			return fmt.Errorf("version name %v", v[0])
+		}
+		if ver.Version, ok2 = v[1].(string); !ok2 {
+			return fmt.Errorf("version of %s: %v", ver.Name, v[1])
+		}
+		ver.Major, _ = v[2].(int64)
+		ver.Minor, _ = v[3].(int64)
+		ver.Patch, _ = v[4].(int64)
+		ix.Versions = append(ix.Versions, ver)
+		return nil
+	})
+	if err != nil {
+		return nil, bad("table versions: %v", err)
+	}
+	i := slices.IndexFunc(ix.Versions, func(v Version) bool { return v.Name == "index" })
+	if i < 0 {
+		return nil, bad("no index version")
+	}
+	if v := ix.Versions[i]; v.Major != 0 || v.Minor < 6 || v.Minor > 7 {
+		return nil, bad("index version %s (%d.%d.%d); this reader knows 0.6 and 0.7", v.Version, v.Major, v.Minor, v.Patch)
+	}
+
+	err = query(db, `SELECT key, value FROM metadata ORDER BY rowid`, func(v []any) error {
+		k, ok1 := v[0].(string)
+		val, ok2 := v[1].(string)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("row %v is not text", v)
+		}
+		ix.Metadata = append(ix.Metadata, KeyValue{k, val})
+		return nil
+	})
+	if err != nil {
+		return nil, bad("table metadata: %v", err)
+	}
+	if name, ok := ix.Meta("backendName"); ok && name != BackendName {
+		return nil, bad("index of backend %q, not %q", name, BackendName)
+	}
+	if _, err := ix.TarStats(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+
+	n := 0
+	err = query(db, `SELECT `+strings.Join(quoted(columns[TableFiles]), ", ")+` FROM files ORDER BY rowid`, func(v []any) error {
+		n++
+		f, err := fileRow(v)
+		if err != nil {
+			return fmt.Errorf("row %d: %v", n, err)
+		}
+		ix.Files = append(ix.Files, f)
+		return nil
+	})
+	if err != nil {
+		return nil, bad("table files: %v", err)
+	}
+
+	err = query(db, `SELECT d.offsetheader, k.name, d.value FROM xattrsdata AS d JOIN xattrkeys AS k ON k.id = d.keyid ORDER BY d.rowid`, func(v []any) error {
+		var x XAttr
+		var ok bool
+		if x.OffsetHeader, ok = v[0].(int64); !ok {
+			return fmt.Errorf("offsetheader %v", v[0])
+		}
+		if x.Key, ok = v[1].(string); !ok {
+			return fmt.Errorf("key %v", v[1])
+		}
+		switch t := v[2].(type) {
+		case []byte:
+			x.Value = bytes.Clone(t)
+		case string:
+			x.Value = []byte(t)
+		default:
+			return fmt.Errorf("value %v", v[2])
+		}
+		ix.XAttrs = append(ix.XAttrs, x)
+		return nil
+	})
+	if err != nil {
+		return nil, bad("xattrs: %v", err)
+	}
+	return ix, nil
+}
+
+func quoted(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.Quote(n)
+	}
+	return out
+}
+
+// query runs q and hands fn each row's values as the driver gives them:
+// int64, float64, string, []byte or nil.
+func query(db *sql.DB, q string, fn func([]any) error) error {
+	rows, err := db.Query(q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		if err := fn(vals); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// fileRow converts a files row, columns in table order.
+func fileRow(v []any) (File, error) {
+	var f File
+	var ok bool
+	text := func(i int, dst *string) error {
+		if *dst, ok = v[i].(string); !ok {
+			return fmt.Errorf("%s is %T, not text", columns[TableFiles][i], v[i])
+		}
+		return nil
+	}
+	integer := func(i int, dst *int64) error {
+		if *dst, ok = v[i].(int64); !ok {
+			return fmt.Errorf("%s is %T, not an integer", columns[TableFiles][i], v[i])
+		}
+		return nil
+	}
+	boolean := func(i int, dst *bool) error {
+		var n int64
+		if err := integer(i, &n); err != nil {
+			return err
+		}
+		*dst = n != 0
+		return nil
+	}
+	err := errors.Join(
+		text(0, &f.Path), text(1, &f.Name),
+		integer(2, &f.OffsetHeader), integer(3, &f.Offset), integer(4, &f.Size),
+		integer(6, &f.Mode), text(8, &f.Linkname), integer(9, &f.UID), integer(10, &f.GID),
+		boolean(11, &f.IsTar), boolean(12, &f.IsSparse), boolean(13, &f.IsGenerated),
+		integer(14, &f.RecursionDepth),
+	)
+	if err != nil {
+		return f, err
+	}
+	switch t := v[5].(type) {
+	case float64:
+		f.MTime = t
+	case int64:
+		f.MTime = float64(t)
+	default:
+		return f, fmt.Errorf("mtime is %T, not a number", v[5])
+	}
+	if f.Type, ok = typeFlag(v[7]); !ok {
+		return f, fmt.Errorf("type %v is not a tar type flag", v[7])
+	}
+	return f, nil
+}
+
+// CheckArchive tells whether ratarmount would take the index as describing
+// the archive fi (see TarStats.Check): nil, or an error wrapping ErrStale.
+func (ix *Index) CheckArchive(fi os.FileInfo, verifyMTime bool) error {
+	ts, err := ix.TarStats()
+	if err != nil {
+		return err
+	}
+	return ts.Check(fi, verifyMTime)
+}
