@@ -1,9 +1,12 @@
 package fold
 
 import (
+	"reflect"
+
 	"bytes"
 	"context"
 	"errors"
+	"github.com/itarconv/itarconv/formats/ratarmount"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,5 +79,37 @@ func TestWidsRefuses(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "shardindex.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("an index was written: %v", err)
+	}
+}
+
+// TestRatarmountOracle: from one pass, each shard's ratarmount index has
+// the rows ratarmount's own index of it has (metadata aside: tarstats is
+// the machine's).
+func TestRatarmountOracle(t *testing.T) {
+	for _, c := range []string{"pax_py", "dirs_links_gnutar", "paxglobal", "sparse_gnutar", "duplicates"} {
+		t.Run(c, func(t *testing.T) {
+			src := filepath.Join("..", "formats", "ratarmount", "testdata", c)
+			_, shards := copyShards(t, src)
+			st, err := indexLoaders(t, shards, Ratarmount(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Written["ratarmount"] != len(shards) {
+				t.Errorf("written %v, not indexed %v", st.Written, st.None)
+			}
+			for _, shard := range shards {
+				got, err := ratarmount.Read(ratarmount.IndexPath(shard))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := ratarmount.Read(ratarmount.IndexPath(filepath.Join(src, filepath.Base(shard))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got.Files, want.Files) || !reflect.DeepEqual(got.XAttrs, want.XAttrs) {
+					t.Errorf("%s: files\n%+v\nwant\n%+v", shard, got.Files, want.Files)
+				}
+			}
+		})
 	}
 }

@@ -71,7 +71,7 @@ instead: every header block is a row, named by its 100-byte name field.`,
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "shards scanned in parallel")
 	f.BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read past zero blocks (concatenated archives)")
 	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
-	f.StringVar(&fl.formats, "format", "taridx", `indexes to write, a comma-separated list of: taridx, wids (WebDataset wids' shardindex.json beside the shards), dali (DALI's <shard>.idx beside each shard), or all`)
+	f.StringVar(&fl.formats, "format", "taridx", `indexes to write, a comma-separated list of: taridx, wids (WebDataset wids' shardindex.json beside the shards), dali (DALI's <shard>.idx beside each shard), ratarmount (<shard>.index.sqlite beside each shard), or all`)
 	f.BoolVar(&fl.widsMD5, "wids-md5", false, "record each shard's MD5 sum in wids' index (reads every shard whole; the loader then checks it)")
 	f.StringVar(&fl.strategy, "read-strategy", "auto", `how headers are read: "auto" (mmap where possible), "mmap", "pread" (one read per header) or "sequential"`)
 	return cmd
@@ -158,7 +158,7 @@ func indexFormats(fl indexFlags, opts *convert.IndexOptions) (withTARIDX bool, e
 }
 
 // loaderNames are the other loaders whose indexes index writes.
-var loaderNames = []string{"wids", "dali"}
+var loaderNames = []string{"wids", "dali", "ratarmount"}
 
 func newLoader(name string, fl indexFlags) fold.Loader {
 	switch name {
@@ -166,6 +166,8 @@ func newLoader(name string, fl indexFlags) fold.Loader {
 		return fold.Wids(fl.outDir, fl.widsMD5)
 	case "dali":
 		return fold.DALI(fl.outDir)
+	case "ratarmount":
+		return fold.Ratarmount(fl.outDir)
 	}
 	panic("no loader " + name)
 }

@@ -99,8 +99,9 @@ func writeTar(t *testing.T, path string, names ...string) {
 // writes for dir's two shards train_0000.tar and train_0001.tar, the one
 // describing train_0001.tar first.
 var loaderIndexes = map[string][]string{
-	"dali": {"train_0001.idx", "train_0000.idx"},
-	"wids": {"shardindex.json"},
+	"dali":       {"train_0001.idx", "train_0000.idx"},
+	"wids":       {"shardindex.json"},
+	"ratarmount": {"train_0001.tar.index.sqlite", "train_0000.tar.index.sqlite"},
 }
 
 // TestCheckLoaderIndexes: verify and inspect take each loader's index,
@@ -123,6 +124,7 @@ func TestCheckLoaderIndexes(t *testing.T) {
 			writeTar(t, filepath.Join(dir, "train_0001.tar"),
 				"s000003.jpg", "s000003.cls", "s000004.jpg", "s000004.cls", "s000005.jpg", "s000005.cls", "s000006.jpg")
 			idx := filepath.Join(dir, loaderIndexes[loader][0])
+			before, _ := os.ReadFile(idx)
 			code, stdout, _ := run(t, "verify", "--json", idx)
 			var rep struct {
 				OK       bool
@@ -137,6 +139,9 @@ func TestCheckLoaderIndexes(t *testing.T) {
 			}
 			if code, stdout, _ := run(t, "inspect", idx); code != 0 || !strings.Contains(stdout, "STALE") {
 				t.Errorf("inspect of a stale index: exit %d: %s", code, stdout)
+			}
+			if after, _ := os.ReadFile(idx); !bytes.Equal(after, before) {
+				t.Error("checking the index changed it")
 			}
 		})
 	}

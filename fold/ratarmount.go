@@ -1,0 +1,180 @@
+package fold
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/itarconv/itarconv/formats/ratarmount"
+	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// Ratarmount is ratarmount's SQLite index of each shard (package
+// ratarmount), named as ratarmount looks for it: <shard>.index.sqlite
+// beside the shard, or in outDir when it is not "".
+func Ratarmount(outDir string) Loader { return ratarmountLoader{outDir} }
+
+type ratarmountLoader struct{ outDir string }
+
+func (ratarmountLoader) Name() string { return "ratarmount" }
+
+func (r ratarmountLoader) path(shard string) string {
+	return besideOrIn(ratarmount.IndexPath(shard), r.outDir)
+}
+
+func (r ratarmountLoader) Outputs(shards []string) []string {
+	var outs []string
+	for _, s := range shards {
+		outs = append(outs, r.path(s))
+	}
+	return outs
+}
+
+func (r ratarmountLoader) Shard(path string) ShardIndexer {
+	return newRatarmountIndexer(path, r.path(path))
+}
+
+// newRatarmountIndexer indexes the shard at path into out, or keeps the
+// index in memory when out is "".
+func newRatarmountIndexer(path, out string) *ratarmountIndexer {
+	x := &ratarmountIndexer{shard: path, out: out}
+	x.b.Archive = &x.archive
+	x.archive.path = path
+	return x
+}
+
+func (ratarmountLoader) Finish([]string) (int, error) { return 0, nil }
+
+type ratarmountIndexer struct {
+	shard, out string // out: "" for an index kept in memory
+	b          ratarmount.Builder
+	archive    lazyFile
+}
+
+func (x *ratarmountIndexer) Member(m *tarfile.Member) { x.b.Add(m) } // an error is kept by the builder
+
+// End writes the index, through a temporary file renamed into place.
+func (x *ratarmountIndexer) End(int64) (int, error) {
+	defer x.archive.Close()
+	if err := x.b.Err(); err != nil {
+		return 0, ratarmountErr(err)
+	}
+	if x.out == "" {
+		return 0, nil
+	}
+	st, err := os.Stat(x.shard)
+	if err != nil {
+		return 0, err
+	}
+	f, err := safefile.Create(x.out)
+	if err != nil {
+		return 0, err
+	}
+	if err := x.b.WriteTo(f.Name(), st); err != nil {
+		f.Abort()
+		return 0, ratarmountErr(err)
+	}
+	return 1, f.Commit()
+}
+
+// ratarmountErr reports the archives ratarmount indexes not (empty ones)
+// and the members this writer cannot describe as ratarmount would as
+// shards without an index, not failures of the run.
+func ratarmountErr(err error) error {
+	if errors.Is(err, ratarmount.ErrEmpty) || errors.Is(err, ratarmount.ErrUnsupported) {
+		return fmt.Errorf("%w: %w", ErrNoIndex, err)
+	}
+	return err
+}
+
+// lazyFile opens its file at the first read: the ratarmount builder reads
+// a shard's bytes only for a rare kind of sparse member.
+type lazyFile struct {
+	path string
+	once sync.Once
+	f    *os.File
+	err  error
+}
+
+func (l *lazyFile) ReadAt(p []byte, off int64) (int, error) {
+	l.once.Do(func() { l.f, l.err = os.Open(l.path) })
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.f.ReadAt(p, off)
+}
+
+func (l *lazyFile) Close() {
+	if l.f != nil {
+		l.f.Close()
+	}
+}
+
+func init() {
+	loaderKinds = append(loaderKinds, &loaderKind{
+		name: "ratarmount", unit: "files",
+		detect: func(path string) bool {
+			return strings.HasSuffix(path, ratarmount.Suffix) && startsWith(path, "SQLite format 3\x00")
+		},
+		shards: func(path string) ([]string, error) {
+			return []string{strings.TrimSuffix(path, ratarmount.Suffix)}, nil
+		},
+		read: func(path string, shards []string) ([]loaderEntry, error) {
+			ix, err := ratarmount.Read(path)
+			if errors.Is(err, ratarmount.ErrFormat) {
+				return nil, &loaderFormatError{err}
+			} else if err != nil {
+				return nil, err
+			}
+			es := ratarmountEntries(ix, shards[0])
+			if st, err := os.Stat(shards[0]); err == nil {
+				// The size ratarmount compares at load time.
+				if err := ix.CheckArchive(st, false); err != nil {
+					es = append(es, loaderEntry{shard: shards[0], name: "archive", what: err.Error()})
+				} else {
+					es = append(es, loaderEntry{shard: shards[0], name: "archive", what: "size " + strconv.FormatInt(st.Size(), 10)})
+				}
+			}
+			return es, nil
+		},
+		expect: func(_ string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
+			return perShard(shards, func(p string) *ratarmountIndexer { return newRatarmountIndexer(p, "") },
+				func(p string, x *ratarmountIndexer) ([]loaderEntry, error) {
+					st, err := os.Stat(p)
+					if err != nil {
+						return nil, err
+					}
+					if err := x.b.Err(); err != nil {
+						return nil, &loaderFormatError{fmt.Errorf("%s: %w", p, err)}
+					}
+					ix, err := x.b.Index(st)
+					if err != nil {
+						return nil, err
+					}
+					es := ratarmountEntries(ix, p)
+					return append(es, loaderEntry{shard: p, name: "archive", what: "size " + strconv.FormatInt(st.Size(), 10)}), nil
+				})
+		},
+	})
+}
+
+// ratarmountEntries are an index's rows, by path.
+func ratarmountEntries(ix *ratarmount.Index, shard string) []loaderEntry {
+	var es []loaderEntry
+	for _, f := range ix.Files {
+		name := f.Name
+		if f.Path != "" {
+			name = strings.TrimPrefix(f.Path, "/") + "/" + f.Name
+		}
+		what := fmt.Sprintf("header at %d, %s, mode %o, type %q", f.OffsetHeader, offsetSize(f.Offset, f.Size), f.Mode, f.Type)
+		if f.Linkname != "" {
+			what += ", link to " + strconv.Quote(f.Linkname)
+		}
+		es = append(es, loaderEntry{shard: shard, name: name, what: what})
+	}
+	return es
+}
