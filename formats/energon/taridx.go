@@ -1,16 +1,24 @@
-// Package energon writes and reads the per-shard sample index that
-// Megatron-Energon's `energon prepare` writes beside each tar shard,
-// <shard>.tar.idx, as energon's own code writes it: a flat array of
-// little-endian uint64, entry i the offset in the shard where sample i's
-// first member begins (its own header, or the pax or GNU long-name header
-// before it), then one more entry, the offset where the archive's content
-// ends (its end-of-archive blocks): N samples give N+1 entries.
+// Package energon writes and reads the files Megatron-Energon's
+// `energon prepare` writes for a WebDataset, as energon's own code writes
+// them, so that energon's loader takes a dataset prepared here as its own.
+//
+// Beside each tar shard, <shard>.tar.idx: a flat array of little-endian
+// uint64, entry i the offset in the shard where sample i's first member
+// begins (its own header, or the pax or GNU long-name header before it),
+// then one more entry, the offset where the archive's content ends (its
+// end-of-archive blocks): N samples give N+1 entries.
+//
+// In the dataset's .nv-meta folder (WriteMeta, ReadMeta): index.sqlite,
+// every sample and every part of the dataset with their offsets; .info.json,
+// the number of samples of each shard; split.yaml, which shards make the
+// train, val and test parts; index.uuid, which names this version of the
+// index for energon's caches.
 //
 // A sample is a run of consecutive regular members with the same key: the
-// name up to the first dot of its basename, directory included. A member
-// whose name has no such key (no dot in its basename, or nothing before
-// the dot), or which starts with a "__...__" component (energon's
-// metadata), is no part of a sample.
+// name up to the first dot of its basename, directory included (see
+// SplitName for the exact rule). A member whose name has no key, or which
+// starts with a "__...__" component (energon's metadata), is no part of a
+// sample.
 package energon
 
 import (
@@ -24,37 +32,70 @@ import (
 // IdxSuffix follows a shard's name to name its index.
 const IdxSuffix = ".idx"
 
-// ErrFormat: bytes that are no .tar.idx.
-var ErrFormat = errors.New("not an energon .tar.idx")
+// ErrFormat: files that are not what energon writes (a .tar.idx, or a
+// file of .nv-meta).
+var ErrFormat = errors.New("not in energon's format")
 
-// metaName matches the members energon's prepare skips, at the start of
-// a name: "__key__", "__meta__/x".
-var metaName = regexp.MustCompile(`^__[^/]*__($|/)`)
+// metaName matches the members energon's prepare skips, at the start of a
+// name: "__key__", "__meta__/x". Python's "$" also matches before a final
+// newline, hence "\n?\z".
+var metaName = regexp.MustCompile(`^__[^/]*__(?:\n?\z|/)`)
 
-// SplitName gives a member's sample key and part, as energon splits them;
-// ok is false for a member that is no part of a sample.
+// SplitName gives a member's sample key and part, as energon splits them
+// (with a Python regular expression, whose corners are kept here); ok is
+// false for a member that is no part of a sample.
+//
+// The part is what follows the first dot of the basename, the key what
+// precedes it. Python's expression further asks the key to end in a
+// non-empty stretch without a dot that starts at the start of the name or
+// just after a slash with no newline before it ("." there matches no
+// newline). For most names that means "the basename does not start with a
+// dot"; but a hidden file in a directory whose name has no dot is a sample
+// of its own, keyed by the directory: "dir/.hidden" is key "dir/", part
+// "hidden".
 func SplitName(name string) (key, part string, ok bool) {
 	if metaName.MatchString(name) {
 		return "", "", false
 	}
 	slash := strings.LastIndexByte(name, '/')
-	base := name[slash+1:]
-	dot := strings.IndexByte(base, '.')
-	if dot <= 0 {
+	dot := strings.IndexByte(name[slash+1:], '.')
+	if dot < 0 {
 		return "", "", false
 	}
-	return name[:slash+1+dot], base[dot+1:], true
+	dot += slash + 1
+	if prev := strings.LastIndexByte(name[:dot], '.'); prev >= 0 || dot == 0 {
+		// The stretch must start after a slash that follows prev, and
+		// leave at least one byte before the dot; the first such slash
+		// is the one with the fewest bytes (and newlines) before it.
+		i := strings.IndexByte(name[prev+1:], '/')
+		if i < 0 {
+			return "", "", false
+		}
+		i += prev + 1
+		if i+1 >= dot || strings.IndexByte(name[:i], '\n') >= 0 {
+			return "", "", false
+		}
+	}
+	return name[:dot], name[dot+1:], true
 }
 
 // IdxBuilder gathers a shard's regular members, in tar order, into the
-// offsets of its samples.
+// offsets of its samples (the .tar.idx) and, fed through AddMember, into
+// the shard's rows of index.sqlite (Shard). It holds no payload: a key and
+// an offset per sample, a part name and three numbers per part.
 type IdxBuilder struct {
 	offsets []uint64
 	last    string
+
+	// Filled by AddMember only.
+	keys  []string
+	parts []Part
+	names map[string]string // part names, each kept once
 }
 
 // Add takes the next regular member of the shard: its name and the offset
-// of the first header block of its chain.
+// of the first header block of its chain. It serves the .tar.idx alone;
+// use AddMember for both files.
 func (b *IdxBuilder) Add(name string, firstOffset int64) {
 	key, _, ok := SplitName(name)
 	if !ok {
@@ -66,8 +107,64 @@ func (b *IdxBuilder) Add(name string, firstOffset int64) {
 	}
 }
 
+// maxInterned bounds the part names kept once per shard: a shard whose
+// every member has a part name of its own would make the map as large as
+// the parts themselves, for nothing.
+const maxInterned = 1 << 10
+
+// AddMember takes the next member of the shard that Python's tarfile calls
+// regular (TarInfo.isreg: type '0', '\x00' without a trailing slash, '7',
+// and the GNU sparse type 'S'), with the numbers tarfile gives energon:
+// the offset of the first header block of its chain (TarInfo.offset), the
+// offset of its payload (offset_data) and its size (for a sparse member,
+// its real size, as tarfile reports it; for a pax sparse member of format
+// 1.0, tarfile's offset_data lies past the sparse map that starts the
+// payload). The member becomes a part of the current sample, or starts the
+// next one.
+func (b *IdxBuilder) AddMember(name string, firstOffset, dataOffset, size int64) {
+	key, part, ok := SplitName(name)
+	if !ok {
+		return
+	}
+	if len(b.offsets) == 0 || key != b.last {
+		b.offsets = append(b.offsets, uint64(firstOffset))
+		b.keys = append(b.keys, key)
+		b.last = key
+	}
+	if p, ok := b.names[part]; ok {
+		part = p
+	} else if len(b.names) < maxInterned {
+		if b.names == nil {
+			b.names = make(map[string]string)
+		}
+		// A copy, so that the part name does not keep the whole
+		// member name alive.
+		part = strings.Clone(part)
+		b.names[part] = part
+	}
+	b.parts = append(b.parts, Part{Sample: len(b.offsets) - 1, Name: part, Offset: dataOffset, Size: size})
+}
+
 // Samples is the number of samples so far.
 func (b *IdxBuilder) Samples() int { return len(b.offsets) }
+
+// Shard gives the shard's samples and parts, fed through AddMember, for a
+// shard named name (relative to the dataset's directory, with slashes)
+// whose content ends at end (as for Bytes). A sample's size runs to the
+// next sample's start, the last one's to end. The result shares the
+// builder's memory: the builder is not to be used after.
+func (b *IdxBuilder) Shard(name string, end int64) ShardSamples {
+	samples := make([]Sample, len(b.keys))
+	for i, k := range b.keys {
+		next := end
+		if i+1 < len(b.offsets) {
+			next = int64(b.offsets[i+1])
+		}
+		off := int64(b.offsets[i])
+		samples[i] = Sample{Key: k, Offset: off, Size: next - off}
+	}
+	return ShardSamples{Name: name, Samples: samples, Parts: b.parts, End: end}
+}
 
 // Bytes is the index of a shard whose content ends at end.
 func (b *IdxBuilder) Bytes(end int64) []byte {
@@ -82,14 +179,14 @@ func (b *IdxBuilder) Bytes(end int64) []byte {
 // increasing order.
 func ParseIdx(b []byte) (starts []uint64, end uint64, err error) {
 	if len(b) == 0 || len(b)%8 != 0 {
-		return nil, 0, fmt.Errorf("%w: %d bytes, not a whole, non-empty number of uint64", ErrFormat, len(b))
+		return nil, 0, fmt.Errorf("%w: a .tar.idx of %d bytes, not a whole, non-empty number of uint64", ErrFormat, len(b))
 	}
 	n := len(b) / 8
 	var prev uint64
 	for i := range n {
 		v := binary.LittleEndian.Uint64(b[8*i:])
 		if i > 0 && v <= prev && !(i == n-1 && v == prev) {
-			return nil, 0, fmt.Errorf("%w: entry %d (%d) does not follow entry %d (%d)", ErrFormat, i, v, i-1, prev)
+			return nil, 0, fmt.Errorf("%w: .tar.idx entry %d (%d) does not follow entry %d (%d)", ErrFormat, i, v, i-1, prev)
 		}
 		if i < n-1 {
 			starts = append(starts, v)
