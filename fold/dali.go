@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -127,14 +126,9 @@ func daliEntries(b []byte, shard string) ([]loaderEntry, error) {
 	return es, nil
 }
 
-// startsWith tells whether the file at path begins with prefix.
+// startsWith tells whether the file at path is a regular file that begins
+// with prefix.
 func startsWith(path, prefix string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	b := make([]byte, len(prefix))
-	_, err = io.ReadFull(f, b)
+	b, err := readHead(path, len(prefix))
 	return err == nil && string(b) == prefix
 }

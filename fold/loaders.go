@@ -126,19 +126,22 @@ func (l *Loaders) shard(path string) *shardIndexers {
 }
 
 // Finish writes what spans the dataset, loader by loader, and returns the
-// counts of all the files written.
+// counts of all the files written, and every loader's error.
 func (l *Loaders) Finish() (*LoaderStats, error) {
 	l.mu.Lock()
 	shards := append([]string(nil), l.shards...)
 	l.mu.Unlock()
+	var errs []error
 	for _, k := range l.kinds {
+		// One loader's refusal of the dataset is no reason to leave the
+		// others' indexes unwritten.
 		n, err := k.Finish(shards)
 		l.count(k.Name(), n)
 		if err != nil {
-			return l.Stats(), fmt.Errorf("%s index: %w", k.Name(), err)
+			errs = append(errs, fmt.Errorf("%s index: %w", k.Name(), err))
 		}
 	}
-	return l.Stats(), nil
+	return l.Stats(), errors.Join(errs...)
 }
 
 // Stats are the counts so far.

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/itarconv/itarconv/formats/energon"
 	"github.com/itarconv/itarconv/formats/ratarmount"
 	"os"
 	"path/filepath"
@@ -111,5 +112,61 @@ func TestRatarmountOracle(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEnergonOracle: from one pass, every shard's .tar.idx and the
+// dataset's .nv-meta are energon prepare's: the .tar.idx, .info.json and
+// split.yaml byte for byte, index.sqlite sample for sample.
+func TestEnergonOracle(t *testing.T) {
+	for _, c := range []string{"webdataset", "pax_py", "gnu_longname_py", "dirs_links_gnutar", "multidot_names"} {
+		t.Run(c, func(t *testing.T) {
+			src := filepath.Join("..", "formats", "energon", "testdata", c)
+			dir, shards := copyShards(t, src)
+			st, err := indexLoaders(t, shards, Energon(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Written["energon"] != len(shards)+4 {
+				t.Errorf("written %v", st.Written)
+			}
+			for _, shard := range shards {
+				got, _ := os.ReadFile(energon.IdxPath(shard))
+				want, _ := os.ReadFile(energon.IdxPath(filepath.Join(src, filepath.Base(shard))))
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s: .tar.idx differs", shard)
+				}
+			}
+			for _, f := range []string{energon.InfoJSONFile, energon.SplitYAMLFile} {
+				got, _ := os.ReadFile(filepath.Join(dir, energon.MetaDir, f))
+				want, _ := os.ReadFile(filepath.Join(src, energon.MetaDir, f))
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s:\n%s\nwant\n%s", f, got, want)
+				}
+			}
+			got, err := energon.ReadMeta(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := energon.ReadMeta(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Shards, want.Shards) {
+				t.Errorf("index.sqlite: got %+v\nwant %+v", got.Shards, want.Shards)
+			}
+		})
+	}
+}
+
+// TestEnergonRefuses: a key in two shards leaves no .nv-meta, naming it.
+func TestEnergonRefuses(t *testing.T) {
+	dir, shards := copyShards(t, filepath.Join("..", "formats", "energon", "testdata", "duplicates"))
+	_, err := indexLoaders(t, shards, Energon(""))
+	if !errors.Is(err, ErrLoaderDataset) || !errors.Is(err, energon.ErrDuplicateKey) || !strings.Contains(err.Error(), `"b"`) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, energon.MetaDir, energon.IndexFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("index.sqlite was written: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package fold
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -230,19 +231,19 @@ func widsWhat(s wids.Shard) string {
 	return what
 }
 
-// readHead reads up to n bytes from the start of the file at path.
+// readHead reads up to n bytes from the start of the file at path, a
+// regular file (opening a FIFO to look at it would wait for a writer).
 func readHead(path string, n int) ([]byte, error) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
 	b := make([]byte, n)
-	k, err := f.Read(b)
+	k, err := io.ReadFull(f, b)
 	if k == 0 {
 		return nil, err
 	}

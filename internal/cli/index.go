@@ -71,7 +71,7 @@ instead: every header block is a row, named by its 100-byte name field.`,
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "shards scanned in parallel")
 	f.BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read past zero blocks (concatenated archives)")
 	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
-	f.StringVar(&fl.formats, "format", "taridx", `indexes to write, a comma-separated list of: taridx, wids (WebDataset wids' shardindex.json beside the shards), dali (DALI's <shard>.idx beside each shard), ratarmount (<shard>.index.sqlite beside each shard), or all`)
+	f.StringVar(&fl.formats, "format", "taridx", `indexes to write, a comma-separated list of: taridx, energon (<shard>.tar.idx beside each shard, .nv-meta/ beside the shards), wids (WebDataset wids' shardindex.json beside the shards), dali (DALI's <shard>.idx beside each shard), ratarmount (<shard>.index.sqlite beside each shard), or all`)
 	f.BoolVar(&fl.widsMD5, "wids-md5", false, "record each shard's MD5 sum in wids' index (reads every shard whole; the loader then checks it)")
 	f.StringVar(&fl.strategy, "read-strategy", "auto", `how headers are read: "auto" (mmap where possible), "mmap", "pread" (one read per header) or "sequential"`)
 	return cmd
@@ -158,10 +158,12 @@ func indexFormats(fl indexFlags, opts *convert.IndexOptions) (withTARIDX bool, e
 }
 
 // loaderNames are the other loaders whose indexes index writes.
-var loaderNames = []string{"wids", "dali", "ratarmount"}
+var loaderNames = []string{"energon", "wids", "dali", "ratarmount"}
 
 func newLoader(name string, fl indexFlags) fold.Loader {
 	switch name {
+	case "energon":
+		return fold.Energon(fl.outDir)
 	case "wids":
 		return fold.Wids(fl.outDir, fl.widsMD5)
 	case "dali":
@@ -353,7 +355,8 @@ func (e *env) reportLoaders(st *fold.LoaderStats) {
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.Written)) {
-		e.infof("%s: %d index files\n", name, st.Written[name])
+		n := st.Written[name]
+		e.infof("%s: %d index %s\n", name, n, plural(n, "file", "files"))
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.None)) {
 		e.warnf("%s: %d shards without a %s index (%s indexes no such shard), e.g. %s\n",
@@ -446,4 +449,12 @@ func humanRate(r float64) string {
 		return fmt.Sprintf("%.1fk", r/1e3)
 	}
 	return fmt.Sprintf("%.0f", r)
+}
+
+// plural is one or many, as n says.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

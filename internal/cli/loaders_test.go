@@ -99,6 +99,7 @@ func writeTar(t *testing.T, path string, names ...string) {
 // writes for dir's two shards train_0000.tar and train_0001.tar, the one
 // describing train_0001.tar first.
 var loaderIndexes = map[string][]string{
+	"energon":    {"train_0001.tar.idx", "train_0000.tar.idx", ".nv-meta"},
 	"dali":       {"train_0001.idx", "train_0000.idx"},
 	"wids":       {"shardindex.json"},
 	"ratarmount": {"train_0001.tar.index.sqlite", "train_0000.tar.index.sqlite"},
@@ -142,6 +143,12 @@ func TestCheckLoaderIndexes(t *testing.T) {
 			}
 			if after, _ := os.ReadFile(idx); !bytes.Equal(after, before) {
 				t.Error("checking the index changed it")
+			}
+			if loader == "energon" {
+				code, stdout, _ := run(t, "verify", filepath.Join(dir, ".nv-meta"))
+				if code != 1 || !strings.Contains(stdout, `missing "s000006"`) {
+					t.Errorf("verify .nv-meta of a stale dataset: exit %d: %s", code, stdout)
+				}
 			}
 		})
 	}

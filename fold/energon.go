@@ -1,0 +1,252 @@
+package fold
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/itarconv/itarconv/formats/energon"
+	"github.com/itarconv/itarconv/formats/tarfile"
+)
+
+// Energon is Megatron-Energon's index of the dataset, as `energon prepare
+// --split-ratio 1,0,0` writes it: <shard>.tar.idx beside each shard (or in
+// outDir), and the dataset's .nv-meta directory (index.sqlite, .info.json,
+// split.yaml, index.uuid) in the directory holding the shards (or in
+// outDir), shards named relative to that directory.
+func Energon(outDir string) Loader {
+	return &energonLoader{outDir: outDir, shards: map[string]*energonIndexer{}}
+}
+
+type energonLoader struct {
+	outDir string
+
+	mu     sync.Mutex
+	shards map[string]*energonIndexer
+}
+
+func (*energonLoader) Name() string { return "energon" }
+
+func (e *energonLoader) idxPath(shard string) string {
+	return besideOrIn(energon.IdxPath(shard), e.outDir)
+}
+
+// metaDir is the directory that gets .nv-meta.
+func (e *energonLoader) metaDir(shards []string) string {
+	if e.outDir != "" {
+		return e.outDir
+	}
+	return commonDir(shards)
+}
+
+func (e *energonLoader) Outputs(shards []string) []string {
+	var outs []string
+	for _, s := range shards {
+		outs = append(outs, e.idxPath(s))
+	}
+	meta := filepath.Join(e.metaDir(shards), energon.MetaDir)
+	for _, f := range []string{energon.IndexFile, energon.UUIDFile, energon.SplitYAMLFile, energon.InfoJSONFile} {
+		outs = append(outs, filepath.Join(meta, f))
+	}
+	return outs
+}
+
+func (e *energonLoader) Shard(path string) ShardIndexer {
+	x := &energonIndexer{out: e.idxPath(path)}
+	e.mu.Lock()
+	e.shards[path] = x
+	e.mu.Unlock()
+	return x
+}
+
+// energonIndexer builds a shard's .tar.idx and keeps its samples for the
+// dataset's index.sqlite.
+type energonIndexer struct {
+	out     string // "" for an index kept in memory
+	b       energon.IdxBuilder
+	end     int64
+	unknown string // a member whose part energon's numbers cannot be had for
+}
+
+// Member takes what Python's tarfile calls a regular file, as energon
+// does: '0' (or NUL), '7' and sparse members.
+func (x *energonIndexer) Member(m *tarfile.Member) {
+	switch m.Typeflag {
+	case tarfile.TypeReg, tarfile.TypeCont, tarfile.TypeGNUSparse:
+	default:
+		return
+	}
+	size := m.Size
+	if m.Sparse {
+		size = m.RealSize
+		if v, _ := m.PAXValue("GNU.sparse.major"); v == "1" && x.unknown == "" {
+			// tarfile's data offset of such a member lies past the
+			// sparse map that starts its payload, which is not read.
+			x.unknown = string(m.Name)
+		}
+	}
+	x.b.AddMember(string(m.Name), m.FirstOffset, m.DataOffset, size)
+}
+
+func (x *energonIndexer) End(end int64) (int, error) {
+	x.end = end
+	if x.out == "" {
+		return 0, nil
+	}
+	return 1, writeFile(x.out, x.b.Bytes(end))
+}
+
+// Finish writes .nv-meta, or nothing when energon could not use the
+// dataset (a sample key in two places, a shard without samples).
+func (e *energonLoader) Finish(shards []string) (int, error) {
+	if len(shards) == 0 {
+		return 0, nil
+	}
+	base := commonDir(shards)
+	var all []energon.ShardSamples
+	for _, p := range shards {
+		x := e.shards[p]
+		if x == nil {
+			continue
+		}
+		if x.unknown != "" {
+			return 0, fmt.Errorf("%s: member %q: a pax sparse member of format 1.0, whose part energon places past its sparse map: not supported: %w", p, x.unknown, ErrLoaderDataset)
+		}
+		rel, err := filepath.Rel(base, p)
+		if err != nil {
+			return 0, err
+		}
+		all = append(all, x.b.Shard(filepath.ToSlash(rel), x.end))
+	}
+	slices.SortStableFunc(all, func(a, b energon.ShardSamples) int {
+		switch {
+		case energon.ShardLess(a.Name, b.Name):
+			return -1
+		case energon.ShardLess(b.Name, a.Name):
+			return 1
+		}
+		return 0
+	})
+	dir := e.metaDir(shards)
+	err := energon.WriteMeta(dir, all, energon.MetaOptions{})
+	if errors.Is(err, energon.ErrDuplicateKey) || errors.Is(err, energon.ErrNoSamples) || errors.Is(err, energon.ErrName) {
+		return 0, fmt.Errorf("%s not written: %w: %w", filepath.Join(dir, energon.MetaDir), ErrLoaderDataset, err)
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 4
+	if _, err := os.Stat(filepath.Join(dir, energon.MetaDir, energon.InfoYAMLFile)); err == nil {
+		n++
+	}
+	return n, nil
+}
+
+func init() {
+	loaderKinds = append(loaderKinds, &loaderKind{
+		name: "energon", unit: "samples",
+		detect: func(path string) bool {
+			return strings.HasSuffix(path, ".tar"+energon.IdxSuffix) && !startsWith(path, "v1.")
+		},
+		shards: func(path string) ([]string, error) {
+			return []string{strings.TrimSuffix(path, energon.IdxSuffix)}, nil
+		},
+		read: func(path string, shards []string) ([]loaderEntry, error) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, err
+			}
+			starts, end, err := energon.ParseIdx(b)
+			if err != nil {
+				return nil, &loaderFormatError{fmt.Errorf("%s: %w", path, err)}
+			}
+			return energonIdxEntries(shards[0], starts, end), nil
+		},
+		expect: func(_ string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
+			return perShard(shards, func(string) *energonIndexer { return &energonIndexer{} },
+				func(p string, x *energonIndexer) ([]loaderEntry, error) {
+					starts, end, err := energon.ParseIdx(x.b.Bytes(x.end))
+					if err != nil {
+						return nil, err
+					}
+					return energonIdxEntries(p, starts, end), nil
+				})
+		},
+	}, &loaderKind{
+		name: "energon", unit: "samples",
+		detect: func(path string) bool {
+			if filepath.Base(filepath.Clean(path)) != energon.MetaDir {
+				return false
+			}
+			st, err := os.Stat(path)
+			return err == nil && st.IsDir()
+		},
+		shards: func(path string) ([]string, error) {
+			m, err := readEnergonMeta(path)
+			if err != nil {
+				return nil, err
+			}
+			var shards []string
+			for _, s := range m.Shards {
+				shards = append(shards, filepath.Join(filepath.Dir(filepath.Clean(path)), filepath.FromSlash(s.Name)))
+			}
+			return shards, nil
+		},
+		read: func(path string, shards []string) ([]loaderEntry, error) {
+			m, err := readEnergonMeta(path)
+			if err != nil {
+				return nil, err
+			}
+			if len(m.Shards) != len(shards) {
+				return nil, fmt.Errorf("%s: %d shards, %d given", path, len(m.Shards), len(shards))
+			}
+			var es []loaderEntry
+			for i, s := range m.Shards {
+				es = append(es, energonSampleEntries(shards[i], s)...)
+			}
+			return es, nil
+		},
+		expect: func(path string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
+			return perShard(shards, func(string) *energonIndexer { return &energonIndexer{} },
+				func(p string, x *energonIndexer) ([]loaderEntry, error) {
+					return energonSampleEntries(p, x.b.Shard(filepath.Base(p), x.end)), nil
+				})
+		},
+	})
+}
+
+func readEnergonMeta(path string) (*energon.Meta, error) {
+	m, err := energon.ReadMeta(filepath.Dir(filepath.Clean(path)))
+	if errors.Is(err, energon.ErrFormat) {
+		return nil, &loaderFormatError{err}
+	}
+	return m, err
+}
+
+// energonIdxEntries are a .tar.idx's samples, by offset, and its end.
+func energonIdxEntries(shard string, starts []uint64, end uint64) []loaderEntry {
+	es := []loaderEntry{{shard: shard, name: "end of the archive", what: "offset " + strconv.FormatUint(end, 10)}}
+	for _, s := range starts {
+		es = append(es, loaderEntry{shard: shard, name: "sample at offset " + strconv.FormatUint(s, 10), what: "a sample starts there"})
+	}
+	return es
+}
+
+// energonSampleEntries are a shard's samples in index.sqlite, by key.
+func energonSampleEntries(shard string, s energon.ShardSamples) []loaderEntry {
+	parts := make([][]string, len(s.Samples))
+	for _, p := range s.Parts {
+		parts[p.Sample] = append(parts[p.Sample], fmt.Sprintf("%s at %d (%d bytes)", p.Name, p.Offset, p.Size))
+	}
+	var es []loaderEntry
+	for i, x := range s.Samples {
+		es = append(es, loaderEntry{shard: shard, name: x.Key,
+			what: fmt.Sprintf("%s; parts %s", offsetSize(x.Offset, x.Size), strings.Join(parts[i], ", "))})
+	}
+	return es
+}
