@@ -35,7 +35,7 @@ func newIndexCmd(e *env) *cobra.Command {
 	var fl indexFlags
 	cmd := &cobra.Command{
 		Use:   "index DIR | index SHARDS... [-o OUT.taridx]",
-		Short: "Build the TARIDX index of each fold of tar shards",
+		Short: "Build the TARIDX index of each fold of tar shards, and other loaders' indexes",
 		Long: `Index builds one <fold>.taridx next to the shards of each fold in DIR, or
 one index of the shards given.
 
@@ -57,7 +57,16 @@ their full name (the basename before its first dot; --stem path keeps the
 directory) with the lowercased rest as extension. Members without an
 extension, or with white space in it, are skipped with a warning: glzn's
 loader cannot read them. --compat glzn reproduces glzn's own indexer
-instead: every header block is a row, named by its 100-byte name field.`,
+instead: every header block is a row, named by its 100-byte name field.
+
+--format also writes, from the same pass over the headers, the indexes other
+loaders read, each where its loader looks for it (or in --out-dir, under the
+same name), as the loader's own tool writes it: energon (<shard>.tar.idx
+beside each shard and .nv-meta/ beside the shards, as energon prepare
+--split-ratio 1,0,0), wids (shardindex.json beside the shards, as widsindex
+create), dali (<shard>.idx, as wds2idx) and ratarmount
+(<shard>.index.sqlite); all is every one of them and TARIDX. verify checks
+any of these files against its shards.`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runIndex(cmd.Context(), e, fl, args) },
 	}
