@@ -45,7 +45,7 @@ type daliIndexer struct {
 // Member takes the regular files, as wds2idx lists them.
 func (d *daliIndexer) Member(m *tarfile.Member) {
 	if m.IsRegular() {
-		d.b.Add(string(m.Name), m.DataOffset, m.Size)
+		d.b.AddBytes(m.Name, m.DataOffset, m.Size)
 	}
 }
 

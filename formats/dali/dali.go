@@ -14,6 +14,7 @@ package dali
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -60,34 +61,49 @@ func SplitName(name string) (key, ext string) {
 // Builder gathers a shard's regular members, in tar order, into samples.
 // It holds the shard's index text, never payloads.
 type Builder struct {
-	lines   strings.Builder
+	lines   []byte
 	samples int
-	last    string
+	last    []byte // the current sample's key
 	started bool
 }
 
 // Add takes the next regular member of the shard.
 func (b *Builder) Add(name string, dataOffset, size int64) {
-	key, ext := SplitName(name)
-	if key == "" || strings.HasSuffix(key, "/") {
+	b.AddBytes([]byte(name), dataOffset, size)
+}
+
+// AddBytes is Add of a name in bytes (the scanner's, which it does not
+// keep): a pass over millions of members allocates nothing per member.
+func (b *Builder) AddBytes(name []byte, dataOffset, size int64) {
+	slash := bytes.LastIndexByte(name, '/') + 1
+	dot := bytes.IndexByte(name[slash:], '.')
+	var key, ext []byte
+	switch {
+	case dot >= 0:
+		key, ext = name[:slash+dot], name[slash+dot+1:]
+	case len(name) > 0:
+		// No dot: Python's slicing with find's -1, as SplitName.
+		key, ext = name[:len(name)-1], name
+	}
+	if len(key) == 0 || key[len(key)-1] == '/' {
 		return // a hidden file: wds2idx leaves it out
 	}
-	if !b.started || key != b.last {
+	if !b.started || !bytes.Equal(key, b.last) {
 		if b.started {
-			b.lines.WriteByte('\n')
+			b.lines = append(b.lines, '\n')
 		}
 		b.samples++
-		b.last, b.started = key, true
+		b.last, b.started = append(b.last[:0], key...), true
 	} else {
-		b.lines.WriteByte(' ')
+		b.lines = append(b.lines, ' ')
 	}
-	b.lines.WriteString(ext)
-	b.lines.WriteByte(' ')
-	b.lines.WriteString(strconv.FormatInt(dataOffset, 10))
-	b.lines.WriteByte(' ')
-	b.lines.WriteString(strconv.FormatInt(size, 10))
-	b.lines.WriteByte(' ')
-	b.lines.WriteString(name)
+	b.lines = append(b.lines, ext...)
+	b.lines = append(b.lines, ' ')
+	b.lines = strconv.AppendInt(b.lines, dataOffset, 10)
+	b.lines = append(b.lines, ' ')
+	b.lines = strconv.AppendInt(b.lines, size, 10)
+	b.lines = append(b.lines, ' ')
+	b.lines = append(b.lines, name...)
 }
 
 // Samples is the number of samples so far.
@@ -98,7 +114,7 @@ func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 	if b.samples == 0 {
 		return 0, ErrEmpty
 	}
-	n, err := fmt.Fprintf(w, "%s %d\n%s\n", Version, b.samples, b.lines.String())
+	n, err := fmt.Fprintf(w, "%s %d\n%s\n", Version, b.samples, b.lines)
 	return int64(n), err
 }
 
