@@ -202,3 +202,46 @@ func TestLoaderIndexKeys(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stdout)
 	}
 }
+
+// TestLoaderIndexesShardSet: shards of a set from several directories get
+// the dataset's indexes in the directory holding them all, naming them
+// relative to it; --out-dir takes every file, under the same names.
+func TestLoaderIndexesShardSet(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		os.Mkdir(filepath.Join(root, d), 0o755)
+	}
+	writeTar(t, filepath.Join(root, "a", "part-000.tar"), "x/s1.jpg", "x/s1.cls")
+	writeTar(t, filepath.Join(root, "b", "part-001.tar"), "x/s2.jpg", "x/s2.cls")
+	list := filepath.Join(root, "shards.txt")
+	os.WriteFile(list, []byte("a/part-000.tar\nb/part-001.tar\n"), 0o644)
+	if code, _, stderr := run(t, "index", "-q", "--format", "energon,wids", "@"+list); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	info, err := os.ReadFile(filepath.Join(root, ".nv-meta", ".info.json"))
+	if err != nil || !strings.Contains(string(info), `"a/part-000.tar": 1`) || !strings.Contains(string(info), `"b/part-001.tar": 1`) {
+		t.Errorf(".info.json: %v\n%s", err, info)
+	}
+	ix, err := os.ReadFile(filepath.Join(root, "shardindex.json"))
+	if err != nil || !strings.Contains(string(ix), `"url": "a/part-000.tar"`) || !strings.Contains(string(ix), `"url": "b/part-001.tar"`) {
+		t.Errorf("shardindex.json: %v\n%s", err, ix)
+	}
+	for _, idx := range []string{".nv-meta", "shardindex.json", "a/part-000.tar.idx"} {
+		if code, stdout, _ := run(t, "verify", filepath.Join(root, idx)); code != 0 {
+			t.Errorf("verify %s: exit %d: %s", idx, code, stdout)
+		}
+	}
+	out := t.TempDir()
+	if code, _, stderr := run(t, "index", "-q", "--format", "all", "--out-dir", out, "@"+list); code != 0 {
+		t.Fatalf("--out-dir: exit %d: %s", code, stderr)
+	}
+	var names []string
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	want := []string{".nv-meta", "part-000.idx", "part-000.tar.idx", "part-000.tar.index.sqlite", "part-001.idx", "part-001.tar.idx", "part-001.tar.index.sqlite", "part.taridx", "part.taridx.shards.json", "shardindex.json"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("--out-dir holds %q, want %q", names, want)
+	}
+}
