@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/itarconv/itarconv/formats/sqlitefile"
 	"github.com/itarconv/itarconv/formats/tarfile"
 )
 
@@ -30,7 +31,8 @@ type Builder struct {
 	// ErrUnsupported.
 	Archive io.ReaderAt
 
-	rows    []row
+	rows    [][]row // in chunks: see appendRow
+	nrows   int
 	xattrs  []xattrRow
 	keyIDs  map[string]int64 // xattrkeys: name -> id, ids from 1 in order of appearance
 	keys    []string
@@ -111,7 +113,7 @@ func (b *Builder) Add(m *tarfile.Member) error {
 func (b *Builder) Err() error { return b.err }
 
 // Len is the number of member rows so far.
-func (b *Builder) Len() int { return len(b.rows) }
+func (b *Builder) Len() int { return b.nrows }
 
 func unsupported(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrUnsupported, fmt.Sprintf(format, args...))
@@ -245,7 +247,7 @@ func (b *Builder) add(m *tarfile.Member) error {
 		gid:          gid,
 		sparse:       sparse,
 	}
-	b.rows = append(b.rows, r)
+	b.appendRow(r)
 	if r.mode&modeDir != 0 {
 		if b.dirs == nil {
 			b.dirs = make(map[dirEntry]bool)
@@ -257,6 +259,29 @@ func (b *Builder) add(m *tarfile.Member) error {
 		b.lastDir = r.dir
 	}
 	return nil
+}
+
+// maxRowChunk is the most rows a chunk of Builder.rows holds: 480 KiB of
+// 120-byte rows.
+const maxRowChunk = 4096
+
+// appendRow keeps a member's row. Rows are kept in chunks that double up
+// to maxRowChunk rows, never copied once written: one slice grown by
+// append would copy its rows at every growth, and for a large archive
+// allocate some five times the memory it ends up holding, fresh pages
+// each time; that cost more than the scan of the headers itself.
+func (b *Builder) appendRow(r row) {
+	n := len(b.rows)
+	if n == 0 || len(b.rows[n-1]) == cap(b.rows[n-1]) {
+		size := 64
+		if n > 0 {
+			size = min(2*cap(b.rows[n-1]), maxRowChunk)
+		}
+		b.rows = append(b.rows, make([]row, 0, size))
+		n++
+	}
+	b.rows[n-1] = append(b.rows[n-1], r)
+	b.nrows++
 }
 
 // fromHeader tells whether the scanner took name from the header block
@@ -560,46 +585,65 @@ func (b *Builder) generated() []dirEntry {
 
 // tables hands fn the rows of the index, table by table (files, xattrkeys,
 // xattrsdata, versions, metadata), each table's rows in the order of their
-// rowids, each as the values of the table's columns: string for TEXT,
-// int64 for INTEGER, float64 for REAL, []byte for BLOB. row is valid only
-// during the call. This is everything a writer needs besides Schema.
-func (b *Builder) tables(archive os.FileInfo, fn func(table string, row []any) error) error {
+// rowids, each as the values of the table's columns in the storage class
+// SQLite stores for them, the columns' affinities applied (a writer of
+// pages applies none): TEXT for the text columns, INTEGER for the integer
+// and BOOL (NUMERIC) columns, REAL for mtime (REAL affinity: an integral
+// mtime too), BLOB for a member's type (the flag byte, which Python binds
+// as bytes; a generated row has the INTEGER 5) and for an xattr's value,
+// and xattrkeys' id, the rowid, as an INTEGER. row and the bytes it refers
+// to are valid only during the call. This is everything a writer needs
+// besides Schema and tableKeys.
+func (b *Builder) tables(archive os.FileInfo, fn func(table string, row []sqlitefile.Value) error) error {
 	if b.err != nil {
 		return b.err
 	}
-	if len(b.rows) == 0 {
+	if b.nrows == 0 {
 		return ErrEmpty
 	}
-	stats := tarStatsJSON(archive)
-	vals := make([]any, len(columns[TableFiles]))
-	for i := range b.rows {
-		r := &b.rows[i]
-		vals[0], vals[1], vals[2], vals[3], vals[4] = r.dir, r.name, r.offsetHeader, r.offset, r.size
-		vals[5], vals[6], vals[7], vals[8] = r.mtime, r.mode, []byte{r.typ}, r.linkname
-		vals[9], vals[10], vals[11], vals[12] = r.uid, r.gid, int64(0), boolInt(r.sparse)
-		vals[13], vals[14] = int64(0), int64(0)
-		if err := fn(TableFiles, vals); err != nil {
-			return err
+	var (
+		vals [15]sqlitefile.Value // files has 15 columns
+		typ  [1]byte
+		zero = sqlitefile.Int(0)
+	)
+	for _, chunk := range b.rows {
+		for i := range chunk {
+			r := &chunk[i]
+			typ[0] = r.typ
+			vals = [15]sqlitefile.Value{
+				sqlitefile.Text(r.dir), sqlitefile.Text(r.name), sqlitefile.Int(r.offsetHeader),
+				sqlitefile.Int(r.offset), sqlitefile.Int(r.size), sqlitefile.Real(r.mtime),
+				sqlitefile.Int(r.mode), sqlitefile.Blob(typ[:]), sqlitefile.Text(r.linkname),
+				sqlitefile.Int(r.uid), sqlitefile.Int(r.gid), zero, sqlitefile.Int(boolInt(r.sparse)),
+				zero, zero,
+			}
+			if err := fn(TableFiles, vals[:]); err != nil {
+				return err
+			}
 		}
 	}
 	for _, g := range b.generated() {
 		o := b.parents[g]
-		vals[0], vals[1], vals[2], vals[3], vals[4] = g.dir, g.name, o.offsetHeader, o.offset, int64(0)
-		vals[5], vals[6], vals[7], vals[8] = float64(0), int64(generatedMode), int64(generatedType), ""
-		for i := 9; i < len(vals); i++ {
-			vals[i] = int64(0)
+		vals = [15]sqlitefile.Value{
+			sqlitefile.Text(g.dir), sqlitefile.Text(g.name), sqlitefile.Int(o.offsetHeader),
+			sqlitefile.Int(o.offset), zero, sqlitefile.Real(0),
+			sqlitefile.Int(generatedMode), sqlitefile.Int(generatedType), sqlitefile.Text(""),
+			zero, zero, zero, zero,
+			zero, zero,
 		}
-		if err := fn(TableFiles, vals); err != nil {
+		if err := fn(TableFiles, vals[:]); err != nil {
 			return err
 		}
 	}
 	for i, k := range b.keys {
-		if err := fn(TableXattrKeys, []any{int64(i + 1), k}); err != nil {
+		vals[0], vals[1] = sqlitefile.Int(int64(i+1)), sqlitefile.Text(k)
+		if err := fn(TableXattrKeys, vals[:2]); err != nil {
 			return err
 		}
 	}
 	for _, x := range b.xattrs {
-		if err := fn(TableXattrsData, []any{x.offsetHeader, x.keyID, x.value}); err != nil {
+		vals[0], vals[1], vals[2] = sqlitefile.Int(x.offsetHeader), sqlitefile.Int(x.keyID), sqlitefile.Blob(x.value)
+		if err := fn(TableXattrsData, vals[:3]); err != nil {
 			return err
 		}
 	}
@@ -607,17 +651,20 @@ func (b *Builder) tables(archive os.FileInfo, fn func(table string, row []any) e
 		name, version       string
 		major, minor, patch int64
 	}{{"ratarmount", ToolVersion, 0, 11, 1}, {"index", IndexVersion, 0, 7, 0}} {
-		if err := fn(TableVersions, []any{v.name, v.version, v.major, v.minor, v.patch}); err != nil {
+		vals[0], vals[1] = sqlitefile.Text(v.name), sqlitefile.Text(v.version)
+		vals[2], vals[3], vals[4] = sqlitefile.Int(v.major), sqlitefile.Int(v.minor), sqlitefile.Int(v.patch)
+		if err := fn(TableVersions, vals[:5]); err != nil {
 			return err
 		}
 	}
 	for _, kv := range [][2]string{
-		{"tarstats", stats},
+		{"tarstats", tarStatsJSON(archive)},
 		{"arguments", Arguments},
 		{"backendName", BackendName},
 		{"isGnuIncremental", "0"},
 	} {
-		if err := fn(TableMetadata, []any{kv[0], kv[1]}); err != nil {
+		vals[0], vals[1] = sqlitefile.Text(kv[0]), sqlitefile.Text(kv[1])
+		if err := fn(TableMetadata, vals[:2]); err != nil {
 			return err
 		}
 	}

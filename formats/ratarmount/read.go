@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/itarconv/itarconv/formats/sqlitefile"
+	_ "modernc.org/sqlite" // registers the database/sql driver "sqlite", for Read
 )
 
 // Index is the content of an index: its tables' rows in rowid order.
@@ -77,26 +81,30 @@ func (ix *Index) TarStats() (TarStats, error) {
 func (b *Builder) Index(archive os.FileInfo) (*Index, error) {
 	ix := &Index{}
 	var keys []string
-	err := b.tables(archive, func(table string, row []any) error {
+	err := b.tables(archive, func(table string, row []sqlitefile.Value) error {
 		switch table {
 		case TableFiles:
 			f := File{
-				Path: row[0].(string), Name: row[1].(string),
-				OffsetHeader: row[2].(int64), Offset: row[3].(int64), Size: row[4].(int64),
-				MTime: row[5].(float64), Mode: row[6].(int64), Linkname: row[8].(string),
-				UID: row[9].(int64), GID: row[10].(int64),
-				IsSparse: row[12].(int64) != 0,
+				Path: row[0].Text(), Name: row[1].Text(),
+				OffsetHeader: row[2].Int64(), Offset: row[3].Int64(), Size: row[4].Int64(),
+				MTime: row[5].Float64(), Mode: row[6].Int64(), Linkname: row[8].Text(),
+				UID: row[9].Int64(), GID: row[10].Int64(),
+				IsSparse: row[12].Int64() != 0,
 			}
-			f.Type, _ = typeFlag(row[7])
+			if row[7].Kind() == sqlitefile.KindBlob {
+				f.Type, _ = typeFlag([]byte(row[7].Text()))
+			} else {
+				f.Type, _ = typeFlag(row[7].Int64())
+			}
 			ix.Files = append(ix.Files, f)
 		case TableXattrKeys:
-			keys = append(keys, row[1].(string))
+			keys = append(keys, row[1].Text())
 		case TableXattrsData:
-			ix.XAttrs = append(ix.XAttrs, XAttr{OffsetHeader: row[0].(int64), Key: keys[row[1].(int64)-1], Value: row[2].([]byte)})
+			ix.XAttrs = append(ix.XAttrs, XAttr{OffsetHeader: row[0].Int64(), Key: keys[row[1].Int64()-1], Value: []byte(row[2].Text())})
 		case TableMetadata:
-			ix.Metadata = append(ix.Metadata, KeyValue{row[0].(string), row[1].(string)})
+			ix.Metadata = append(ix.Metadata, KeyValue{row[0].Text(), row[1].Text()})
 		case TableVersions:
-			ix.Versions = append(ix.Versions, Version{row[0].(string), row[1].(string), row[2].(int64), row[3].(int64), row[4].(int64)})
+			ix.Versions = append(ix.Versions, Version{row[0].Text(), row[1].Text(), row[2].Int64(), row[3].Int64(), row[4].Int64()})
 		}
 		return nil
 	})
@@ -379,4 +387,28 @@ func (ix *Index) CheckArchive(fi os.FileInfo, verifyMTime bool) error {
 		return err
 	}
 	return ts.Check(fi, verifyMTime)
+}
+
+// sqliteURI is a file: URI for path, with the characters that a URI
+// path cannot hold as they are escaped.
+func sqliteURI(path, query string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("file:")
+	for i := 0; i < len(abs); i++ {
+		switch c := abs[i]; c {
+		case '%', '?', '#':
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if query != "" {
+		b.WriteByte('?')
+		b.WriteString(query)
+	}
+	return b.String(), nil
 }

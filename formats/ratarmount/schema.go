@@ -16,8 +16,8 @@ type SchemaEntry struct {
 // after the tables). Each statement is the text SQLite stores for the
 // CREATE statement ratarmount runs: "IF NOT EXISTS" and the final ";"
 // dropped, everything else, comments included, kept. Executing these very
-// strings stores the same text, so that sqlite_master matches to the byte,
-// with the same root pages when nothing else is created before them.
+// strings stores the same text, so that sqlite_master matches to the byte;
+// WriteTo stores them as they are.
 //
 // The text is the file format's, not ours to choose: these comments are in
 // every index ratarmount writes, and ratarmount finds its tables by name.
@@ -86,6 +86,31 @@ BEGIN
         NEW.value
     );
 END`},
+}
+
+// tableKeys says, for each table of Schema, what SQLite itself makes of
+// its key constraints when it runs the CREATE TABLE statement, and what a
+// writer of the file's pages (sqlitefile, which does not read column
+// definitions) must therefore declare: the INTEGER PRIMARY KEY column that
+// is the rowid (rowid, -1 for none), and the automatic index of each other
+// PRIMARY KEY or UNIQUE constraint, sqlite_autoindex_<table>_<N>, over
+// those columns (0-based), in the order of the constraints in the
+// statement. TestTableKeys checks them against SQLite's own reading of
+// Schema.
+var tableKeys = map[string]struct {
+	rowid  int
+	unique [][]int
+}{
+	// PRIMARY KEY ("path","name","offsetheader")
+	TableFiles: {rowid: -1, unique: [][]int{{0, 1, 2}}},
+	// "id" INTEGER PRIMARY KEY is the rowid; "name" VARCHAR(65535) UNIQUE
+	TableXattrKeys: {rowid: 0, unique: [][]int{{1}}},
+	// PRIMARY KEY ("offsetheader","keyid"); the FOREIGN KEY makes no index
+	TableXattrsData: {rowid: -1, unique: [][]int{{0, 1}}},
+	// PRIMARY KEY ("key"), a VARCHAR: not the rowid
+	TableMetadata: {rowid: -1, unique: [][]int{{0}}},
+	// PRIMARY KEY ("name"), a VARCHAR: not the rowid
+	TableVersions: {rowid: -1, unique: [][]int{{0}}},
 }
 
 // Table names. Each table's columns, in the order rows give them, are in
