@@ -354,9 +354,12 @@ func runIndex(bin, dir, strategy, formats string, d bench.Dataset) (indexRun, er
 		if out.Loaders == nil || len(out.Loaders.Written) == 0 {
 			return indexRun{}, fmt.Errorf("dataset %s, --format %s: no loader's index written", d.Name, formats)
 		}
-		for name, n := range out.Loaders.Written {
-			if n < d.Shards {
-				return indexRun{}, fmt.Errorf("dataset %s: %d %s index files for %d shards", d.Name, n, name, d.Shards)
+		// A file per shard, and the dataset's: energon's four in .nv-meta,
+		// wids' one.
+		want := map[string]int{"energon": d.Shards + 4, "wids": 1, "dali": d.Shards, "ratarmount": d.Shards}
+		for name, n := range want {
+			if got := out.Loaders.Written[name]; got != n {
+				return indexRun{}, fmt.Errorf("dataset %s: %d %s index files, want %d", d.Name, got, name, n)
 			}
 		}
 	}
