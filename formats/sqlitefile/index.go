@@ -13,6 +13,13 @@ import (
 // indexed columns' values and the rowid, as an SQLite record) is kept as
 // rows come, in chunks of bytes the garbage collector does not scan, then
 // sorted (if the rows did not come in key order) and written bottom up.
+//
+// Keys that come nearly in order are put in order as they come (see
+// keep), in the chunks themselves: sorting them at Close would mean an
+// array of refs to every key and a pass over keys no longer in the cache,
+// and fresh memory costs more than the comparisons (on the virtual
+// machines we measured on, the first write to a 4 KiB page costs some
+// 14 µs, more than sorting the couple of hundred keys it holds).
 type index struct {
 	name   string
 	sql    string // "" for an automatic index (sql NULL)
@@ -20,10 +27,21 @@ type index struct {
 	cols   []int
 	unique bool
 
-	chunks [][]byte // records, each after its length (a uvarint), in key order once sorted
+	chunks [][]byte // full chunks of records, each after its length (a uvarint); in key order once sorted
+	cur    []byte   // the chunk being filled, the last one
+	order  []entry  // if not nil, the keys' order (their refs): the chunks are not in key order
 	n      int      // keys
-	st     []uint64 // scratch: serial types of a key
-	root   uint32
+
+	// While the keys are in order (ordered), recent holds the offsets in
+	// cur of the last keys (nrecent of them, up to nearReach+1), a ring
+	// whose newest is at head-1, for keep to compare each key with.
+	ordered bool
+	inOrder int // keys in order in the chunks, once not all of them
+	recent  [2 * nearReach]int
+	head    int
+	nrecent int
+	tmp     []byte // scratch: a key being moved
+	root    uint32
 }
 
 const chunkSize = 4 << 20
@@ -31,48 +49,193 @@ const chunkSize = 4 << 20
 // add keeps the key of a row, whose values have serial types rowSt (the
 // rowid column's, if any, being the rowid's).
 func (x *index) add(vals []Value, rowSt []uint64, alias int, rowid int64) {
-	st := x.st[:0]
-	sum, body := 0, 0
+	sum, body := 1, 0 // the rowid's serial type takes 1 byte
 	for _, c := range x.cols {
 		s := rowSt[c]
-		st = append(st, s)
 		sum += varintLen(s)
 		body += serialSize(s)
 	}
 	rs, rn := intSerial(rowid)
-	st = append(st, rs)
-	sum += varintLen(rs)
 	body += rn
-	x.st = st
 	hdr := headerLen(sum)
 	size := hdr + body
 
-	_, b := x.alloc(uvarintLen(size) + size) // the length, then the record
-	k := binary.PutUvarint(b, uint64(size))
+	off, b := x.room(uvarintLen(size) + size) // the length, then the record
+	k := putUvarint(b, uint64(size))
 	k += putVarint(b[k:], uint64(hdr))
-	for _, s := range st {
-		k += putVarint(b[k:], s)
+	for _, c := range x.cols {
+		k += putVarint(b[k:], rowSt[c])
 	}
-	for i, c := range x.cols {
+	b[k] = byte(rs)
+	k++
+	for _, c := range x.cols {
 		if c == alias {
-			k += putInt(b[k:], rowid, st[i])
+			k += putNum(b[k:], rowid, rowSt[c])
 		} else {
-			k += putBody(b[k:], &vals[c], st[i])
+			k += putBody(b[k:], &vals[c], rowSt[c])
 		}
 	}
-	putInt(b[k:], rowid, rs)
+	putNum(b[k:], rowid, rs)
 	x.n++
+	if x.ordered {
+		x.keep(off)
+	}
+}
+
+// keySlack is room the writers of a key may scribble on past its end
+// (putNum writes 8 bytes where it can): room leaves it in the chunk.
+const keySlack = 8
+
+// room gives room for a key of n bytes at the end of cur, its offset and
+// the bytes (and keySlack more). Chunks double from 64 KiB to 4 MiB: small
+// for small tables, few for large ones. While the keys are in order, a new
+// chunk takes over the last keys of the one before, those a key may still
+// have to go before (see keep).
+func (x *index) room(n int) (int, []byte) {
+	off := len(x.cur)
+	if cap(x.cur)-off < n+keySlack {
+		x.newChunk(n + keySlack)
+		off = len(x.cur)
+	}
+	x.cur = x.cur[:off+n]
+	return off, x.cur[off : off+n+keySlack]
+}
+
+func (x *index) newChunk(n int) {
+	size := 64 << 10
+	if x.cur != nil {
+		size = min(2*cap(x.cur), chunkSize)
+	}
+	from := len(x.cur) // the keys carried over: cur[from:]
+	if x.ordered && x.nrecent > 0 {
+		from = x.recentAt(x.nrecent)
+		if len(x.cur)-from > chunkSize/8 {
+			// Keys too large to carry: sort them at Close.
+			x.disorder(x.n)
+			from = len(x.cur)
+		}
+	}
+	carry := x.cur[from:]
+	ch := make([]byte, len(carry), max(size, len(carry)+n))
+	copy(ch, carry)
+	if x.cur != nil {
+		x.chunks = append(x.chunks, x.cur[:from])
+	}
+	x.cur = ch
+	for i := range x.recent {
+		x.recent[i] -= from
+	}
+}
+
+// recentAt is the offset of the k-th newest recent key (k from 1).
+func (x *index) recentAt(k int) int { return x.recent[(x.head-k)&(len(x.recent)-1)] }
+
+// disorder says the keys are not all in order, but for the first
+// inOrder: Close sorts them.
+func (x *index) disorder(inOrder int) {
+	x.ordered = false
+	x.inOrder = inOrder
+	x.nrecent = 0
+}
+
+// keep keeps the keys in order as they come, if they come nearly in
+// order: the key just written at off in cur is compared with the key
+// before it and, if it is smaller, moved back among the recent keys to
+// its place, at most nearReach places back. A key that belongs further
+// back ends it: the keys are then sorted at Close.
+//
+// This is where the keys of a tar's members are put in order, as they
+// usually come in order but for the parts of a sample, which come in the
+// tar's order ("jpg" then "cls"). The key before is in the cache, and
+// nothing but the chunks is needed.
+func (x *index) keep(off int) {
+	cur := x.cur
+	r := record(cur[off:])
+	m := x.nrecent
+	if m == 0 || cmpRecords(record(cur[x.recentAt(1):]), r, -1) <= 0 {
+		x.push(off)
+		return
+	}
+	// r goes before the j newest keys.
+	j := 1
+	for j < m && cmpRecords(record(cur[x.recentAt(j+1):]), r, -1) > 0 {
+		j++
+	}
+	if j == m && m < x.n-1 {
+		// Maybe further back than the recent keys: give up.
+		x.disorder(x.n - 1)
+		return
+	}
+	// Move the key's bytes to where the j-th newest starts, and those
+	// after them up.
+	at, l := x.recentAt(j), len(cur)-off
+	x.tmp = append(x.tmp[:0], cur[off:]...)
+	copy(cur[at+l:], cur[at:off])
+	copy(cur[at:], x.tmp)
+	if cap(x.tmp) > 64<<10 {
+		x.tmp = nil
+	}
+	// The ring takes one more slot: the j newest move up one, shifted
+	// by l, and the new key goes below them.
+	mask := len(x.recent) - 1
+	for k := 1; k <= j; k++ {
+		x.recent[(x.head+1-k)&mask] = x.recent[(x.head-k)&mask] + l
+	}
+	x.recent[(x.head-j)&mask] = at
+	x.head++
+	x.nrecent = min(m+1, nearReach+1)
+}
+
+// push adds the key at off to the recent ones, the oldest going out.
+func (x *index) push(off int) {
+	x.recent[x.head&(len(x.recent)-1)] = off
+	x.head++
+	x.nrecent = min(x.nrecent+1, nearReach+1)
+}
+
+// record is the record at the start of b, after its length.
+func record(b []byte) []byte {
+	n, k := uvarint(b)
+	return b[k : k+int(n)]
+}
+
+// seal adds cur to the chunks, for the passes of Close.
+func (x *index) seal() {
+	if x.cur != nil {
+		x.chunks = append(x.chunks, x.cur)
+		x.cur = nil
+	}
+	x.nrecent = 0
 }
 
 func uvarintLen(n int) int {
+	if n < 0x80 {
+		return 1
+	}
 	var b [binary.MaxVarintLen64]byte
 	return binary.PutUvarint(b[:], uint64(n))
 }
 
-// alloc gives room for n bytes at the end of the chunks, and its ref: the
-// chunk (high 32 bits) and the offset in it. Chunks double from 64 KiB to
-// 4 MiB: small for small tables, few for large ones.
-func (x *index) alloc(n int) (uint64, []byte) {
+// putUvarint is binary.PutUvarint, the one-byte case inline.
+func putUvarint(b []byte, v uint64) int {
+	if v < 0x80 {
+		b[0] = byte(v)
+		return 1
+	}
+	return binary.PutUvarint(b, v)
+}
+
+// uvarint is binary.Uvarint, the one-byte case inline.
+func uvarint(b []byte) (uint64, int) {
+	if b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
+}
+
+// alloc gives room for n bytes at the end of the chunks, for keys copied
+// in order (see radixSorted).
+func (x *index) alloc(n int) []byte {
 	ci := len(x.chunks) - 1
 	if ci < 0 || cap(x.chunks[ci])-len(x.chunks[ci]) < n {
 		size := 64 << 10
@@ -85,24 +248,30 @@ func (x *index) alloc(n int) (uint64, []byte) {
 	ch := x.chunks[ci]
 	off := len(ch)
 	x.chunks[ci] = ch[:off+n]
-	return uint64(ci)<<32 | uint64(off), ch[off : off+n]
+	return ch[off : off+n]
 }
 
 // at is the record at ref.
 func (x *index) at(ref uint64) []byte {
-	ch := x.chunks[ref>>32][uint32(ref):]
-	n, k := binary.Uvarint(ch)
-	return ch[k : k+int(n)]
+	return record(x.chunks[ref>>32][uint32(ref):])
 }
 
 var errStop = errors.New("stop")
 
-// each calls f with every record, in the order of the chunks, and stops
-// at f's first error.
+// each calls f with every record, in key order once sorted (the order
+// of the chunks before), and stops at f's first error.
 func (x *index) each(f func(ref uint64, r []byte) error) error {
+	if x.order != nil {
+		for _, e := range x.order {
+			if err := f(e.ref, x.at(e.ref)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for ci, ch := range x.chunks {
 		for off := 0; off < len(ch); {
-			n, k := binary.Uvarint(ch[off:])
+			n, k := uvarint(ch[off:])
 			if err := f(uint64(ci)<<32|uint64(off), ch[off+k:off+k+int(n)]); err != nil {
 				return err
 			}
@@ -136,31 +305,154 @@ type entry struct {
 	ref uint64
 }
 
-// sort orders the keys as SQLite does. The keys of a tar's members mostly
-// come in order already, which one pass sees, and then nothing more is
-// done. Otherwise each key gets a 64-bit prefix of its first field that
-// varies (after the bytes all its TEXT and BLOB values share), the keys
-// are sorted by it with a radix sort, runs of equal prefixes by the whole
-// key, and the keys are copied to new chunks in their order, so that the
-// passes that follow (the UNIQUE check, the b-tree's) read memory in order
-// instead of missing the cache at every key.
-func (x *index) sort() {
-	var prev []byte
-	if x.each(func(_ uint64, r []byte) error {
-		if prev != nil && cmpRecords(prev, r, -1) > 0 {
-			return errStop
-		}
-		prev = r
-		return nil
-	}) == nil {
-		return
+// sort orders the keys as SQLite does (all keys differ: the rowid ends
+// them), at Close.
+//
+// The keys of a tar's members mostly come in order, or nearly (see keep),
+// and are in order by then: nothing is left to do. Otherwise they may
+// still be nearly in order from the first that keep could not place on:
+// the rows of a few shards in long stretches, each in order but for its
+// samples' parts. sortNearly puts such keys in order in a pass and a few
+// merges, and the index is then read through the sorted refs, which
+// follow the chunks nearly in order. Keys far from their places (a random
+// order) make it give up early, for radixSorted.
+//
+// It says which way the keys went: 0 they were in order, 1 sortNearly,
+// 2 radixSorted.
+func (x *index) sort() int {
+	x.seal()
+	if x.ordered {
+		return 0
 	}
-
 	ents := make([]entry, 0, x.n)
 	x.each(func(ref uint64, _ []byte) error {
 		ents = append(ents, entry{ref: ref})
 		return nil
 	})
+	if sortNearly(ents, x.inOrder, x.cmpEnt) {
+		x.order = ents
+		return 1
+	}
+	x.radixSorted(ents)
+	return 2
+}
+
+// cmpEnt compares the keys of two entries.
+func (x *index) cmpEnt(a, b entry) int { return cmpRecords(x.at(a.ref), x.at(b.ref), -1) }
+
+// Bounds of keep and sortNearly: how far back a key may go into place,
+// and how many runs of keys in order sortNearly may leave to merge. They
+// bound the work in the worst case to 16 comparisons a key and 6 merge
+// passes, some 22 comparisons a key (a full sort of a million keys makes
+// 20); keys more out of order than that go to the radix sort, whose work
+// does not depend on the order.
+const (
+	nearReach = 16
+	nearRuns  = 64
+)
+
+// sortNearly sorts ents, whose first k are in order, if they are nearly
+// in order, and says whether it did; if not, ents are left in some order.
+// Each key that is out of order is moved back among the keys before it,
+// as an insertion sort does, but by nearReach places at most: a key that
+// belongs further back starts a new run instead. The runs, if more than
+// one, are merged, each merge skipping the keys already in their places.
+// More than nearRuns runs is too much disorder, and it gives up at once.
+func sortNearly(ents []entry, k int, cmp func(a, b entry) int) bool {
+	runs := []int{0} // where each run starts
+	start := 0       // the current run's start
+	for i := max(k, 1); i < len(ents); i++ {
+		e := ents[i]
+		if cmp(ents[i-1], e) <= 0 {
+			continue
+		}
+		// e goes before ents[i-1]: find j, e's place in the run.
+		lo := max(start, i-nearReach)
+		j := i - 1
+		for j > lo && cmp(ents[j-1], e) > 0 {
+			j--
+		}
+		if j == lo && lo > start && cmp(ents[lo-1], e) > 0 {
+			// Too far back: e starts a run.
+			if len(runs) == nearRuns {
+				return false
+			}
+			start = i
+			runs = append(runs, i)
+			continue
+		}
+		copy(ents[j+1:i+1], ents[j:i])
+		ents[j] = e
+	}
+	if len(runs) == 1 {
+		return true
+	}
+	var buf []entry
+	runs = append(runs, len(ents))
+	for len(runs) > 2 {
+		// Merge runs pairwise, each pair into one.
+		n := 0
+		for r := 0; r < len(runs)-1; r += 2 {
+			if r+2 < len(runs) {
+				buf = merge(ents[runs[r]:runs[r+2]], runs[r+1]-runs[r], buf, cmp)
+			}
+			runs[n] = runs[r]
+			n++
+		}
+		runs[n] = len(ents)
+		runs = runs[:n+1]
+	}
+	return true
+}
+
+// merge merges s[:mid] and s[mid:], each in order, in place, through buf
+// (given back, grown as needed). The keys of s[:mid] that are not above
+// s[mid] and those of s[mid:] that are not below s[mid-1] are already in
+// their places and are skipped, found by binary search: two runs that
+// barely overlap merge in a few comparisons.
+func merge(s []entry, mid int, buf []entry, cmp func(a, b entry) int) []entry {
+	if cmp(s[mid-1], s[mid]) <= 0 {
+		return buf
+	}
+	lo, _ := slices.BinarySearchFunc(s[:mid], s[mid], func(a, t entry) int {
+		if cmp(a, t) > 0 {
+			return 1
+		}
+		return -1
+	})
+	hi, _ := slices.BinarySearchFunc(s[mid:], s[mid-1], func(b, t entry) int {
+		if cmp(b, t) > 0 {
+			return 1
+		}
+		return -1
+	})
+	hi += mid
+	buf = append(buf[:0], s[lo:mid]...)
+	p, a, b := lo, 0, mid
+	for a < len(buf) && b < hi {
+		if cmp(s[b], buf[a]) < 0 {
+			s[p] = s[b]
+			b++
+		} else {
+			s[p] = buf[a]
+			a++
+		}
+		p++
+	}
+	copy(s[p:], buf[a:]) // what is left of s[mid:hi] is in place already
+	return buf
+}
+
+// radixSorted sorts the keys of ents, in no useful order, and copies them
+// to new chunks in their order, so that the passes that follow (the
+// UNIQUE check, the b-tree's) read memory in order instead of missing the
+// cache at every key. Each key gets a 64-bit prefix of its first field
+// that varies (after the bytes all its TEXT and BLOB values share), the
+// keys are sorted by it with a radix sort, and runs of equal prefixes by
+// the whole key: nearly in order, as often (the prefix may be that of a
+// column of a few values, the shard's number), by sortNearly, or else
+// fully.
+func (x *index) radixSorted(ents []entry) {
 	nf := len(x.cols) + 1
 	f := 0 // the first field whose bytes differ between keys
 	for ; f < nf-1; f++ {
@@ -204,14 +496,19 @@ func (x *index) sort() {
 		ents[i].pre = prefix(st, b, lcp)
 	}
 	radixSort(ents)
-	cmpEnt := func(a, b entry) int { return cmpRecords(x.at(a.ref), x.at(b.ref), -1) }
 	for i := 0; i < len(ents); {
 		j := i + 1
 		for j < len(ents) && ents[j].pre == ents[i].pre {
 			j++
 		}
-		if run := ents[i:j]; len(run) > 1 && !slices.IsSortedFunc(run, cmpEnt) {
-			slices.SortFunc(run, cmpEnt)
+		if run := ents[i:j]; len(run) > 1 {
+			k := 1
+			for k < len(run) && x.cmpEnt(run[k-1], run[k]) <= 0 {
+				k++
+			}
+			if k < len(run) && !sortNearly(run, k, x.cmpEnt) {
+				slices.SortFunc(run, x.cmpEnt)
+			}
 		}
 		i = j
 	}
@@ -219,9 +516,8 @@ func (x *index) sort() {
 	var sorted index
 	for _, e := range ents {
 		ch := x.chunks[e.ref>>32][uint32(e.ref):]
-		n, k := binary.Uvarint(ch)
-		_, b := sorted.alloc(k + int(n))
-		copy(b, ch[:k+int(n)])
+		n, k := uvarint(ch)
+		copy(sorted.alloc(k+int(n)), ch[:k+int(n)])
 	}
 	x.chunks = sorted.chunks
 }
@@ -356,7 +652,13 @@ func (w *Writer) build(x *index) (uint32, error) {
 		return w.emit(p.finish(leafIndex, 0, 0))
 	}
 	nk := len(x.cols)
-	sizes := make([]uint16, 0, x.n) // cells are smaller than pages
+	// The cells' sizes (cells are smaller than pages), in memory kept for
+	// the next index: fresh memory costs its page faults.
+	sizes := w.sizes[:0]
+	if cap(sizes) < x.n {
+		sizes = make([]uint16, 0, x.n)
+	}
+	defer func() { w.sizes = sizes[:0] }()
 	var prev []byte
 	err := x.each(func(_ uint64, r []byte) error {
 		if x.unique && prev != nil && cmpRecords(prev, r, nk) == 0 && !hasNull(r, nk) {
@@ -404,7 +706,6 @@ func (w *Writer) build(x *index) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	sizes = nil
 
 	for len(kids) > 1 {
 		spans, up, fixed := planInterior(dsz, w.usable-12)

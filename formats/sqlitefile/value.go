@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -142,38 +143,40 @@ const maxLength = 1000000000
 // serial is v's serial type in a record and the length of its body.
 func (v *Value) serial() (uint64, int) {
 	switch v.k {
-	case KindNull:
-		return 0, 0
 	case KindInt:
 		return intSerial(v.n)
-	case KindReal:
-		return 7, 8
 	case KindText:
 		return uint64(len(v.s))*2 + 13, len(v.s)
+	case KindReal:
+		return 7, 8
+	case KindBlob:
+		return uint64(len(v.s))*2 + 12, len(v.s)
 	}
-	return uint64(len(v.s))*2 + 12, len(v.s)
+	return 0, 0
 }
 
 // intSerial is the smallest serial type for an integer: 8 and 9 are the
 // constants 0 and 1, 1..6 big-endian integers of 1, 2, 3, 4, 6, 8 bytes.
+// The type follows from the number of bits of x's magnitude (of ^x for a
+// negative x), a sign bit apart: one instruction and a table, where a
+// chain of comparisons would cost a branch each.
 func intSerial(x int64) (uint64, int) {
-	switch {
-	case x == 0:
-		return 8, 0
-	case x == 1:
-		return 9, 0
-	case x >= -1<<7 && x < 1<<7:
-		return 1, 1
-	case x >= -1<<15 && x < 1<<15:
-		return 2, 2
-	case x >= -1<<23 && x < 1<<23:
-		return 3, 3
-	case x >= -1<<31 && x < 1<<31:
-		return 4, 4
-	case x >= -1<<47 && x < 1<<47:
-		return 5, 6
+	if uint64(x) <= 1 {
+		return 8 + uint64(x), 0
 	}
-	return 6, 8
+	s := intSerialOfLen[bits.Len64(uint64(x^(x>>63)))]
+	return uint64(s), int(fixedSize[s])
+}
+
+// intSerialOfLen is the serial type of an integer whose magnitude takes
+// the index's bits, and a sign bit.
+var intSerialOfLen = [65]uint8{
+	1, 1, 1, 1, 1, 1, 1, 1, // up to 7 bits
+	2, 2, 2, 2, 2, 2, 2, 2, // 15
+	3, 3, 3, 3, 3, 3, 3, 3, // 23
+	4, 4, 4, 4, 4, 4, 4, 4, // 31
+	5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, // 47
+	6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, // 63, and 64 for none
 }
 
 // serialSize is the body length of a serial type.
@@ -184,20 +187,31 @@ func serialSize(st uint64) int {
 	return int(fixedSize[st])
 }
 
-var fixedSize = [12]uint8{0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0}
+var fixedSize = [16]uint8{0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0}
 
 // putBody writes v's body, of serial type st, at b.
 func putBody(b []byte, v *Value, st uint64) int {
-	switch {
-	case st >= 12:
+	if st >= 12 {
 		return copy(b, v.s)
-	case st == 7:
-		binary.BigEndian.PutUint64(b, uint64(v.n))
-		return 8
 	}
-	return putInt(b, v.n, st)
+	return putNum(b, v.n, st)
 }
 
+// putNum writes the body of a number of serial type st (0..9: an INTEGER,
+// a REAL's bits, or NULL) at b. Where b has 8 bytes, it writes them all at
+// once, the number's bytes first: the bytes past them are the next
+// field's, written after, or slack (keySlack). A record's last field may
+// not have them, and is written a byte at a time.
+func putNum(b []byte, x int64, st uint64) int {
+	n := fixedSize[st&15]
+	if len(b) >= 8 {
+		binary.BigEndian.PutUint64(b, uint64(x)<<(64-8*uint(n)))
+		return int(n)
+	}
+	return putInt(b, x, st)
+}
+
+// putInt writes the body of a number of serial type st exactly.
 func putInt(b []byte, x int64, st uint64) int {
 	switch st {
 	case 1:
@@ -218,7 +232,7 @@ func putInt(b []byte, x int64, st uint64) int {
 		b[0], b[1] = byte(x>>40), byte(x>>32)
 		binary.BigEndian.PutUint32(b[2:], uint32(x))
 		return 6
-	case 6:
+	case 6, 7:
 		binary.BigEndian.PutUint64(b, uint64(x))
 		return 8
 	}
@@ -262,12 +276,18 @@ func varintLen(v uint64) int {
 	return n
 }
 
-// putVarint writes v at b and says how many bytes it took.
+// putVarint writes v at b and says how many bytes it took. The one-byte
+// case (serial types of numbers and short strings, most lengths) is
+// inlined where it is called.
 func putVarint(b []byte, v uint64) int {
 	if v <= 0x7f {
 		b[0] = byte(v)
 		return 1
 	}
+	return putVarintLong(b, v)
+}
+
+func putVarintLong(b []byte, v uint64) int {
 	if v <= 0x3fff {
 		b[0], b[1] = byte(v>>7)|0x80, byte(v&0x7f)
 		return 2
@@ -385,15 +405,56 @@ func cmp3(a, b int64) int {
 
 // cmpRecords compares the first nf fields of two records (all of them for
 // nf < 0) as SQLite compares index keys with the BINARY collation.
+//
+// It is the sort's inner loop, so the usual case goes first: two fields of
+// the same serial type (keys of one index mostly share their layout), whose
+// bodies then compare as bytes, an integer's first byte taken as signed.
+// Fields of different types, and REALs, go the general way.
 func cmpRecords(a, b []byte, nf int) int {
 	ha, i := getVarint(a)
 	hb, j := getVarint(b)
 	da, db := int(ha), int(hb)
 	for ; nf != 0 && i < int(ha) && j < int(hb); nf-- {
-		sa, n := getVarint(a[i:])
-		i += n
-		sb, m := getVarint(b[j:])
-		j += m
+		sa, sb := uint64(a[i]), uint64(b[j])
+		if sa|sb < 0x80 {
+			i++
+			j++
+		} else {
+			var n int
+			sa, n = getVarint(a[i:])
+			i += n
+			sb, n = getVarint(b[j:])
+			j += n
+		}
+		if sa == sb && sa != 7 {
+			l := serialSize(sa)
+			if l == 0 {
+				continue
+			}
+			x, y := a[da:da+l], b[db:db+l]
+			da += l
+			db += l
+			if x[0] != y[0] {
+				if sa < 7 {
+					return cmp3(int64(int8(x[0])), int64(int8(y[0])))
+				}
+				return cmp3(int64(x[0]), int64(y[0]))
+			}
+			if l <= 8 {
+				// A number, or a short string: a loop costs less than
+				// a call.
+				for i := 1; i < l; i++ {
+					if x[i] != y[i] {
+						return cmp3(int64(x[i]), int64(y[i]))
+					}
+				}
+				continue
+			}
+			if c := bytes.Compare(x[1:], y[1:]); c != 0 {
+				return c
+			}
+			continue
+		}
 		la, lb := serialSize(sa), serialSize(sb)
 		ca, cb := class(sa), class(sb)
 		if ca != cb {

@@ -13,9 +13,11 @@
 //
 // How: rows are appended to a table in rowid order and written to full
 // leaf pages as they come (memory does not grow with the rows, only with
-// the keys of the indexes); Close sorts each index's keys, writes the index
-// b-trees bottom up, the interior pages of every table, and last the first
-// page: the file header and sqlite_schema. The result is an ordinary
+// the keys of the indexes, which are kept in order as they come if they
+// come nearly in order, as a tar's members do); Close sorts the keys of
+// the indexes that are not in order, writes the index b-trees bottom up,
+// the interior pages of every table, and last the first page: the file
+// header and sqlite_schema. The result is an ordinary
 // database (rollback journal, UTF-8, schema format 4, no free pages) that
 // passes PRAGMA integrity_check, as if sqlite3 had written it.
 //
@@ -90,6 +92,8 @@ type Writer struct {
 	tmp    page   // interior and index pages being built
 	ovfl   []byte // an overflow page being built
 
+	sizes []uint16 // scratch: the cell sizes of an index (see build)
+
 	tables []*Table
 	order  []any // *Table and explicit *index, in creation order
 	names  map[string]bool
@@ -99,7 +103,11 @@ type Writer struct {
 	// from the page before (index leaves, index interior, table interior),
 	// for tests to find the row counts that do so.
 	rebalanced [3]int
-	closed     bool
+	// sorted counts the indexes whose keys were in order at Close (as
+	// they came, or put in order as they came), sorted by sortNearly, and
+	// by the radix sort, for tests to see each way taken.
+	sorted [3]int
+	closed bool
 }
 
 const outFlush = 1 << 20
@@ -306,7 +314,7 @@ func (t *Table) index(name string, columns []int, unique bool) (*index, error) {
 			return nil, fmt.Errorf("%w: index %q: column %d", ErrSchema, name, c)
 		}
 	}
-	return &index{name: name, t: t, cols: append([]int(nil), columns...), unique: unique}, nil
+	return &index{name: name, t: t, cols: append([]int(nil), columns...), unique: unique, ordered: true}, nil
 }
 
 // indexed adds an index to those Append feeds.
@@ -400,19 +408,38 @@ func (t *Table) add(values []Value) error {
 		return fmt.Errorf("%w: table %q: an index needs column %d, the row has %d values", ErrSchema, t.name, t.need-1, len(values))
 	}
 
-	st := t.st[:0]
+	if len(t.st) < len(values) {
+		t.st = make([]uint64, len(values))
+	}
+	st := t.st[:len(values)]
 	sum, body := 0, 0
 	for i := range values {
+		// Value.serial, inline: this is the loop of every row.
+		v := &values[i]
 		var s uint64
 		var n int
-		if i != t.alias {
-			s, n = values[i].serial()
+		switch v.k {
+		case KindInt:
+			s, n = intSerial(v.n)
+		case KindText:
+			n = len(v.s)
+			s = uint64(n)*2 + 13
+		case KindReal:
+			s, n = 7, 8
+		case KindBlob:
+			n = len(v.s)
+			s = uint64(n)*2 + 12
 		}
-		st = append(st, s)
+		st[i] = s
 		sum += varintLen(s)
 		body += n
 	}
-	t.st = st
+	if a := t.alias; a >= 0 && a < len(values) {
+		// The rowid column holds NULL in the row.
+		sum -= varintLen(st[a]) - 1
+		body -= serialSize(st[a])
+		st[a] = 0
+	}
 	hdr := headerLen(sum)
 	size := hdr + body
 	if size > maxLength {
@@ -422,8 +449,10 @@ func (t *Table) add(values []Value) error {
 	if size <= w.maxLocalTable {
 		// The common case: the record goes straight into the leaf.
 		sz := varintLen(uint64(size)) + varintLen(uint64(rowid)) + size
-		if err := w.makeRoom(&t.tree, sz); err != nil {
-			return err
+		if !t.tree.leaf.fits(sz, t.tree.hdr+8) {
+			if err := w.makeRoom(&t.tree, sz); err != nil {
+				return err
+			}
 		}
 		c := t.tree.leaf.cell(sz)
 		k := putVarint(c, uint64(size))
@@ -461,14 +490,25 @@ func (t *Table) add(values []Value) error {
 }
 
 // putRecord writes a record: its header (length, serial types) then the
-// values' bodies.
+// values' bodies, both as it goes through the values. A number's body is
+// written 8 bytes at once where the record has them (see putNum).
 func putRecord(b []byte, vals []Value, st []uint64, hdr int) {
-	k := putVarint(b, uint64(hdr))
-	for _, s := range st {
-		k += putVarint(b[k:], s)
-	}
+	h := putVarint(b, uint64(hdr))
+	k := hdr
 	for i := range vals {
-		k += putBody(b[k:], &vals[i], st[i])
+		s := st[i]
+		h += putVarint(b[h:], s)
+		if s >= 12 {
+			k += copy(b[k:], vals[i].s)
+			continue
+		}
+		n := int(fixedSize[s&15])
+		if len(b)-k >= 8 {
+			binary.BigEndian.PutUint64(b[k:], uint64(vals[i].n)<<(64-8*uint(n)))
+		} else {
+			putInt(b[k:], vals[i].n, s)
+		}
+		k += n
 	}
 }
 
@@ -502,7 +542,7 @@ func (w *Writer) finish() error {
 	}
 	for _, t := range w.tables {
 		for _, x := range t.idx {
-			x.sort()
+			w.sorted[x.sort()]++
 			root, err := w.build(x)
 			var ue *UniqueError
 			if errors.As(err, &ue) {
@@ -512,7 +552,7 @@ func (w *Writer) finish() error {
 				return fmt.Errorf("sqlitefile: index %q: %w", x.name, err)
 			}
 			x.root = root
-			x.chunks = nil
+			x.chunks, x.order = nil, nil
 		}
 	}
 
