@@ -29,8 +29,12 @@ type index struct {
 
 	chunks [][]byte // full chunks of records, each after its length (a uvarint); in key order once sorted
 	cur    []byte   // the chunk being filled, the last one
-	order  []entry  // if not nil, the keys' order (their refs): the chunks are not in key order
 	n      int      // keys
+
+	// If tail is not nil, the chunks are in key order only for their
+	// first inOrder keys; the others are tail, in key order, each with its
+	// place among the first: the number of them before it, in pre.
+	tail []entry
 
 	// While the keys are in order (ordered), recent holds the offsets in
 	// cur of the last keys (nrecent of them, up to nearReach+1), a ring
@@ -261,21 +265,45 @@ var errStop = errors.New("stop")
 // each calls f with every record, in key order once sorted (the order
 // of the chunks before), and stops at f's first error.
 func (x *index) each(f func(ref uint64, r []byte) error) error {
-	if x.order != nil {
-		for _, e := range x.order {
-			if err := f(e.ref, x.at(e.ref)); err != nil {
+	if x.tail == nil {
+		return x.chunked(-1, f)
+	}
+	t, c := 0, uint64(0) // tail keys given, keys of the chunks given
+	tail := func(upto uint64) error {
+		for ; t < len(x.tail) && x.tail[t].pre <= upto; t++ {
+			if err := f(x.tail[t].ref, x.at(x.tail[t].ref)); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
+	err := x.chunked(x.inOrder, func(ref uint64, r []byte) error {
+		if err := tail(c); err != nil {
+			return err
+		}
+		c++
+		return f(ref, r)
+	})
+	if err != nil {
+		return err
+	}
+	return tail(uint64(x.inOrder))
+}
+
+// chunked calls f with the first n records of the chunks (all of them
+// for n < 0), in their order, and stops at f's first error.
+func (x *index) chunked(n int, f func(ref uint64, r []byte) error) error {
 	for ci, ch := range x.chunks {
 		for off := 0; off < len(ch); {
-			n, k := uvarint(ch[off:])
-			if err := f(uint64(ci)<<32|uint64(off), ch[off+k:off+k+int(n)]); err != nil {
+			if n == 0 {
+				return nil
+			}
+			n--
+			l, k := uvarint(ch[off:])
+			if err := f(uint64(ci)<<32|uint64(off), ch[off+k:off+k+int(l)]); err != nil {
 				return err
 			}
-			off += k + int(n)
+			off += k + int(l)
 		}
 	}
 	return nil
@@ -297,9 +325,10 @@ func field(r []byte, f int) (uint64, []byte) {
 	}
 }
 
-// entry is a key being sorted: ref locates it, pre is a prefix of its
+// entry is a key being sorted: ref locates it (the chunk in the high 32
+// bits, the offset in it); for the radix sort, pre is a prefix of its
 // first varying field mapped to a number that orders as the key does
-// (equal prefixes say nothing).
+// (equal prefixes say nothing); in a tail, its place (see place).
 type entry struct {
 	pre uint64
 	ref uint64
@@ -309,13 +338,15 @@ type entry struct {
 // them), at Close.
 //
 // The keys of a tar's members mostly come in order, or nearly (see keep),
-// and are in order by then: nothing is left to do. Otherwise they may
-// still be nearly in order from the first that keep could not place on:
-// the rows of a few shards in long stretches, each in order but for its
-// samples' parts. sortNearly puts such keys in order in a pass and a few
-// merges, and the index is then read through the sorted refs, which
-// follow the chunks nearly in order. Keys far from their places (a random
-// order) make it give up early, for radixSorted.
+// and are in order by then: nothing is left to do. Otherwise the keys
+// from the first that keep could not place on (the tail) may still be
+// nearly in order: a few rows that came late, the rows of a few shards in
+// long stretches, each in order but for its samples' parts. sortNearly
+// puts such keys in order in a pass and a few merges, and place finds
+// where they go among the keys before them, which stay where they are:
+// the index is then read from the chunks, the tail's keys slipped in.
+// Keys far from their places (a random order) make it give up early, for
+// radixSorted.
 //
 // It says which way the keys went: 0 they were in order, 1 sortNearly,
 // 2 radixSorted.
@@ -324,17 +355,52 @@ func (x *index) sort() int {
 	if x.ordered {
 		return 0
 	}
+	// The keys after the first inOrder, nearly in order, are sorted
+	// alone, then placed among the first ones: only they need refs.
+	tail := make([]entry, 0, x.n-x.inOrder)
+	i := 0
+	x.chunked(-1, func(ref uint64, _ []byte) error {
+		if i >= x.inOrder {
+			tail = append(tail, entry{ref: ref})
+		}
+		i++
+		return nil
+	})
+	if sortNearly(tail, 1, x.cmpEnt) {
+		x.place(tail)
+		return 1
+	}
+	tail = nil
 	ents := make([]entry, 0, x.n)
-	x.each(func(ref uint64, _ []byte) error {
+	x.chunked(-1, func(ref uint64, _ []byte) error {
 		ents = append(ents, entry{ref: ref})
 		return nil
 	})
-	if sortNearly(ents, x.inOrder, x.cmpEnt) {
-		x.order = ents
-		return 1
-	}
 	x.radixSorted(ents)
 	return 2
+}
+
+// place makes tail, sorted, the index's tail: each key's place among the
+// keys in order in the chunks is found by walking them as far as the last
+// key of tail goes, not further (ratarmount's late rows, its generated
+// parent directories, go near the front).
+func (x *index) place(tail []entry) {
+	t, c := 0, 0
+	x.chunked(x.inOrder, func(_ uint64, r []byte) error {
+		for t < len(tail) && cmpRecords(x.at(tail[t].ref), r, -1) < 0 {
+			tail[t].pre = uint64(c)
+			t++
+		}
+		if t == len(tail) {
+			return errStop
+		}
+		c++
+		return nil
+	})
+	for ; t < len(tail); t++ {
+		tail[t].pre = uint64(x.inOrder)
+	}
+	x.tail = tail
 }
 
 // cmpEnt compares the keys of two entries.
@@ -409,7 +475,10 @@ func sortNearly(ents []entry, k int, cmp func(a, b entry) int) bool {
 // (given back, grown as needed). The keys of s[:mid] that are not above
 // s[mid] and those of s[mid:] that are not below s[mid-1] are already in
 // their places and are skipped, found by binary search: two runs that
-// barely overlap merge in a few comparisons.
+// barely overlap merge in a few comparisons. Of what is left, the shorter
+// side goes to buf, so that a few keys that came late (ratarmount's rows
+// of generated parent directories, after all the members) cost no copy of
+// the long run before them.
 func merge(s []entry, mid int, buf []entry, cmp func(a, b entry) int) []entry {
 	if cmp(s[mid-1], s[mid]) <= 0 {
 		return buf
@@ -427,19 +496,37 @@ func merge(s []entry, mid int, buf []entry, cmp func(a, b entry) int) []entry {
 		return -1
 	})
 	hi += mid
-	buf = append(buf[:0], s[lo:mid]...)
-	p, a, b := lo, 0, mid
-	for a < len(buf) && b < hi {
-		if cmp(s[b], buf[a]) < 0 {
-			s[p] = s[b]
-			b++
-		} else {
-			s[p] = buf[a]
-			a++
+	if mid-lo <= hi-mid {
+		// From the front, s[lo:mid] set aside.
+		buf = append(buf[:0], s[lo:mid]...)
+		p, a, b := lo, 0, mid
+		for a < len(buf) && b < hi {
+			if cmp(s[b], buf[a]) < 0 {
+				s[p] = s[b]
+				b++
+			} else {
+				s[p] = buf[a]
+				a++
+			}
+			p++
 		}
-		p++
+		copy(s[p:], buf[a:]) // what is left of s[mid:hi] is in place already
+		return buf
 	}
-	copy(s[p:], buf[a:]) // what is left of s[mid:hi] is in place already
+	// From the back, s[mid:hi] set aside.
+	buf = append(buf[:0], s[mid:hi]...)
+	p, a, b := hi-1, mid-1, len(buf)-1
+	for a >= lo && b >= 0 {
+		if cmp(buf[b], s[a]) < 0 {
+			s[p] = s[a]
+			a--
+		} else {
+			s[p] = buf[b]
+			b--
+		}
+		p--
+	}
+	copy(s[lo:], buf[:b+1]) // what is left of s[lo:mid] is in place already
 	return buf
 }
 

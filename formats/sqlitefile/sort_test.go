@@ -389,28 +389,38 @@ func testKey(vals []Value) []byte {
 	return b
 }
 
-// TestUniqueNearly: a UNIQUE index whose keys keep puts in order finds
-// a key twice, if there is one, among the keys it moved.
+// TestUniqueNearly: a UNIQUE index whose keys came nearly in order finds
+// a key twice, if there is one, among the keys keep moved or those that
+// came late.
 func TestUniqueNearly(t *testing.T) {
-	for _, dup := range []bool{false, true} {
+	swapped := blocksReversed(3000, 3)
+	twice := slices.Clone(swapped)
+	twice[1500] = 1499
+	for _, c := range []struct {
+		order []int
+		dup   int // the key twice, or -1
+		way   int
+	}{
+		{swapped, -1, 0},
+		{twice, 1499, 0},
+		{append(seq(3000), 1498), 1498, 1},
+		{append(seq(3000), 5000, 1499), 1499, 1},
+	} {
 		w, _ := New(&memFile{}, Options{})
 		tb := w.Table("u", "CREATE TABLE u(k UNIQUE)")
 		tb.AutoIndex(0)
-		for _, i := range blocksReversed(3000, 3) {
-			if dup && i == 1500 {
-				i = 1499
-			}
-			if err := tb.Append(Text(key(i))); err != nil {
+		for _, k := range c.order {
+			if err := tb.Append(Text(key(k))); err != nil {
 				t.Fatal(err)
 			}
 		}
 		err := w.Close()
 		var ue *UniqueError
-		if dup != errors.As(err, &ue) || dup && ue.Values[0].Text() != key(1499) {
-			t.Errorf("dup %v: %v", dup, err)
+		if (c.dup >= 0) != errors.As(err, &ue) || c.dup >= 0 && ue.Values[0].Text() != key(c.dup) {
+			t.Errorf("key %d twice: %v", c.dup, err)
 		}
-		if w.sorted[0] != 1 {
-			t.Errorf("dup %v: sorted %v", dup, w.sorted)
+		if w.sorted[c.way] != 1 {
+			t.Errorf("key %d twice: sorted %v", c.dup, w.sorted)
 		}
 	}
 }

@@ -552,7 +552,7 @@ func (w *Writer) finish() error {
 				return fmt.Errorf("sqlitefile: index %q: %w", x.name, err)
 			}
 			x.root = root
-			x.chunks, x.order = nil, nil
+			x.chunks, x.tail = nil, nil
 		}
 	}
 
