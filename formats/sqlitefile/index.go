@@ -65,29 +65,36 @@ func (x *index) add(vals []Value, rowSt []uint64, alias int, rowid int64) {
 	size := hdr + body
 
 	off, b := x.room(uvarintLen(size) + size) // the length, then the record
-	k := putUvarint(b, uint64(size))
-	k += putVarint(b[k:], uint64(hdr))
+	b = b[putUvarint(b, uint64(size)):]
+	// The header and the bodies as the columns come; a number's body is
+	// written 8 bytes at once, the bytes past it being the next field's
+	// or keySlack.
+	h, d := putVarint(b, uint64(hdr)), hdr
 	for _, c := range x.cols {
-		k += putVarint(b[k:], rowSt[c])
-	}
-	b[k] = byte(rs)
-	k++
-	for _, c := range x.cols {
-		if c == alias {
-			k += putNum(b[k:], rowid, rowSt[c])
-		} else {
-			k += putBody(b[k:], &vals[c], rowSt[c])
+		s := rowSt[c]
+		h += putVarint(b[h:], s)
+		if s >= 12 {
+			d += copy(b[d:], vals[c].s)
+			continue
 		}
+		v := rowid
+		if c != alias {
+			v = vals[c].n
+		}
+		n := int(fixedSize[s&15])
+		binary.BigEndian.PutUint64(b[d:], uint64(v)<<(64-8*uint(n)))
+		d += n
 	}
-	putNum(b[k:], rowid, rs)
+	b[h] = byte(rs)
+	binary.BigEndian.PutUint64(b[d:], uint64(rowid)<<(64-8*uint(rn)))
 	x.n++
 	if x.ordered {
 		x.keep(off)
 	}
 }
 
-// keySlack is room the writers of a key may scribble on past its end
-// (putNum writes 8 bytes where it can): room leaves it in the chunk.
+// keySlack is room past a key's end that add may scribble on (it writes
+// a number's body 8 bytes at once): room leaves it in the chunk.
 const keySlack = 8
 
 // room gives room for a key of n bytes at the end of cur, its offset and
@@ -105,6 +112,9 @@ func (x *index) room(n int) (int, []byte) {
 	return off, x.cur[off : off+n+keySlack]
 }
 
+// newChunk starts a chunk with room for n more bytes than the keys it
+// carries over from cur (those keep may still have to move a key before,
+// while the keys are in order), and leaves cur among the full chunks.
 func (x *index) newChunk(n int) {
 	size := 64 << 10
 	if x.cur != nil {

@@ -189,28 +189,6 @@ func serialSize(st uint64) int {
 
 var fixedSize = [16]uint8{0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0, 0, 0, 0, 0}
 
-// putBody writes v's body, of serial type st, at b.
-func putBody(b []byte, v *Value, st uint64) int {
-	if st >= 12 {
-		return copy(b, v.s)
-	}
-	return putNum(b, v.n, st)
-}
-
-// putNum writes the body of a number of serial type st (0..9: an INTEGER,
-// a REAL's bits, or NULL) at b. Where b has 8 bytes, it writes them all at
-// once, the number's bytes first: the bytes past them are the next
-// field's, written after, or slack (keySlack). A record's last field may
-// not have them, and is written a byte at a time.
-func putNum(b []byte, x int64, st uint64) int {
-	n := fixedSize[st&15]
-	if len(b) >= 8 {
-		binary.BigEndian.PutUint64(b, uint64(x)<<(64-8*uint(n)))
-		return int(n)
-	}
-	return putInt(b, x, st)
-}
-
 // putInt writes the body of a number of serial type st exactly.
 func putInt(b []byte, x int64, st uint64) int {
 	switch st {

@@ -491,7 +491,9 @@ func (t *Table) add(values []Value) error {
 
 // putRecord writes a record: its header (length, serial types) then the
 // values' bodies, both as it goes through the values. A number's body is
-// written 8 bytes at once where the record has them (see putNum).
+// written 8 bytes at once, its own first, where the record has 8 bytes
+// left: the bytes past it are the next fields', written after. The last
+// number may not have them, and is written exactly.
 func putRecord(b []byte, vals []Value, st []uint64, hdr int) {
 	h := putVarint(b, uint64(hdr))
 	k := hdr
