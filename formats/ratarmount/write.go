@@ -77,11 +77,18 @@ func (b *Builder) writeDB(f *os.File, archive os.FileInfo) error {
 	var (
 		names  []string // tables in the order of Schema
 		tables []*sqlitefile.Table
-		others []SchemaEntry // the view and the trigger
 	)
 	for _, e := range Schema {
-		if e.Type != "table" {
-			others = append(others, e)
+		switch e.Type {
+		case "view":
+			if err := w.View(e.Name, e.SQL); err != nil {
+				return err
+			}
+			continue
+		case "trigger":
+			if err := w.Trigger(e.Name, e.Table, e.SQL); err != nil {
+				return err
+			}
 			continue
 		}
 		keys, ok := tableKeys[e.Name]
@@ -115,8 +122,5 @@ func (b *Builder) writeDB(f *os.File, archive os.FileInfo) error {
 	if err != nil {
 		return err
 	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	return addSchemaRows(f, others)
+	return w.Close()
 }

@@ -225,6 +225,35 @@ func (w *Writer) fail(err error) {
 	}
 }
 
+// schemaObject is a view or a trigger: a row of sqlite_schema and nothing
+// else (root page 0), which SQLite compiles from its text when it reads
+// the schema.
+type schemaObject struct{ typ, name, table, sql string }
+
+// View declares a view, kept in sqlite_schema in its place among the
+// other objects. createSQL is stored as it is given, as SQLite stores a
+// view's text; nothing checks it but SQLite, when it opens the file.
+func (w *Writer) View(name, createSQL string) error {
+	return w.object("view", name, name, createSQL)
+}
+
+// Trigger declares a trigger on table (a table or a view), as View does.
+func (w *Writer) Trigger(name, table, createSQL string) error {
+	return w.object("trigger", name, table, createSQL)
+}
+
+func (w *Writer) object(typ, name, table, createSQL string) error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.declare(name); err != nil {
+		w.fail(err)
+		return err
+	}
+	w.order = append(w.order, &schemaObject{typ, name, table, createSQL})
+	return nil
+}
+
 // declare reserves a schema name (names are case-insensitive in SQLite).
 func (w *Writer) declare(name string) error {
 	if w.closed {
@@ -609,6 +638,8 @@ func (w *Writer) finish() error {
 			}
 		case *index:
 			err = row("index", o.name, o.t.name, o.root, Text(o.sql))
+		case *schemaObject:
+			err = row(o.typ, o.name, o.table, 0, Text(o.sql))
 		}
 		if err != nil {
 			return err

@@ -660,3 +660,32 @@ func TestVarint(t *testing.T) {
 		}
 	}
 }
+
+// TestViewTrigger: a view and a trigger are rows of sqlite_schema in their
+// place among the other objects, with root page 0, and SQLite compiles
+// them: an INSTEAD OF trigger inserts through the view.
+func TestViewTrigger(t *testing.T) {
+	path := create(t, Options{}, func(w *Writer) {
+		tb := w.Table("t", "CREATE TABLE t(k TEXT, v INTEGER)")
+		if err := w.View("tv", "CREATE VIEW tv AS SELECT k, v*2 AS w FROM t"); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Trigger("tv_insert", "tv", "CREATE TRIGGER tv_insert INSTEAD OF INSERT ON tv BEGIN INSERT INTO t VALUES (NEW.k, NEW.w/2); END"); err != nil {
+			t.Fatal(err)
+		}
+		tb.Append(Text("a"), Int(1))
+	})
+	checkIntegrity(t, path)
+	db := open(t, path)
+	got := query(t, db, "SELECT type, name, tbl_name, rootpage FROM sqlite_schema ORDER BY rowid")
+	want := [][]any{{"table", "t", "t", int64(2)}, {"view", "tv", "tv", int64(0)}, {"trigger", "tv_insert", "tv", int64(0)}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sqlite_schema %v, want %v", got, want)
+	}
+	if _, err := db.Exec("INSERT INTO tv VALUES ('b', 8)"); err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, db, "SELECT k, w FROM tv ORDER BY k"); fmt.Sprint(got) != "[[a 2] [b 8]]" {
+		t.Errorf("through the view: %v", got)
+	}
+}
