@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
 
 // TestCorrupt breaks copies of conformance archives one way each and
@@ -192,7 +194,7 @@ func TestOldLayoutAndSchemas(t *testing.T) {
 		}
 		stmts = append(stmts, s)
 	}
-	src, err := sqliteURI(basic.IndexPath(), "mode=ro")
+	src, err := sqliteuri.File(basic.IndexPath(), "mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}

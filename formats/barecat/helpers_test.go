@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/internal/sqliteuri"
 	"github.com/itarconv/itarconv/internal/testutil"
 	_ "modernc.org/sqlite" // the plain driver, "sqlite", to edit copies of archives
 )
@@ -226,7 +227,7 @@ func openSQL(t testing.TB, index string, readonly bool) *sql.DB {
 	if readonly {
 		q = "mode=ro"
 	}
-	uri, err := sqliteURI(index, q)
+	uri, err := sqliteuri.File(index, q)
 	if err != nil {
 		t.Fatal(err)
 	}

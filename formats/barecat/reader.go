@@ -13,6 +13,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -229,7 +231,7 @@ func (a *Archive) open() error {
 // holds every committed transaction.
 func (a *Archive) connect() error {
 	try := func(query string) error {
-		uri, err := sqliteURI(a.indexPath, query)
+		uri, err := sqliteuri.File(a.indexPath, query)
 		if err != nil {
 			return err
 		}

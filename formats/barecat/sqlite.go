@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -105,28 +104,4 @@ func sqlRtrim(x, set string) string {
 		x = x[:len(x)-n]
 	}
 	return x
-}
-
-// sqliteURI is the "file:" URI of a file path, with the characters that
-// URIs reserve percent-encoded, and the given query (without "?").
-func sqliteURI(path, query string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	b.WriteString("file:")
-	for i := 0; i < len(abs); i++ {
-		switch c := abs[i]; c {
-		case '%', '?', '#':
-			fmt.Fprintf(&b, "%%%02X", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	if query != "" {
-		b.WriteByte('?')
-		b.WriteString(query)
-	}
-	return b.String(), nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/itarconv/itarconv/internal/bloom"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
 
 // WriterOptions tune a Writer.
@@ -228,7 +229,7 @@ func (w *Writer) openIndex() error {
 	}
 	w.tmpIndex = f.Name()
 	f.Close()
-	uri, err := sqliteURI(w.tmpIndex, "")
+	uri, err := sqliteuri.File(w.tmpIndex, "")
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
 
 // TestWriterReproducesConformance rebuilds barecat's own archives with the
@@ -686,7 +688,7 @@ func TestNormalizePath(t *testing.T) {
 // and the expression the bulk load uses instead (loadDDL), against
 // SQLite's own, invalid UTF-8 and NUL bytes included.
 func TestSQLParent(t *testing.T) {
-	uri, err := sqliteURI(filepath.Join(t.TempDir(), "p.db"), "")
+	uri, err := sqliteuri.File(filepath.Join(t.TempDir(), "p.db"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

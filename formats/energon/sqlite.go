@@ -9,12 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", to read the file
 
 	"github.com/itarconv/itarconv/formats/sqlitefile"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
 
 // writeIndex writes index.sqlite at path from the rows rows gives (see
@@ -143,37 +143,13 @@ func column(t indexTable, name string) int {
 	return slices.Index(t.Columns, name)
 }
 
-// sqliteURI is the "file:" URI of a file path, with the characters that
-// URIs reserve percent-encoded, and the given query (without "?").
-func sqliteURI(path, query string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	b.WriteString("file:")
-	for i := 0; i < len(abs); i++ {
-		switch c := abs[i]; c {
-		case '%', '?', '#':
-			fmt.Fprintf(&b, "%%%02X", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	if query != "" {
-		b.WriteByte('?')
-		b.WriteString(query)
-	}
-	return b.String(), nil
-}
-
 // openIndex opens an index.sqlite read-only, as energon's loader does
 // (immutable: no lock, no journal looked for).
 func openIndex(path string) (*sql.DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	uri, err := sqliteURI(path, "mode=ro&immutable=1")
+	uri, err := sqliteuri.File(path, "mode=ro&immutable=1")
 	if err != nil {
 		return nil, err
 	}

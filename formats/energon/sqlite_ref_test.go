@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/formats/sqlitefile"
+	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
 
 // The writer index.sqlite had before sqlitefile: energon's own
@@ -28,7 +29,7 @@ const insertBatch = 128
 // loadIndexSQL creates the tables in the new database file path, inserts
 // the rows, creates the indexes, in one transaction, as energon does.
 func loadIndexSQL(path string, rows func(fn func(table int, row []sqlitefile.Value) error) error) error {
-	uri, err := sqliteURI(path, "")
+	uri, err := sqliteuri.File(path, "")
 	if err != nil {
 		return err
 	}

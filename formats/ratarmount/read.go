@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/itarconv/itarconv/formats/sqlitefile"
+	"github.com/itarconv/itarconv/internal/sqliteuri"
 	_ "modernc.org/sqlite" // registers the database/sql driver "sqlite", for Read
 )
 
@@ -152,7 +152,7 @@ func Read(path string) (ix *Index, err error) {
 	if err != nil || string(magic) != sqliteMagic {
 		return nil, bad("not an SQLite database")
 	}
-	uri, err := sqliteURI(path, "mode=ro")
+	uri, err := sqliteuri.File(path, "mode=ro")
 	if err != nil {
 		return nil, err
 	}
@@ -387,28 +387,4 @@ func (ix *Index) CheckArchive(fi os.FileInfo, verifyMTime bool) error {
 		return err
 	}
 	return ts.Check(fi, verifyMTime)
-}
-
-// sqliteURI is a file: URI for path, with the characters that a URI
-// path cannot hold as they are escaped.
-func sqliteURI(path, query string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	b.WriteString("file:")
-	for i := 0; i < len(abs); i++ {
-		switch c := abs[i]; c {
-		case '%', '?', '#':
-			fmt.Fprintf(&b, "%%%02X", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	if query != "" {
-		b.WriteByte('?')
-		b.WriteString(query)
-	}
-	return b.String(), nil
 }
