@@ -125,10 +125,3 @@ func daliEntries(b []byte, shard string) ([]loaderEntry, error) {
 	}
 	return es, nil
 }
-
-// startsWith tells whether the file at path is a regular file that begins
-// with prefix.
-func startsWith(path, prefix string) bool {
-	b, err := readHead(path, len(prefix))
-	return err == nil && string(b) == prefix
-}

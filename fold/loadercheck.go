@@ -320,3 +320,29 @@ func offsetSize(off, size int64) string {
 
 // The reports are registry reports.
 var _ registry.Report = (*LoaderReport)(nil)
+
+// startsWith tells whether the file at path is a regular file that begins
+// with prefix.
+func startsWith(path, prefix string) bool {
+	b, err := readHead(path, len(prefix))
+	return err == nil && string(b) == prefix
+}
+
+// readHead reads up to n bytes from the start of the file at path, a
+// regular file (opening a FIFO to look at it would wait for a writer).
+func readHead(path string, n int) ([]byte, error) {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	k, err := io.ReadFull(f, b)
+	if k == 0 {
+		return nil, err
+	}
+	return b[:k], nil
+}

@@ -72,15 +72,6 @@ func NewLoaders(kinds ...Loader) *Loaders {
 		stats: LoaderStats{Written: map[string]int{}, None: map[string][]string{}}}
 }
 
-// Names are the loaders', in order.
-func (l *Loaders) Names() []string {
-	var names []string
-	for _, k := range l.kinds {
-		names = append(names, k.Name())
-	}
-	return names
-}
-
 // Plan adds shards to the dataset, in order; a shard planned twice is
 // indexed once.
 func (l *Loaders) Plan(shards []string) {

@@ -3,7 +3,6 @@ package fold
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -229,23 +228,4 @@ func widsWhat(s wids.Shard) string {
 		what += ", md5 " + s.MD5Sum
 	}
 	return what
-}
-
-// readHead reads up to n bytes from the start of the file at path, a
-// regular file (opening a FIFO to look at it would wait for a writer).
-func readHead(path string, n int) ([]byte, error) {
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b := make([]byte, n)
-	k, err := io.ReadFull(f, b)
-	if k == 0 {
-		return nil, err
-	}
-	return b[:k], nil
 }

@@ -193,6 +193,22 @@ func (p *yparser) keyAhead() bool {
 	return p.isIndicator(p.pos, ':')
 }
 
+// value parses what follows a "?" or ":" indicator of a mapping at
+// column ind: a block on the lines below (blockInd as for block), or a
+// node inline that ends the line.
+func (p *yparser) value(ind, blockInd int) (*node, error) {
+	if p.atLineEnd() {
+		p.skipLine()
+		return p.block(ind, blockInd)
+	}
+	p.skipBlanks()
+	n, err := p.inline(ind)
+	if err == nil {
+		err = p.endOfLine()
+	}
+	return n, err
+}
+
 // sequence parses a block sequence whose entries start at column ind;
 // pos is at the first entry's line or its "-".
 func (p *yparser) sequence(ind int) (*node, error) {
@@ -260,17 +276,7 @@ func (p *yparser) mapping(ind int) (*node, error) {
 		complexKey := p.isIndicator(p.pos, '?')
 		if complexKey {
 			p.pos++
-			if p.atLineEnd() {
-				p.skipLine()
-				key, err = p.block(ind, -1)
-			} else {
-				p.skipBlanks()
-				key, err = p.inline(ind)
-				if err == nil {
-					err = p.endOfLine()
-				}
-			}
-			if err != nil {
+			if key, err = p.value(ind, -1); err != nil {
 				return nil, err
 			}
 			if p.nextContent() != ind || !p.isIndicator(p.pos+ind, ':') {
@@ -290,17 +296,7 @@ func (p *yparser) mapping(ind int) (*node, error) {
 		if key.kind == nodeSeq || key.kind == nodeMap {
 			return nil, errors.New("a key that is not a scalar")
 		}
-		var val *node
-		if p.atLineEnd() {
-			p.skipLine()
-			val, err = p.block(ind, ind)
-		} else {
-			p.skipBlanks()
-			val, err = p.inline(ind)
-			if err == nil {
-				err = p.endOfLine()
-			}
-		}
+		val, err := p.value(ind, ind)
 		if err != nil {
 			return nil, err
 		}

@@ -208,6 +208,18 @@ func (l *lexer) statementEnd() int {
 	}
 }
 
+// skipIfNotExists reads past an IF NOT EXISTS clause, if one comes next
+// (SQLite does not keep it in sqlite_schema); it is false for IF without
+// NOT EXISTS.
+func (l *lexer) skipIfNotExists() bool {
+	save := l.pos
+	if !l.is(l.next(), "IF") {
+		l.pos = save
+		return true
+	}
+	return l.is(l.next(), "NOT") && l.is(l.next(), "EXISTS")
+}
+
 // tableSQL checks a CREATE TABLE statement for table name and gives the
 // text sqlite_schema keeps of it.
 func tableSQL(name, sql string) (string, error) {
@@ -228,13 +240,8 @@ func tableSQL(name, sql string) (string, error) {
 	if !l.is(t, "TABLE") {
 		return bad("not a CREATE TABLE statement")
 	}
-	save := l.pos
-	if l.is(l.next(), "IF") {
-		if !l.is(l.next(), "NOT") || !l.is(l.next(), "EXISTS") {
-			return bad("IF without NOT EXISTS")
-		}
-	} else {
-		l.pos = save
+	if !l.skipIfNotExists() {
+		return bad("IF without NOT EXISTS")
 	}
 	n, nt, ok := l.objectName()
 	if !ok {
@@ -251,7 +258,7 @@ func tableSQL(name, sql string) (string, error) {
 		return bad("unclosed column list")
 	}
 	end := closing.end
-	save = l.pos
+	save := l.pos
 	if t := l.next(); t.kind != tkEOF && !l.isPunct(t, ';') {
 		// Table options: WITHOUT ROWID changes the b-tree; STRICT does not.
 		for ; t.kind != tkEOF && !l.isPunct(t, ';'); t = l.next() {
@@ -286,13 +293,8 @@ func indexSQL(name, table string, ncols int, unique bool, sql string) (string, e
 	if !l.is(t, "INDEX") {
 		return bad("not a CREATE INDEX statement")
 	}
-	save := l.pos
-	if l.is(l.next(), "IF") {
-		if !l.is(l.next(), "NOT") || !l.is(l.next(), "EXISTS") {
-			return bad("IF without NOT EXISTS")
-		}
-	} else {
-		l.pos = save
+	if !l.skipIfNotExists() {
+		return bad("IF without NOT EXISTS")
 	}
 	n, nt, ok := l.objectName()
 	if !ok {
@@ -354,7 +356,7 @@ func indexSQL(name, table string, ncols int, unique bool, sql string) (string, e
 	if items != ncols {
 		return bad(fmt.Sprintf("%d columns in the statement, %d given", items, ncols))
 	}
-	save = l.pos
+	save := l.pos
 	if l.is(l.next(), "WHERE") {
 		return bad("partial indexes are not supported")
 	}
