@@ -103,6 +103,16 @@ func NewTarShards(paths []string, opts tarfile.Options) *TarShards {
 // decompressed copy's).
 func (t *TarShards) ShardFile(shard int) (*os.File, error) { return t.openShard(shard) }
 
+// ShardSize is the shard file's size (dataset.ShardSizer), by which a
+// partitioned run balances its tasks; 0 when it cannot be stat'ed.
+func (t *TarShards) ShardSize(shard int) int64 {
+	fi, err := os.Stat(t.Paths[shard])
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
 // File is the plain tar file of a shard: its path, or the path of its
 // decompressed copy, made now if Scan has not made it yet.
 func (t *TarShards) File(shard int) (string, error) {
