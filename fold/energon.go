@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"os"
@@ -71,6 +72,9 @@ type energonIndexer struct {
 	b       energon.IdxBuilder
 	end     int64
 	unknown string // a member whose part energon's numbers cannot be had for
+	// restored is the shard's samples as a task of a partitioned run
+	// kept them (its name left for Finish).
+	restored *energon.ShardSamples
 }
 
 // Member takes what Python's tarfile calls a regular file, as energon
@@ -121,6 +125,12 @@ func (e *energonLoader) Finish(shards []string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		if x.restored != nil {
+			s := *x.restored
+			s.Name = filepath.ToSlash(rel)
+			all = append(all, s)
+			continue
+		}
 		all = append(all, x.b.Shard(filepath.ToSlash(rel), x.end))
 	}
 	slices.SortStableFunc(all, func(a, b energon.ShardSamples) int {
@@ -145,6 +155,37 @@ func (e *energonLoader) Finish(shards []string) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// energonPart is what a task keeps of a shard for the merge's .nv-meta.
+type energonPart struct {
+	Samples []energon.Sample
+	Parts   []energon.Part
+	End     int64
+	Unknown string
+}
+
+func (e *energonLoader) saveShard(enc *gob.Encoder, path string) error {
+	e.mu.Lock()
+	x := e.shards[path]
+	e.mu.Unlock()
+	if x == nil {
+		return fmt.Errorf("not indexed")
+	}
+	s := x.b.Shard("", x.end)
+	return enc.Encode(energonPart{Samples: s.Samples, Parts: s.Parts, End: s.End, Unknown: x.unknown})
+}
+
+func (e *energonLoader) loadShard(dec *gob.Decoder, path string) error {
+	var p energonPart
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.shards[path] = &energonIndexer{end: p.End, unknown: p.Unknown,
+		restored: &energon.ShardSamples{Samples: p.Samples, Parts: p.Parts, End: p.End}}
+	e.mu.Unlock()
+	return nil
 }
 
 func init() {

@@ -113,8 +113,9 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 	src := NewTarShards(shards, scan)
 	src.Spool = spool
 	var sink dataset.Sink = noSink{}
-	tx := &taridxSink{w: w, rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
+	tx := &taridxSink{rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
 	if w != nil {
+		tx.add = w.Add
 		sink = tx
 	}
 	if opts.Loaders != nil {
@@ -133,17 +134,7 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 		st = tx.tally.stats(out, w)
 	}
 	st.Shards = len(shards)
-	for _, s := range src.Stats {
-		st.Members += s.Members
-		st.Sparse += s.Sparse
-		st.Reads += s.Reads
-		st.ReadBytes += s.ReadBytes
-		for _, n := range s.SparseNames {
-			if len(st.SparseNames) < maxReportedNames {
-				st.SparseNames = append(st.SparseNames, n)
-			}
-		}
-	}
+	addScanStats(st, src)
 	return w, st, nil
 }
 
@@ -232,7 +223,10 @@ func (t *indexTally) stats(out string, w *taridx.Writer) *IndexStats {
 // taridxSink turns rows of tar shards into TARIDX entries. Prepare decodes
 // names and hashes stems on the workers; Write assigns ids in order.
 type taridxSink struct {
-	w          *taridx.Writer
+	add func(taridx.Entry) error // the writer's Add, or a part's
+	// fidBase is the fid of the first shard the source scans: a task of
+	// a partitioned run scans a range of the dataset's shards.
+	fidBase    int
 	rules      indexRules
 	shardNames []string
 	tally      indexTally
@@ -252,7 +246,7 @@ func (s *taridxSink) Prepare(b *dataset.Batch) error {
 			p.skipped = append(p.skipped, sk)
 			continue
 		}
-		e.Fid, e.Offset = uint16(b.Shard), uint64(r.Offset)
+		e.Fid, e.Offset = uint16(s.fidBase+b.Shard), uint64(r.Offset)
 		p.entries = append(p.entries, e)
 	}
 	b.Prep = p
@@ -262,7 +256,7 @@ func (s *taridxSink) Prepare(b *dataset.Batch) error {
 func (s *taridxSink) Write(b *dataset.Batch) error {
 	p := b.Prep.(*preparedEntries)
 	for _, e := range p.entries {
-		if err := s.w.Add(e); err != nil {
+		if err := s.add(e); err != nil {
 			return fmt.Errorf("%s: offset %d: %w", s.shardNames[b.Shard], e.Offset, err)
 		}
 		s.tally.bytes += int64(e.Size)

@@ -72,6 +72,15 @@ func NewLoaders(kinds ...Loader) *Loaders {
 		stats: LoaderStats{Written: map[string]int{}, None: map[string][]string{}}}
 }
 
+// Names are the loaders' names, in the order they were given.
+func (l *Loaders) Names() []string {
+	names := make([]string, len(l.kinds))
+	for i, k := range l.kinds {
+		names[i] = k.Name()
+	}
+	return names
+}
+
 // Plan adds shards to the dataset, in order; a shard planned twice is
 // indexed once.
 func (l *Loaders) Plan(shards []string) {

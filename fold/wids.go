@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"os"
@@ -88,6 +89,41 @@ func (s *widsShard) End(int64) (int, error) {
 		s.shard.MD5Sum, err = wids.FileMD5(s.path)
 	}
 	return 0, err
+}
+
+// widsPart is what a task keeps of a shard for the merge's index.
+type widsPart struct {
+	Shard wids.Shard
+	Err   string
+}
+
+func (w *widsLoader) saveShard(enc *gob.Encoder, path string) error {
+	w.mu.Lock()
+	s := w.shards[path]
+	w.mu.Unlock()
+	if s == nil {
+		return fmt.Errorf("not indexed")
+	}
+	p := widsPart{Shard: s.shard}
+	if s.err != nil {
+		p.Err = s.err.Error()
+	}
+	return enc.Encode(p)
+}
+
+func (w *widsLoader) loadShard(dec *gob.Decoder, path string) error {
+	var p widsPart
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	s := &widsShard{path: path, md5: w.md5, shard: p.Shard}
+	if p.Err != "" {
+		s.err = errors.New(p.Err)
+	}
+	w.mu.Lock()
+	w.shards[path] = s
+	w.mu.Unlock()
+	return nil
 }
 
 // Finish writes the index, or none (ErrLoaderDataset) when the loader

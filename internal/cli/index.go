@@ -29,6 +29,7 @@ type indexFlags struct {
 	contiguous, ignoreZeros, json      bool
 	widsMD5                            bool
 	workers                            int
+	taskFlags
 }
 
 func newIndexCmd(e *env) *cobra.Command {
@@ -82,6 +83,7 @@ any of these files against its shards.`,
 	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
 	f.StringVar(&fl.formats, "format", "taridx", `indexes to write, a comma-separated list of: taridx, energon (<shard>.tar.idx beside each shard, .nv-meta/ beside the shards), wids (WebDataset wids' shardindex.json beside the shards), dali (DALI's <shard>.idx beside each shard), ratarmount (<shard>.index.sqlite beside each shard), or all`)
 	f.BoolVar(&fl.widsMD5, "wids-md5", false, "record each shard's MD5 sum in wids' index (reads every shard whole; the loader then checks it)")
+	fl.taskFlags.add(cmd)
 	f.StringVar(&fl.strategy, "read-strategy", "auto", `how headers are read: "auto" (mmap where possible), "mmap", "pread" (one read per header) or "sequential"`)
 	return cmd
 }
@@ -254,33 +256,7 @@ func shellQuote(s string) string {
 }
 
 func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
-	opts := convert.IndexOptions{Contiguous: fl.contiguous, Workers: fl.workers}
-	switch fl.compat {
-	case "":
-	case "glzn":
-		opts.CompatGLZN = true
-	default:
-		return usagef("--compat: unknown implementation %q (glzn)", fl.compat)
-	}
-	switch fl.stem {
-	case "basename":
-	case "path":
-		opts.Stem = taridx.StemPath
-		if opts.CompatGLZN {
-			return usagef("--stem path does not apply to --compat glzn (glzn keys basenames)")
-		}
-	default:
-		return usagef("--stem: %q is neither basename nor path", fl.stem)
-	}
-	if fl.workers < 1 {
-		return usagef("--workers must be at least 1")
-	}
-	strategy, err := tarfile.ParseStrategy(fl.strategy)
-	if err != nil {
-		return usageError{err}
-	}
-	opts.Scan = tarfile.Options{IgnoreZeros: fl.ignoreZeros, Strategy: strategy}
-	withTARIDX, err := indexFormats(fl, &opts)
+	opts, withTARIDX, err := indexSetup(fl)
 	if err != nil {
 		return err
 	}
@@ -288,6 +264,14 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	task, partitioned, err := fl.taskFlags.resolve(e.getenv)
+	if err != nil {
+		return err
+	}
+	if partitioned && len(jobs) != 1 {
+		return usagef("a partitioned run indexes one fold: %s holds %d (choose one with --fold)", args[0], len(jobs))
+	}
+	anchor := jobs[0].out // the output tasks and merge name the run by
 	if !withTARIDX {
 		for i := range jobs {
 			jobs[i].out = ""
@@ -312,6 +296,9 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		if err := checkLoaderOutputs(in, opts.Loaders); err != nil {
 			return err
 		}
+	}
+	if partitioned {
+		return e.indexTask(ctx, fl, opts, withTARIDX, jobs[0], anchor, task)
 	}
 	var results []indexResult
 	for _, job := range jobs {
@@ -342,6 +329,39 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		return e.printJSON(out)
 	}
 	return nil
+}
+
+// indexSetup reads the flags that shape the index (and the loaders'),
+// as a run and a merge both need them.
+func indexSetup(fl indexFlags) (convert.IndexOptions, bool, error) {
+	opts := convert.IndexOptions{Contiguous: fl.contiguous, Workers: fl.workers}
+	switch fl.compat {
+	case "":
+	case "glzn":
+		opts.CompatGLZN = true
+	default:
+		return opts, false, usagef("--compat: unknown implementation %q (glzn)", fl.compat)
+	}
+	switch fl.stem {
+	case "basename":
+	case "path":
+		opts.Stem = taridx.StemPath
+		if opts.CompatGLZN {
+			return opts, false, usagef("--stem path does not apply to --compat glzn (glzn keys basenames)")
+		}
+	default:
+		return opts, false, usagef("--stem: %q is neither basename nor path", fl.stem)
+	}
+	if fl.workers < 1 {
+		return opts, false, usagef("--workers must be at least 1")
+	}
+	strategy, err := tarfile.ParseStrategy(fl.strategy)
+	if err != nil {
+		return opts, false, usageError{err}
+	}
+	opts.Scan = tarfile.Options{IgnoreZeros: fl.ignoreZeros, Strategy: strategy}
+	withTARIDX, err := indexFormats(fl, &opts)
+	return opts, withTARIDX, err
 }
 
 // checkLoaderOutputs refuses loaders' index files that would overwrite a

@@ -83,12 +83,21 @@ func (p *progress) done() {
 // a progress bar.
 func totalSize(paths []string) int64 {
 	var n int64
-	for _, p := range paths {
-		if st, err := os.Stat(p); err == nil {
-			n += st.Size()
-		}
+	for _, s := range totalSizes(paths) {
+		n += s
 	}
 	return n
+}
+
+// totalSizes are the files' sizes (0 for one that cannot be stat'ed).
+func totalSizes(paths []string) []int64 {
+	sizes := make([]int64, len(paths))
+	for i, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			sizes[i] = st.Size()
+		}
+	}
+	return sizes
 }
 
 // humanBytes prints a byte count as a person reads it.

@@ -45,11 +45,14 @@ type env struct {
 	stdout, stderr io.Writer
 	quiet          bool
 	jsonOut        bool
+	// getenv reads the environment (os.Getenv): a job runner's variables
+	// say which task of a partitioned run this is.
+	getenv func(string) string
 }
 
 // Main runs the command line with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+	e := &env{stdout: stdout, stderr: stderr, getenv: os.Getenv}
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -94,7 +97,7 @@ verifies members through them.`,
 	}
 	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "no progress bar and no summary")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newIndexCmd(e), newConvertCmd(e), newInspectCmd(e), newLsCmd(e), newCatCmd(e), newVerifyCmd(e), newBenchCmd(e))
+	root.AddCommand(newIndexCmd(e), newConvertCmd(e), newInspectCmd(e), newLsCmd(e), newCatCmd(e), newVerifyCmd(e), newBenchCmd(e), newMergeCmd(e))
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }

@@ -1,0 +1,495 @@
+package fold
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/taridx"
+)
+
+// A partitioned index run: each task indexes its range of the shards into
+// a part (IndexPart), and MergeIndexParts joins the parts into the files
+// one run over every shard writes. A shard's own loader indexes (DALI's,
+// energon's .tar.idx, ratarmount's) depend on that shard alone: the task
+// writes them in place. What spans the dataset is kept in the part: the
+// TARIDX entries, in order (entriesFile), the loaders' per-shard states
+// (loadersFile) and the task's figures (tallyFile).
+const (
+	entriesFile = "taridx.entries"
+	loadersFile = "loaders.gob"
+	tallyFile   = "stats.json"
+)
+
+// ErrPart: a part's file is not what a task of this version writes.
+var ErrPart = errors.New("malformed part of a partitioned index")
+
+// entriesMagic starts an entries file; its last byte is the layout's
+// version.
+var entriesMagic = []byte("ITARCONV-ENTRIES\x01")
+
+// IndexPart indexes shards[lo:hi], one task's share of a partitioned run
+// over shards, into the part directory dir: TARIDX entries (when
+// withTARIDX) and what opts.Loaders need of these shards to write the
+// dataset's files, while the shards' own loader indexes are written in
+// place. Entries carry their fid in the whole list of shards.
+func IndexPart(ctx context.Context, shards []string, lo, hi int, withTARIDX bool, dir string, opts IndexOptions) (*IndexStats, error) {
+	if len(shards) > taridx.MaxShards && withTARIDX {
+		return nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d: %w", len(shards), taridx.MaxShards, ErrTooManyShards)
+	}
+	mine := shards[lo:hi]
+	scan := opts.Scan
+	scan.HeaderBlocks = opts.CompatGLZN
+	src := NewTarShards(mine, scan)
+	var sink dataset.Sink = noSink{}
+	var rec *entryRecorder
+	if withTARIDX {
+		f, err := os.Create(filepath.Join(dir, entriesFile))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		rec = newEntryRecorder(f)
+		sink = &taridxSink{add: rec.add, fidBase: lo, rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: mine}
+	}
+	if opts.Loaders != nil {
+		opts.Loaders.Plan(mine)
+		src.Members = func(path string) MemberSink { return opts.Loaders.shard(path) }
+	}
+	if err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+		return nil, err
+	}
+	st := &IndexStats{}
+	if rec != nil {
+		if err := rec.close(); err != nil {
+			return nil, err
+		}
+		st = sink.(*taridxSink).tally.partStats()
+	}
+	addScanStats(st, src)
+	st.Shards = len(mine)
+	tally := partTally{Index: st}
+	if opts.Loaders != nil {
+		tally.Loaders = opts.Loaders.Stats()
+	}
+	if err := writeJSONFile(filepath.Join(dir, tallyFile), tally); err != nil {
+		return nil, err
+	}
+	if opts.Loaders != nil {
+		if err := opts.Loaders.savePart(filepath.Join(dir, loadersFile), mine); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// MergeIndexParts writes what one run of BuildIndex over shards writes at
+// out (nothing when out is ""), from the parts of its tasks (their
+// directories, in task order), and restores the loaders' states of every
+// shard into opts.Loaders, whose Finish the caller then calls as after a
+// run over every fold.
+func MergeIndexParts(ctx context.Context, shards []string, parts []string, out string, opts IndexOptions) (*IndexStats, error) {
+	start := time.Now()
+	st := &IndexStats{Output: out, Shards: len(shards), NotRegular: map[string]int64{}}
+	if opts.Loaders != nil {
+		opts.Loaders.Plan(shards)
+	}
+	for _, p := range parts {
+		var pt partTally
+		if err := readJSONFile(filepath.Join(p, tallyFile), &pt); err != nil {
+			return nil, err
+		}
+		if pt.Index == nil {
+			return nil, fmt.Errorf("%s: no figures: %w", filepath.Join(p, tallyFile), ErrPart)
+		}
+		st.add(pt.Index)
+		if opts.Loaders != nil {
+			if err := opts.Loaders.loadPart(filepath.Join(p, loadersFile)); err != nil {
+				return nil, err
+			}
+			opts.Loaders.addStats(pt.Loaders)
+		}
+	}
+	if out != "" {
+		w, err := taridx.Create(out, taridx.WriterOptions{Contiguous: opts.Contiguous})
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range parts {
+			if err := ctx.Err(); err != nil {
+				w.Abort()
+				return nil, err
+			}
+			if err := replayEntries(filepath.Join(p, entriesFile), len(shards), w.Add); err != nil {
+				w.Abort()
+				return nil, err
+			}
+		}
+		ws := (&indexTally{}).stats(out, w)
+		st.Rows, st.Stems, st.Exts, st.Crash, st.Contiguous = ws.Rows, ws.Stems, ws.Exts, ws.Crash, ws.Contiguous
+		manifest, err := stageManifest(out, shards)
+		if err != nil {
+			w.Abort()
+			return nil, err
+		}
+		if err := w.Close(); err != nil {
+			if manifest != nil {
+				manifest.Abort()
+			}
+			return nil, err
+		}
+		if err := commitManifest(out, manifest); err != nil {
+			return nil, err
+		}
+	}
+	st.Elapsed = time.Since(start)
+	return st, nil
+}
+
+// partTally is a part's figures: the index's, and the loaders' files
+// written in place.
+type partTally struct {
+	Index   *IndexStats  `json:"index"`
+	Loaders *LoaderStats `json:"loaders,omitempty"`
+}
+
+// addStats counts a part's loaders' files as this run's.
+func (l *Loaders) addStats(st *LoaderStats) {
+	if st == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, n := range st.Written {
+		l.stats.Written[k] += n
+	}
+	for k, v := range st.None {
+		l.stats.None[k] = append(l.stats.None[k], v...)
+	}
+}
+
+// partStats are the tally's figures, as a part records them.
+func (t *indexTally) partStats() *IndexStats {
+	return &IndexStats{Bytes: t.bytes, NotRegular: t.notRegular, NoExt: t.noExt, SpaceInExt: t.spaceExt,
+		SkippedNames: t.skippedNames, HardlinkNames: t.hardlinkNames}
+}
+
+// add sums a part's figures into st, keeping the first few names of all,
+// as one run keeps them.
+func (st *IndexStats) add(p *IndexStats) {
+	st.Members += p.Members
+	st.Sparse += p.Sparse
+	st.Reads += p.Reads
+	st.ReadBytes += p.ReadBytes
+	st.Bytes += p.Bytes
+	st.NoExt += p.NoExt
+	st.SpaceInExt += p.SpaceInExt
+	for k, n := range p.NotRegular {
+		st.NotRegular[k] += n
+	}
+	st.SkippedNames = firstNames(st.SkippedNames, p.SkippedNames)
+	st.HardlinkNames = firstNames(st.HardlinkNames, p.HardlinkNames)
+	st.SparseNames = firstNames(st.SparseNames, p.SparseNames)
+}
+
+func firstNames(have, more []string) []string {
+	for _, n := range more {
+		if len(have) >= maxReportedNames {
+			break
+		}
+		have = append(have, n)
+	}
+	return have
+}
+
+// addScanStats adds what the scan of src counted to st.
+func addScanStats(st *IndexStats, src *TarShards) {
+	for _, s := range src.Stats {
+		st.Members += s.Members
+		st.Sparse += s.Sparse
+		st.Reads += s.Reads
+		st.ReadBytes += s.ReadBytes
+		st.SparseNames = firstNames(st.SparseNames, s.SparseNames)
+	}
+}
+
+// entryRecorder writes TARIDX entries as a part keeps them: per entry a
+// flags byte (1: the stem of the entry before; 2: an extension not seen
+// before follows), the fid, offset and size as uvarints, the extension's
+// number in order of first appearance, and unless flag 1 the stem (length
+// and bytes) and its key hash.
+type entryRecorder struct {
+	f        *os.File
+	w        *bufio.Writer
+	exts     map[string]uint64
+	lastStem string
+	n        uint64
+	buf      []byte
+}
+
+func newEntryRecorder(f *os.File) *entryRecorder {
+	r := &entryRecorder{f: f, w: bufio.NewWriterSize(f, 1<<20), exts: map[string]uint64{}}
+	r.w.Write(entriesMagic)
+	return r
+}
+
+func (r *entryRecorder) add(e taridx.Entry) error {
+	b := r.buf[:0]
+	var flags byte
+	if r.n > 0 && e.Stem == r.lastStem {
+		flags |= 1
+	}
+	id, ok := r.exts[e.Ext]
+	if !ok {
+		flags |= 2
+		id = uint64(len(r.exts))
+		r.exts[e.Ext] = id
+	}
+	b = append(b, flags)
+	if flags&2 != 0 {
+		b = binary.AppendUvarint(b, uint64(len(e.Ext)))
+		b = append(b, e.Ext...)
+	}
+	b = binary.AppendUvarint(b, uint64(e.Fid))
+	b = binary.AppendUvarint(b, e.Offset)
+	b = binary.AppendUvarint(b, e.Size)
+	b = binary.AppendUvarint(b, id)
+	if flags&1 == 0 {
+		b = binary.AppendUvarint(b, uint64(len(e.Stem)))
+		b = append(b, e.Stem...)
+		b = binary.LittleEndian.AppendUint64(b, e.KeyHash)
+		r.lastStem = e.Stem
+	}
+	r.n++
+	r.buf = b
+	_, err := r.w.Write(b)
+	return err
+}
+
+func (r *entryRecorder) close() error {
+	if err := r.w.Flush(); err != nil {
+		return err
+	}
+	return r.f.Sync()
+}
+
+// replayEntries reads an entries file and hands each entry to add, its
+// fid checked against the number of shards.
+func replayEntries(path string, shards int, add func(taridx.Entry) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return decodeEntries(bufio.NewReaderSize(f, 1<<20), shards, func(e taridx.Entry) error {
+		if err := add(e); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	}, path)
+}
+
+// countingReader counts the bytes read, for the offsets errors give.
+type countingReader struct {
+	r *bufio.Reader
+	n int64
+}
+
+func (c *countingReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := io.ReadFull(c.r, p)
+	c.n += int64(n)
+	return n, err
+}
+
+func decodeEntries(br *bufio.Reader, shards int, add func(taridx.Entry) error, name string) error {
+	r := &countingReader{r: br}
+	bad := func(what string, err error) error {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return fmt.Errorf("%s: byte %d: %s: %w: %w", name, r.n, what, ErrPart, err)
+		}
+		return fmt.Errorf("%s: byte %d: %s: %w", name, r.n, what, ErrPart)
+	}
+	magic := make([]byte, len(entriesMagic))
+	if _, err := r.Read(magic); err != nil || string(magic) != string(entriesMagic) {
+		return bad("not an entries file of this version", err)
+	}
+	var exts []string
+	var stem string
+	var hash uint64
+	str := func(what string, limit uint64) (string, error) {
+		n, err := binary.ReadUvarint(r)
+		if err != nil {
+			return "", bad(what+" length", err)
+		}
+		if n > limit {
+			return "", bad(fmt.Sprintf("%s of %d bytes", what, n), nil)
+		}
+		b := make([]byte, n)
+		if _, err := r.Read(b); err != nil {
+			return "", bad(what, err)
+		}
+		return string(b), nil
+	}
+	for first := true; ; first = false {
+		flags, err := r.ReadByte()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return bad("entry", err)
+		}
+		if flags&^3 != 0 || (first && flags&1 != 0) {
+			return bad(fmt.Sprintf("flags %#x", flags), nil)
+		}
+		if flags&2 != 0 {
+			ext, err := str("extension", 1<<16)
+			if err != nil {
+				return err
+			}
+			exts = append(exts, ext)
+		}
+		var v [4]uint64
+		for i, what := range []string{"fid", "offset", "size", "extension number"} {
+			if v[i], err = binary.ReadUvarint(r); err != nil {
+				return bad(what, err)
+			}
+		}
+		if v[0] >= uint64(shards) {
+			return bad(fmt.Sprintf("fid %d of %d shards", v[0], shards), nil)
+		}
+		if v[3] >= uint64(len(exts)) {
+			return bad(fmt.Sprintf("extension %d of %d", v[3], len(exts)), nil)
+		}
+		if flags&1 == 0 {
+			if stem, err = str("stem", 1<<20); err != nil {
+				return err
+			}
+			var h [8]byte
+			if _, err := r.Read(h[:]); err != nil {
+				return bad("key hash", err)
+			}
+			hash = binary.LittleEndian.Uint64(h[:])
+		}
+		e := taridx.Entry{Fid: uint16(v[0]), Offset: v[1], Size: v[2], Ext: exts[v[3]], Stem: stem, KeyHash: hash}
+		if err := add(e); err != nil {
+			return err
+		}
+	}
+}
+
+func writeJSONFile(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+func readJSONFile(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w: %w", path, ErrPart, err)
+	}
+	return nil
+}
+
+// partLoader is a Loader whose Finish needs what its indexers kept of each
+// shard: a task saves it with its part, and merge restores it.
+type partLoader interface {
+	saveShard(enc *gob.Encoder, path string) error
+	loadShard(dec *gob.Decoder, path string) error
+}
+
+// savePart writes what the loaders that span the dataset keep of shards.
+func (l *Loaders) savePart(path string, shards []string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	bw := bufio.NewWriter(f)
+	enc := gob.NewEncoder(bw)
+	var names []string
+	for _, k := range l.kinds {
+		if _, ok := k.(partLoader); ok {
+			names = append(names, k.Name())
+		}
+	}
+	if err := enc.Encode(partHeader{Loaders: names, Shards: shards}); err != nil {
+		return err
+	}
+	for _, s := range shards {
+		for _, k := range l.kinds {
+			if pl, ok := k.(partLoader); ok {
+				if err := pl.saveShard(enc, s); err != nil {
+					return fmt.Errorf("%s: %s: %w", s, k.Name(), err)
+				}
+			}
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+type partHeader struct {
+	Loaders []string
+	Shards  []string
+}
+
+// loadPart restores what savePart wrote.
+func (l *Loaders) loadPart(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	dec := gob.NewDecoder(bufio.NewReader(f))
+	var h partHeader
+	if err := dec.Decode(&h); err != nil {
+		return fmt.Errorf("%s: %w: %w", path, ErrPart, err)
+	}
+	var want []partLoader
+	var names []string
+	for _, k := range l.kinds {
+		if pl, ok := k.(partLoader); ok {
+			want = append(want, pl)
+			names = append(names, k.Name())
+		}
+	}
+	if fmt.Sprint(names) != fmt.Sprint(h.Loaders) {
+		return fmt.Errorf("%s: the part kept the states of %v, the merge writes %v: %w", path, h.Loaders, names, ErrPart)
+	}
+	for _, s := range h.Shards {
+		for i, pl := range want {
+			if err := pl.loadShard(dec, s); err != nil {
+				return fmt.Errorf("%s: shard %s: %s: %w: %w", path, s, names[i], ErrPart, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/partition"
+)
+
+// indexPartOptions are the index options a task records in its part's
+// manifest: those that shape the outputs (not --workers or
+// --read-strategy), so that merge rebuilds exactly the run's.
+type indexPartOptions struct {
+	Compat      string   `json:"compat"`
+	Stem        string   `json:"stem"`
+	Contiguous  bool     `json:"contiguous"`
+	Formats     []string `json:"formats"` // taridx and the loaders, in a fixed order
+	OutDir      string   `json:"out_dir"` // absolute, or ""
+	WidsMD5     bool     `json:"wids_md5"`
+	IgnoreZeros bool     `json:"ignore_zeros"`
+}
+
+func newIndexPartOptions(fl indexFlags, opts fold.IndexOptions, withTARIDX bool) (indexPartOptions, error) {
+	o := indexPartOptions{Compat: fl.compat, Stem: fl.stem, Contiguous: fl.contiguous,
+		WidsMD5: fl.widsMD5, IgnoreZeros: fl.ignoreZeros, Formats: []string{}}
+	if withTARIDX {
+		o.Formats = append(o.Formats, "taridx")
+	}
+	if opts.Loaders != nil {
+		o.Formats = append(o.Formats, opts.Loaders.Names()...)
+	}
+	if fl.outDir != "" {
+		abs, err := filepath.Abs(fl.outDir)
+		if err != nil {
+			return o, err
+		}
+		o.OutDir = abs
+	}
+	return o, nil
+}
+
+// flags are the index flags that give these options back.
+func (o indexPartOptions) flags(workers int) indexFlags {
+	return indexFlags{compat: o.Compat, stem: o.Stem, contiguous: o.Contiguous, formats: strings.Join(o.Formats, ","),
+		outDir: o.OutDir, widsMD5: o.WidsMD5, ignoreZeros: o.IgnoreZeros, workers: workers, strategy: "auto"}
+}
+
+// indexTask indexes this task's share of job's shards into its part of
+// the run named by anchor.
+func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptions, withTARIDX bool, job indexJob, anchor string, t partition.Task) error {
+	po, err := newIndexPartOptions(fl, opts, withTARIDX)
+	if err != nil {
+		return err
+	}
+	if len(po.Formats) == 0 {
+		return usagef("--format: nothing to index")
+	}
+	// Absolute paths: the merge restores the loaders' states of shards
+	// by the paths the manifest records.
+	shards := make([]string, len(job.shards))
+	for i, s := range job.shards {
+		if shards[i], err = filepath.Abs(s); err != nil {
+			return err
+		}
+	}
+	job.shards = shards
+	lo, hi := partition.Range(totalSizes(job.shards), t)
+	return e.runTask("index", anchor, t, job.shards, po, lo, hi, func(dir string) (any, error) {
+		bar := e.newProgress(job.fold, totalSize(job.shards[lo:hi]))
+		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
+		st, err := fold.IndexPart(ctx, job.shards, lo, hi, withTARIDX, dir, opts)
+		bar.done()
+		if err != nil {
+			return nil, fmt.Errorf("indexing fold %s: %w", job.fold, err)
+		}
+		return st, nil
+	})
+}
+
+// mergeIndex writes the index (and the loaders' files that span the
+// dataset) of a partitioned index run from its parts, and returns the
+// files written.
+func mergeIndex(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) ([]string, error) {
+	m := set.Parts[0].Manifest
+	var po indexPartOptions
+	if err := json.Unmarshal(m.Options, &po); err != nil {
+		return nil, fmt.Errorf("%s: the options of its index run: %w: %w", set.Dir, partition.ErrParts, err)
+	}
+	opts, withTARIDX, err := indexSetup(po.flags(fl.workers))
+	if err != nil {
+		return nil, fmt.Errorf("%s: the options of its index run: %w", set.Dir, err)
+	}
+	shards := make([]string, len(m.Inputs))
+	for i, in := range m.Inputs {
+		shards[i] = in.Path
+	}
+	dirs := make([]string, len(set.Parts))
+	for i, p := range set.Parts {
+		dirs[i] = p.Dir
+	}
+	out := ""
+	if withTARIDX {
+		out = m.Output
+	}
+	st, err := fold.MergeIndexParts(ctx, shards, dirs, out, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := newIndexResult(strings.TrimSuffix(filepath.Base(m.Output), ".taridx"), st)
+	e.reportIndex(res)
+	var outputs []string
+	if out != "" {
+		outputs = append(outputs, out, fold.ManifestPath(out))
+	}
+	var loaders *fold.LoaderStats
+	if opts.Loaders != nil {
+		loaders, err = opts.Loaders.Finish()
+		e.reportLoaders(loaders)
+		if err != nil {
+			return nil, err
+		}
+		outs, _ := opts.Loaders.Outputs()
+		outputs = append(outputs, outs...)
+	}
+	e.infof("merged %d parts of %s\n", set.Tasks, m.Output)
+	if fl.json {
+		res := map[string]any{"folds": []indexResult{res}, "tasks": set.Tasks}
+		if loaders != nil {
+			res["loaders"] = loaders
+		}
+		return outputs, e.printJSON(res)
+	}
+	return outputs, nil
+}

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/itarconv/itarconv/partition"
+)
+
+// taskFlags are the flags of a command that runs as one task of many.
+type taskFlags struct {
+	task  string
+	tasks int
+}
+
+func (tf *taskFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&tf.task, "task", "", "run as task K of N (K from 0) of a partitioned run: its share of the shards, into a part that 'itarconv merge' joins (default: from SLURM_ARRAY_TASK_ID, or JOB_COMPLETION_INDEX with --tasks)")
+	f.IntVar(&tf.tasks, "tasks", 0, "the number of tasks, for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX gives the task)")
+}
+
+// resolve says which task this process is, or ok false for a whole run:
+// --task, else the job runner's variables.
+func (tf *taskFlags) resolve(getenv func(string) string) (t partition.Task, ok bool, err error) {
+	if tf.task != "" {
+		if tf.tasks != 0 {
+			return t, false, usagef("--tasks is for JOB_COMPLETION_INDEX; --task K/N already gives N")
+		}
+		t, err = partition.Parse(tf.task)
+		if err != nil {
+			return t, false, usageError{err}
+		}
+		return t, true, nil
+	}
+	t, ok, err = partition.FromEnv(getenv, tf.tasks)
+	if err != nil {
+		return t, false, usageError{err}
+	}
+	if !ok && tf.tasks != 0 {
+		return t, false, usagef("--tasks %d: no JOB_COMPLETION_INDEX in the environment says which task this is (give --task K/N)", tf.tasks)
+	}
+	return t, ok, nil
+}
+
+// runTask writes this task's part of the run whose output is out over
+// inputs: fill writes the partial outputs into the part's directory and
+// returns the task's figures. It reports where the part went.
+func (e *env) runTask(command, out string, t partition.Task, inputs []string, options any, lo, hi int,
+	fill func(dir string) (stats any, err error)) error {
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	in, err := partition.StatInputs(inputs)
+	if err != nil {
+		return err
+	}
+	opts, err := json.Marshal(options)
+	if err != nil {
+		return err
+	}
+	m := &partition.Manifest{Command: command, Output: abs, Task: t.K, Tasks: t.N, TaskSource: t.Source,
+		Options: opts, Inputs: in, Shards: [2]int{lo, hi}}
+	dir, err := partition.WritePart(abs, m, func(dir string) error {
+		st, err := fill(dir)
+		if err != nil {
+			return err
+		}
+		m.Stats, err = json.Marshal(st)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("task %d of %d: %w", t.K, t.N, err)
+	}
+	e.infof("task %d of %d (%s): inputs %d to %d of %d -> %s; run 'itarconv merge %s' once every task is done\n",
+		t.K, t.N, t.Source, lo, hi, len(inputs), dir, shellQuote(out))
+	return nil
+}
+
+type mergeFlags struct {
+	missing bool
+	json    bool
+	workers int
+}
+
+func newMergeCmd(e *env) *cobra.Command {
+	var fl mergeFlags
+	cmd := &cobra.Command{
+		Use:   "merge OUTPUT",
+		Short: "Join the parts of a partitioned run into the outputs of one run",
+		Long: `Merge joins the parts that the tasks of a partitioned run (index or convert
+with --task K/N, or run as a Slurm array or a Kubernetes Indexed Job) wrote
+beside OUTPUT, the output path every task was given, into exactly the files
+one run of the same command would have written.
+
+It first checks that every task's part is there, complete, and from the same
+inputs (names, sizes, modification times), options and itarconv version; a
+task whose part is missing or stale is named, to be run again. Once the
+outputs are in place the parts are removed; merging again does nothing.
+
+--missing prints the tasks still to run (again), one per line, and nothing
+once every part is there: a job runner resubmits those.`,
+		Args: argsBetween(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(cmd.Context(), e, fl, args[0]) },
+	}
+	f := cmd.Flags()
+	f.BoolVar(&fl.missing, "missing", false, "print the tasks still to run, one per line, and merge nothing")
+	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
+	f.IntVar(&fl.workers, "workers", defaultWorkers(), "parts read in parallel, where a format can")
+	return cmd
+}
+
+func runMerge(ctx context.Context, e *env, fl mergeFlags, out string) error {
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	set, err := partition.Find(abs, true)
+	if err != nil {
+		return err
+	}
+	if fl.missing {
+		for _, k := range set.Missing() {
+			fmt.Fprintln(e.stdout, strconv.Itoa(k))
+		}
+		return nil
+	}
+	if set.Merged != nil {
+		if err := set.Merged.StillMerged(); err != nil {
+			return fmt.Errorf("%s was merged, but its outputs changed since (%w): run the tasks again, then merge", out, err)
+		}
+		e.infof("%s: already merged from %d tasks; nothing to do\n", out, set.Merged.Tasks)
+		if fl.json {
+			return e.printJSON(map[string]any{"output": out, "merged": "already", "tasks": set.Merged.Tasks})
+		}
+		return nil
+	}
+	if err := set.Complete(); err != nil {
+		return err
+	}
+	for _, o := range set.Other {
+		e.warnf("%s: a part of a run with another number of tasks than the newest (%d); removed after the merge\n", o, set.Tasks)
+	}
+	m := set.Parts[0].Manifest
+	var outputs []string
+	switch m.Command {
+	case "index":
+		outputs, err = mergeIndex(ctx, e, fl, set)
+	default:
+		err = fmt.Errorf("%s: parts of an unknown command %q (a newer itarconv?): %w", set.Dir, m.Command, partition.ErrParts)
+	}
+	if err != nil {
+		return err
+	}
+	return set.Done(existing(outputs))
+}
+
+// existing keeps the paths that are there.
+func existing(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			out = append(out, p) // Done reports it
+		}
+	}
+	return out
+}

@@ -1,0 +1,554 @@
+package partition
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// A task of a partitioned run writes its part, a directory, into the parts
+// directory of the run's output (PartsDir): its partial outputs, then a
+// manifest, and the directory is renamed into place only when complete.
+// Merge finds the parts there (Find), checks that every task's is present
+// and that all come from the same inputs, options and tool, joins them
+// into the outputs one run would have written, and then removes them,
+// leaving a record (Done) so that a second merge does nothing.
+
+// ErrParts is wrapped by every error about a run's parts: missing, stale,
+// or unreadable.
+var ErrParts = errors.New("the parts of the partitioned run are not all there")
+
+// ManifestFile is the name of a part's manifest, written last.
+const ManifestFile = "manifest.json"
+
+// mergedFile records a finished merge in the parts directory.
+const mergedFile = "merged.json"
+
+// manifestFormat is the version of the manifest's layout.
+const manifestFormat = 1
+
+// Input is one input of a run, as the task saw it.
+type Input struct {
+	Path    string `json:"path"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime_ns"`
+}
+
+// StatInputs records the inputs at paths as they are now.
+func StatInputs(paths []string) ([]Input, error) {
+	in := make([]Input, len(paths))
+	for i, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		in[i] = Input{Path: abs, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+	}
+	return in, nil
+}
+
+// File is one file of a part, with its size: a part is complete when all
+// its files are there at these sizes.
+type File struct {
+	Name string `json:"name"` // relative to the part, with slashes
+	Size int64  `json:"size"`
+}
+
+// Manifest describes a part: which task of which run wrote it, from what.
+type Manifest struct {
+	Format  int    `json:"manifest_format"`
+	Tool    string `json:"itarconv"` // the tool's version (ToolVersion)
+	Command string `json:"command"`  // "index", "convert"
+	Output  string `json:"output"`   // the run's output, absolute
+	Task    int    `json:"task"`
+	Tasks   int    `json:"tasks"`
+	// TaskSource says where the task came from (--task, or environment
+	// variables).
+	TaskSource string `json:"task_source"`
+	// Options are the run's options that shape its outputs, as the
+	// command records them; every task's must be equal.
+	Options json.RawMessage `json:"options"`
+	// Inputs are every input of the run, in order, not only this task's.
+	Inputs []Input `json:"inputs"`
+	// Shards is this task's range of the inputs: [lo, hi).
+	Shards [2]int `json:"shards"`
+	// Written are outputs the task wrote in place, outside its part (a
+	// shard's own index, which depends on that shard alone).
+	Written []File `json:"written,omitempty"`
+	// Files are the part's own files.
+	Files []File `json:"files"`
+	// Stats are the task's figures, as the command records them.
+	Stats    json.RawMessage `json:"stats,omitempty"`
+	Host     string          `json:"host"`
+	Finished time.Time       `json:"finished"`
+}
+
+// Part is a part found in a parts directory.
+type Part struct {
+	Dir      string
+	Manifest Manifest
+}
+
+// ToolVersion is this build's version, as manifests record it: the main
+// module's version and, when the build knows it, its revision.
+func ToolVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			v += "+" + s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			v += "-modified"
+		}
+	}
+	return v
+}
+
+// PartsDir is where the tasks of a run whose output is out keep their
+// parts: a hidden directory beside out, on its file system, so that merge
+// moves data by rename and copy_file_range.
+func PartsDir(out string) string {
+	return filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".parts")
+}
+
+// PartName is the directory name of task k of n: zero-padded, so that
+// parts sort in task order.
+func PartName(k, n int) string {
+	return fmt.Sprintf("task-%0*d-of-%d", len(strconv.Itoa(n-1)), k, n)
+}
+
+func parsePartName(name string) (k, n int, ok bool) {
+	rest, found := strings.CutPrefix(name, "task-")
+	if !found {
+		return 0, 0, false
+	}
+	ks, ns, found := strings.Cut(rest, "-of-")
+	if !found {
+		return 0, 0, false
+	}
+	k, err1 := strconv.Atoi(ks)
+	n, err2 := strconv.Atoi(ns)
+	if err1 != nil || err2 != nil || n < 1 || k < 0 || k >= n || name != PartName(k, n) {
+		return 0, 0, false
+	}
+	return k, n, true
+}
+
+// WritePart writes task m.Task's part of the run with output out: fill
+// writes the partial outputs into a fresh directory, then the manifest
+// (m, completed with the files fill wrote) is written last, and the
+// directory takes the part's name, replacing an earlier run of the task.
+// A task killed before that leaves only a temporary directory, which Find
+// ignores and the next merge removes.
+func WritePart(out string, m *Manifest, fill func(dir string) error) (string, error) {
+	parts := PartsDir(out)
+	if err := os.MkdirAll(parts, 0o755); err != nil {
+		return "", err
+	}
+	name := PartName(m.Task, m.Tasks)
+	tmp, err := os.MkdirTemp(parts, fmt.Sprintf("%s%d-%s-", safefile.TempPrefix, os.Getpid(), name))
+	if err != nil {
+		return "", err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := fill(tmp); err != nil {
+		return "", err
+	}
+	files, err := listFiles(tmp)
+	if err != nil {
+		return "", err
+	}
+	m.Format, m.Files, m.Finished = manifestFormat, files, time.Now().UTC()
+	if m.Tool == "" {
+		m.Tool = ToolVersion()
+	}
+	if m.Host == "" {
+		m.Host, _ = os.Hostname()
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	f, err := safefile.Create(filepath.Join(tmp, ManifestFile))
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Abort()
+		return "", err
+	}
+	if err := f.Commit(); err != nil {
+		return "", err
+	}
+	final := filepath.Join(parts, name)
+	if _, err := os.Lstat(final); err == nil {
+		err = safefile.ReplaceDir(tmp, final)
+		committed = err == nil
+		return final, err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", err
+	}
+	committed = true
+	safefile.SyncDir(parts)
+	return final, nil
+}
+
+// listFiles lists the regular files under dir, by name.
+func listFiles(dir string) ([]File, error) {
+	var files []File
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files = append(files, File{Name: filepath.ToSlash(rel), Size: fi.Size()})
+		return nil
+	})
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	return files, err
+}
+
+// Set is what a parts directory holds for one run: the newest run's parts
+// by task, and what keeps them from being merged.
+type Set struct {
+	Out   string
+	Dir   string // the parts directory
+	Tasks int
+	// Parts has one entry per task; nil where the task's part is missing
+	// or stale.
+	Parts []*Part
+	// Rerun are the tasks to run again, with why, by task.
+	Rerun map[int]string
+	// Other are parts of an earlier run with another number of tasks,
+	// which merge removes.
+	Other []string
+	// Merged is set when the parts directory holds only the record of a
+	// merge done (and no part newer than it).
+	Merged *Merged
+}
+
+// Merged is the record of a finished merge.
+type Merged struct {
+	Tasks    int       `json:"tasks"`
+	Inputs   string    `json:"inputs_sha256"`
+	Outputs  []File    `json:"outputs"`
+	Finished time.Time `json:"finished"`
+}
+
+// Find reads the parts of the run with output out. The newest manifest
+// (by the time its task finished) says which run is merged: its number of
+// tasks, inputs, options and tool version; a part that differs in any is
+// stale. With restat, the newest part's inputs are stat'ed again, and when
+// all are there as they are now, a part that saw them otherwise is stale
+// too (all of them, when an input changed since). An error is returned
+// only when the directory cannot be read, or holds no part and no record.
+func Find(out string, restat bool) (*Set, error) {
+	s := &Set{Out: out, Dir: PartsDir(out), Rerun: map[int]string{}}
+	entries, err := os.ReadDir(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no parts of a partitioned run of %s (run its tasks with --task K/N first): %w", s.Dir, out, ErrParts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var found []*Part
+	broken := map[string]string{} // part name: why
+	for _, e := range entries {
+		if e.Name() == mergedFile {
+			var m Merged
+			if b, err := os.ReadFile(filepath.Join(s.Dir, mergedFile)); err == nil && json.Unmarshal(b, &m) == nil {
+				s.Merged = &m
+			}
+			continue
+		}
+		k, n, ok := parsePartName(e.Name())
+		if !ok || !e.IsDir() {
+			continue
+		}
+		p, err := readPart(filepath.Join(s.Dir, e.Name()))
+		if err == nil && (p.Manifest.Task != k || p.Manifest.Tasks != n) {
+			err = fmt.Errorf("its manifest is task %d of %d's", p.Manifest.Task, p.Manifest.Tasks)
+		}
+		if err != nil {
+			broken[e.Name()] = err.Error()
+			continue
+		}
+		found = append(found, p)
+	}
+	if len(found) == 0 && len(broken) == 0 {
+		if s.Merged != nil {
+			return s, nil
+		}
+		return nil, fmt.Errorf("%s: no parts of a partitioned run of %s: %w", s.Dir, out, ErrParts)
+	}
+	s.Merged = nil // parts newer than a merge: merge again
+	ref := newest(found)
+	if ref == nil { // only broken parts: their names give the run
+		for name := range broken {
+			_, n, _ := parsePartName(name)
+			s.Tasks = max(s.Tasks, n)
+		}
+	} else {
+		s.Tasks = ref.Manifest.Tasks
+	}
+	s.Parts = make([]*Part, s.Tasks)
+	for name, why := range broken {
+		k, n, _ := parsePartName(name)
+		if n == s.Tasks {
+			s.Rerun[k] = fmt.Sprintf("its part %s is unreadable: %s", name, why)
+		} else {
+			s.Other = append(s.Other, filepath.Join(s.Dir, name))
+		}
+	}
+	refInputs := ""
+	if ref != nil {
+		refInputs = inputsDigest(ref.Manifest.Inputs)
+	}
+	var current []Input
+	if restat && ref != nil {
+		paths := make([]string, len(ref.Manifest.Inputs))
+		for i, in := range ref.Manifest.Inputs {
+			paths[i] = in.Path
+		}
+		current, _ = StatInputs(paths) // inputs not here: the parts alone say
+	}
+	nowInputs := ""
+	if current != nil {
+		nowInputs = inputsDigest(current)
+	}
+	for _, p := range found {
+		m := &p.Manifest
+		if m.Tasks != s.Tasks {
+			s.Other = append(s.Other, p.Dir)
+			continue
+		}
+		why := ""
+		switch {
+		case m.Command != ref.Manifest.Command || filepath.Clean(m.Output) != filepath.Clean(ref.Manifest.Output):
+			why = fmt.Sprintf("its part is of another command (%s %s)", m.Command, m.Output)
+		case m.Tool != ref.Manifest.Tool:
+			why = fmt.Sprintf("its part was written by itarconv %s, the newest by %s", m.Tool, ref.Manifest.Tool)
+		case !bytes.Equal(compactJSON(m.Options), compactJSON(ref.Manifest.Options)):
+			why = fmt.Sprintf("its part was written with other options (%s, the newest %s)", compactJSON(m.Options), compactJSON(ref.Manifest.Options))
+		case inputsDigest(m.Inputs) != refInputs:
+			why = "its part saw other inputs than the newest part: " + inputsDiff(m.Inputs, ref.Manifest.Inputs)
+		case nowInputs != "" && inputsDigest(m.Inputs) != nowInputs:
+			why = "the inputs changed since its part was written: " + inputsDiff(m.Inputs, current)
+		}
+		if why == "" {
+			why = p.check()
+		}
+		if why != "" {
+			s.Rerun[m.Task] = why
+			continue
+		}
+		if s.Parts[m.Task] != nil {
+			continue // the same name twice cannot happen in one directory
+		}
+		s.Parts[m.Task] = p
+	}
+	for k := range s.Parts {
+		if s.Parts[k] == nil && s.Rerun[k] == "" {
+			s.Rerun[k] = "its part is missing"
+		}
+	}
+	sort.Strings(s.Other)
+	return s, nil
+}
+
+// Missing are the tasks to run (again) before the parts can be merged,
+// in order.
+func (s *Set) Missing() []int {
+	var ks []int
+	for k := range s.Rerun {
+		ks = append(ks, k)
+	}
+	sort.Ints(ks)
+	return ks
+}
+
+// Complete returns nil when every task's part is there and current, else
+// an error wrapping ErrParts that names each task to rerun and why.
+func (s *Set) Complete() error {
+	missing := s.Missing()
+	if len(missing) == 0 {
+		return nil
+	}
+	lines := make([]string, len(missing))
+	for i, k := range missing {
+		lines[i] = fmt.Sprintf("  task %d of %d: %s", k, s.Tasks, s.Rerun[k])
+	}
+	return fmt.Errorf("%s: %d of %d tasks to run (again) before the merge: %w\n%s",
+		s.Dir, len(missing), s.Tasks, ErrParts, strings.Join(lines, "\n"))
+}
+
+// Done records a finished merge (the outputs it wrote) and removes the
+// parts, the parts of other runs and what killed tasks left.
+func (s *Set) Done(outputs []string) error {
+	m := Merged{Tasks: s.Tasks, Finished: time.Now().UTC()}
+	if len(s.Parts) > 0 && s.Parts[0] != nil {
+		m.Inputs = inputsDigest(s.Parts[0].Manifest.Inputs)
+	}
+	for _, o := range outputs {
+		fi, err := os.Stat(o)
+		if err != nil {
+			return err
+		}
+		m.Outputs = append(m.Outputs, File{Name: o, Size: fi.Size()})
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := safefile.Create(filepath.Join(s.Dir, mergedFile))
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Abort()
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Name() != mergedFile {
+			errs = append(errs, os.RemoveAll(filepath.Join(s.Dir, e.Name())))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// StillMerged tells whether a recorded merge's outputs are all there, at
+// the sizes it wrote: a second merge then has nothing to do.
+func (m *Merged) StillMerged() error {
+	for _, o := range m.Outputs {
+		fi, err := os.Stat(o.Name)
+		if err != nil {
+			return err
+		}
+		if fi.Size() != o.Size {
+			return fmt.Errorf("%s: %d bytes, the merge wrote %d", o.Name, fi.Size(), o.Size)
+		}
+	}
+	return nil
+}
+
+func readPart(dir string) (*Part, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return nil, err
+	}
+	p := &Part{Dir: dir}
+	if err := json.Unmarshal(b, &p.Manifest); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
+	}
+	if p.Manifest.Format != manifestFormat {
+		return nil, fmt.Errorf("%s: manifest format %d, this itarconv reads %d", filepath.Join(dir, ManifestFile), p.Manifest.Format, manifestFormat)
+	}
+	return p, nil
+}
+
+// check says what is wrong with the part's files, or "".
+func (p *Part) check() string {
+	for _, list := range [][]File{p.Manifest.Files, p.Manifest.Written} {
+		for _, f := range list {
+			path := f.Name
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(p.Dir, filepath.FromSlash(f.Name))
+			}
+			fi, err := os.Stat(path)
+			switch {
+			case err != nil:
+				return fmt.Sprintf("%s is gone", path)
+			case fi.Size() != f.Size:
+				return fmt.Sprintf("%s has %d bytes, the task wrote %d", path, fi.Size(), f.Size)
+			}
+		}
+	}
+	return ""
+}
+
+// Path is the path of one of the part's files.
+func (p *Part) Path(name string) string { return filepath.Join(p.Dir, filepath.FromSlash(name)) }
+
+func newest(parts []*Part) *Part {
+	var ref *Part
+	for _, p := range parts {
+		if ref == nil || p.Manifest.Finished.After(ref.Manifest.Finished) {
+			ref = p
+		}
+	}
+	return ref
+}
+
+func compactJSON(b json.RawMessage) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+func inputsDigest(in []Input) string {
+	h := sha256.New()
+	for _, i := range in {
+		fmt.Fprintf(h, "%q %d %d\n", i.Path, i.Size, i.ModTime)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// inputsDiff names the first input that differs between a and b.
+func inputsDiff(a, b []Input) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d inputs, not %d", len(a), len(b))
+	}
+	for i := range a {
+		switch {
+		case a[i].Path != b[i].Path:
+			return fmt.Sprintf("input %d is %s, not %s", i, a[i].Path, b[i].Path)
+		case a[i].Size != b[i].Size:
+			return fmt.Sprintf("%s had %d bytes, not %d", a[i].Path, a[i].Size, b[i].Size)
+		case a[i].ModTime != b[i].ModTime:
+			return fmt.Sprintf("%s was modified at %s, not %s", a[i].Path,
+				time.Unix(0, a[i].ModTime).UTC().Format(time.RFC3339Nano), time.Unix(0, b[i].ModTime).UTC().Format(time.RFC3339Nano))
+		}
+	}
+	return "the same inputs"
+}
