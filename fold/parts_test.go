@@ -1,0 +1,235 @@
+package fold
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/partition"
+)
+
+// outputs reads every file under dir but the shards, by name, and removes
+// them.
+func takeOutputs(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".tar") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files[rel] = b
+		return os.Remove(p)
+	})
+	return files
+}
+
+func allLoaders() *Loaders {
+	return NewLoaders(Energon(""), Wids("", true), DALI(""), Ratarmount(""))
+}
+
+// TestIndexPartsEqualOneRun: the parts of 1, 2, 3 and 7 tasks, merged,
+// give every file one run gives (TARIDX, its manifest, each loader's
+// index), byte for byte, and the same figures; so does a refusal.
+func TestIndexPartsEqualOneRun(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []string{"webdataset", "pax_py", "dirs_links_gnutar", "noncontiguous", "empty_shard_middle", "duplicates"} {
+		for _, contiguous := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/contiguous=%v", c, contiguous), func(t *testing.T) {
+				dir, shards := copyShards(t, filepath.Join("..", "formats", "energon", "testdata", c))
+				out := filepath.Join(dir, "out.taridx")
+				l := allLoaders()
+				want, err := BuildIndex(ctx, shards, out, IndexOptions{Workers: 2, Contiguous: contiguous, Loaders: l})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, wantErr := l.Finish()
+				wantFiles := takeOutputs(t, dir)
+				if len(wantFiles) < 2*len(shards)+3 {
+					t.Fatalf("one run wrote only %d files", len(wantFiles))
+				}
+				for _, n := range []int{1, 2, 3, 7} {
+					var parts []string
+					for k := range n {
+						lo, hi := partition.Range(sizesOf(t, shards), partition.Task{K: k, N: n})
+						part := t.TempDir()
+						if _, err := IndexPart(ctx, shards, lo, hi, true, part, IndexOptions{Workers: 1 + k%2, Contiguous: contiguous, Loaders: allLoaders()}); err != nil {
+							t.Fatal(err)
+						}
+						parts = append(parts, part)
+					}
+					l := allLoaders()
+					got, err := MergeIndexParts(ctx, shards, parts, out, IndexOptions{Contiguous: contiguous, Loaders: l})
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, gotErr := l.Finish()
+					if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+						t.Errorf("%d tasks: the loaders' error %v, one run's %v", n, gotErr, wantErr)
+					}
+					gotFiles := takeOutputs(t, dir)
+					for name, b := range wantFiles {
+						if !bytes.Equal(gotFiles[name], b) {
+							t.Errorf("%d tasks: %s differs from one run's (%d bytes, want %d)", n, name, len(gotFiles[name]), len(b))
+						}
+					}
+					if len(gotFiles) != len(wantFiles) {
+						t.Errorf("%d tasks: %d files, one run %d", n, len(gotFiles), len(wantFiles))
+					}
+					got.Elapsed, got.MembersPerSec, got.Reads, got.ReadBytes = 0, 0, 0, 0
+					w := *want
+					w.Elapsed, w.MembersPerSec, w.Reads, w.ReadBytes = 0, 0, 0, 0
+					if fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", w) {
+						t.Errorf("%d tasks: figures\n%+v\none run's\n%+v", n, *got, w)
+					}
+				}
+			})
+		}
+	}
+}
+
+func sizesOf(t *testing.T, paths []string) []int64 {
+	sizes := make([]int64, len(paths))
+	for i, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[i] = fi.Size()
+	}
+	return sizes
+}
+
+// TestIndexPartsCompatGLZN: glzn's rows (every header block) merge the
+// same way.
+func TestIndexPartsCompatGLZN(t *testing.T) {
+	ctx := context.Background()
+	dir, shards := copyShards(t, filepath.Join("..", "formats", "energon", "testdata", "dirs_links_gnutar"))
+	out := filepath.Join(dir, "out.taridx")
+	if _, err := BuildIndex(ctx, shards, out, IndexOptions{CompatGLZN: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := takeOutputs(t, dir)
+	var parts []string
+	for k := range len(shards) {
+		part := t.TempDir()
+		if _, err := IndexPart(ctx, shards, k, k+1, true, part, IndexOptions{CompatGLZN: true}); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, part)
+	}
+	if _, err := MergeIndexParts(ctx, shards, parts, out, IndexOptions{CompatGLZN: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := takeOutputs(t, dir)
+	if !bytes.Equal(got["out.taridx"], want["out.taridx"]) || len(want["out.taridx"]) == 0 {
+		t.Error("glzn's rows merged differ from one run's")
+	}
+}
+
+// TestIndexPartDamaged: a part's entries cut short, or made of other
+// bytes, is an error naming the file and the offset, and leaves no index.
+func TestIndexPartDamaged(t *testing.T) {
+	ctx := context.Background()
+	dir, shards := copyShards(t, filepath.Join("..", "formats", "energon", "testdata", "webdataset"))
+	part := t.TempDir()
+	if _, err := IndexPart(ctx, shards, 0, len(shards), true, part, IndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	entries := filepath.Join(part, entriesFile)
+	full, _ := os.ReadFile(entries)
+	out := filepath.Join(dir, "out.taridx")
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"cut", full[:len(full)-3], "byte "},
+		{"magic", append([]byte("ITARCONV-ENTRIES\x09"), full[len(entriesMagic):]...), "byte 17: not an entries file of this version"},
+		{"flags", append(append([]byte{}, full[:len(entriesMagic)]...), 0x80), "flags 0x80"},
+	} {
+		if err := os.WriteFile(entries, c.b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := MergeIndexParts(ctx, shards, []string{part}, out, IndexOptions{})
+		if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), entries) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: an index was left behind", c.name)
+		}
+	}
+	os.WriteFile(entries, full, 0o644)
+	// A fid past the shards the merge is given.
+	if _, err := MergeIndexParts(ctx, shards, []string{part}, out, IndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MergeIndexParts(ctx, shards[:1], []string{part}, out+"2", IndexOptions{}); !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), "fid 1 of 1 shards") {
+		t.Errorf("a fid past the shards: %v", err)
+	}
+}
+
+// FuzzEntries: an entries file of any bytes gives entries or an error
+// wrapping ErrPart, and what a recorder writes reads back the same.
+func FuzzEntries(f *testing.F) {
+	var buf bytes.Buffer
+	tmp, _ := os.CreateTemp("", "entries")
+	defer os.Remove(tmp.Name())
+	rec := newEntryRecorder(tmp)
+	for _, e := range []taridx.Entry{
+		{Fid: 0, Offset: 0, Size: 10, Stem: "a", Ext: "jpg", KeyHash: taridx.KeyHash("a")},
+		{Fid: 0, Offset: 1024, Size: 3, Stem: "a", Ext: "cls", KeyHash: taridx.KeyHash("a")},
+		{Fid: 1, Offset: 0, Size: 1 << 40, Stem: "b/c", Ext: "jpg", KeyHash: taridx.KeyHash("b/c")},
+	} {
+		rec.add(e)
+	}
+	rec.close()
+	seed, _ := os.ReadFile(tmp.Name())
+	f.Add(seed)
+	f.Add(entriesMagic)
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got []taridx.Entry
+		err := decodeEntries(bufio.NewReader(bytes.NewReader(b)), 4, func(e taridx.Entry) error {
+			got = append(got, e)
+			return nil
+		}, "fuzz")
+		if err != nil {
+			if !errors.Is(err, ErrPart) {
+				t.Fatalf("an error without ErrPart: %v", err)
+			}
+			return
+		}
+		// What decodes re-encodes to the same entries.
+		tmp, err := os.CreateTemp(t.TempDir(), "entries")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tmp.Close()
+		rec := newEntryRecorder(tmp)
+		for _, e := range got {
+			rec.add(e)
+		}
+		rec.close()
+		again, _ := os.ReadFile(tmp.Name())
+		var back []taridx.Entry
+		if err := decodeEntries(bufio.NewReader(bytes.NewReader(again)), 4, func(e taridx.Entry) error {
+			back = append(back, e)
+			return nil
+		}, "again"); err != nil || fmt.Sprint(back) != fmt.Sprint(got) {
+			t.Fatalf("re-encoded: %v, %v != %v", err, back, got)
+		}
+	})
+}

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestMain lets a test run the command line as a process of its own (the
+// test binary, with ITARCONV_TEST_MAIN set), as job runners start tasks.
+func TestMain(m *testing.M) {
+	if os.Getenv("ITARCONV_TEST_MAIN") == "1" {
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// process runs the command line in a new process with extra environment
+// variables, and returns its exit code and output.
+func process(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "ITARCONV_TEST_MAIN=1"), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), out.String()
+		}
+		t.Fatal(err)
+	}
+	return 0, out.String()
+}
+
+// tasks runs the n tasks of a run as processes, all at once; args hold
+// "%d" and "%n" where each task's number and n go.
+func tasks(t *testing.T, n int, envFor func(k int) []string, args ...string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]string, n)
+	for k := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := make([]string, len(args))
+			for i, s := range args {
+				a[i] = strings.NewReplacer("%k", fmt.Sprint(k), "%n", fmt.Sprint(n)).Replace(s)
+			}
+			var env []string
+			if envFor != nil {
+				env = envFor(k)
+			}
+			if code, out := process(t, env, a...); code != 0 {
+				errs[k] = fmt.Sprintf("task %d: exit %d: %s", k, code, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != "" {
+			t.Fatal(e)
+		}
+	}
+}
+
+// makeShards writes shards of samples (a .jpg and a .cls each, some
+// members without an extension, a directory), of varied sizes, named
+// data-00000.tar...
+func makeShards(t *testing.T, dir string, sizes ...int) []string {
+	t.Helper()
+	var paths []string
+	sample := 0
+	for i, n := range sizes {
+		p := filepath.Join(dir, fmt.Sprintf("data-%05d.tar", i))
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		if i == 1 {
+			tw.WriteHeader(&tar.Header{Name: "sub/", Typeflag: tar.TypeDir, Mode: 0o755})
+		}
+		for range n {
+			key := fmt.Sprintf("sub/s%05d", sample)
+			for _, m := range []struct {
+				name string
+				size int
+			}{{key + ".jpg", 100 + sample*37%900}, {key + ".cls", 3}} {
+				tw.WriteHeader(&tar.Header{Name: m.name, Size: int64(m.size), Mode: 0o644, ModTime: time.Unix(1700000000, 0)})
+				tw.Write(bytes.Repeat([]byte{byte(sample)}, m.size))
+			}
+			if sample%7 == 3 {
+				tw.WriteHeader(&tar.Header{Name: key + "noext", Size: 1, Mode: 0o644})
+				tw.Write([]byte{1})
+			}
+			sample++
+		}
+		tw.Close()
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// collect reads every file under dir but the shards and the parts, by
+// name, and removes them.
+func collect(t *testing.T, dir string, shards map[string]bool) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || shards[p] {
+			return err
+		}
+		if d.IsDir() {
+			if strings.HasSuffix(p, ".parts") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		files[rel] = b
+		return os.Remove(p)
+	})
+	return files
+}
+
+func sameFiles(t *testing.T, what string, got, want map[string][]byte) {
+	t.Helper()
+	for name, b := range want {
+		if g, ok := got[name]; !ok {
+			t.Errorf("%s: no %s", what, name)
+		} else if !bytes.Equal(g, b) {
+			t.Errorf("%s: %s differs from one run's (%d bytes, want %d)", what, name, len(g), len(b))
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: %s, which one run does not write", what, name)
+		}
+	}
+}
+
+// TestPartitionedIndex: 2, 3 and 7 tasks (more than the shards), each a
+// process of its own and all at once, told their task by --task, by a
+// Slurm array's variables or by a Kubernetes Indexed Job's, then merge:
+// every file is one run's, byte for byte.
+func TestPartitionedIndex(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 30, 2, 55, 9, 40)
+	isShard := map[string]bool{}
+	for _, p := range paths {
+		isShard[p] = true
+	}
+	out := filepath.Join(dir, "data.taridx")
+	shards := filepath.Join(dir, "data-{00000..00004}.tar")
+	if code, msg := process(t, nil, "index", "-q", "--format", "all", "-o", out, shards); code != 0 {
+		t.Fatal(msg)
+	}
+	want := collect(t, dir, isShard)
+	if len(want) != 3*len(paths)+7 {
+		t.Fatalf("one run wrote %d files", len(want))
+	}
+	for _, c := range []struct {
+		n    int
+		how  string
+		env  func(k int) []string
+		args []string
+	}{
+		{2, "--task", nil, []string{"--task", "%k/%n"}},
+		{3, "Slurm", func(k int) []string {
+			return []string{fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", k+5), "SLURM_ARRAY_TASK_MIN=5", "SLURM_ARRAY_TASK_MAX=7"}
+		}, nil},
+		{7, "Kubernetes", func(k int) []string { return []string{fmt.Sprintf("JOB_COMPLETION_INDEX=%d", k)} }, []string{"--tasks", "7"}},
+	} {
+		t.Run(fmt.Sprintf("%d tasks by %s", c.n, c.how), func(t *testing.T) {
+			args := append([]string{"index", "-q", "--format", "all", "-o", out, "--workers", "1"}, c.args...)
+			tasks(t, c.n, c.env, append(args, shards)...)
+			if code, msg := process(t, nil, "merge", out); code != 0 {
+				t.Fatal(msg)
+			}
+			sameFiles(t, c.how, collect(t, dir, isShard), want)
+			if entries, _ := os.ReadDir(filepath.Join(dir, ".data.taridx.parts")); len(entries) != 1 {
+				t.Errorf("after the merge the parts directory holds %d entries", len(entries))
+			}
+		})
+	}
+}
+
+// TestMergeMissingAndRerun: merge names the tasks still to run, --missing
+// lists them for a job runner, a task run again replaces its part, merge
+// after success does nothing, and changed inputs make every part stale.
+func TestMergeMissingAndRerun(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 10, 20, 30)
+	out := filepath.Join(dir, "data.taridx")
+	index := func(task string) {
+		t.Helper()
+		if code, msg := process(t, nil, append([]string{"index", "-q", "-o", out, "--task", task}, paths...)...); code != 0 {
+			t.Fatal(msg)
+		}
+	}
+	if code, msg := process(t, nil, "merge", out); code != 1 || !strings.Contains(msg, "no parts") {
+		t.Errorf("merge before any task: exit %d: %s", code, msg)
+	}
+	index("1/3")
+	code, msg := process(t, nil, "merge", "--missing", out)
+	if code != 0 || msg != "0\n2\n" {
+		t.Errorf("--missing: exit %d: %q", code, msg)
+	}
+	code, msg = process(t, nil, "merge", out)
+	if code != 1 || !strings.Contains(msg, "task 0 of 3: its part is missing") || !strings.Contains(msg, "task 2 of 3: its part is missing") {
+		t.Errorf("merge with tasks missing: exit %d: %s", code, msg)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("an incomplete merge wrote the index")
+	}
+	index("0/3")
+	index("2/3")
+	index("2/3") // run again: replaces its part
+	if code, msg := process(t, nil, "merge", "--missing", out); code != 0 || msg != "" {
+		t.Errorf("--missing when all are there: exit %d: %q", code, msg)
+	}
+	if code, msg := process(t, nil, "merge", out); code != 0 {
+		t.Fatal(msg)
+	}
+	merged, _ := os.ReadFile(out)
+	if code, msg := process(t, nil, "merge", out); code != 0 || !strings.Contains(msg, "already merged") {
+		t.Errorf("merge again: exit %d: %s", code, msg)
+	}
+	if again, _ := os.ReadFile(out); !bytes.Equal(again, merged) {
+		t.Error("a second merge changed the index")
+	}
+
+	// An input changed after the tasks ran: every part is stale.
+	for _, task := range []string{"0/3", "1/3", "2/3"} {
+		index(task)
+	}
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(paths[2], later, later)
+	code, msg = process(t, nil, "merge", out)
+	if code != 1 || !strings.Contains(msg, "task 1 of 3: the inputs changed since its part was written: ") || !strings.Contains(msg, "data-00002.tar was modified") {
+		t.Errorf("merge after an input changed: exit %d: %s", code, msg)
+	}
+	if code, msg := process(t, nil, "merge", "--missing", out); msg != "0\n1\n2\n" {
+		t.Errorf("--missing after an input changed: exit %d: %q", code, msg)
+	}
+}
+
+// TestTaskFlags: the task comes from --task or the environment, and a
+// task that is none is a usage error.
+func TestTaskFlags(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 3)
+	out := filepath.Join(dir, "x.taridx")
+	for _, c := range []struct {
+		env  []string
+		args []string
+		msg  string
+	}{
+		{nil, []string{"--task", "3/3"}, "task 3 of 3"},
+		{nil, []string{"--task", "1/2", "--tasks", "2"}, "--task K/N already gives N"},
+		{nil, []string{"--tasks", "2"}, "no JOB_COMPLETION_INDEX"},
+		{[]string{"JOB_COMPLETION_INDEX=1"}, nil, "give the number of tasks"},
+		{[]string{"SLURM_ARRAY_TASK_ID=4", "SLURM_ARRAY_TASK_COUNT=4"}, nil, "task 4 of 4"},
+	} {
+		code, msg := process(t, c.env, append(append([]string{"index", "-o", out}, c.args...), paths...)...)
+		if code != 2 || !strings.Contains(msg, c.msg) {
+			t.Errorf("%v %v: exit %d: %s", c.env, c.args, code, msg)
+		}
+	}
+	code, msg := process(t, []string{"SLURM_ARRAY_TASK_ID=0", "SLURM_ARRAY_TASK_COUNT=1"}, append([]string{"index", "-o", out}, paths...)...)
+	if code != 0 || !strings.Contains(msg, "task 0 of 1 (SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT)") {
+		t.Errorf("a Slurm task: exit %d: %s", code, msg)
+	}
+}

@@ -1,0 +1,180 @@
+package partition
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeTask writes task k of n's part of out over inputs, with one file
+// holding text.
+func writeTask(t *testing.T, out string, k, n int, inputs []string, options string, text string) string {
+	t.Helper()
+	in, err := StatInputs(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Manifest{Command: "index", Output: out, Task: k, Tasks: n, TaskSource: "--task",
+		Options: json.RawMessage(options), Inputs: in}
+	dir, err := WritePart(out, m, func(dir string) error {
+		return os.WriteFile(filepath.Join(dir, "data"), []byte(text), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestPartsLifeCycle(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.taridx")
+	var inputs []string
+	for i := range 3 {
+		p := filepath.Join(dir, fmt.Sprintf("s%d.tar", i))
+		if err := os.WriteFile(p, make([]byte, 512*(i+1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, p)
+	}
+	if _, err := Find(out, true); !errors.Is(err, ErrParts) {
+		t.Fatalf("Find with no parts: %v", err)
+	}
+
+	writeTask(t, out, 2, 3, inputs, `{"a":1}`, "two")
+	writeTask(t, out, 0, 3, inputs, `{"a": 1}`, "zero")
+	// A killed task leaves a temporary directory, which is no part.
+	if err := os.Mkdir(filepath.Join(PartsDir(out), ".itarconv-tmp-1-task-1-of-3-x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Find(out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(s.Missing()); got != "[1]" {
+		t.Errorf("missing %s, want [1]", got)
+	}
+	if err := s.Complete(); !errors.Is(err, ErrParts) || !strings.Contains(err.Error(), "task 1 of 3: its part is missing") {
+		t.Errorf("Complete: %v", err)
+	}
+
+	// Task 1, then task 0 again with other options: 0 is stale, as the
+	// newest part says which run is merged.
+	writeTask(t, out, 1, 3, inputs, `{"a":1}`, "one")
+	time.Sleep(10 * time.Millisecond)
+	p0 := writeTask(t, out, 0, 3, inputs, `{"a":2}`, "zero again")
+	if s, err = Find(out, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(s.Missing()); got != "[1 2]" {
+		t.Errorf("after task 0 ran with other options: missing %s, want [1 2]", got)
+	}
+	if !strings.Contains(s.Rerun[1], "other options") {
+		t.Errorf("why task 1 is stale: %q", s.Rerun[1])
+	}
+	writeTask(t, out, 1, 3, inputs, `{"a":2}`, "one")
+	writeTask(t, out, 2, 3, inputs, `{"a":2}`, "two")
+	if s, err = Find(out, true); err != nil || s.Complete() != nil {
+		t.Fatalf("three current parts: %v, %v", err, s.Complete())
+	}
+	if s.Parts[0].Dir != p0 || s.Parts[0].Manifest.Shards != [2]int{} || len(s.Parts[0].Manifest.Files) != 1 ||
+		s.Parts[0].Manifest.Files[0] != (File{Name: "data", Size: 10}) {
+		t.Errorf("part 0: %+v", s.Parts[0])
+	}
+
+	// A part's file cut short makes it stale.
+	if err := os.WriteFile(filepath.Join(p0, "data"), []byte("zero"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ = Find(out, true); !strings.Contains(s.Rerun[0], "has 4 bytes, the task wrote 10") {
+		t.Errorf("a part cut short: %q", s.Rerun[0])
+	}
+	writeTask(t, out, 0, 3, inputs, `{"a":2}`, "zero again")
+
+	// An input changed since: every part is stale.
+	if err := os.WriteFile(inputs[1], make([]byte, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ = Find(out, true); fmt.Sprint(s.Missing()) != "[0 1 2]" || !strings.Contains(s.Rerun[2], "s1.tar had 1024 bytes, not 100") {
+		t.Errorf("an input changed: %v %q", s.Missing(), s.Rerun[2])
+	}
+	// Without restat (inputs not on this machine), the parts alone say.
+	if s, _ = Find(out, false); len(s.Missing()) != 0 {
+		t.Errorf("without restat: missing %v", s.Missing())
+	}
+	for k := range 3 {
+		writeTask(t, out, k, 3, inputs, `{"a":2}`, "again")
+	}
+	// A part of an earlier run of 2 tasks is another run's.
+	writeTask(t, out, 1, 2, inputs, `{"a":2}`, "old")
+	time.Sleep(10 * time.Millisecond)
+	writeTask(t, out, 2, 3, inputs, `{"a":2}`, "again")
+	if s, err = Find(out, true); err != nil || s.Complete() != nil || len(s.Other) != 1 {
+		t.Fatalf("with an older run's part: %v, %v, other %v", err, s.Complete(), s.Other)
+	}
+
+	if err := os.WriteFile(out, []byte("merged"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Done([]string{out}); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(PartsDir(out))
+	if len(entries) != 1 || entries[0].Name() != mergedFile {
+		t.Errorf("after Done the parts directory holds %v", entries)
+	}
+	if s, err = Find(out, true); err != nil || s.Merged == nil || s.Merged.StillMerged() != nil || len(s.Missing()) != 0 {
+		t.Fatalf("after Done: %v, %+v", err, s)
+	}
+	if err := os.WriteFile(out, []byte("changed since"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Merged.StillMerged(); err == nil {
+		t.Error("an output changed since the merge is still merged")
+	}
+}
+
+func TestPartNames(t *testing.T) {
+	for _, c := range []struct {
+		k, n int
+		name string
+	}{{0, 1, "task-0-of-1"}, {3, 10, "task-3-of-10"}, {7, 11, "task-07-of-11"}, {42, 1000, "task-042-of-1000"}} {
+		if got := PartName(c.k, c.n); got != c.name {
+			t.Errorf("PartName(%d, %d) = %q, want %q", c.k, c.n, got, c.name)
+		}
+		if k, n, ok := parsePartName(c.name); !ok || k != c.k || n != c.n {
+			t.Errorf("parsePartName(%q) = %d, %d, %v", c.name, k, n, ok)
+		}
+	}
+	for _, bad := range []string{"task-1-of-1", "task-01-of-3", "task-1-of-03", "task--1-of-3", "task-1of-3", "x-1-of-3"} {
+		if _, _, ok := parsePartName(bad); ok {
+			t.Errorf("parsePartName(%q) took it", bad)
+		}
+	}
+	if got := PartsDir("/data/out/train.taridx"); got != "/data/out/.train.taridx.parts" {
+		t.Errorf("PartsDir: %s", got)
+	}
+}
+
+func TestUnreadableManifest(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	in := filepath.Join(dir, "in")
+	os.WriteFile(in, []byte("x"), 0o644)
+	p := writeTask(t, out, 0, 2, []string{in}, `{}`, "a")
+	writeTask(t, out, 1, 2, []string{in}, `{}`, "b")
+	if err := os.WriteFile(filepath.Join(p, ManifestFile), []byte(`{"manifest_format": 9}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Find(out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(s.Missing()) != "[0]" || !strings.Contains(s.Rerun[0], "manifest format 9") {
+		t.Errorf("a manifest of another format: %v %q", s.Missing(), s.Rerun[0])
+	}
+}
