@@ -12,6 +12,7 @@ require (
 	github.com/therootcompany/xz v1.0.1
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
+	gopkg.in/yaml.v3 v3.0.1
 	modernc.org/sqlite v1.61.1
 )
 
