@@ -319,82 +319,112 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func decodeEntries(br *bufio.Reader, shards int, add func(taridx.Entry) error, name string) error {
-	r := &countingReader{r: br}
-	bad := func(what string, err error) error {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		if err != nil {
-			return fmt.Errorf("%s: byte %d: %s: %w: %w", name, r.n, what, ErrPart, err)
-		}
-		return fmt.Errorf("%s: byte %d: %s: %w", name, r.n, what, ErrPart)
+	d, err := newEntryDecoder(br, shards, name)
+	if err != nil {
+		return err
 	}
-	magic := make([]byte, len(entriesMagic))
-	if _, err := r.Read(magic); err != nil || string(magic) != string(entriesMagic) {
-		return bad("not an entries file of this version", err)
-	}
-	var exts []string
-	var stem string
-	var hash uint64
-	str := func(what string, limit uint64) (string, error) {
-		n, err := binary.ReadUvarint(r)
-		if err != nil {
-			return "", bad(what+" length", err)
-		}
-		if n > limit {
-			return "", bad(fmt.Sprintf("%s of %d bytes", what, n), nil)
-		}
-		b := make([]byte, n)
-		if _, err := r.Read(b); err != nil {
-			return "", bad(what, err)
-		}
-		return string(b), nil
-	}
-	for first := true; ; first = false {
-		flags, err := r.ReadByte()
+	for {
+		e, err := d.next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return bad("entry", err)
+			return err
 		}
-		if flags&^3 != 0 || (first && flags&1 != 0) {
-			return bad(fmt.Sprintf("flags %#x", flags), nil)
-		}
-		if flags&2 != 0 {
-			ext, err := str("extension", 1<<16)
-			if err != nil {
-				return err
-			}
-			exts = append(exts, ext)
-		}
-		var v [4]uint64
-		for i, what := range []string{"fid", "offset", "size", "extension number"} {
-			if v[i], err = binary.ReadUvarint(r); err != nil {
-				return bad(what, err)
-			}
-		}
-		if v[0] >= uint64(shards) {
-			return bad(fmt.Sprintf("fid %d of %d shards", v[0], shards), nil)
-		}
-		if v[3] >= uint64(len(exts)) {
-			return bad(fmt.Sprintf("extension %d of %d", v[3], len(exts)), nil)
-		}
-		if flags&1 == 0 {
-			if stem, err = str("stem", 1<<20); err != nil {
-				return err
-			}
-			var h [8]byte
-			if _, err := r.Read(h[:]); err != nil {
-				return bad("key hash", err)
-			}
-			hash = binary.LittleEndian.Uint64(h[:])
-		}
-		e := taridx.Entry{Fid: uint16(v[0]), Offset: v[1], Size: v[2], Ext: exts[v[3]], Stem: stem, KeyHash: hash}
 		if err := add(e); err != nil {
 			return err
 		}
 	}
+}
+
+// entryDecoder reads what an entryRecorder wrote, entry by entry.
+type entryDecoder struct {
+	r      *countingReader
+	name   string
+	shards int
+	exts   []string
+	stem   string
+	hash   uint64
+	n      int
+}
+
+func newEntryDecoder(br *bufio.Reader, shards int, name string) (*entryDecoder, error) {
+	d := &entryDecoder{r: &countingReader{r: br}, name: name, shards: shards}
+	magic := make([]byte, len(entriesMagic))
+	if _, err := d.r.Read(magic); err != nil || string(magic) != string(entriesMagic) {
+		return nil, d.bad("not an entries file of this version", err)
+	}
+	return d, nil
+}
+
+func (d *entryDecoder) bad(what string, err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return fmt.Errorf("%s: byte %d: %s: %w: %w", d.name, d.r.n, what, ErrPart, err)
+	}
+	return fmt.Errorf("%s: byte %d: %s: %w", d.name, d.r.n, what, ErrPart)
+}
+
+func (d *entryDecoder) str(what string, limit uint64) (string, error) {
+	n, err := binary.ReadUvarint(d.r)
+	if err != nil {
+		return "", d.bad(what+" length", err)
+	}
+	if n > limit {
+		return "", d.bad(fmt.Sprintf("%s of %d bytes", what, n), nil)
+	}
+	b := make([]byte, n)
+	if _, err := d.r.Read(b); err != nil {
+		return "", d.bad(what, err)
+	}
+	return string(b), nil
+}
+
+// next returns the next entry, or io.EOF after the last.
+func (d *entryDecoder) next() (taridx.Entry, error) {
+	flags, err := d.r.ReadByte()
+	if err == io.EOF {
+		return taridx.Entry{}, io.EOF
+	}
+	if err != nil {
+		return taridx.Entry{}, d.bad("entry", err)
+	}
+	if flags&^3 != 0 || (d.n == 0 && flags&1 != 0) {
+		return taridx.Entry{}, d.bad(fmt.Sprintf("flags %#x", flags), nil)
+	}
+	d.n++
+	if flags&2 != 0 {
+		ext, err := d.str("extension", 1<<16)
+		if err != nil {
+			return taridx.Entry{}, err
+		}
+		d.exts = append(d.exts, ext)
+	}
+	var v [4]uint64
+	for i, what := range []string{"fid", "offset", "size", "extension number"} {
+		if v[i], err = binary.ReadUvarint(d.r); err != nil {
+			return taridx.Entry{}, d.bad(what, err)
+		}
+	}
+	if v[0] >= uint64(d.shards) {
+		return taridx.Entry{}, d.bad(fmt.Sprintf("fid %d of %d shards", v[0], d.shards), nil)
+	}
+	if v[3] >= uint64(len(d.exts)) {
+		return taridx.Entry{}, d.bad(fmt.Sprintf("extension %d of %d", v[3], len(d.exts)), nil)
+	}
+	if flags&1 == 0 {
+		if d.stem, err = d.str("stem", 1<<20); err != nil {
+			return taridx.Entry{}, err
+		}
+		var h [8]byte
+		if _, err := d.r.Read(h[:]); err != nil {
+			return taridx.Entry{}, d.bad("key hash", err)
+		}
+		d.hash = binary.LittleEndian.Uint64(h[:])
+	}
+	return taridx.Entry{Fid: uint16(v[0]), Offset: v[1], Size: v[2], Ext: d.exts[v[3]], Stem: d.stem, KeyHash: d.hash}, nil
 }
 
 func writeJSONFile(path string, v any) error {

@@ -78,11 +78,18 @@ func Write(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (*
 type Pending struct {
 	dir, fold string
 	replace   bool
-	w         *tarfile.Writer
+	w         shardFiles
 	x         *taridx.Writer
 	names     []string // final shard paths
 	stats     *WriteStats
 	done      bool
+}
+
+// shardFiles are a fold's shards written under temporary names:
+// tarfile.Writer's, or a merge's.
+type shardFiles interface {
+	Commit() ([]string, error)
+	Abort()
 }
 
 // Stage writes a fold as Write does but renames nothing: the
@@ -106,7 +113,7 @@ func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	sink := &tarFoldSink{src: src, w: w, x: x, rules: indexRules{stem: opts.Index.Stem}, stats: &WriteStats{Skipped: map[string]int64{}}}
+	sink := &tarFoldSink{src: src, w: w, add: x.Add, rules: indexRules{stem: opts.Index.Stem}, stats: &WriteStats{Skipped: map[string]int64{}}}
 	if err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 		w.Abort()
 		x.Abort()
@@ -279,9 +286,13 @@ func CommitAll(folds ...*Pending) ([]*WriteStats, error) {
 }
 
 type tarFoldSink struct {
-	src   dataset.PayloadSource
-	w     *tarfile.Writer
-	x     *taridx.Writer
+	src dataset.PayloadSource
+	w   *tarfile.Writer
+	add func(taridx.Entry) error // the index writer's Add, or a part's
+	// log, in a task's part, records where each member went in the part's
+	// one shard: start, the bytes before it that its header's padding of
+	// the member before took, and its footprint (see memberLog).
+	log   *memberLog
 	rules indexRules
 	tally indexTally
 	stats *WriteStats
@@ -341,6 +352,7 @@ func (s *tarFoldSink) write(b *dataset.Batch) error {
 		}
 		var loc tarfile.Location
 		var err error
+		before := s.w.Offset()
 		if data == nil {
 			// The payload is referenced until the Flush below.
 			loc, err = s.w.AddBytes(m, r.Inline)
@@ -357,6 +369,11 @@ func (s *tarFoldSink) write(b *dataset.Batch) error {
 		}
 		s.stats.Members++
 		s.stats.Bytes += m.Size
+		if s.log != nil {
+			if err := s.log.add(m, before, loc.HeaderOffset, r.Kind == dataset.KindFile && prep[i].ok); err != nil {
+				return err
+			}
+		}
 		if r.Kind != dataset.KindFile {
 			s.tally.skipped(skip{kind: r.Kind})
 			continue
@@ -365,12 +382,12 @@ func (s *tarFoldSink) write(b *dataset.Batch) error {
 			s.tally.skipped(prep[i].sk)
 			continue
 		}
-		if loc.Shard >= taridx.MaxShards {
+		if loc.Shard >= taridx.MaxShards && s.log == nil {
 			return fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size): %w", loc.Shard+1, taridx.MaxShards, ErrTooManyShards)
 		}
 		e := prep[i].e
 		e.Fid, e.Offset = uint16(loc.Shard), uint64(loc.HeaderOffset)
-		if err := s.x.Add(e); err != nil {
+		if err := s.add(e); err != nil {
 			return fmt.Errorf("indexing %q: %w", r.Name, err)
 		}
 		s.tally.bytes += r.Size

@@ -97,6 +97,17 @@ func CheckName[S ~string | ~[]byte](name S) error {
 	return nil
 }
 
+// Footprint is the estimate of the bytes m takes in a shard by which the
+// writer decides to start a new shard (before m, when the shard's bytes so
+// far, m's footprint and the end-of-archive blocks pass ShardSize): a merge
+// of a partitioned run's parts makes the same decisions with it.
+func Footprint(m Member) int64 {
+	if m.Typeflag != tar.TypeReg {
+		m.Size = 0
+	}
+	return footprint(m)
+}
+
 // footprint estimates the bytes a member takes in a shard: its header, a
 // pax header where it will need one, and the padded payload.
 func footprint(m Member) int64 {
@@ -273,6 +284,15 @@ func Header(m Member) *tar.Header {
 
 // Shards is the number of shards started so far.
 func (w *Writer) Shards() int { return len(w.temps) }
+
+// Offset is where the next member would start in the current shard: the
+// bytes written to it so far (0 before the first member).
+func (w *Writer) Offset() int64 {
+	if w.out == nil {
+		return 0
+	}
+	return w.out.n
+}
 
 // Close finishes the last shard and renames every shard into place as
 // <fold>_NNNN.tar, numbered from 0 with enough digits that string order is

@@ -1,0 +1,485 @@
+package fold
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/internal/filecopy"
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// A fold written by the tasks of a partitioned run: each task writes its
+// rows as one tar stream, the part's body (WritePart), with a log of where
+// each member starts; the merge (StageParts) cuts the tasks' bodies into
+// the shards one run writes, at the same members (the writer's rollover
+// rule replayed on the logs), copying each range of members in the kernel,
+// and indexes them from the entries the tasks recorded.
+const (
+	bodyFile    = "body.tar"
+	membersFile = "members.log"
+	writeTally  = "write.json"
+)
+
+// minShardDigits is the tar writer's default least number of digits in
+// shard numbers, which Stage writes with.
+const minShardDigits = 4
+
+// membersMagic starts a members log; its last byte is the layout's version.
+var membersMagic = []byte("ITARCONV-MEMBERS\x01")
+
+// memberLog records, per member of a part's body: where it starts (its
+// first header block, a multiple of 512), how many bytes before that the
+// writer had yet to pad when it decided where the member goes (the padding
+// of the member before, which archive/tar writes late), its header's offset
+// from its start, its footprint, and whether it has an index entry.
+type memberLog struct {
+	f    *os.File
+	w    *bufio.Writer
+	last int64
+	buf  []byte
+}
+
+func newMemberLog(f *os.File) *memberLog {
+	l := &memberLog{f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	l.w.Write(membersMagic)
+	return l
+}
+
+// add logs a member written when the writer stood at before, whose header
+// is at hdr.
+func (l *memberLog) add(m tarfile.Member, before, hdr int64, indexed bool) error {
+	start := (before + 511) &^ 511
+	b := l.buf[:0]
+	b = binary.AppendUvarint(b, uint64(start-l.last))
+	b = binary.AppendUvarint(b, uint64(start-before))
+	b = binary.AppendUvarint(b, uint64(hdr-start))
+	b = binary.AppendUvarint(b, uint64(tarfile.Footprint(m)))
+	if indexed {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	l.last, l.buf = start, b
+	_, err := l.w.Write(b)
+	return err
+}
+
+func (l *memberLog) close() error {
+	if err := l.w.Flush(); err != nil {
+		return err
+	}
+	return l.f.Sync()
+}
+
+// loggedMember is one member as a merge reads the log.
+type loggedMember struct {
+	start, pending, header, footprint int64
+	indexed                           bool
+}
+
+// memberReader reads a members log.
+type memberReader struct {
+	r    *countingReader
+	name string
+	last  int64
+	count int
+	size  int64 // the body's member bytes: no member reaches past them
+}
+
+func newMemberReader(br *bufio.Reader, name string, size int64) (*memberReader, error) {
+	r := &memberReader{r: &countingReader{r: br}, name: name, size: size}
+	magic := make([]byte, len(membersMagic))
+	if _, err := r.r.Read(magic); err != nil || string(magic) != string(membersMagic) {
+		return nil, r.bad("not a members log of this version", err)
+	}
+	return r, nil
+}
+
+func (r *memberReader) bad(what string, err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return fmt.Errorf("%s: byte %d: %s: %w: %w", r.name, r.r.n, what, ErrPart, err)
+	}
+	return fmt.Errorf("%s: byte %d: %s: %w", r.name, r.r.n, what, ErrPart)
+}
+
+// next returns the next member, or io.EOF after the last.
+func (r *memberReader) next() (loggedMember, error) {
+	var v [4]uint64
+	for i, what := range []string{"start", "pending padding", "header", "footprint"} {
+		x, err := binary.ReadUvarint(r.r)
+		if i == 0 && err == io.EOF {
+			return loggedMember{}, io.EOF
+		}
+		if err != nil {
+			return loggedMember{}, r.bad(what, err)
+		}
+		v[i] = x
+	}
+	flag, err := r.r.ReadByte()
+	if err != nil || flag > 1 {
+		return loggedMember{}, r.bad(fmt.Sprintf("index flag %d", flag), err)
+	}
+	m := loggedMember{start: r.last + int64(v[0]), pending: int64(v[1]), header: int64(v[2]), footprint: int64(v[3]), indexed: flag == 1}
+	if v[0] > math.MaxInt64/2 || v[2] > math.MaxInt64/2 || v[3] > math.MaxInt64/2 || m.start%512 != 0 || m.pending >= 512 ||
+		m.header%512 != 0 || m.start+m.header+512 > r.size || (r.count > 0 && v[0] == 0) {
+		return loggedMember{}, r.bad(fmt.Sprintf("a member at %d (header at +%d, %d bytes pending) in a body of %d bytes", m.start, m.header, m.pending, r.size), nil)
+	}
+	r.last = m.start
+	r.count++
+	return m, nil
+}
+
+// WritePart writes rows, one task's share of a partitioned run, as the
+// part in dir that StageParts joins with the other tasks' into the fold
+// Write writes from all the rows: the members as one tar stream, where
+// each starts, and the index entries of those the index keeps.
+func WritePart(ctx context.Context, src dataset.PayloadSource, dir string, opts WriteOptions) (*WriteStats, error) {
+	w, err := tarfile.Create(tarfile.WriterOptions{Dir: dir, Fold: "body", ShardSize: math.MaxInt64})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Abort()
+	lf, err := os.Create(filepath.Join(dir, membersFile))
+	if err != nil {
+		return nil, err
+	}
+	defer lf.Close()
+	ef, err := os.Create(filepath.Join(dir, entriesFile))
+	if err != nil {
+		return nil, err
+	}
+	defer ef.Close()
+	rec := newEntryRecorder(ef)
+	sink := &tarFoldSink{src: src, w: w, add: rec.add, log: newMemberLog(lf), rules: indexRules{stem: opts.Index.Stem},
+		stats: &WriteStats{Skipped: map[string]int64{}}}
+	if err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+		return nil, err
+	}
+	if err := sink.log.close(); err != nil {
+		return nil, err
+	}
+	if err := rec.close(); err != nil {
+		return nil, err
+	}
+	names, err := w.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Rename(names[0], filepath.Join(dir, bodyFile)); err != nil {
+		return nil, err
+	}
+	st := sink.stats
+	st.Index = sink.tally.partStats()
+	fi, err := os.Stat(filepath.Join(dir, bodyFile))
+	if err != nil {
+		return nil, err
+	}
+	return st, writeJSONFile(filepath.Join(dir, writeTally), writePart{Stats: st, Body: fi.Size()})
+}
+
+// writePart is what a part of a written fold records of itself: the
+// task's figures, and its body's size.
+type writePart struct {
+	Stats *WriteStats `json:"stats"`
+	Body  int64       `json:"body_bytes"`
+}
+
+// StageParts writes, from the parts of every task (their directories, in
+// task order), the fold that Stage writes from all the rows, under
+// temporary names: the same shards, byte for byte, and the same index.
+// Each shard is the members of one or more parts' bodies, copied in the
+// kernel (copy_file_range), and the end-of-archive blocks.
+func StageParts(ctx context.Context, parts []string, opts WriteOptions) (*Pending, *MergeStats, error) {
+	if opts.Fold == "" {
+		opts.Fold = "train"
+	}
+	if opts.ShardSize <= 0 {
+		opts.ShardSize = tarfile.DefaultShardSize
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	stats := &WriteStats{Skipped: map[string]int64{}}
+	tally := &IndexStats{NotRegular: map[string]int64{}}
+	bodies := make([]int64, len(parts))
+	for i, p := range parts {
+		var wp writePart
+		if err := readJSONFile(filepath.Join(p, writeTally), &wp); err != nil {
+			return nil, nil, err
+		}
+		if wp.Stats == nil || wp.Stats.Index == nil {
+			return nil, nil, fmt.Errorf("%s: no figures: %w", filepath.Join(p, writeTally), ErrPart)
+		}
+		bodies[i] = wp.Body
+		ps := wp.Stats
+		stats.Members += ps.Members
+		stats.Bytes += ps.Bytes
+		for k, n := range ps.Skipped {
+			stats.Skipped[k] += n
+		}
+		tally.add(ps.Index)
+	}
+	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
+	x, err := taridx.Create(idx, taridx.WriterOptions{Contiguous: opts.Index.Contiguous})
+	if err != nil {
+		return nil, nil, err
+	}
+	cut := &cutter{dir: opts.Dir, fold: opts.Fold, limit: opts.ShardSize, maxMembers: opts.MaxMembers}
+	fail := func(err error) (*Pending, *MergeStats, error) {
+		cut.Abort()
+		x.Abort()
+		return nil, nil, err
+	}
+	for i, p := range parts {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		if err := cut.part(p, bodies[i], x.Add); err != nil {
+			return fail(err)
+		}
+	}
+	names, err := cut.finish()
+	if err != nil {
+		return fail(err)
+	}
+	ist := (&indexTally{}).stats(idx, x)
+	if err := x.Finish(); err != nil {
+		cut.Abort()
+		return nil, nil, fmt.Errorf("indexing the new fold: %w", err)
+	}
+	ist.Shards, ist.Members = len(names), stats.Members
+	ist.Bytes, ist.NotRegular, ist.NoExt, ist.SpaceInExt = tally.Bytes, tally.NotRegular, tally.NoExt, tally.SpaceInExt
+	ist.SkippedNames, ist.HardlinkNames = tally.SkippedNames, tally.HardlinkNames
+	stats.Index = ist
+	pending := &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, w: cut, x: x, names: names, stats: stats}
+	if _, err := checkStale(opts.Dir, opts.Fold, names, opts.Replace); err != nil {
+		pending.Abort()
+		return nil, nil, err
+	}
+	return pending, &MergeStats{Parts: len(parts), CopiedBytes: cut.copied, Ranges: cut.ranges}, nil
+}
+
+// MergeParts is StageParts, then Commit.
+func MergeParts(ctx context.Context, parts []string, opts WriteOptions) (*WriteStats, *MergeStats, error) {
+	p, ms, err := StageParts(ctx, parts, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := p.Commit()
+	return st, ms, err
+}
+
+// MergeStats describes a merge: how many bytes it copied, in how many
+// ranges (one copy_file_range call each, at least).
+type MergeStats struct {
+	Parts       int   `json:"parts"`
+	CopiedBytes int64 `json:"copied_bytes"`
+	Ranges      int   `json:"ranges"`
+}
+
+// cutter writes the shards of a merged fold: it replays the tar writer's
+// rollover over the members of the parts, in order, and copies each run of
+// members of one body that lands in one shard with one kernel copy.
+type cutter struct {
+	dir, fold  string
+	limit      int64
+	maxMembers int
+
+	shards   []*safefile.File
+	n        int64 // bytes in the current shard
+	members  int
+	copied   int64
+	ranges   int
+	finished []string
+	done     bool
+}
+
+// part cuts one part's body into the shards, and hands add the index
+// entries of its members at their places in the fold.
+func (c *cutter) part(dir string, bodySize int64, add func(taridx.Entry) error) error {
+	body, err := os.Open(filepath.Join(dir, bodyFile))
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	fi, err := body.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size() - 1024 // the end-of-archive blocks
+	if fi.Size() != bodySize || size < 0 || size%512 != 0 {
+		return fmt.Errorf("%s: %d bytes, not the %d-byte tar stream the task wrote: %w", body.Name(), fi.Size(), bodySize, ErrPart)
+	}
+	lf, err := os.Open(filepath.Join(dir, membersFile))
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	log, err := newMemberReader(bufio.NewReaderSize(lf, 1<<20), lf.Name(), size)
+	if err != nil {
+		return err
+	}
+	ef, err := os.Open(filepath.Join(dir, entriesFile))
+	if err != nil {
+		return err
+	}
+	defer ef.Close()
+	entries, err := newEntryDecoder(bufio.NewReaderSize(ef, 1<<20), 1, ef.Name())
+	if err != nil {
+		return err
+	}
+	// run is the range of the body being gathered for one copy.
+	var runFrom, runTo int64
+	flush := func() error {
+		if runTo == runFrom {
+			return nil
+		}
+		err := filecopy.Append(c.shards[len(c.shards)-1].File, body, runFrom, runTo-runFrom)
+		c.copied += runTo - runFrom
+		c.ranges++
+		runFrom = runTo
+		return err
+	}
+	m, err := log.next()
+	if err == nil && m.start != 0 {
+		return log.bad("the first member does not start the body", nil)
+	}
+	for err == nil {
+		next, nerr := log.next()
+		end := size
+		if nerr == nil {
+			end = next.start
+		} else if nerr != io.EOF {
+			return nerr
+		}
+		if end <= m.start {
+			return log.bad(fmt.Sprintf("members at %d and %d", m.start, end), nil)
+		}
+		// The tar writer's rule: a shard that holds something is full
+		// when the member's footprint and the end blocks would pass the
+		// limit (counted from where the writer stood, its padding of the
+		// member before still to write), or it holds MaxMembers.
+		full := len(c.shards) > 0 && c.n > 0 && (c.n-m.pending+m.footprint+1024 > c.limit ||
+			c.maxMembers > 0 && c.members >= c.maxMembers)
+		if len(c.shards) == 0 || full {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := c.startShard(); err != nil {
+				return err
+			}
+			runFrom, runTo = m.start, m.start
+		}
+		if m.indexed {
+			e, err := entries.next()
+			if err != nil {
+				if err == io.EOF {
+					err = entries.bad("fewer entries than indexed members", nil)
+				}
+				return err
+			}
+			shard := len(c.shards) - 1
+			if shard >= taridx.MaxShards {
+				return fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size): %w", shard+1, taridx.MaxShards, ErrTooManyShards)
+			}
+			e.Fid, e.Offset = uint16(shard), uint64(c.n+m.header)
+			if err := add(e); err != nil {
+				return fmt.Errorf("%s: %w", dir, err)
+			}
+		}
+		runTo = end
+		c.n += end - m.start
+		c.members++
+		m, err = next, nerr
+	}
+	if _, err := entries.next(); err != io.EOF {
+		if err == nil {
+			err = entries.bad("more entries than indexed members", nil)
+		}
+		return err
+	}
+	return flush()
+}
+
+func (c *cutter) startShard() error {
+	if err := c.endShard(); err != nil {
+		return err
+	}
+	f, err := safefile.Create(filepath.Join(c.dir, fmt.Sprintf("%s_%d.tar", c.fold, len(c.shards))))
+	if err != nil {
+		return err
+	}
+	c.shards = append(c.shards, f)
+	c.n, c.members = 0, 0
+	return nil
+}
+
+// endShard writes the end-of-archive blocks of the current shard.
+func (c *cutter) endShard() error {
+	if len(c.shards) == 0 {
+		return nil
+	}
+	_, err := c.shards[len(c.shards)-1].Write(make([]byte, 1024))
+	return err
+}
+
+// finish ends the last shard (a fold without members is one empty
+// archive) and names the shards as the tar writer does.
+func (c *cutter) finish() ([]string, error) {
+	if len(c.shards) == 0 {
+		if err := c.startShard(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.endShard(); err != nil {
+		return nil, err
+	}
+	names := make([]string, len(c.shards))
+	for i, f := range c.shards {
+		names[i] = filepath.Join(c.dir, tarfile.ShardName(c.fold, i, len(c.shards), minShardDigits))
+		f.Retarget(names[i])
+	}
+	c.finished = names
+	return names, nil
+}
+
+// Commit renames the shards into place.
+func (c *cutter) Commit() ([]string, error) {
+	if c.done {
+		return nil, errors.New("fold: merged shards already committed or aborted")
+	}
+	c.done = true
+	for i, f := range c.shards {
+		if err := f.Commit(); err != nil {
+			for _, rest := range c.shards[i+1:] {
+				rest.Abort()
+			}
+			return nil, err
+		}
+	}
+	return c.finished, nil
+}
+
+// Abort removes the shards written so far.
+func (c *cutter) Abort() {
+	if c.done {
+		return
+	}
+	c.done = true
+	for _, f := range c.shards {
+		f.Abort()
+	}
+}
