@@ -89,8 +89,8 @@ type loggedMember struct {
 
 // memberReader reads a members log.
 type memberReader struct {
-	r    *countingReader
-	name string
+	r     *countingReader
+	name  string
 	last  int64
 	count int
 	size  int64 // the body's member bytes: no member reaches past them
