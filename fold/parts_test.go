@@ -45,8 +45,13 @@ func allLoaders() *Loaders {
 // index), byte for byte, and the same figures; so does a refusal.
 func TestIndexPartsEqualOneRun(t *testing.T) {
 	ctx := context.Background()
-	for _, c := range []string{"webdataset", "pax_py", "dirs_links_gnutar", "noncontiguous", "empty_shard_middle", "duplicates"} {
-		for _, contiguous := range []bool{false, true} {
+	for _, cc := range []struct {
+		c          string
+		contiguous bool
+	}{{"webdataset", false}, {"pax_py", false}, {"dirs_links_gnutar", false}, {"noncontiguous", false}, {"noncontiguous", true},
+		{"empty_shard_middle", false}, {"duplicates", false}} {
+		c, contiguous := cc.c, cc.contiguous
+		{
 			t.Run(fmt.Sprintf("%s/contiguous=%v", c, contiguous), func(t *testing.T) {
 				dir, shards := copyShards(t, filepath.Join("..", "formats", "energon", "testdata", c))
 				out := filepath.Join(dir, "out.taridx")
@@ -60,7 +65,7 @@ func TestIndexPartsEqualOneRun(t *testing.T) {
 				if len(wantFiles) < 2*len(shards)+3 {
 					t.Fatalf("one run wrote only %d files", len(wantFiles))
 				}
-				for _, n := range []int{1, 2, 3, 7} {
+				for _, n := range []int{1, 3, 7} {
 					var parts []string
 					for k := range n {
 						lo, hi := partition.Range(sizesOf(t, shards), partition.Task{K: k, N: n})
