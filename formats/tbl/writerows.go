@@ -58,6 +58,12 @@ type RowsStats struct {
 // (dataset.ShardFiles), each batch's payloads are mapped where they lie;
 // else the writer reads them through OpenPayload.
 func WriteRows(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), out string, opts RowsOptions) (*RowsStats, error) {
+	return writeRows(ctx, newSource, out, opts, nil)
+}
+
+// writeRows is WriteRows; edges, if not nil, is told the rows at the two
+// ends of the dataset that a metadata member may pair across (WritePart).
+func writeRows(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), out string, opts RowsOptions, edges *partEdges) (*RowsStats, error) {
 	if opts.Version == 0 {
 		opts.Version = 2
 	}
@@ -106,9 +112,13 @@ func WriteRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 		return nil, err
 	}
 	sink := &rowsSink{w: w, src: src, sel: &selector{sel: opts.Select, skipped: map[string]int64{}},
-		opts: opts, stats: &RowsStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames}}
+		opts: opts, stats: &RowsStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames},
+		edges: edges}
 	sink.files, _ = src.(dataset.ShardFiles)
 	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
+	if err == nil && edges != nil {
+		edges.last = sink.pairing.pending
+	}
 	if err == nil {
 		err = sink.flushPending()
 	}
@@ -246,6 +256,7 @@ type rowsSink struct {
 	opts    RowsOptions
 	stats   *RowsStats
 	pairing metaPairing // Write's, in dataset order
+	edges   *partEdges  // WritePart's, else nil
 }
 
 // rowPrepared is one row of a batch, ready to append.
@@ -423,6 +434,10 @@ func (s *rowsSink) write(b *dataset.Batch, prep *rowsBatch) error {
 			if err := s.readLate(prep.where, r, p); err != nil {
 				return err
 			}
+		}
+		if s.edges != nil && !s.edges.seen {
+			s.edges.seen = true
+			s.edges.first = edgeRow{Name: bytes.Clone(r.Name), Sample: p.skip == "", Meta: p.metaMember != nil}
 		}
 		res, prev := s.pairing.next(string(r.Name), p.skip == "", p.metaMember != nil, p.metaMember)
 		if res == pairedFlushed {
