@@ -54,6 +54,13 @@ func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions)
 // CompatTurboLoader, the source must be tar shards, whose members are
 // selected as TurboLoader's converter selects them.
 func ToTBL(ctx context.Context, newSource func(counting bool) (PayloadSource, error), out string, opts TBLOptions) (*TBLStats, error) {
+	newSource, o := tblSetup(newSource, opts)
+	return tbl.WriteRows(ctx, newSource, out, o)
+}
+
+// tblSetup gives the TBL writer's options for opts, and the sources it
+// reads (with CompatTurboLoader, checked to be tar shards).
+func tblSetup(newSource func(counting bool) (PayloadSource, error), opts TBLOptions) (func(bool) (PayloadSource, error), tbl.RowsOptions) {
 	if opts.Version == 0 {
 		opts.Version = 2
 	}
@@ -85,7 +92,7 @@ func ToTBL(ctx context.Context, newSource func(counting bool) (PayloadSource, er
 			return src, nil
 		}
 	}
-	return tbl.WriteRows(ctx, newSource, out, o)
+	return newSource, o
 }
 
 var errCompatNotTar = fmt.Errorf("--compat turboloader reproduces the converter of tar shards: the source must be tar")

@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 // its TARIDX index.
 func init() {
 	registry.Register(&registry.Format{Name: "tar", Label: "tar", Detect: tarfile.Detect, Claims: claims,
-		Open: openDataset, Create: create})
+		Open: openDataset, Create: create, CreatePart: createPart, MergeParts: mergeParts})
 }
 
 // claims: a tar shard by its name (.tar, or a compressed tar's suffix), or
@@ -236,6 +237,32 @@ func (d *tarDataset) Close() error {
 
 // create writes in's rows as a fold of tar shards in the directory path,
 // with its index.
+// createPart writes a task's part of a fold (registry.Format.CreatePart).
+func createPart(ctx context.Context, in registry.Input, dir string, o registry.CreateOptions) (any, error) {
+	src, err := in.Rows(false)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.CloseSource(src)
+	return WritePart(ctx, src, dir, WriteOptions{Workers: o.Workers, Progress: o.Progress})
+}
+
+// mergeParts writes the fold of a partitioned run from its parts
+// (registry.Format.MergeParts).
+func mergeParts(ctx context.Context, parts []string, path string, o registry.CreateOptions) (*registry.Result, error) {
+	opts, _ := o.Format.(CreateOptions)
+	opts.Fold = cmp.Or(opts.Fold, "train")
+	st, ms, err := MergeParts(ctx, parts, WriteOptions{Dir: path, Fold: opts.Fold, ShardSize: o.ShardSize, MaxMembers: opts.MaxMembers,
+		Workers: o.Workers, Replace: o.Overwrite})
+	if err != nil {
+		return nil, err
+	}
+	res := writeResult(st, opts.Fold, path, "members", "parts")
+	res.Summary += fmt.Sprintf(", merged from %d parts (%s copied)", ms.Parts, human.Bytes(ms.CopiedBytes))
+	res.Stats = map[string]any{"fold": st, "merge": ms}
+	return res, nil
+}
+
 func create(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
 	opts, _ := o.Format.(CreateOptions)
 	if opts.Fold == "" {
@@ -251,14 +278,20 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 	if err != nil {
 		return nil, err
 	}
-	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%d members, %s into %d shards of fold %s in %s; index %s (%d rows)",
-		st.Members, human.Bytes(st.Bytes), len(st.Shards), opts.Fold, path, filepath.Base(st.Index.Output), st.Index.Rows)}
 	unit := "members"
 	if d, ok := in.(registry.Dataset); ok {
 		unit = d.Unit()
 	}
+	return writeResult(st, opts.Fold, path, unit, registry.InputName(in)), nil
+}
+
+// writeResult reports a fold written at path from what, whose rows are
+// unit.
+func writeResult(st *WriteStats, fold, path, unit, what string) *registry.Result {
+	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%d members, %s into %d shards of fold %s in %s; index %s (%d rows)",
+		st.Members, human.Bytes(st.Bytes), len(st.Shards), fold, path, filepath.Base(st.Index.Output), st.Index.Rows)}
 	if w := NotIndexed(st.Index, unit); w != "" {
-		res.Warnings = append(res.Warnings, registry.InputName(in)+": "+w)
+		res.Warnings = append(res.Warnings, what+": "+w)
 	}
-	return res, nil
+	return res
 }

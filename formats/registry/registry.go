@@ -62,6 +62,15 @@ type Format struct {
 	// Create writes a new dataset at path from the rows of in: to
 	// temporary files, renamed into place only when complete.
 	Create func(ctx context.Context, in Input, path string, opts CreateOptions) (*Result, error)
+	// CreatePart writes one task's part of a partitioned run into dir, an
+	// empty directory: what MergeParts needs to join in's rows, a
+	// contiguous share of the whole dataset's, with the other tasks'. It
+	// returns the task's figures. nil: the format is not written by parts.
+	CreatePart func(ctx context.Context, in Input, dir string, opts CreateOptions) (any, error)
+	// MergeParts writes at path, from the parts of every task (their
+	// directories, in task order), what Create writes from all the rows,
+	// moving or concatenating the parts' bytes rather than rewriting them.
+	MergeParts func(ctx context.Context, parts []string, path string, opts CreateOptions) (*Result, error)
 	// Inspect describes path: header, counts, tables.
 	Inspect func(ctx context.Context, path string) (Report, error)
 	// Verify reads every byte of path and checks it against what the

@@ -112,6 +112,35 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 	return Result(st, registry.InputName(in)), nil
 }
 
+// createPart writes a task's part of a partitioned run
+// (registry.Format.CreatePart). Its options are a RowsOptions.
+func createPart(ctx context.Context, in registry.Input, dir string, o registry.CreateOptions) (any, error) {
+	opts, _ := o.Format.(RowsOptions)
+	opts.Workers, opts.Progress = o.Workers, o.Progress
+	return WritePart(ctx, in.Rows, dir, opts)
+}
+
+// mergeParts writes the TBL file of a partitioned run from its parts
+// (registry.Format.MergeParts).
+func mergeParts(ctx context.Context, parts []string, path string, o registry.CreateOptions) (*registry.Result, error) {
+	opts, _ := o.Format.(RowsOptions)
+	st, ms, err := MergeParts(ctx, parts, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := MergeResult(st, ms)
+	return res, nil
+}
+
+// MergeResult reports a TBL file merged from the parts of a partitioned
+// run.
+func MergeResult(st *RowsStats, ms *MergeStats) *registry.Result {
+	res := Result(st, fmt.Sprintf("%d parts", ms.Parts))
+	res.Summary += fmt.Sprintf(" (%s copied)", human.Bytes(ms.BytesCopied))
+	res.Stats = map[string]any{"tbl": st, "merge": ms}
+	return res
+}
+
 // Result reports a conversion into TBL from what (the source, as a
 // person names it).
 func Result(st *RowsStats, what string) *registry.Result {
