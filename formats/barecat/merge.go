@@ -77,15 +77,24 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 	}
 	// The shards are built while the index is: the one is the disk's
 	// work, the other SQLite's.
-	bctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// Either failing stops the other.
+	bctx, cancelBuild := context.WithCancel(ctx)
+	defer cancelBuild()
+	rctx, cancelReplay := context.WithCancel(ctx)
+	defer cancelReplay()
 	built := make(chan error, 1)
-	go func() { built <- plan.build(bctx, tmps, opts.Workers, ms) }()
-	stats, err := plan.replay(ctx, w, out, ms)
+	go func() {
+		err := plan.build(bctx, tmps, opts.Workers, ms)
+		if err != nil {
+			cancelReplay()
+		}
+		built <- err
+	}()
+	stats, err := plan.replay(rctx, w, out, ms)
 	if err != nil {
-		cancel()
+		cancelBuild()
 	}
-	if berr := <-built; err == nil {
+	if berr := <-built; berr != nil && (err == nil || ctx.Err() == nil && errors.Is(err, context.Canceled)) {
 		err = berr
 	}
 	if err != nil {
@@ -403,9 +412,6 @@ func (plan *mergePlan) copyRanges(ctx context.Context, dst *os.File, ranges []pa
 		}
 	}()
 	for _, r := range ranges {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		if r.part != srcPart || r.shard != srcShard {
 			if src != nil {
 				src.Close()
@@ -416,10 +422,23 @@ func (plan *mergePlan) copyRanges(ctx context.Context, dst *os.File, ranges []pa
 			}
 			srcPart, srcShard = r.part, r.shard
 		}
-		if _, err := filecopy.Range(dst, at, src, r.off, r.n); err != nil {
-			return fmt.Errorf("%s: %w", plan.parts[r.part].dir, err)
+		// In pieces, each handed to writeback once copied, so that the
+		// disk works while the rest is copied and the final fsync has
+		// little left to wait for (as the Writer does).
+		for done := int64(0); done < r.n; {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			k := min(r.n-done, writebackChunk)
+			if _, err := filecopy.Range(dst, at, src, r.off+done, k); err != nil {
+				return fmt.Errorf("%s: %w", plan.parts[r.part].dir, err)
+			}
+			if fsync {
+				startWriteback(dst, at, k)
+			}
+			at += k
+			done += k
 		}
-		at += r.n
 	}
 	return nil
 }
