@@ -375,6 +375,22 @@ func (a *Archive) scanFiles(ctx context.Context, order Order, fn func(File, *Err
 	return a.queryFiles(ctx, q, nil, fn)
 }
 
+// filesFrom is Files from the row at position skip of the order on, at
+// most limit rows (all if negative). Rows at the same address are taken
+// in rowid order, so that two such walks agree on where a position is.
+func (a *Archive) filesFrom(ctx context.Context, order Order, skip, limit int64, fn func(File) error) error {
+	q := `SELECT ` + fileColumns + ` FROM files ORDER BY path`
+	if order == ByAddress {
+		q = `SELECT ` + fileColumns + ` FROM files ORDER BY shard, offset, rowid`
+	}
+	return a.queryFiles(ctx, q+` LIMIT ? OFFSET ?`, []any{limit, skip}, func(f File, bad *Error) error {
+		if bad != nil {
+			return bad
+		}
+		return fn(f)
+	})
+}
+
 // queryFiles runs a query for fileColumns and hands each row to fn, with
 // what is wrong with it, if anything.
 func (a *Archive) queryFiles(ctx context.Context, q string, args []any, fn func(File, *Error) error) error {

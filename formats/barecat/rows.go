@@ -34,6 +34,11 @@ type Source struct {
 	err    error
 
 	held dataset.Held // the mappings of batches not yet written
+	// from is the chunk the lister starts at: the first one a Scan asked
+	// for. A Run over a slice of the chunks (dataset.Slice, one task of a
+	// partitioned run) never asks for those before its own, so the lister
+	// must not wait for them to be taken.
+	from int
 }
 
 // fileChunk is a run of files in the source's order, or the error that
@@ -70,11 +75,11 @@ func (s *Source) init() {
 	})
 }
 
-// list reads the files table once, in order, and hands it out in chunks.
-// The last chunk takes whatever is left, should the table have grown
-// since it was counted.
+// list reads the files table once, in order, from chunk s.from on, and
+// hands it out in chunks. The last chunk takes whatever is left, should
+// the table have grown since it was counted.
 func (s *Source) list(ctx context.Context) {
-	next := 0
+	next := s.from
 	send := func(c fileChunk) bool {
 		select {
 		case s.ahead <- struct{}{}:
@@ -86,7 +91,7 @@ func (s *Source) list(ctx context.Context) {
 		return true
 	}
 	var files []File
-	err := s.Archive.Files(ctx, s.Order, func(f File) error {
+	err := s.Archive.filesFrom(ctx, s.Order, int64(s.from)*barecatChunk, -1, func(f File) error {
 		files = append(files, f)
 		if len(files) == barecatChunk && next < s.n-1 {
 			if !send(fileChunk{files: files}) {
@@ -105,6 +110,22 @@ func (s *Source) list(ctx context.Context) {
 		}
 		files = nil
 	}
+}
+
+// readChunk reads one chunk before s.from by itself: a worker that took
+// its chunk before another asked later than it. Rare (only within the
+// engine's window of shards started together), so a query of its own.
+func (s *Source) readChunk(ctx context.Context, shard int) fileChunk {
+	limit := int64(barecatChunk)
+	if shard == s.n-1 {
+		limit = -1
+	}
+	var c fileChunk
+	c.err = s.Archive.filesFrom(ctx, s.Order, int64(shard)*barecatChunk, limit, func(f File) error {
+		c.files = append(c.files, f)
+		return nil
+	})
+	return c
 }
 
 func (s *Source) NumShards() int {
@@ -127,7 +148,7 @@ func (s *Source) Scan(ctx context.Context, shard int, emit func([]dataset.Row) e
 		return s.err
 	}
 	s.start.Do(func() {
-		s.run = ctx
+		s.run, s.from = ctx, shard
 		go s.list(ctx)
 	})
 	if ctx != s.run {
@@ -166,11 +187,15 @@ func (s *Source) Scan(ctx context.Context, shard int, emit func([]dataset.Row) e
 		}
 	}
 	var c fileChunk
-	select {
-	case c = <-s.chunks[shard]:
-		<-s.ahead
-	case <-ctx.Done():
-		return ctx.Err()
+	if shard < s.from {
+		c = s.readChunk(ctx, shard)
+	} else {
+		select {
+		case c = <-s.chunks[shard]:
+			<-s.ahead
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if c.err != nil {
 		return c.err

@@ -1,0 +1,331 @@
+package barecat
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/internal/filecopy"
+)
+
+// PartStats describes the part WritePart wrote: what its rows contribute,
+// before the merge decides what the whole makes of them (a directory
+// given in two parts is one directory; a path in two is an error).
+type PartStats struct {
+	Dir     string           `json:"dir"`
+	Rows    int64            `json:"rows"`  // files and directories recorded
+	Files   int64            `json:"files"` // of which files
+	Bytes   int64            `json:"bytes"` // the files' bytes
+	Shards  int              `json:"shards"`
+	Skipped map[string]int64 `json:"skipped"` // rows not written, by kind
+}
+
+// WritePart writes one task's part of a partitioned run into dir, an
+// empty directory the caller made: what MergeParts needs to join this
+// task's rows (a contiguous share of the whole dataset's rows, in order)
+// with the other tasks' into exactly what WriteRows writes over all rows.
+//
+// The part holds its files' bytes as they will lie in the archive's
+// shards (CRC-32C computed, cut where WriteRows would cut them were this
+// share the whole dataset) and, in the rows file, every file and
+// directory row with its metadata. What depends on the other parts (the
+// archive's shard boundaries, duplicate paths, the directories' counts)
+// is decided by MergeParts. Rows that WriteRows refuses whatever the
+// other parts hold (a path that cannot be normalized, a file larger than
+// opts.ShardSize) are refused here. On error, dir is left empty.
+func WritePart(ctx context.Context, src dataset.PayloadSource, dir string, opts RowsOptions) (*PartStats, error) {
+	if opts.ShardSize < 0 {
+		return nil, fmt.Errorf("barecat: negative shard size limit %d", opts.ShardSize)
+	}
+	s := &partSink{src: src, dir: dir, limit: opts.ShardSize,
+		stats: &PartStats{Dir: dir, Skipped: map[string]int64{}}}
+	if s.limit == 0 {
+		s.limit = UnlimitedShardSize
+	}
+	s.regions, _ = src.(dataset.FileRegions)
+	rows, err := os.OpenFile(filepath.Join(dir, partRowsName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	s.rowsFile = rows
+	s.made = append(s.made, rows.Name())
+	s.rows = newPartWriter(rows, opts.ShardSize)
+	err = dataset.Run(ctx, src, s, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
+	if err == nil {
+		err = s.finish()
+	}
+	if err != nil {
+		s.abort()
+		return nil, err
+	}
+	s.stats.Shards = len(s.rows.sum.shards)
+	s.stats.Rows, s.stats.Files, s.stats.Bytes = s.rows.sum.records, s.rows.sum.files, s.rows.sum.bytes
+	return s.stats, nil
+}
+
+// partSink writes a part: local shards and the rows file.
+type partSink struct {
+	src     dataset.PayloadSource
+	regions dataset.FileRegions
+	dir     string
+	limit   int64
+	stats   *PartStats
+
+	rowsFile *os.File
+	rows     *partWriter
+	made     []string // files created, removed on error
+
+	cur  *os.File // the local shard being written
+	ow   *io.OffsetWriter
+	bw   *bufio.Writer
+	size int64   // bytes in cur, buffered included
+	run  copyRun // files lying one after the other in a source file, not yet copied
+}
+
+// partPrep is what Prepare computed for a row: its CRC-32C, where its
+// bytes came in the row; and where they lie in a file, if they do.
+type partPrep struct {
+	crc  uint32
+	ok   bool
+	src  *os.File
+	off  int64
+	file bool
+}
+
+// Prepare computes, on the workers, the CRC-32C of every file whose bytes
+// the row holds.
+func (s *partSink) Prepare(b *dataset.Batch) error {
+	var prep []partPrep
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if r.Kind != dataset.KindFile || r.Inline == nil || int64(len(r.Inline)) != r.Size {
+			continue
+		}
+		if prep == nil {
+			prep = make([]partPrep, len(b.Rows))
+		}
+		p := &prep[i]
+		p.crc, p.ok = crc32.Checksum(r.Inline, castagnoli), true
+		if s.regions != nil {
+			p.src, p.off, p.file = s.regions.PayloadFile(r)
+		}
+	}
+	b.Prep = prep
+	return nil
+}
+
+func (s *partSink) EndShard(int) error { return nil }
+
+func (s *partSink) Write(b *dataset.Batch) error {
+	prep, _ := b.Prep.([]partPrep)
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if r.Kind != dataset.KindFile && r.Kind != dataset.KindDir {
+			s.rows.sum.skipped[r.Kind.String()]++
+			continue
+		}
+		where := func(err error) error {
+			return fmt.Errorf("%s: %q: %w", s.src.ShardName(b.Shard), r.Name, err)
+		}
+		p, err := NormalizePath(string(r.Name))
+		if err != nil {
+			return where(err)
+		}
+		if r.Kind == dataset.KindDir {
+			d := Dir{Path: p, Mode: r.Mode & 0o7777, HasMode: true, UID: r.UID, HasUID: true,
+				GID: r.GID, HasGID: true, MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true}
+			if err := s.rows.dir(d); err != nil {
+				return err
+			}
+			continue
+		}
+		f := RowFile(p, r)
+		if p == "" {
+			return where(newErr(s.dir, f.Path, ErrInvalidPath, "the root directory cannot be a file"))
+		}
+		if f.Size < 0 {
+			return where(newErr(s.dir, p, ErrCorrupt, "negative size %d", f.Size))
+		}
+		if f.Size > s.limit {
+			return where(newErr(s.dir, p, ErrTooLarge, "%d bytes; shard size limit %d", f.Size, s.limit))
+		}
+		if s.cur == nil || s.size > 0 && f.Size > s.limit-s.size {
+			if err := s.newShard(); err != nil {
+				return err
+			}
+		}
+		var pp partPrep
+		if prep != nil {
+			pp = prep[i]
+		}
+		switch {
+		case pp.file:
+			err = s.copyFrom(pp.src, pp.off, f.Size)
+			f.CRC32C = pp.crc
+		case pp.ok:
+			err = s.flushRun()
+			if err == nil {
+				_, err = s.bw.Write(r.Inline)
+			}
+			f.CRC32C = pp.crc
+		default:
+			f.CRC32C, err = s.copyReader(r, p)
+		}
+		if err != nil {
+			return where(err)
+		}
+		s.size += f.Size
+		if err := s.rows.file(f); err != nil {
+			return err
+		}
+	}
+	// The source's files need not stay open past the batch.
+	return s.flushRun()
+}
+
+// copyFrom has the kernel copy n bytes at off of src to the end of the
+// local shard, joining them to the run before when they follow it in src.
+func (s *partSink) copyFrom(src *os.File, off, n int64) error {
+	c := &s.run
+	if c.n > 0 && (c.src != src || c.srcOff+c.n != off) {
+		if err := s.flushRun(); err != nil {
+			return err
+		}
+	}
+	if c.n == 0 {
+		if err := s.bw.Flush(); err != nil {
+			return err
+		}
+		*c = copyRun{src: src, srcOff: off, off: s.size}
+	}
+	c.n += n
+	return nil
+}
+
+// flushRun copies the pending run.
+func (s *partSink) flushRun() error {
+	c := s.run
+	if c.n == 0 {
+		return nil
+	}
+	s.run = copyRun{}
+	if _, err := filecopy.Range(s.cur, c.off, c.src, c.srcOff, c.n); err != nil {
+		return err
+	}
+	_, err := s.ow.Seek(c.off+c.n, io.SeekStart)
+	return err
+}
+
+// copyReader copies a row's bytes that the row does not hold whole (read
+// through OpenPayload, or Inline of another length than the row's size,
+// which WriteRows reads up to the size), and returns their CRC-32C.
+func (s *partSink) copyReader(r *dataset.Row, p string) (uint32, error) {
+	if err := s.flushRun(); err != nil {
+		return 0, err
+	}
+	var rd io.Reader = bytes.NewReader(r.Inline)
+	if r.Inline == nil && r.Size > 0 {
+		var err error
+		if rd, err = s.src.OpenPayload(r); err != nil {
+			return 0, err
+		}
+		if c, ok := rd.(io.Closer); ok {
+			defer c.Close()
+		}
+	}
+	h := crc32.New(castagnoli)
+	n, err := io.CopyN(io.MultiWriter(s.bw, h), rd, r.Size)
+	if err == io.EOF {
+		return 0, newErr(s.dir, p, ErrShortData, "%d of %d bytes", n, r.Size)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%s: reading the data of %q: %w", s.dir, p, err)
+	}
+	return h.Sum32(), nil
+}
+
+// newShard closes the current local shard and starts the next.
+func (s *partSink) newShard() error {
+	if err := s.closeShard(); err != nil {
+		return err
+	}
+	if len(s.rows.sum.shards) >= maxShards {
+		return newErr(s.dir, "", ErrTooLarge, "more than %d shards", maxShards)
+	}
+	name := filepath.Join(s.dir, partShardName(len(s.rows.sum.shards)))
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	s.made = append(s.made, name)
+	s.cur, s.size = f, 0
+	s.ow = io.NewOffsetWriter(f, 0)
+	if s.bw == nil {
+		s.bw = bufio.NewWriterSize(s.ow, copyBufSize)
+	} else {
+		s.bw.Reset(s.ow)
+	}
+	return s.rows.shard()
+}
+
+// closeShard writes out, syncs and closes the current local shard: the
+// merge, perhaps on another machine, links or copies it later.
+func (s *partSink) closeShard() error {
+	if s.cur == nil {
+		return nil
+	}
+	f := s.cur
+	s.cur = nil
+	err := s.flushRun()
+	if err == nil {
+		err = s.bw.Flush()
+	}
+	if err == nil && fsync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *partSink) finish() error {
+	if err := s.closeShard(); err != nil {
+		return err
+	}
+	if err := s.rows.close(); err != nil {
+		return err
+	}
+	f := s.rowsFile
+	s.rowsFile = nil
+	var err error
+	if fsync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		syncDir(s.dir)
+	}
+	return err
+}
+
+// abort removes what WritePart made, leaving dir as it found it.
+func (s *partSink) abort() {
+	if s.cur != nil {
+		s.cur.Close()
+	}
+	if s.rowsFile != nil {
+		s.rowsFile.Close()
+	}
+	for _, p := range s.made {
+		os.Remove(p)
+	}
+}
