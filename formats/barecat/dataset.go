@@ -81,6 +81,34 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 	if err != nil {
 		return nil, err
 	}
+	return rowsResult(st, path, registry.InputName(in)), nil
+}
+
+func rowsResult(st *RowsStats, path, what string) *registry.Result {
 	return &registry.Result{Stats: st, Summary: fmt.Sprintf("%s: %d files, %d directories, %s from %s into %d shards",
-		path, st.Files, st.Dirs, human.Bytes(st.Bytes), registry.InputName(in), st.Shards)}, nil
+		path, st.Files, st.Dirs, human.Bytes(st.Bytes), what, st.Shards)}
+}
+
+// createPart writes a task's part of a partitioned run
+// (registry.Format.CreatePart).
+func createPart(ctx context.Context, in registry.Input, dir string, o registry.CreateOptions) (any, error) {
+	src, err := in.Rows(false)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.CloseSource(src)
+	return WritePart(ctx, src, dir, RowsOptions{ShardSize: o.ShardSize, Workers: o.Workers, Progress: o.Progress})
+}
+
+// mergeParts writes the archive of a partitioned run from its parts
+// (registry.Format.MergeParts).
+func mergeParts(ctx context.Context, parts []string, path string, o registry.CreateOptions) (*registry.Result, error) {
+	st, ms, err := MergeParts(ctx, parts, path, RowsOptions{ShardSize: o.ShardSize, Workers: o.Workers, Overwrite: o.Overwrite})
+	if err != nil {
+		return nil, err
+	}
+	res := rowsResult(st, path, fmt.Sprintf("%d parts", ms.Parts))
+	res.Summary += fmt.Sprintf(" (%s copied, %s linked)", human.Bytes(ms.BytesCopied), human.Bytes(ms.BytesLinked))
+	res.Stats = map[string]any{"barecat": st, "merge": ms}
+	return res, nil
 }

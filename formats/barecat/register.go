@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	registry.Register(&registry.Format{Name: "barecat", Label: "Barecat", Detect: Detect, Open: open, Create: create, Inspect: Inspect, Verify: Verify,
+	registry.Register(&registry.Format{Name: "barecat", Label: "Barecat", Detect: Detect, Open: open, Create: create, CreatePart: createPart, MergeParts: mergeParts, Inspect: Inspect, Verify: Verify,
 		Claims: func(path string) bool {
 			return strings.HasSuffix(path, ".barecat") || strings.HasSuffix(path, "-sqlite-index")
 		}})

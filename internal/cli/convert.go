@@ -27,6 +27,7 @@ type convertFlags struct {
 	tblVersion, cellsPerShard           int
 	compat, from, to, scdlMode          string
 	workers                             int
+	taskFlags
 }
 
 func newConvertCmd(e *env) *cobra.Command {
@@ -90,6 +91,7 @@ checked against its tar member. Outputs appear only when complete.`,
 	f.BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read tar shards past zero blocks (concatenated archives)")
 	f.BoolVar(&fl.reuseTars, "reuse-tars", false, "from a wrapped Barecat: write only OUTDIR/<fold>.taridx over the tars its shards link to, after checking every member")
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "shards scanned in parallel")
+	fl.taskFlags.add(cmd)
 	f.IntVar(&fl.tblVersion, "tbl-version", 2, "TBL: format version to write, 1 or 2")
 	f.BoolVar(&fl.lz4, "lz4", false, "TBL v2: an LZ4 block per sample where it is smaller")
 	f.BoolVar(&fl.noNames, "no-names", false, "TBL v2: leave member names out of the metadata section")
@@ -193,11 +195,21 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if err := checkConvertFlags(fl, srcs, shardSize); err != nil {
 		return err
 	}
+	task, partitioned, err := fl.taskFlags.resolve(e.getenv)
+	if err != nil {
+		return err
+	}
 	if stream {
+		if partitioned {
+			return usagef("-: a tar stream on standard output is one run, not parts to merge")
+		}
 		return e.convert(ctx, fl, srcs, dst, shardSize)
 	}
 	if err := checkOverwrite(srcs, dst, fl); err != nil {
 		return err
+	}
+	if partitioned {
+		return e.convertTask(ctx, fl, srcs, dst, shardSize, task)
 	}
 	if fl.to == "tbl" || fl.to == "barecat" {
 		if st, err := os.Stat(filepath.Dir(dst)); err != nil || !st.IsDir() {
@@ -215,21 +227,8 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 // convert is the one library call, with a progress bar over the source's
 // bytes counting its rows (members of tar shards, files, samples).
 func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst string, shardSize int64) error {
-	o := convert.ConvertOptions{
-		From: fl.from, To: fl.to, Workers: fl.workers, Overwrite: fl.force, ShardSize: shardSize,
-		Fold: fl.fold, Scan: tarfile.Options{IgnoreZeros: fl.ignoreZeros},
-		Barecat:       convert.BarecatOptions{Wrap: fl.wrap, CRC: fl.crc, OnDuplicate: fl.onDuplicate},
-		TBL:           convert.TBLOptions{Version: fl.tblVersion, LZ4: fl.lz4, NoNames: fl.noNames, CompatTurboLoader: fl.compat == "turboloader"},
-		CellsPerShard: fl.cellsPerShard, ReuseTars: fl.reuseTars, Stdout: e.stdout,
-	}
-	switch fl.from {
-	case "scdl":
-		o.Mode = fl.scdlMode
-	case "barecat":
-		if fl.to == "tar" {
-			o.Mode = fl.order
-		}
-	}
+	o := convertOptions(fl, shardSize)
+	o.Stdout = e.stdout
 	what := fl.to
 	if fl.to == "tar" {
 		what = cmp.Or(fl.fold, "train")
@@ -253,6 +252,26 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 		return e.printJSON(res.Stats)
 	}
 	return nil
+}
+
+// convertOptions are the library's options for the flags.
+func convertOptions(fl convertFlags, shardSize int64) convert.ConvertOptions {
+	o := convert.ConvertOptions{
+		From: fl.from, To: fl.to, Workers: fl.workers, Overwrite: fl.force, ShardSize: shardSize,
+		Fold: fl.fold, Scan: tarfile.Options{IgnoreZeros: fl.ignoreZeros},
+		Barecat:       convert.BarecatOptions{Wrap: fl.wrap, CRC: fl.crc, OnDuplicate: fl.onDuplicate},
+		TBL:           convert.TBLOptions{Version: fl.tblVersion, LZ4: fl.lz4, NoNames: fl.noNames, CompatTurboLoader: fl.compat == "turboloader"},
+		CellsPerShard: fl.cellsPerShard, ReuseTars: fl.reuseTars,
+	}
+	switch fl.from {
+	case "scdl":
+		o.Mode = fl.scdlMode
+	case "barecat":
+		if fl.to == "tar" {
+			o.Mode = fl.order
+		}
+	}
+	return o
 }
 
 // sourceSize is the bytes a conversion reads and what its rows are, for

@@ -70,15 +70,15 @@ func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptio
 	}
 	job.shards = shards
 	lo, hi := partition.Range(totalSizes(job.shards), t)
-	return e.runTask("index", anchor, t, job.shards, po, lo, hi, func(dir string) (any, error) {
+	return e.runTask("index", anchor, t, job.shards, po, func(dir string) (any, int, int, error) {
 		bar := e.newProgress(job.fold, totalSize(job.shards[lo:hi]))
 		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
 		st, err := fold.IndexPart(ctx, job.shards, lo, hi, withTARIDX, dir, opts)
 		bar.done()
 		if err != nil {
-			return nil, fmt.Errorf("indexing fold %s: %w", job.fold, err)
+			return nil, 0, 0, fmt.Errorf("indexing fold %s: %w", job.fold, err)
 		}
-		return st, nil
+		return st, lo, hi, nil
 	})
 }
 

@@ -52,8 +52,8 @@ func (tf *taskFlags) resolve(getenv func(string) string) (t partition.Task, ok b
 // runTask writes this task's part of the run whose output is out over
 // inputs: fill writes the partial outputs into the part's directory and
 // returns the task's figures. It reports where the part went.
-func (e *env) runTask(command, out string, t partition.Task, inputs []string, options any, lo, hi int,
-	fill func(dir string) (stats any, err error)) error {
+func (e *env) runTask(command, out string, t partition.Task, inputs []string, options any,
+	fill func(dir string) (stats any, lo, hi int, err error)) error {
 	abs, err := filepath.Abs(out)
 	if err != nil {
 		return err
@@ -67,20 +67,21 @@ func (e *env) runTask(command, out string, t partition.Task, inputs []string, op
 		return err
 	}
 	m := &partition.Manifest{Command: command, Output: abs, Task: t.K, Tasks: t.N, TaskSource: t.Source,
-		Options: opts, Inputs: in, Shards: [2]int{lo, hi}}
+		Options: opts, Inputs: in}
 	dir, err := partition.WritePart(abs, m, func(dir string) error {
-		st, err := fill(dir)
+		st, lo, hi, err := fill(dir)
 		if err != nil {
 			return err
 		}
+		m.Shards = [2]int{lo, hi}
 		m.Stats, err = json.Marshal(st)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("task %d of %d: %w", t.K, t.N, err)
 	}
-	e.infof("task %d of %d (%s): inputs %d to %d of %d -> %s; run 'itarconv merge %s' once every task is done\n",
-		t.K, t.N, t.Source, lo, hi, len(inputs), dir, shellQuote(out))
+	e.infof("task %d of %d (%s): shards %d to %d -> %s; run 'itarconv merge %s' once every task is done\n",
+		t.K, t.N, t.Source, m.Shards[0], m.Shards[1], dir, shellQuote(out))
 	return nil
 }
 
@@ -153,6 +154,8 @@ func runMerge(ctx context.Context, e *env, fl mergeFlags, out string) error {
 	switch m.Command {
 	case "index":
 		outputs, err = mergeIndex(ctx, e, fl, set)
+	case "convert":
+		outputs, err = mergeConvert(ctx, e, fl, set)
 	default:
 		err = fmt.Errorf("%s: parts of an unknown command %q (a newer itarconv?): %w", set.Dir, m.Command, partition.ErrParts)
 	}

@@ -1,0 +1,166 @@
+package convert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/tbl"
+	"github.com/itarconv/itarconv/partition"
+)
+
+// A partitioned conversion: task K of N converts its share of the
+// source's shards (ConvertPart) into a part, a directory, and the merge
+// (MergeConverted) joins the parts into what Convert writes from the
+// whole source. The target format does both halves (registry's CreatePart
+// and MergeParts); tar shards into TBL keep their converter's own.
+
+// ErrNoPartition: a conversion that does not run as tasks of a
+// partitioned run.
+var ErrNoPartition = errors.New("this conversion does not run as a partitioned run")
+
+// ConvertInputs are the files a conversion reads, as a partitioned run's
+// manifests record them: tar shards one by one, else the paths given.
+func ConvertInputs(srcs []string, o ConvertOptions) ([]string, error) {
+	from, _, err := Formats(srcs, "", o.From, o.To)
+	if err != nil {
+		return nil, err
+	}
+	if from == "tar" {
+		shards, _, err := fold.Shards(srcs, o.Fold)
+		return shards, err
+	}
+	return srcs, nil
+}
+
+// partitionable says why the conversion cannot run as tasks, or nil.
+func partitionable(srcs []string, dst string, o ConvertOptions) error {
+	switch {
+	case dst == Stream:
+		return fmt.Errorf("a tar stream on standard output: %w", ErrNoPartition)
+	case o.From == "tar" && o.To == "tbl":
+		return nil
+	case o.From == "tar" && o.To == "barecat":
+		return fmt.Errorf("tar shards into Barecat (hard links, duplicate policies, --wrap): %w; convert into a fold or TBL, or run it whole", ErrNoPartition)
+	case o.From == "tar" && o.To == "tar":
+		if o.ShardSize <= 0 {
+			return fmt.Errorf("compressed shards decompressed as they are: %w; give --shard-size to write them anew", ErrNoPartition)
+		}
+	case o.ReuseTars:
+		return fmt.Errorf("--reuse-tars: %w (it indexes the tars: index them as a partitioned run)", ErrNoPartition)
+	case o.From == "scdl" && o.To == "tar", o.To == "scdl" && o.From == "tar":
+		return fmt.Errorf("SCDL to and from its two folds: %w", ErrNoPartition)
+	}
+	tgt := registry.Lookup(o.To)
+	if tgt == nil || tgt.CreatePart == nil || tgt.MergeParts == nil {
+		return fmt.Errorf("into %s: %w", o.To, ErrNoPartition)
+	}
+	return nil
+}
+
+// ConvertPart converts task t's share of the source's shards into the
+// part directory dir, and says which shards [lo, hi) it took.
+func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOptions, t partition.Task, dir string) (lo, hi int, st any, err error) {
+	if o.From, o.To, err = Formats(srcs, dst, o.From, o.To); err != nil {
+		return 0, 0, nil, err
+	}
+	if err := partitionable(srcs, dst, o); err != nil {
+		return 0, 0, nil, err
+	}
+	if o.From == "tar" && o.To == "tbl" {
+		shards, _, err := fold.Shards(srcs, o.Fold)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		lo, hi = partition.Range(dataset.ShardSizes(fold.NewTarShards(shards, o.Scan)), t)
+		opts := o.TBL
+		opts.Workers, opts.Scan, opts.Progress = o.Workers, o.Scan, o.Progress
+		opts.Spool = o.spool(dst)
+		defer opts.Spool.Close()
+		newSource, ro := tblSetup(func(bool) (PayloadSource, error) {
+			src := NewTarShards(shards[lo:hi], opts.Scan)
+			src.Spool = opts.Spool
+			src.BatchBytes = 2 << 20
+			return src, nil
+		}, opts)
+		st, err := tbl.WritePart(ctx, newSource, dir, ro)
+		return lo, hi, st, err
+	}
+	d, err := o.openSource(srcs, filepath.Dir(filepath.Clean(dst)))
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	defer d.Close()
+	rows, err := d.Rows(true)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	lo, hi = partition.Range(dataset.ShardSizes(rows), t)
+	registry.CloseSource(rows)
+	format, err := o.targetOptions()
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	in := sliced{named{d, strings.Join(srcs, " ")}, lo, hi}
+	st, err = registry.Lookup(o.To).CreatePart(ctx, in, dir, registry.CreateOptions{Workers: o.Workers,
+		ShardSize: o.ShardSize, Progress: o.Progress, Format: format})
+	return lo, hi, st, err
+}
+
+// MergeConverted writes at dst, from the parts of every task of a
+// partitioned conversion (their directories, in task order), what Convert
+// writes from the whole source.
+func MergeConverted(ctx context.Context, srcs []string, dst string, o ConvertOptions, parts []string) (*registry.Result, error) {
+	var err error
+	if o.From, o.To, err = Formats(srcs, dst, o.From, o.To); err != nil {
+		return nil, err
+	}
+	if err := partitionable(srcs, dst, o); err != nil {
+		return nil, err
+	}
+	if o.From == "tar" && o.To == "tbl" {
+		_, ro := tblSetup(nil, o.TBL)
+		st, ms, err := tbl.MergeParts(ctx, parts, dst, ro)
+		if err != nil {
+			return nil, err
+		}
+		return tbl.MergeResult(st, ms), nil
+	}
+	format, err := o.targetOptions()
+	if err != nil {
+		return nil, err
+	}
+	return registry.Lookup(o.To).MergeParts(ctx, parts, dst, registry.CreateOptions{Workers: o.Workers, Overwrite: o.Overwrite,
+		ShardSize: o.ShardSize, Progress: o.Progress, Format: format})
+}
+
+// sliced is a dataset's shards lo..hi-1: one task's share.
+type sliced struct {
+	registry.Dataset
+	lo, hi int
+}
+
+func (s sliced) Rows(listing bool) (dataset.PayloadSource, error) {
+	src, err := s.Dataset.Rows(listing)
+	if err != nil {
+		return nil, err
+	}
+	part, err := dataset.Slice(src, s.lo, s.hi)
+	if err != nil {
+		registry.CloseSource(src)
+		return nil, err
+	}
+	return part, nil
+}
+
+func (s sliced) Name() string {
+	if n, ok := s.Dataset.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return "rows"
+}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/partition"
+)
+
+// convertPartOptions are what a task of a partitioned conversion records
+// in its part's manifest: the sources and target as given (absolute) and
+// the flags that shape the output (not --workers), so that merge writes
+// exactly the run's.
+type convertPartOptions struct {
+	Srcs          []string `json:"sources"`
+	Dst           string   `json:"target"`
+	From          string   `json:"from"`
+	To            string   `json:"to"`
+	Fold          string   `json:"fold"`
+	ShardSize     int64    `json:"shard_size"`
+	OnDuplicate   string   `json:"on_duplicate"`
+	Order         string   `json:"order"`
+	Wrap          bool     `json:"wrap"`
+	CRC           bool     `json:"crc"`
+	IgnoreZeros   bool     `json:"ignore_zeros"`
+	Force         bool     `json:"force"`
+	ReuseTars     bool     `json:"reuse_tars"`
+	LZ4           bool     `json:"lz4"`
+	NoNames       bool     `json:"no_names"`
+	TBLVersion    int      `json:"tbl_version"`
+	CellsPerShard int      `json:"cells_per_shard"`
+	Compat        string   `json:"compat"`
+	SCDLMode      string   `json:"scdl_mode"`
+}
+
+func newConvertPartOptions(fl convertFlags, srcs []string, dst string, shardSize int64) (convertPartOptions, error) {
+	o := convertPartOptions{From: fl.from, To: fl.to, Fold: fl.fold, ShardSize: shardSize, OnDuplicate: fl.onDuplicate,
+		Order: fl.order, Wrap: fl.wrap, CRC: fl.crc, IgnoreZeros: fl.ignoreZeros, Force: fl.force, ReuseTars: fl.reuseTars,
+		LZ4: fl.lz4, NoNames: fl.noNames, TBLVersion: fl.tblVersion, CellsPerShard: fl.cellsPerShard, Compat: fl.compat,
+		SCDLMode: fl.scdlMode}
+	var err error
+	for _, s := range srcs {
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			return o, err
+		}
+		o.Srcs = append(o.Srcs, abs)
+	}
+	o.Dst, err = filepath.Abs(dst)
+	return o, err
+}
+
+func (o convertPartOptions) flags(workers int) convertFlags {
+	return convertFlags{from: o.From, to: o.To, fold: o.Fold, onDuplicate: o.OnDuplicate, order: o.Order, wrap: o.Wrap,
+		crc: o.CRC, ignoreZeros: o.IgnoreZeros, force: o.Force, reuseTars: o.ReuseTars, lz4: o.LZ4, noNames: o.NoNames,
+		tblVersion: o.TBLVersion, cellsPerShard: o.CellsPerShard, compat: o.Compat, scdlMode: o.SCDLMode, workers: workers}
+}
+
+// convertTask converts this task's share of the source into its part of
+// the run whose output is dst.
+func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, dst string, shardSize int64, t partition.Task) error {
+	po, err := newConvertPartOptions(fl, srcs, dst, shardSize)
+	if err != nil {
+		return err
+	}
+	o := convertOptions(fl, shardSize)
+	inputs, err := convert.ConvertInputs(po.Srcs, o)
+	if err != nil {
+		return err
+	}
+	return e.runTask("convert", dst, t, inputs, po, func(dir string) (any, int, int, error) {
+		bar := e.newProgress(fl.to, 0)
+		o.Progress = func(p convert.Progress) { bar.update(fl.to, p) }
+		lo, hi, st, err := convert.ConvertPart(ctx, po.Srcs, po.Dst, o, t, dir)
+		bar.done()
+		return st, lo, hi, err
+	})
+}
+
+// mergeConvert writes the output of a partitioned conversion from its
+// parts, and returns it.
+func mergeConvert(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) ([]string, error) {
+	m := set.Parts[0].Manifest
+	var po convertPartOptions
+	if err := json.Unmarshal(m.Options, &po); err != nil {
+		return nil, fmt.Errorf("%s: the options of its conversion: %w: %w", set.Dir, partition.ErrParts, err)
+	}
+	o := convertOptions(po.flags(fl.workers), po.ShardSize)
+	dirs := make([]string, len(set.Parts))
+	for i, p := range set.Parts {
+		dirs[i] = p.Dir
+	}
+	res, err := convert.MergeConverted(ctx, po.Srcs, po.Dst, o, dirs)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range res.Warnings {
+		e.warnf("%s\n", w)
+	}
+	e.infof("%s\n", res.Summary)
+	if fl.json {
+		return []string{po.Dst}, e.printJSON(res.Stats)
+	}
+	return []string{po.Dst}, nil
+}
