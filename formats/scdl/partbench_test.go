@@ -1,0 +1,107 @@
+package scdl
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/internal/testutil"
+)
+
+// partBenchCells is the size of the archive BenchmarkWriteRows and
+// BenchmarkMerge4 convert: 50k cells of 50 to 150 float32 values (5M
+// values: data.npy 20 MB, col_ptr.npy 10 MB), read in shards of 4096 cells.
+const (
+	partBenchCells = 50_000
+	partBenchChunk = 4096
+)
+
+// partBenchSource writes the archive in dir and returns its cells-mode
+// source maker and the archive's size in bytes.
+func partBenchSource(b *testing.B, dir string) (func() (dataset.PayloadSource, error), int64) {
+	b.Helper()
+	files := []string{"var_features/cumulative_sum_index.npy", "var_features/dataframe_0.parquet"}
+	w, err := Create(dir, WriterOptions{NGenes: []int{benchGenes},
+		FeatureIndices: []FeatureIndexInfo{{Name: VarFeatures, Length: partBenchCells, DType: StringArray, Files: files}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Abort()
+	var values, genes []byte
+	for i := range partBenchCells {
+		n := benchPerRow/2 + i*7919%(benchPerRow+1)
+		values, genes = values[:0], genes[:0]
+		start := i * 31 % (benchGenes - n)
+		for j := range n {
+			values = binary.LittleEndian.AppendUint32(values, math.Float32bits(float32(j+i%13)))
+			genes = binary.LittleEndian.AppendUint32(genes, uint32(start+j))
+		}
+		if err := w.AddRow(values, genes); err != nil {
+			b.Fatal(err)
+		}
+	}
+	w.AddFile(files[0], bytes.NewReader(CumSumIndex([]int{partBenchCells})))
+	w.AddFile(files[1], bytes.NewReader(testutil.FakeParquet(benchGenes)))
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	a, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { a.Close() })
+	var size int64
+	for _, f := range a.Files() {
+		st, _ := os.Stat(filepath.Join(dir, filepath.FromSlash(f)))
+		size += st.Size()
+	}
+	return func() (dataset.PayloadSource, error) {
+		return NewSource(a, SourceOptions{ChunkCells: partBenchChunk})
+	}, size
+}
+
+// BenchmarkWriteRows converts the archive, as rows, back into an archive
+// in one run: what a partitioned run's merge is measured against.
+func BenchmarkWriteRows(b *testing.B) {
+	newSource, size := partBenchSource(b, filepath.Join(b.TempDir(), "in"))
+	b.SetBytes(size)
+	b.ResetTimer()
+	for i := range b.N {
+		out := filepath.Join(b.TempDir(), fmt.Sprint("out", i))
+		if _, err := WriteRows(context.Background(), func(bool) (dataset.PayloadSource, error) { return newSource() }, out, RowsOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMerge4 merges 4 parts of the same archive (written before the
+// timer starts, as 4 tasks would), reporting the bytes it copied by range
+// or linked and those it wrote itself (row_ptr.npy, the cells at the
+// parts' edges) per merge.
+func BenchmarkMerge4(b *testing.B) {
+	root := b.TempDir()
+	newSource, size := partBenchSource(b, filepath.Join(root, "in"))
+	src, _ := newSource()
+	shards := src.NumShards()
+	dirs, _, err := writeParts(b, newSource, []int{0, shards / 4, shards / 2, 3 * shards / 4, shards}, root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(size)
+	b.ResetTimer()
+	var ms *MergeStats
+	for i := range b.N {
+		out := filepath.Join(b.TempDir(), fmt.Sprint("out", i))
+		if _, ms, err = MergeParts(context.Background(), dirs, out, RowsOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(ms.CopiedBytes+ms.LinkedBytes), "copied-B/op")
+	b.ReportMetric(float64(ms.WrittenBytes), "written-B/op")
+}
