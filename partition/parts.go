@@ -182,7 +182,7 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 	}
 	files, err := listFiles(tmp)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("listing the part's files: %w", err)
 	}
 	m.Format, m.Files, m.Finished = manifestFormat, files, time.Now().UTC()
 	if m.Tool == "" {
@@ -213,7 +213,7 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 		return final, err
 	}
 	if err := os.Rename(tmp, final); err != nil {
-		return "", err
+		return "", fmt.Errorf("putting the part in place: %w", err)
 	}
 	committed = true
 	safefile.SyncDir(parts)

@@ -281,11 +281,11 @@ func (s *partSink) closeShard() error {
 		return nil
 	}
 	f := s.cur
-	s.cur = nil
-	err := s.flushRun()
+	err := s.flushRun() // into s.cur: the run is this shard's
 	if err == nil {
 		err = s.bw.Flush()
 	}
+	s.cur = nil
 	if err == nil && fsync {
 		err = f.Sync()
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // scdlDataset is an SCDL archive to read, in cells mode (a row per file
@@ -76,4 +77,23 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 		return nil, err
 	}
 	return Result(st, registry.InputName(in)), nil
+}
+
+// createPart writes a task's part of a partitioned run
+// (registry.Format.CreatePart).
+func createPart(ctx context.Context, in registry.Input, dir string, o registry.CreateOptions) (any, error) {
+	return WritePart(ctx, in.Rows, dir, RowsOptions{Workers: o.Workers, Progress: o.Progress})
+}
+
+// mergeParts writes the archive of a partitioned run from its parts
+// (registry.Format.MergeParts).
+func mergeParts(ctx context.Context, parts []string, path string, o registry.CreateOptions) (*registry.Result, error) {
+	st, ms, err := MergeParts(ctx, parts, path, RowsOptions{Overwrite: o.Overwrite, Workers: o.Workers})
+	if err != nil {
+		return nil, err
+	}
+	res := Result(st, fmt.Sprintf("%d parts", ms.Parts))
+	res.Summary += fmt.Sprintf(" (%s copied, %s linked)", human.Bytes(ms.CopiedBytes), human.Bytes(ms.LinkedBytes))
+	res.Stats = map[string]any{"scdl": st, "merge": ms}
+	return res, nil
 }

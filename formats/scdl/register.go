@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	registry.Register(&registry.Format{Name: "scdl", Label: "SCDL", Detect: Detect, Claims: claims, Open: open, Create: create, Inspect: Inspect, Verify: Verify})
+	registry.Register(&registry.Format{Name: "scdl", Label: "SCDL", Detect: Detect, Claims: claims, Open: open, Create: create, CreatePart: createPart, MergeParts: mergeParts, Inspect: Inspect, Verify: Verify})
 }
 
 // Detect tells whether path is an SCDL archive directory: it holds a

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -283,5 +284,98 @@ func TestTaskFlags(t *testing.T) {
 	code, msg := process(t, []string{"SLURM_ARRAY_TASK_ID=0", "SLURM_ARRAY_TASK_COUNT=1"}, append([]string{"index", "-o", out}, paths...)...)
 	if code != 0 || !strings.Contains(msg, "task 0 of 1 (SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT)") {
 		t.Errorf("a Slurm task: exit %d: %s", code, msg)
+	}
+}
+
+// TestPartitionedConvert: conversions run as 2, 3 and 7 tasks, each a
+// process, then merged, write what one run writes: TBL files, SCDL
+// archives and tar folds byte for byte; Barecat archives with the same shards, byte for
+// byte, and the same listing.
+func TestPartitionedConvert(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 25, 3, 40, 12)
+	in := filepath.Join(dir, "in.tbl")
+	if code, msg := process(t, nil, append(append([]string{"convert", "-q"}, paths...), in)...); code != 0 {
+		t.Fatal(msg)
+	}
+	inBarecat := filepath.Join(dir, "in.barecat")
+	if code, msg := process(t, nil, "convert", "-q", in, inBarecat); code != 0 {
+		t.Fatal(msg)
+	}
+	scdlDir := filepath.Join("..", "..", "formats", "scdl", "testdata", "conformance", "scdl", "basic_50x30_f32", "scdl")
+	scdlTBL := filepath.Join(dir, "cells.tbl")
+	if code, msg := process(t, nil, "convert", "-q", scdlDir, scdlTBL); code != 0 {
+		t.Fatal(msg)
+	}
+	for _, c := range []struct {
+		name  string
+		srcs  []string
+		dst   string
+		extra []string
+	}{
+		{"SCDL to TBL", []string{scdlDir}, "cells.tbl", nil},
+		{"TBL to SCDL", []string{scdlTBL}, "cells.scdl", []string{"--to", "scdl"}},
+		{"tar to TBL", paths, "out.tbl", nil},
+		{"tar to TBL v1", paths, "v1.tbl", []string{"--tbl-version", "1"}},
+		{"TBL to fold", []string{in}, "fold", []string{"--shard-size", "20KiB", "--fold", "f"}},
+		{"Barecat to fold", []string{inBarecat}, "fold2", []string{"--shard-size", "16KiB"}},
+		{"TBL to Barecat", []string{in}, "out.barecat", []string{"--shard-size", "24KiB"}},
+		{"Barecat to TBL", []string{inBarecat}, "back.tbl", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			work := t.TempDir()
+			single := filepath.Join(work, "single")
+			os.Mkdir(single, 0o755)
+			args := append([]string{"convert", "-q"}, c.extra...)
+			if code, msg := process(t, nil, append(append(args, c.srcs...), filepath.Join(single, c.dst))...); code != 0 {
+				t.Fatal(msg)
+			}
+			_, wantLs := process(t, nil, "ls", filepath.Join(single, c.dst))
+			want := collect(t, single, nil)
+			merged := filepath.Join(work, "merged")
+			os.Mkdir(merged, 0o755)
+			out := filepath.Join(merged, c.dst)
+			for _, n := range []int{2, 3, 7} {
+				targs := append(append(append([]string{}, args...), "--workers", "1", "--task", "%k/%n"), c.srcs...)
+				tasks(t, n, nil, append(targs, out)...)
+				if code, msg := process(t, nil, "merge", "-q", out); code != 0 {
+					t.Fatal(msg)
+				}
+				if strings.HasSuffix(c.dst, ".barecat") {
+					_, gotLs := process(t, nil, "ls", out)
+					if gotLs != wantLs || !strings.Contains(gotLs, "s00079") {
+						t.Errorf("%d tasks: the merged archive lists\n%s\none run's\n%s", n, gotLs, wantLs)
+					}
+					if code, msg := process(t, nil, "verify", out); code != 0 {
+						t.Errorf("%d tasks: verify: %s", n, msg)
+					}
+				}
+				got := collect(t, merged, nil)
+				os.RemoveAll(out)
+				if strings.HasSuffix(c.dst, ".barecat") {
+					delete(got, c.dst)
+					w := maps.Clone(want)
+					delete(w, c.dst)
+					sameFiles(t, fmt.Sprintf("%d tasks", n), got, w)
+				} else {
+					sameFiles(t, fmt.Sprintf("%d tasks", n), got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestConvertTaskRefused: a conversion that does not run by parts says
+// so before it reads anything.
+func TestConvertTaskRefused(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 3)
+	code, msg := process(t, nil, append(append([]string{"convert", "--task", "0/2"}, paths...), filepath.Join(dir, "x.barecat"))...)
+	if code != 1 || !strings.Contains(msg, "does not run as a partitioned run") {
+		t.Errorf("tar to Barecat as a task: exit %d: %s", code, msg)
+	}
+	code, msg = process(t, nil, append(append([]string{"convert", "--task", "0/2"}, paths...), "-")...)
+	if code != 2 || !strings.Contains(msg, "one run") {
+		t.Errorf("a stream as a task: exit %d: %s", code, msg)
 	}
 }
