@@ -9,6 +9,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/partition"
@@ -45,8 +46,8 @@ func partitionable(srcs []string, dst string, o ConvertOptions) error {
 		return fmt.Errorf("a tar stream on standard output: %w", ErrNoPartition)
 	case o.From == "tar" && o.To == "tbl":
 		return nil
-	case o.From == "tar" && o.To == "barecat":
-		return fmt.Errorf("tar shards into Barecat (hard links, duplicate policies, --wrap): %w; convert into a fold or TBL, or run it whole", ErrNoPartition)
+	case o.From == "tar" && o.To == "barecat" && (o.Barecat.Wrap || o.Barecat.OnDuplicate != ""):
+		return fmt.Errorf("tar shards into Barecat with --wrap or --on-duplicate: %w", ErrNoPartition)
 	case o.From == "tar" && o.To == "tar":
 		if o.ShardSize <= 0 {
 			return fmt.Errorf("compressed shards decompressed as they are: %w; give --shard-size to write them anew", ErrNoPartition)
@@ -109,6 +110,11 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 	in := sliced{named{d, strings.Join(srcs, " ")}, lo, hi}
 	st, err = registry.Lookup(o.To).CreatePart(ctx, in, dir, registry.CreateOptions{Workers: o.Workers,
 		ShardSize: o.ShardSize, Progress: o.Progress, Format: format})
+	if ps, ok := st.(*barecat.PartStats); ok && err == nil && o.From == "tar" && ps.Skipped["hardlink"] > 0 {
+		// One run makes a hard link a file with its target's bytes, which
+		// may lie in another task's shards.
+		return 0, 0, nil, fmt.Errorf("%d hard links in shards %d to %d: tar shards with hard links into Barecat: %w", ps.Skipped["hardlink"], lo, hi, ErrNoPartition)
+	}
 	return lo, hi, st, err
 }
 

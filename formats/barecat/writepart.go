@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -66,6 +67,7 @@ func WritePart(ctx context.Context, src dataset.PayloadSource, dir string, opts 
 	}
 	s.stats.Shards = len(s.rows.sum.shards)
 	s.stats.Rows, s.stats.Files, s.stats.Bytes = s.rows.sum.records, s.rows.sum.files, s.rows.sum.bytes
+	maps.Copy(s.stats.Skipped, s.rows.sum.skipped)
 	return s.stats, nil
 }
 

@@ -314,6 +314,7 @@ func TestPartitionedConvert(t *testing.T) {
 		extra []string
 	}{
 		{"SCDL to TBL", []string{scdlDir}, "cells.tbl", nil},
+		{"tar to Barecat", paths, "tar.barecat", []string{"--shard-size", "12KiB"}},
 		{"TBL to SCDL", []string{scdlTBL}, "cells.scdl", []string{"--to", "scdl"}},
 		{"tar to TBL", paths, "out.tbl", nil},
 		{"tar to TBL v1", paths, "v1.tbl", []string{"--tbl-version", "1"}},
@@ -370,9 +371,21 @@ func TestPartitionedConvert(t *testing.T) {
 func TestConvertTaskRefused(t *testing.T) {
 	dir := t.TempDir()
 	paths := makeShards(t, dir, 3)
-	code, msg := process(t, nil, append(append([]string{"convert", "--task", "0/2"}, paths...), filepath.Join(dir, "x.barecat"))...)
+	code, msg := process(t, nil, append(append([]string{"convert", "--task", "0/2", "--on-duplicate", "last"}, paths...), filepath.Join(dir, "x.barecat"))...)
 	if code != 1 || !strings.Contains(msg, "does not run as a partitioned run") {
-		t.Errorf("tar to Barecat as a task: exit %d: %s", code, msg)
+		t.Errorf("tar to Barecat with a duplicate policy as a task: exit %d: %s", code, msg)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "a.bin", Size: 1, Mode: 0o644})
+	tw.Write([]byte{1})
+	tw.WriteHeader(&tar.Header{Name: "b.bin", Typeflag: tar.TypeLink, Linkname: "a.bin"})
+	tw.Close()
+	linked := filepath.Join(dir, "linked.tar")
+	os.WriteFile(linked, buf.Bytes(), 0o644)
+	code, msg = process(t, nil, "convert", "--task", "0/1", linked, filepath.Join(dir, "y.barecat"))
+	if code != 1 || !strings.Contains(msg, "1 hard links in shards 0 to 1") {
+		t.Errorf("tar shards with hard links to Barecat as a task: exit %d: %s", code, msg)
 	}
 	code, msg = process(t, nil, append(append([]string{"convert", "--task", "0/2"}, paths...), "-")...)
 	if code != 2 || !strings.Contains(msg, "one run") {
