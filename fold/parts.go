@@ -152,6 +152,9 @@ func MergeIndexParts(ctx context.Context, shards []string, parts []string, out s
 		}
 	}
 	st.Elapsed = time.Since(start)
+	if secs := st.Elapsed.Seconds(); secs > 0 {
+		st.MembersPerSec = float64(st.Members) / secs
+	}
 	return st, nil
 }
 
