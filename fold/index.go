@@ -68,26 +68,37 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 		return nil, err
 	}
 	if w != nil {
-		manifest, err := stageManifest(out, shards)
-		if err != nil {
-			w.Abort()
-			return nil, err
-		}
-		if err := w.Close(); err != nil {
-			if manifest != nil {
-				manifest.Abort()
-			}
-			return nil, err
-		}
-		if err := commitManifest(out, manifest); err != nil {
+		if err := closeWithManifest(w, out, shards); err != nil {
 			return nil, err
 		}
 	}
+	st.timed(start)
+	return st, nil
+}
+
+// closeWithManifest puts the index w wrote at out into place, with the
+// manifest naming its shards where one is needed.
+func closeWithManifest(w *taridx.Writer, out string, shards []string) error {
+	manifest, err := stageManifest(out, shards)
+	if err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		if manifest != nil {
+			manifest.Abort()
+		}
+		return err
+	}
+	return commitManifest(out, manifest)
+}
+
+// timed records the time since start, and the rate of members it gives.
+func (st *IndexStats) timed(start time.Time) {
 	st.Elapsed = time.Since(start)
 	if secs := st.Elapsed.Seconds(); secs > 0 {
 		st.MembersPerSec = float64(st.Members) / secs
 	}
-	return st, nil
 }
 
 // indexShards indexes the shards into a TARIDX writer of out, and leaves

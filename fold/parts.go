@@ -136,25 +136,11 @@ func MergeIndexParts(ctx context.Context, shards []string, parts []string, out s
 		}
 		ws := (&indexTally{}).stats(out, w)
 		st.Rows, st.Stems, st.Exts, st.Crash, st.Contiguous = ws.Rows, ws.Stems, ws.Exts, ws.Crash, ws.Contiguous
-		manifest, err := stageManifest(out, shards)
-		if err != nil {
-			w.Abort()
-			return nil, err
-		}
-		if err := w.Close(); err != nil {
-			if manifest != nil {
-				manifest.Abort()
-			}
-			return nil, err
-		}
-		if err := commitManifest(out, manifest); err != nil {
+		if err := closeWithManifest(w, out, shards); err != nil {
 			return nil, err
 		}
 	}
-	st.Elapsed = time.Since(start)
-	if secs := st.Elapsed.Seconds(); secs > 0 {
-		st.MembersPerSec = float64(st.Members) / secs
-	}
+	st.timed(start)
 	return st, nil
 }
 
@@ -360,14 +346,18 @@ func newEntryDecoder(br *bufio.Reader, shards int, name string) (*entryDecoder, 
 	return d, nil
 }
 
-func (d *entryDecoder) bad(what string, err error) error {
+func (d *entryDecoder) bad(what string, err error) error { return partError(d.name, d.r.n, what, err) }
+
+// partError reports what is wrong at byte off of a part's file name,
+// wrapping ErrPart (and the cause, a read cut short at an end of file).
+func partError(name string, off int64, what string, err error) error {
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
 	if err != nil {
-		return fmt.Errorf("%s: byte %d: %s: %w: %w", d.name, d.r.n, what, ErrPart, err)
+		return fmt.Errorf("%s: byte %d: %s: %w: %w", name, off, what, ErrPart, err)
 	}
-	return fmt.Errorf("%s: byte %d: %s: %w", d.name, d.r.n, what, ErrPart)
+	return fmt.Errorf("%s: byte %d: %s: %w", name, off, what, ErrPart)
 }
 
 func (d *entryDecoder) str(what string, limit uint64) (string, error) {

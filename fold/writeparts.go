@@ -105,15 +105,7 @@ func newMemberReader(br *bufio.Reader, name string, size int64) (*memberReader, 
 	return r, nil
 }
 
-func (r *memberReader) bad(what string, err error) error {
-	if errors.Is(err, io.EOF) {
-		err = io.ErrUnexpectedEOF
-	}
-	if err != nil {
-		return fmt.Errorf("%s: byte %d: %s: %w: %w", r.name, r.r.n, what, ErrPart, err)
-	}
-	return fmt.Errorf("%s: byte %d: %s: %w", r.name, r.r.n, what, ErrPart)
-}
+func (r *memberReader) bad(what string, err error) error { return partError(r.name, r.r.n, what, err) }
 
 // next returns the next member, or io.EOF after the last.
 func (r *memberReader) next() (loggedMember, error) {
