@@ -83,11 +83,13 @@ func (s *widsShard) End(int64) (int, error) {
 	}
 	s.shard.FileSize = st.Size()
 	if s.shard.NSamples, s.err = s.count.Samples(st.Size()); s.err != nil {
+		s.count = wids.Counter{}
 		return 0, nil
 	}
 	if s.md5 {
 		s.shard.MD5Sum, err = wids.FileMD5(s.path)
 	}
+	s.count = wids.Counter{} // the names it kept serve this shard's count only
 	return 0, err
 }
 

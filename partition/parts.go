@@ -34,6 +34,9 @@ var ErrParts = errors.New("the parts of the partitioned run are not all there")
 // ManifestFile is the name of a part's manifest, written last.
 const ManifestFile = "manifest.json"
 
+// InputsFile holds the inputs of the run a part belongs to.
+const InputsFile = "inputs.json"
+
 // mergedFile records a finished merge in the parts directory.
 const mergedFile = "merged.json"
 
@@ -85,8 +88,12 @@ type Manifest struct {
 	// Options are the run's options that shape its outputs, as the
 	// command records them; every task's must be equal.
 	Options json.RawMessage `json:"options"`
-	// Inputs are every input of the run, in order, not only this task's.
-	Inputs []Input `json:"inputs"`
+	// Inputs are every input of the run, in order, not only this task's:
+	// kept in the part's InputsFile (a run of many shards has long lists,
+	// and merge reads one), and named in the manifest by their digest.
+	Inputs       []Input `json:"-"`
+	InputsDigest string  `json:"inputs_sha256"`
+	NumInputs    int     `json:"inputs"`
 	// Shards is this task's range of the inputs: [lo, hi).
 	Shards [2]int `json:"shards"`
 	// Written are outputs the task wrote in place, outside its part (a
@@ -180,6 +187,10 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 	if err := fill(tmp); err != nil {
 		return "", err
 	}
+	m.InputsDigest, m.NumInputs = inputsDigest(m.Inputs), len(m.Inputs)
+	if err := writeJSON(filepath.Join(tmp, InputsFile), m.Inputs); err != nil {
+		return "", err
+	}
 	files, err := listFiles(tmp)
 	if err != nil {
 		return "", fmt.Errorf("listing the part's files: %w", err)
@@ -191,19 +202,7 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 	if m.Host == "" {
 		m.Host, _ = os.Hostname()
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	f, err := safefile.Create(filepath.Join(tmp, ManifestFile))
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Abort()
-		return "", err
-	}
-	if err := f.Commit(); err != nil {
+	if err := writeJSON(filepath.Join(tmp, ManifestFile), m); err != nil {
 		return "", err
 	}
 	final := filepath.Join(parts, name)
@@ -332,16 +331,21 @@ func Find(out string, restat bool) (*Set, error) {
 		}
 	}
 	refInputs := ""
-	if ref != nil {
-		refInputs = inputsDigest(ref.Manifest.Inputs)
-	}
 	var current []Input
-	if restat && ref != nil {
-		paths := make([]string, len(ref.Manifest.Inputs))
-		for i, in := range ref.Manifest.Inputs {
-			paths[i] = in.Path
+	if ref != nil {
+		refInputs = ref.Manifest.InputsDigest
+		in, err := ref.ReadInputs()
+		if err != nil {
+			// The newest part is unreadable after all: its task reruns,
+			// and the run it names stays the one to merge.
+			s.Rerun[ref.Manifest.Task] = err.Error()
+		} else if restat {
+			paths := make([]string, len(in))
+			for i, x := range in {
+				paths[i] = x.Path
+			}
+			current, _ = StatInputs(paths) // inputs not here: the parts alone say
 		}
-		current, _ = StatInputs(paths) // inputs not here: the parts alone say
 	}
 	nowInputs := ""
 	if current != nil {
@@ -361,10 +365,12 @@ func Find(out string, restat bool) (*Set, error) {
 			why = fmt.Sprintf("its part was written by itarconv %s, the newest by %s", m.Tool, ref.Manifest.Tool)
 		case !bytes.Equal(compactJSON(m.Options), compactJSON(ref.Manifest.Options)):
 			why = fmt.Sprintf("its part was written with other options (%s, the newest %s)", compactJSON(m.Options), compactJSON(ref.Manifest.Options))
-		case inputsDigest(m.Inputs) != refInputs:
-			why = "its part saw other inputs than the newest part: " + inputsDiff(m.Inputs, ref.Manifest.Inputs)
-		case nowInputs != "" && inputsDigest(m.Inputs) != nowInputs:
-			why = "the inputs changed since its part was written: " + inputsDiff(m.Inputs, current)
+		case m.InputsDigest != refInputs:
+			why = "its part saw other inputs than the newest part: " + p.inputsDiff(ref.Manifest.Inputs)
+		case nowInputs != "" && m.InputsDigest != nowInputs:
+			why = "the inputs changed since its part was written: " + p.inputsDiff(current)
+		case s.Rerun[m.Task] != "":
+			continue
 		}
 		if why == "" {
 			why = p.check()
@@ -418,7 +424,7 @@ func (s *Set) Complete() error {
 func (s *Set) Done(outputs []string) error {
 	m := Merged{Tasks: s.Tasks, Finished: time.Now().UTC()}
 	if len(s.Parts) > 0 && s.Parts[0] != nil {
-		m.Inputs = inputsDigest(s.Parts[0].Manifest.Inputs)
+		m.Inputs = s.Parts[0].Manifest.InputsDigest
 	}
 	for _, o := range outputs {
 		fi, err := os.Stat(o)
@@ -427,19 +433,7 @@ func (s *Set) Done(outputs []string) error {
 		}
 		m.Outputs = append(m.Outputs, File{Name: o, Size: fi.Size()})
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	f, err := safefile.Create(filepath.Join(s.Dir, mergedFile))
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Abort()
-		return err
-	}
-	if err := f.Commit(); err != nil {
+	if err := writeJSON(filepath.Join(s.Dir, mergedFile), m); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(s.Dir)
@@ -468,6 +462,46 @@ func (m *Merged) StillMerged() error {
 		}
 	}
 	return nil
+}
+
+// writeJSON writes v as indented JSON to path, through a temporary file
+// synced and renamed into place.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := safefile.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+// ReadInputs reads the inputs of the run the part belongs to (its
+// manifest names them by digest only), checked against the digest.
+func (p *Part) ReadInputs() ([]Input, error) {
+	if p.Manifest.Inputs != nil {
+		return p.Manifest.Inputs, nil
+	}
+	path := filepath.Join(p.Dir, InputsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var in []Input
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrParts, err)
+	}
+	if inputsDigest(in) != p.Manifest.InputsDigest {
+		return nil, fmt.Errorf("%s: not the inputs its manifest names: %w", path, ErrParts)
+	}
+	p.Manifest.Inputs = in
+	return in, nil
 }
 
 func readPart(dir string) (*Part, error) {
@@ -532,6 +566,15 @@ func inputsDigest(in []Input) string {
 		fmt.Fprintf(h, "%q %d %d\n", i.Path, i.Size, i.ModTime)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// inputsDiff names the first input of the part that differs from b.
+func (p *Part) inputsDiff(b []Input) string {
+	a, err := p.ReadInputs()
+	if err != nil {
+		return err.Error()
+	}
+	return inputsDiff(a, b)
 }
 
 // inputsDiff names the first input that differs between a and b.

@@ -81,7 +81,7 @@ func TestPartsLifeCycle(t *testing.T) {
 	if s, err = Find(out, true); err != nil || s.Complete() != nil {
 		t.Fatalf("three current parts: %v, %v", err, s.Complete())
 	}
-	if s.Parts[0].Dir != p0 || s.Parts[0].Manifest.Shards != [2]int{} || len(s.Parts[0].Manifest.Files) != 1 ||
+	if s.Parts[0].Dir != p0 || s.Parts[0].Manifest.Shards != [2]int{} || len(s.Parts[0].Manifest.Files) != 2 ||
 		s.Parts[0].Manifest.Files[0] != (File{Name: "data", Size: 10}) {
 		t.Errorf("part 0: %+v", s.Parts[0])
 	}
@@ -176,5 +176,29 @@ func TestUnreadableManifest(t *testing.T) {
 	}
 	if fmt.Sprint(s.Missing()) != "[0]" || !strings.Contains(s.Rerun[0], "manifest format 9") {
 		t.Errorf("a manifest of another format: %v %q", s.Missing(), s.Rerun[0])
+	}
+}
+
+// TestInputsFile: a part's inputs are read back from its inputs file,
+// checked against the digest its manifest names.
+func TestInputsFile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	in := filepath.Join(dir, "in")
+	os.WriteFile(in, []byte("abc"), 0o644)
+	p := writeTask(t, out, 0, 1, []string{in}, `{}`, "a")
+	s, err := Find(out, true)
+	if err != nil || s.Complete() != nil {
+		t.Fatal(err, s.Complete())
+	}
+	got, err := s.Parts[0].ReadInputs()
+	if err != nil || len(got) != 1 || got[0].Path != in || got[0].Size != 3 {
+		t.Fatalf("inputs %+v, %v", got, err)
+	}
+	if err := os.WriteFile(filepath.Join(p, InputsFile), []byte(`[{"path":"/elsewhere","size":3,"mtime_ns":1}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ = Find(out, true); !strings.Contains(s.Rerun[0], "not the inputs its manifest names") {
+		t.Errorf("inputs changed behind the manifest: %q", s.Rerun[0])
 	}
 }

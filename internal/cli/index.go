@@ -20,6 +20,7 @@ import (
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/partition"
 	"github.com/itarconv/itarconv/shardset"
 )
 
@@ -281,14 +282,21 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	explicit := len(args) > 1 || err != nil || !st.IsDir() // else found in a directory
 	for _, job := range jobs {
 		in := &pathguard.Inputs{}
-		if err := guardShards(in, job.shards, explicit); err != nil {
+		mine := job.shards
+		if partitioned {
+			// A task opens only its own shards: a run of thousands of
+			// tasks must not have each read every shard's head.
+			lo, hi := partition.Range(totalSizes(job.shards), task)
+			mine = job.shards[lo:hi]
+		}
+		if err := guardShards(in, mine, explicit); err != nil {
 			return err
 		}
-		if err := refuseCompressed(job.shards, convertHint(args, job)); err != nil {
+		if err := refuseCompressed(mine, convertHint(args, job)); err != nil {
 			return err
 		}
 		if opts.Loaders != nil {
-			opts.Loaders.Plan(job.shards)
+			opts.Loaders.Plan(mine)
 		}
 		if err := guardErr(in.CheckOutputs(job.out)); err != nil {
 			return err

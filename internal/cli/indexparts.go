@@ -95,8 +95,12 @@ func mergeIndex(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: the options of its index run: %w", set.Dir, err)
 	}
-	shards := make([]string, len(m.Inputs))
-	for i, in := range m.Inputs {
+	inputs, err := set.Parts[0].ReadInputs()
+	if err != nil {
+		return nil, err
+	}
+	shards := make([]string, len(inputs))
+	for i, in := range inputs {
 		shards[i] = in.Path
 	}
 	dirs := make([]string, len(set.Parts))
