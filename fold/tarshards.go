@@ -199,8 +199,16 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 	if t.Members != nil {
 		members = t.Members(t.Paths[shard])
 	}
-	rows := make([]dataset.Row, 0, batchRows)
-	arena := make([]byte, 0, 64<<10)
+	// A member takes a header block at least: a small shard gets batches
+	// of its size, not of batchRows (zeroing those is most of the cost of
+	// a shard of a few members).
+	firstRows, firstArena := batchRows, 64<<10
+	if size := f.Size(); size >= 0 {
+		firstRows = int(min(int64(batchRows), size/512+1))
+		firstArena = int(min(int64(firstArena), size))
+	}
+	rows := make([]dataset.Row, 0, firstRows)
+	arena := make([]byte, 0, firstArena)
 	var batchBytes int64
 	var data *os.File
 	if t.ReadPayloads {

@@ -650,6 +650,15 @@ func (f *File) Next() (m *Member, err error) {
 }
 
 // Close unmaps and closes the file.
+// Size is the file's size, or -1 when it cannot be told.
+func (f *File) Size() int64 {
+	fi, err := f.f.Stat()
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
+}
+
 func (f *File) Close() error {
 	if f.mapped != nil {
 		munmapFile(f.mapped)

@@ -67,7 +67,11 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 		return err
 	}
 	o := convertOptions(fl, shardSize)
-	inputs, err := convert.ConvertInputs(po.Srcs, o)
+	paths, err := convert.ConvertInputs(po.Srcs, o)
+	if err != nil {
+		return err
+	}
+	inputs, err := partition.StatInputs(paths)
 	if err != nil {
 		return err
 	}

@@ -280,13 +280,22 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	}
 	st, err := os.Stat(args[0])
 	explicit := len(args) > 1 || err != nil || !st.IsDir() // else found in a directory
+	var inputs []partition.Input                           // a task's: every shard of the run, stat'ed once
+	var lo, hi int
 	for _, job := range jobs {
 		in := &pathguard.Inputs{}
 		mine := job.shards
 		if partitioned {
 			// A task opens only its own shards: a run of thousands of
 			// tasks must not have each read every shard's head.
-			lo, hi := partition.Range(totalSizes(job.shards), task)
+			if inputs, err = partition.StatInputs(job.shards); err != nil {
+				return err
+			}
+			sizes := make([]int64, len(inputs))
+			for i, x := range inputs {
+				sizes[i] = x.Size
+			}
+			lo, hi = partition.Range(sizes, task)
 			mine = job.shards[lo:hi]
 		}
 		if err := guardShards(in, mine, explicit); err != nil {
@@ -306,7 +315,7 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		}
 	}
 	if partitioned {
-		return e.indexTask(ctx, fl, opts, withTARIDX, jobs[0], anchor, task)
+		return e.indexTask(ctx, fl, opts, withTARIDX, jobs[0], anchor, task, inputs, lo, hi)
 	}
 	var results []indexResult
 	for _, job := range jobs {

@@ -52,7 +52,8 @@ func (o indexPartOptions) flags(workers int) indexFlags {
 
 // indexTask indexes this task's share of job's shards into its part of
 // the run named by anchor.
-func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptions, withTARIDX bool, job indexJob, anchor string, t partition.Task) error {
+func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptions, withTARIDX bool, job indexJob, anchor string,
+	t partition.Task, inputs []partition.Input, lo, hi int) error {
 	po, err := newIndexPartOptions(fl, opts, withTARIDX)
 	if err != nil {
 		return err
@@ -62,15 +63,12 @@ func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptio
 	}
 	// Absolute paths: the merge restores the loaders' states of shards
 	// by the paths the manifest records.
-	shards := make([]string, len(job.shards))
-	for i, s := range job.shards {
-		if shards[i], err = filepath.Abs(s); err != nil {
-			return err
-		}
+	shards := make([]string, len(inputs))
+	for i, in := range inputs {
+		shards[i] = in.Path
 	}
 	job.shards = shards
-	lo, hi := partition.Range(totalSizes(job.shards), t)
-	return e.runTask("index", anchor, t, job.shards, po, func(dir string) (any, int, int, error) {
+	return e.runTask("index", anchor, t, inputs, po, func(dir string) (any, int, int, error) {
 		bar := e.newProgress(job.fold, totalSize(job.shards[lo:hi]))
 		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
 		st, err := fold.IndexPart(ctx, job.shards, lo, hi, withTARIDX, dir, opts)

@@ -50,15 +50,11 @@ func (tf *taskFlags) resolve(getenv func(string) string) (t partition.Task, ok b
 }
 
 // runTask writes this task's part of the run whose output is out over
-// inputs: fill writes the partial outputs into the part's directory and
+// the inputs in: fill writes the partial outputs into the part's directory and
 // returns the task's figures. It reports where the part went.
-func (e *env) runTask(command, out string, t partition.Task, inputs []string, options any,
+func (e *env) runTask(command, out string, t partition.Task, in []partition.Input, options any,
 	fill func(dir string) (stats any, lo, hi int, err error)) error {
 	abs, err := filepath.Abs(out)
-	if err != nil {
-		return err
-	}
-	in, err := partition.StatInputs(inputs)
 	if err != nil {
 		return err
 	}
