@@ -52,15 +52,21 @@ type Input struct {
 
 // StatInputs records the inputs at paths as they are now.
 func StatInputs(paths []string) ([]Input, error) {
+	// filepath.Abs asks for the working directory each time (a stat or
+	// two): a run of many shards asks once.
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
 	in := make([]Input, len(paths))
 	for i, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
 			return nil, err
 		}
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return nil, err
+		abs := filepath.Clean(p)
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(wd, abs)
 		}
 		in[i] = Input{Path: abs, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
 	}
