@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -130,6 +132,10 @@ func MergeConverted(ctx context.Context, srcs []string, dst string, o ConvertOpt
 		return nil, err
 	}
 	if o.From == "tar" && o.To == "tbl" {
+		if _, err := os.Lstat(dst); err == nil && !o.Overwrite {
+			// As one run: an existing output is replaced only when asked.
+			return nil, fmt.Errorf("%s: %w", dst, fs.ErrExist)
+		}
 		_, ro := tblSetup(nil, o.TBL)
 		st, ms, err := tbl.MergeParts(ctx, parts, dst, ro)
 		if err != nil {

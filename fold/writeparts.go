@@ -125,7 +125,7 @@ func (r *memberReader) next() (loggedMember, error) {
 		return loggedMember{}, r.bad(fmt.Sprintf("index flag %d", flag), err)
 	}
 	m := loggedMember{start: r.last + int64(v[0]), pending: int64(v[1]), header: int64(v[2]), footprint: int64(v[3]), indexed: flag == 1}
-	if v[0] > math.MaxInt64/2 || v[2] > math.MaxInt64/2 || v[3] > math.MaxInt64/2 || m.start%512 != 0 || m.pending >= 512 ||
+	if v[0] > math.MaxInt64/2 || v[1] >= 512 || v[2] > math.MaxInt64/2 || v[3] > math.MaxInt64/2 || m.start%512 != 0 ||
 		m.header%512 != 0 || m.start+m.header+512 > r.size || (r.count > 0 && v[0] == 0) {
 		return loggedMember{}, r.bad(fmt.Sprintf("a member at %d (header at +%d, %d bytes pending) in a body of %d bytes", m.start, m.header, m.pending, r.size), nil)
 	}

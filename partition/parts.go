@@ -73,6 +73,19 @@ func StatInputs(paths []string) ([]Input, error) {
 	return in, nil
 }
 
+// restatInputs are the inputs as they are now where they are here, and as
+// the part recorded them where they are not (another machine's).
+func restatInputs(recorded []Input) []Input {
+	now := make([]Input, len(recorded))
+	for i, in := range recorded {
+		now[i] = in
+		if fi, err := os.Stat(in.Path); err == nil {
+			now[i].Size, now[i].ModTime = fi.Size(), fi.ModTime().UnixNano()
+		}
+	}
+	return now
+}
+
 // File is one file of a part, with its size: a part is complete when all
 // its files are there at these sizes.
 type File struct {
@@ -180,7 +193,8 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 		return "", err
 	}
 	name := PartName(m.Task, m.Tasks)
-	tmp, err := os.MkdirTemp(parts, fmt.Sprintf("%s%d-%s-", safefile.TempPrefix, os.Getpid(), name))
+	safefile.SweepLeftovers(parts) // what killed tasks of this machine left
+	tmp, err := os.MkdirTemp(parts, safefile.TempName(name))
 	if err != nil {
 		return "", err
 	}
@@ -346,11 +360,7 @@ func Find(out string, restat bool) (*Set, error) {
 			// and the run it names stays the one to merge.
 			s.Rerun[ref.Manifest.Task] = err.Error()
 		} else if restat {
-			paths := make([]string, len(in))
-			for i, x := range in {
-				paths[i] = x.Path
-			}
-			current, _ = StatInputs(paths) // inputs not here: the parts alone say
+			current = restatInputs(in) // inputs not here: the parts alone say
 		}
 	}
 	nowInputs := ""
@@ -365,8 +375,10 @@ func Find(out string, restat bool) (*Set, error) {
 		}
 		why := ""
 		switch {
-		case m.Command != ref.Manifest.Command || filepath.Clean(m.Output) != filepath.Clean(ref.Manifest.Output):
-			why = fmt.Sprintf("its part is of another command (%s %s)", m.Command, m.Output)
+		case filepath.Clean(m.Output) != filepath.Clean(out):
+			why = fmt.Sprintf("its part is of a run into %s, not %s (parts are merged where their tasks were told to write)", m.Output, out)
+		case m.Command != ref.Manifest.Command:
+			why = fmt.Sprintf("its part is of another command (%s)", m.Command)
 		case m.Tool != ref.Manifest.Tool:
 			why = fmt.Sprintf("its part was written by itarconv %s, the newest by %s", m.Tool, ref.Manifest.Tool)
 		case !bytes.Equal(compactJSON(m.Options), compactJSON(ref.Manifest.Options)):
@@ -442,15 +454,14 @@ func (s *Set) Done(outputs []string) error {
 	if err := writeJSON(filepath.Join(s.Dir, mergedFile), m); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(s.Dir)
-	if err != nil {
-		return err
-	}
+	// Only what this merge read: a part a task committed since is the
+	// next merge's, and a temporary directory may be a running task's.
 	var errs []error
-	for _, e := range entries {
-		if e.Name() != mergedFile {
-			errs = append(errs, os.RemoveAll(filepath.Join(s.Dir, e.Name())))
-		}
+	for _, p := range s.Parts {
+		errs = append(errs, os.RemoveAll(p.Dir))
+	}
+	for _, dir := range s.Other {
+		errs = append(errs, os.RemoveAll(dir))
 	}
 	return errors.Join(errs...)
 }
@@ -463,7 +474,7 @@ func (m *Merged) StillMerged() error {
 		if err != nil {
 			return err
 		}
-		if fi.Size() != o.Size {
+		if !fi.IsDir() && fi.Size() != o.Size { // a directory's own size says nothing of its files
 			return fmt.Errorf("%s: %d bytes, the merge wrote %d", o.Name, fi.Size(), o.Size)
 		}
 	}

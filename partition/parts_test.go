@@ -123,8 +123,10 @@ func TestPartsLifeCycle(t *testing.T) {
 	if err := s.Done([]string{out}); err != nil {
 		t.Fatal(err)
 	}
+	// The parts merged are gone; a temporary directory may be a running
+	// task's (pid 1's is alive), and stays.
 	entries, _ := os.ReadDir(PartsDir(out))
-	if len(entries) != 1 || entries[0].Name() != mergedFile {
+	if len(entries) != 2 || entries[1].Name() != mergedFile || !strings.HasPrefix(entries[0].Name(), ".itarconv-tmp-1-") {
 		t.Errorf("after Done the parts directory holds %v", entries)
 	}
 	if s, err = Find(out, true); err != nil || s.Merged == nil || s.Merged.StillMerged() != nil || len(s.Missing()) != 0 {
@@ -200,5 +202,24 @@ func TestInputsFile(t *testing.T) {
 	}
 	if s, _ = Find(out, true); !strings.Contains(s.Rerun[0], "not the inputs its manifest names") {
 		t.Errorf("inputs changed behind the manifest: %q", s.Rerun[0])
+	}
+}
+
+// TestPartsMoved: parts moved beside another output are not its parts:
+// merge writes where the tasks were told to, or not at all.
+func TestPartsMoved(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "a", "out.taridx")
+	in := filepath.Join(dir, "in")
+	os.WriteFile(in, []byte("x"), 0o644)
+	writeTask(t, out, 0, 1, []string{in}, `{}`, "a")
+	other := filepath.Join(dir, "b", "out.taridx")
+	os.MkdirAll(filepath.Dir(other), 0o755)
+	if err := os.Rename(PartsDir(out), PartsDir(other)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Find(other, true)
+	if err != nil || s.Complete() == nil || !strings.Contains(s.Rerun[0], "is of a run into "+out) {
+		t.Errorf("parts moved: %v %q", err, s.Rerun[0])
 	}
 }

@@ -353,7 +353,7 @@ func (m *merger) link(ctx context.Context, p *mergePart) error {
 		dir = "."
 	}
 	safefile.SweepLeftovers(dir)
-	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-%s-link", safefile.TempPrefix, os.Getpid(), base))
+	tmp := filepath.Join(dir, strings.TrimSuffix(safefile.TempName(base), "*")+"link")
 	os.Remove(tmp)
 	if err := os.Link(p.f.Name(), tmp); err != nil {
 		return m.write(ctx) // another file system, or no links: copy

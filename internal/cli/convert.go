@@ -208,13 +208,13 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if err := checkOverwrite(srcs, dst, fl); err != nil {
 		return err
 	}
-	if partitioned {
-		return e.convertTask(ctx, fl, srcs, dst, shardSize, task)
-	}
 	if fl.to == "tbl" || fl.to == "barecat" {
 		if st, err := os.Stat(filepath.Dir(dst)); err != nil || !st.IsDir() {
 			return usagef("%s: the directory %s does not exist", dst, filepath.Dir(dst))
 		}
+	}
+	if partitioned {
+		return e.convertTask(ctx, fl, srcs, dst, shardSize, task)
 	}
 	created := missingDirs(dst)
 	err = e.convert(ctx, fl, srcs, dst, shardSize)

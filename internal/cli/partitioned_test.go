@@ -392,3 +392,29 @@ func TestConvertTaskRefused(t *testing.T) {
 		t.Errorf("a stream as a task: exit %d: %s", code, msg)
 	}
 }
+
+// TestMergeKeepsOutputs: a merge refuses to replace an output that
+// appeared since the tasks ran, as one run refuses without --force; a task
+// into a directory that does not exist is refused as one run is.
+func TestMergeKeepsOutputs(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 5, 5)
+	out := filepath.Join(dir, "out.tbl")
+	tasks(t, 2, nil, append(append([]string{"convert", "-q", "--task", "%k/%n"}, paths...), out)...)
+	if err := os.WriteFile(out, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := process(t, nil, "merge", out); code != 1 || !strings.Contains(msg, "exists") {
+		t.Errorf("merge over a file that appeared: exit %d: %s", code, msg)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "mine" {
+		t.Errorf("the file was replaced: %q", b)
+	}
+	code, msg := process(t, nil, append(append([]string{"convert", "--task", "0/2"}, paths...), filepath.Join(dir, "nodir", "x.tbl"))...)
+	if code != 2 || !strings.Contains(msg, "does not exist") {
+		t.Errorf("a task into no directory: exit %d: %s", code, msg)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nodir")); err == nil {
+		t.Error("the task made the directory")
+	}
+}

@@ -25,6 +25,8 @@ func kernelCopy(dst *os.File, dstOff int64, src *os.File, srcOff, n int64) (int6
 			return done, nil
 		case err != nil:
 			return done, fmt.Errorf("copying %d bytes at %d of %s: %w", n-done, roff, src.Name(), err)
+		case k == 0 && done == 0:
+			return 0, nil // some file systems copy nothing here: the caller copies
 		case k == 0:
 			return done, fmt.Errorf("%s: copying %d bytes at %d: %w", src.Name(), n-done, roff, io.ErrUnexpectedEOF)
 		}

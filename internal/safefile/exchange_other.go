@@ -12,7 +12,7 @@ import (
 // kill in between leaves b's old content under a temporary name of this
 // process.
 func exchange(a, b string) error {
-	aside := filepath.Join(filepath.Dir(b), fmt.Sprintf("%s%d-%s-old", TempPrefix, os.Getpid(), filepath.Base(b)))
+	aside := filepath.Join(filepath.Dir(b), fmt.Sprintf("%s%s-%s-old", TempPrefix, owner, filepath.Base(b)))
 	if err := os.Rename(b, aside); err != nil {
 		return err
 	}

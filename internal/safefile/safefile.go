@@ -7,6 +7,7 @@ package safefile
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,8 +32,19 @@ const TempPrefix = ".itarconv-tmp-"
 // lets a later run tell the leftovers of a killed run from the files of a
 // run still going, and remove them.
 func TempName(base string) string {
-	return fmt.Sprintf("%s%d-%s-*", TempPrefix, os.Getpid(), base)
+	return fmt.Sprintf("%s%s-%s-*", TempPrefix, owner, base)
 }
+
+// owner names this process in temporary names: its id and a tag of its
+// host, since the tasks of a partitioned run on several machines write
+// into one shared directory, and a process id says nothing of another
+// machine's processes.
+var owner = func() string {
+	host, _ := os.Hostname()
+	h := fnv.New32a()
+	h.Write([]byte(host))
+	return fmt.Sprintf("%d.%08x", os.Getpid(), h.Sum32())
+}()
 
 // Create starts writing the file that will be named path.
 func Create(path string) (*File, error) {
@@ -76,7 +88,11 @@ func SweepLeftovers(dir string) {
 		if !strings.HasPrefix(name, TempPrefix) {
 			continue
 		}
-		pidText, _, ok := strings.Cut(strings.TrimPrefix(name, TempPrefix), "-")
+		id, _, ok := strings.Cut(strings.TrimPrefix(name, TempPrefix), "-")
+		pidText, host, tagged := strings.Cut(id, ".")
+		if tagged && host != strings.TrimPrefix(owner, strconv.Itoa(os.Getpid())+".") {
+			continue // another machine's: its process may well be alive there
+		}
 		pid, err := strconv.Atoi(pidText)
 		if !ok || err != nil || pid == os.Getpid() || processAlive(pid) {
 			continue
