@@ -49,7 +49,7 @@ func TestWriterTempNamesCarryPID(t *testing.T) {
 	if _, err := w.LinkShard(tarFile); err != nil {
 		t.Fatal(err)
 	}
-	prefix := fmt.Sprintf("%s%d-x.barecat", safefile.TempPrefix, os.Getpid())
+	prefix := strings.TrimSuffix(safefile.TempName("x.barecat"), "-*")
 	var temps []string
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {

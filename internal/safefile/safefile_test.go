@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -75,13 +76,19 @@ func TestSweepLeftovers(t *testing.T) {
 	}
 	dead := cmd.Process.Pid
 	leftover := fmt.Sprintf("%s%d-train.taridx-123", TempPrefix, dead)
+	tagged := strings.Replace(TempName("test.taridx"), strconv.Itoa(os.Getpid())+".", strconv.Itoa(dead)+".", 1)
+	tagged = strings.TrimSuffix(tagged, "*") + "789"
+	// Another machine's (a task of a partitioned run sharing the
+	// directory): its process id says nothing here.
+	elsewhere := fmt.Sprintf("%s%d.0badf00d-test.taridx-1", TempPrefix, dead)
 	mine := fmt.Sprintf("%s%d-val.taridx-456", TempPrefix, os.Getpid())
-	for _, n := range []string{leftover, mine, "train_0000.tar", TempPrefix + "odd"} {
+	for _, n := range []string{leftover, tagged, elsewhere, mine, "train_0000.tar", TempPrefix + "odd"} {
 		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
 	}
 	SweepLeftovers(dir)
 	got := strings.Join(names(t, dir), ",")
-	if strings.Contains(got, leftover) || !strings.Contains(got, mine) || !strings.Contains(got, "train_0000.tar") || !strings.Contains(got, TempPrefix+"odd") {
+	if strings.Contains(got, leftover) || strings.Contains(got, tagged) || !strings.Contains(got, elsewhere) || !strings.Contains(got, mine) ||
+		!strings.Contains(got, "train_0000.tar") || !strings.Contains(got, TempPrefix+"odd") {
 		t.Errorf("after the sweep: %s", got)
 	}
 }
