@@ -78,6 +78,8 @@ func writeFile(path string, b []byte) error {
 	return f.Commit()
 }
 
+func (d daliLoader) shardOutput(shard string) string { return d.path(shard) }
+
 func init() {
 	loaderKinds = append(loaderKinds, &loaderKind{
 		name: "dali", unit: "components",

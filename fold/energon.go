@@ -188,6 +188,8 @@ func (e *energonLoader) loadShard(dec *gob.Decoder, path string) error {
 	return nil
 }
 
+func (e *energonLoader) shardOutput(shard string) string { return e.idxPath(shard) }
+
 func init() {
 	loaderKinds = append(loaderKinds, &loaderKind{
 		name: "energon", unit: "samples",

@@ -81,6 +81,25 @@ func (l *Loaders) Names() []string {
 	return names
 }
 
+// shardOutput is a Loader that writes a file of each shard's own: where.
+type shardOutput interface {
+	shardOutput(shard string) string
+}
+
+// ShardFiles are the files the loaders write of each of these shards alone
+// (not what spans the dataset), where they are written.
+func (l *Loaders) ShardFiles(shards []string) []string {
+	var files []string
+	for _, k := range l.kinds {
+		if so, ok := k.(shardOutput); ok {
+			for _, s := range shards {
+				files = append(files, so.shardOutput(s))
+			}
+		}
+	}
+	return files
+}
+
 // Plan adds shards to the dataset, in order; a shard planned twice is
 // indexed once.
 func (l *Loaders) Plan(shards []string) {

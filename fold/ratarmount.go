@@ -114,6 +114,8 @@ func (l *lazyFile) Close() {
 	}
 }
 
+func (r ratarmountLoader) shardOutput(shard string) string { return r.path(shard) }
+
 func init() {
 	loaderKinds = append(loaderKinds, &loaderKind{
 		name: "ratarmount", unit: "files",

@@ -75,7 +75,7 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 	if err != nil {
 		return err
 	}
-	return e.runTask("convert", dst, t, inputs, po, func(dir string) (any, int, int, error) {
+	return e.runTask("convert", dst, t, inputs, po, func(dir string, _ *partition.Manifest) (any, int, int, error) {
 		bar := e.newProgress(fl.to, 0)
 		o.Progress = func(p convert.Progress) { bar.update(fl.to, p) }
 		lo, hi, st, err := convert.ConvertPart(ctx, po.Srcs, po.Dst, o, t, dir)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -68,13 +69,22 @@ func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptio
 		shards[i] = in.Path
 	}
 	job.shards = shards
-	return e.runTask("index", anchor, t, inputs, po, func(dir string) (any, int, int, error) {
+	return e.runTask("index", anchor, t, inputs, po, func(dir string, m *partition.Manifest) (any, int, int, error) {
 		bar := e.newProgress(job.fold, totalSize(job.shards[lo:hi]))
 		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
 		st, err := fold.IndexPart(ctx, job.shards, lo, hi, withTARIDX, dir, opts)
 		bar.done()
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("indexing fold %s: %w", job.fold, err)
+		}
+		if opts.Loaders != nil {
+			// The shards' own loader indexes, written in place: merge
+			// checks they are still there as the task wrote them.
+			for _, f := range opts.Loaders.ShardFiles(job.shards[lo:hi]) {
+				if fi, err := os.Stat(f); err == nil {
+					m.Written = append(m.Written, partition.File{Name: f, Size: fi.Size()})
+				}
+			}
 		}
 		return st, lo, hi, nil
 	})

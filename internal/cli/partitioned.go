@@ -53,7 +53,7 @@ func (tf *taskFlags) resolve(getenv func(string) string) (t partition.Task, ok b
 // the inputs in: fill writes the partial outputs into the part's directory and
 // returns the task's figures. It reports where the part went.
 func (e *env) runTask(command, out string, t partition.Task, in []partition.Input, options any,
-	fill func(dir string) (stats any, lo, hi int, err error)) error {
+	fill func(dir string, m *partition.Manifest) (stats any, lo, hi int, err error)) error {
 	abs, err := filepath.Abs(out)
 	if err != nil {
 		return err
@@ -65,7 +65,7 @@ func (e *env) runTask(command, out string, t partition.Task, in []partition.Inpu
 	m := &partition.Manifest{Command: command, Output: abs, Task: t.K, Tasks: t.N, TaskSource: t.Source,
 		Options: opts, Inputs: in}
 	dir, err := partition.WritePart(abs, m, func(dir string) error {
-		st, lo, hi, err := fill(dir)
+		st, lo, hi, err := fill(dir, m)
 		if err != nil {
 			return err
 		}

@@ -418,3 +418,22 @@ func TestMergeKeepsOutputs(t *testing.T) {
 		t.Error("the task made the directory")
 	}
 }
+
+// TestMergeChecksShardIndexes: a shard's own loader index, which its task
+// wrote in place, gone before the merge makes that task's part stale.
+func TestMergeChecksShardIndexes(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 4, 6, 5)
+	out := filepath.Join(dir, "data.taridx")
+	tasks(t, 3, nil, append([]string{"index", "-q", "--format", "taridx,dali", "-o", out, "--task", "%k/%n"}, paths...)...)
+	if err := os.Remove(strings.TrimSuffix(paths[2], ".tar") + ".idx"); err != nil {
+		t.Fatal(err)
+	}
+	code, msg := process(t, nil, "merge", out)
+	if code != 1 || !strings.Contains(msg, "task 2 of 3: ") || !strings.Contains(msg, "data-00002.idx is gone") {
+		t.Errorf("merge with a shard's index gone: exit %d: %s", code, msg)
+	}
+	if code, msg := process(t, nil, "merge", "--missing", out); msg != "2\n" {
+		t.Errorf("--missing: exit %d: %q", code, msg)
+	}
+}
