@@ -398,16 +398,16 @@ func runBench(cfg config) error {
 	// that a slow phase of the machine hits all tools alike. On a shared
 	// machine each rep waits for a quiet moment first; the noise meter
 	// then counts the load during the timed runs only.
-	var noise noiseMeter
+	var noise bench.NoiseMeter
 	var waited time.Duration
 	busyStarts := 0
 	for range cfg.reps {
-		w, quiet := waitQuiet(cfg.quiet)
+		w, quiet := bench.WaitQuiet(cfg.quiet)
 		waited += w
 		if !quiet {
 			busyStarts++
 		}
-		noise.resume()
+		noise.Resume()
 		for _, m := range ms {
 			r, err := runOne(j, m, false)
 			if err != nil {
@@ -417,13 +417,13 @@ func runBench(cfg config) error {
 			m.cpus = append(m.cpus, r.cpu)
 			m.maxRSS = max(m.maxRSS, r.rss)
 		}
-		noise.pause()
+		noise.Pause()
 	}
 	if cfg.quiet > 0 {
 		fmt.Printf("waited %.1fs in all for a quiet machine before the reps; %d of %d reps started with other processes still busy\n",
 			waited.Seconds(), busyStarts, cfg.reps)
 	}
-	fmt.Println(noise.report())
+	fmt.Println(noise.Report("timed runs"))
 	fmt.Println()
 	printTable(os.Stdout, ms)
 	fmt.Println()
@@ -670,73 +670,6 @@ func totalSize(paths []string) int64 {
 		}
 	}
 	return n
-}
-
-// noiseMeter tells how much CPU other processes took while the timed runs
-// went on: the machine's busy time (/proc/stat) less what this program and
-// its children used (rusage), summed over the spans between resume and
-// pause. Timings taken beside other work are slower and noisier, and the
-// comparison with the baseline only roughly fair.
-type noiseMeter struct {
-	wall, other float64
-	start       time.Time
-	busy0, own0 float64
-	failed      bool
-}
-
-func (n *noiseMeter) resume() {
-	busy, err := bench.MachineBusy()
-	n.failed = n.failed || err != nil
-	n.start, n.busy0, n.own0 = time.Now(), busy, bench.OwnCPU()
-}
-
-func (n *noiseMeter) pause() {
-	busy, err := bench.MachineBusy()
-	n.failed = n.failed || err != nil
-	n.wall += time.Since(n.start).Seconds()
-	n.other += max(0, (busy-n.busy0)-(bench.OwnCPU()-n.own0))
-}
-
-func (n *noiseMeter) report() string {
-	if n.failed || n.wall == 0 {
-		return "other load on the machine: unknown (no /proc/stat)"
-	}
-	share := n.other / (n.wall * float64(runtime.NumCPU()))
-	verdict := "quiet"
-	if share > 0.10 {
-		verdict = "BUSY: figures are skewed, run again on a quiet machine"
-	}
-	return fmt.Sprintf("other processes used %.1f CPU-seconds during the %.1fs of timed runs (%.0f%% of the machine): %s",
-		n.other, n.wall, 100*share, verdict)
-}
-
-// waitQuiet waits, up to limit, until the CPUs have been nearly idle (other
-// processes using under 5% of the machine) for a whole second, and tells
-// how long it waited and whether it saw such a second. This program and
-// its children are idle meanwhile, so all the busy time is others'.
-func waitQuiet(limit time.Duration) (time.Duration, bool) {
-	if limit <= 0 {
-		return 0, true
-	}
-	start := time.Now()
-	const window = time.Second
-	for {
-		b0, err := bench.MachineBusy()
-		if err != nil {
-			return 0, true
-		}
-		time.Sleep(window)
-		b1, err := bench.MachineBusy()
-		if err != nil {
-			return 0, true
-		}
-		if (b1-b0)/(window.Seconds()*float64(runtime.NumCPU())) < 0.05 {
-			return time.Since(start), true
-		}
-		if time.Since(start) >= limit {
-			return time.Since(start), false
-		}
-	}
 }
 
 func rate(r float64) string {

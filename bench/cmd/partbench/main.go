@@ -377,16 +377,16 @@ func runBench(cfg config, repro string) error {
 	// that a slow phase of the machine hits all jobs alike. On a shared
 	// machine each rep waits for a quiet moment first; the noise meter then
 	// counts the load during the reps only.
-	var noise noiseMeter
+	var noise bench.NoiseMeter
 	busyStarts := 0
 	var waited time.Duration
 	for rep := range cfg.reps {
-		w, quiet := waitQuiet(cfg.quiet)
+		w, quiet := bench.WaitQuiet(cfg.quiet)
 		waited += w
 		if !quiet {
 			busyStarts++
 		}
-		noise.resume()
+		noise.Resume()
 		for _, j := range jobs {
 			t0 := time.Now()
 			if err := e.runJob(j, rep); err != nil {
@@ -395,7 +395,7 @@ func runBench(cfg config, repro string) error {
 			fmt.Printf("rep %d/%d: %s %s: one %.3fs, tasks %.3fs, merge %.3fs (%.0fs with checks)\n", rep+1, cfg.reps, j.set, j.name,
 				j.one[len(j.one)-1], j.task[len(j.task)-1], j.merge[len(j.merge)-1], time.Since(t0).Seconds())
 		}
-		noise.pause()
+		noise.Pause()
 	}
 	if cfg.quiet > 0 {
 		fmt.Printf("waited %.1fs in all for a quiet machine before the reps; %d of %d reps started with other processes still busy\n",
@@ -408,7 +408,7 @@ func runBench(cfg config, repro string) error {
 		}
 	}
 	fmt.Println("checks: every merged output equals the one run's, byte for byte (Barecat: its shards and `itarconv ls`), and the merge removed the parts")
-	fmt.Println(noise.report())
+	fmt.Println(noise.Report("the reps"))
 	fmt.Println()
 	printTable(os.Stdout, jobs, e.floor, e.floorUnknown)
 	fmt.Println()
@@ -992,69 +992,6 @@ func sizeOf(p string) int64 {
 		return st.Size()
 	}
 	return 0
-}
-
-// noiseMeter tells how much CPU other processes took during the reps: the
-// machine's busy time (/proc/stat) less what this program and its children
-// used (rusage), summed over the spans between resume and pause.
-type noiseMeter struct {
-	wall, other float64
-	start       time.Time
-	busy0, own0 float64
-	failed      bool
-}
-
-func (n *noiseMeter) resume() {
-	busy, err := bench.MachineBusy()
-	n.failed = n.failed || err != nil
-	n.start, n.busy0, n.own0 = time.Now(), busy, bench.OwnCPU()
-}
-
-func (n *noiseMeter) pause() {
-	busy, err := bench.MachineBusy()
-	n.failed = n.failed || err != nil
-	n.wall += time.Since(n.start).Seconds()
-	n.other += max(0, (busy-n.busy0)-(bench.OwnCPU()-n.own0))
-}
-
-func (n *noiseMeter) report() string {
-	if n.failed || n.wall == 0 {
-		return "other load on the machine: unknown (no /proc/stat)"
-	}
-	share := n.other / (n.wall * float64(runtime.NumCPU()))
-	verdict := "quiet"
-	if share > 0.10 {
-		verdict = "BUSY: figures are skewed, run again on a quiet machine"
-	}
-	return fmt.Sprintf("other processes used %.1f CPU-seconds during the %.1fs of the reps (%.0f%% of the machine): %s",
-		n.other, n.wall, 100*share, verdict)
-}
-
-// waitQuiet waits, up to limit, until other processes have used under 5%
-// of the machine for a whole second, and tells how long it waited and
-// whether it saw such a second. This program is idle meanwhile.
-func waitQuiet(limit time.Duration) (time.Duration, bool) {
-	if limit <= 0 {
-		return 0, true
-	}
-	start := time.Now()
-	for {
-		b0, err := bench.MachineBusy()
-		if err != nil {
-			return 0, true
-		}
-		time.Sleep(time.Second)
-		b1, err := bench.MachineBusy()
-		if err != nil {
-			return 0, true
-		}
-		if (b1-b0)/float64(runtime.NumCPU()) < 0.05 {
-			return time.Since(start), true
-		}
-		if time.Since(start) >= limit {
-			return time.Since(start), false
-		}
-	}
 }
 
 // spread is a median with its range.
