@@ -157,7 +157,7 @@ func (s *partSink) Prepare(b *dataset.Batch) error { return prepareCellParts(s.s
 func (s *partSink) EndShard(int) error             { return nil }
 
 // prepareCellParts parses, on the workers, the cells' members whose bytes
-// the rows carry, as rowsSink.Prepare does.
+// the rows carry (a sink's Prepare, for WriteRows and WritePart alike).
 func prepareCellParts(src dataset.Source, b *dataset.Batch) error {
 	var parts []cellPart
 	for i := range b.Rows {

@@ -431,23 +431,7 @@ func (s *rowsSink) Prepare(b *dataset.Batch) error {
 	if !s.optimistic && s.mode == ModeArchive {
 		return nil
 	}
-	var parts []cellPart
-	for i := range b.Rows {
-		r := &b.Rows[i]
-		if r.Kind != dataset.KindFile || r.Inline == nil {
-			continue
-		}
-		row, part, ok := cellsName(trimDot(r.Name))
-		if !ok {
-			continue
-		}
-		if parts == nil {
-			parts = make([]cellPart, len(b.Rows))
-		}
-		parts[i].err = parseCellPart(&parts[i], row, part, r.Inline, refOf(s.src, b.Shard, r))
-	}
-	b.Prep = parts
-	return nil
+	return prepareCellParts(s.src, b)
 }
 
 func (s *rowsSink) Write(b *dataset.Batch) error {
