@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // CPUSeconds is a finished child's user plus system time.
@@ -50,4 +52,20 @@ func Median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// RemoveOnInterrupt removes paths (a bench's work directories) and exits
+// with 130 when the bench is interrupted or terminated, so that a stopped
+// run leaves no gigabytes behind. The children get the terminal's signal
+// themselves.
+func RemoveOnInterrupt(paths ...string) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		for _, p := range paths {
+			os.RemoveAll(p)
+		}
+		os.Exit(130)
+	}()
 }

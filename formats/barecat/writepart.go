@@ -140,9 +140,7 @@ func (s *partSink) Write(b *dataset.Batch) error {
 			return where(err)
 		}
 		if r.Kind == dataset.KindDir {
-			d := Dir{Path: p, Mode: r.Mode & 0o7777, HasMode: true, UID: r.UID, HasUID: true,
-				GID: r.GID, HasGID: true, MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true}
-			if err := s.rows.dir(d); err != nil {
+			if err := s.rows.dir(RowDir(p, r)); err != nil {
 				return err
 			}
 			continue

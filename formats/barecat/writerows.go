@@ -45,6 +45,12 @@ func RowFile(p string, r *dataset.Row) File {
 	}
 }
 
+// RowDir is the directory a row names, at its normalized path p.
+func RowDir(p string, r *dataset.Row) Dir {
+	return Dir{Path: p, Mode: r.Mode & 0o7777, HasMode: true, UID: r.UID, HasUID: true,
+		GID: r.GID, HasGID: true, MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true}
+}
+
 // WriteRows writes any source into a new Barecat archive at out, in one pass:
 // every file row becomes a file (its bytes from the row, or read by the
 // writer through OpenPayload), directories keep their metadata, links and
@@ -128,9 +134,7 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 			return where(err)
 		}
 		if r.Kind == dataset.KindDir {
-			d := Dir{Path: p, Mode: r.Mode & 0o7777, HasMode: true, UID: r.UID, HasUID: true,
-				GID: r.GID, HasGID: true, MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true}
-			if err := s.w.AddDir(d); err != nil && !errors.Is(err, ErrDuplicate) {
+			if err := s.w.AddDir(RowDir(p, r)); err != nil && !errors.Is(err, ErrDuplicate) {
 				return where(err)
 			} else if err == nil {
 				s.stats.Dirs++

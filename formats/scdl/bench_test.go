@@ -17,13 +17,13 @@ const (
 	benchPerRow = 100    // values per cell on average (50 to 150)
 )
 
-// writeBenchArchive writes benchCells cells of 50 to 150 float32 values
-// (20M values in all: data.npy 80 MB, col_ptr.npy 40 MB).
-func writeBenchArchive(b *testing.B, dir string) {
+// writeBenchArchive writes cells cells of 50 to 150 float32 values
+// (benchCells: 20M values in all, data.npy 80 MB, col_ptr.npy 40 MB).
+func writeBenchArchive(b *testing.B, dir string, cells int) {
 	files := []string{"var_features/cumulative_sum_index.npy", "var_features/dataframe_0.parquet"}
 	w, err := Create(dir, WriterOptions{
 		NGenes:         []int{benchGenes},
-		FeatureIndices: []FeatureIndexInfo{{Name: VarFeatures, Length: benchCells, DType: StringArray, Files: files}},
+		FeatureIndices: []FeatureIndexInfo{{Name: VarFeatures, Length: uint64(cells), DType: StringArray, Files: files}},
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -31,7 +31,7 @@ func writeBenchArchive(b *testing.B, dir string) {
 	defer w.Abort()
 	values := make([]byte, 0, 4*2*benchPerRow)
 	genes := make([]byte, 0, 4*2*benchPerRow)
-	for i := range benchCells {
+	for i := range cells {
 		n := benchPerRow/2 + i*7919%(benchPerRow+1)
 		values, genes = values[:0], genes[:0]
 		start := i * 31 % (benchGenes - n)
@@ -43,7 +43,7 @@ func writeBenchArchive(b *testing.B, dir string) {
 			b.Fatal(err)
 		}
 	}
-	w.AddFile(files[0], bytes.NewReader(CumSumIndex([]int{benchCells})))
+	w.AddFile(files[0], bytes.NewReader(CumSumIndex([]int{cells})))
 	w.AddFile(files[1], bytes.NewReader(testutil.FakeParquet(benchGenes)))
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
@@ -57,7 +57,7 @@ func writeBenchArchive(b *testing.B, dir string) {
 // col_ptr once to check them) and the Writer are timed too.
 func BenchmarkRows(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "bench")
-	writeBenchArchive(b, dir)
+	writeBenchArchive(b, dir, benchCells)
 	a, err := Open(dir)
 	if err != nil {
 		b.Fatal(err)
@@ -123,14 +123,14 @@ func BenchmarkRows(b *testing.B) {
 	})
 	b.Run("Write", func(b *testing.B) {
 		for i := range b.N {
-			writeBenchArchive(b, filepath.Join(b.TempDir(), "w"+strconv.Itoa(i)))
+			writeBenchArchive(b, filepath.Join(b.TempDir(), "w"+strconv.Itoa(i)), benchCells)
 		}
 		cells(b)
 	})
 	b.Run("WriteNoSync", func(b *testing.B) {
 		noSync(b)
 		for i := range b.N {
-			writeBenchArchive(b, filepath.Join(b.TempDir(), "w"+strconv.Itoa(i)))
+			writeBenchArchive(b, filepath.Join(b.TempDir(), "w"+strconv.Itoa(i)), benchCells)
 		}
 		cells(b)
 	})

@@ -1,17 +1,13 @@
 package scdl
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/itarconv/itarconv/dataset"
-	"github.com/itarconv/itarconv/internal/testutil"
 )
 
 // partBenchCells is the size of the archive BenchmarkWriteRows and
@@ -26,31 +22,7 @@ const (
 // source maker and the archive's size in bytes.
 func partBenchSource(b *testing.B, dir string) (func() (dataset.PayloadSource, error), int64) {
 	b.Helper()
-	files := []string{"var_features/cumulative_sum_index.npy", "var_features/dataframe_0.parquet"}
-	w, err := Create(dir, WriterOptions{NGenes: []int{benchGenes},
-		FeatureIndices: []FeatureIndexInfo{{Name: VarFeatures, Length: partBenchCells, DType: StringArray, Files: files}}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Abort()
-	var values, genes []byte
-	for i := range partBenchCells {
-		n := benchPerRow/2 + i*7919%(benchPerRow+1)
-		values, genes = values[:0], genes[:0]
-		start := i * 31 % (benchGenes - n)
-		for j := range n {
-			values = binary.LittleEndian.AppendUint32(values, math.Float32bits(float32(j+i%13)))
-			genes = binary.LittleEndian.AppendUint32(genes, uint32(start+j))
-		}
-		if err := w.AddRow(values, genes); err != nil {
-			b.Fatal(err)
-		}
-	}
-	w.AddFile(files[0], bytes.NewReader(CumSumIndex([]int{partBenchCells})))
-	w.AddFile(files[1], bytes.NewReader(testutil.FakeParquet(benchGenes)))
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
+	writeBenchArchive(b, dir, partBenchCells)
 	a, err := Open(dir)
 	if err != nil {
 		b.Fatal(err)

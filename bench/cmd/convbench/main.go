@@ -40,7 +40,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -233,14 +232,7 @@ func runBench(cfg config) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sigs
-		os.RemoveAll(work)
-		os.RemoveAll(tmp)
-		os.Exit(130)
-	}()
+	bench.RemoveOnInterrupt(work, tmp)
 
 	bin := filepath.Join(tmp, "itarconv")
 	t0 := time.Now()

@@ -27,13 +27,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -124,13 +122,7 @@ func runBench(cfg config) error {
 	defer os.RemoveAll(tmp)
 	// The temporary datasets take about 2 GiB: an interrupted run must not
 	// leave them behind. The children get the terminal's signal themselves.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sigs
-		os.RemoveAll(tmp)
-		os.Exit(130)
-	}()
+	bench.RemoveOnInterrupt(tmp)
 	dataDir := cfg.dir
 	if dataDir == "" {
 		dataDir = tmp

@@ -70,7 +70,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -257,14 +256,7 @@ func runBench(cfg config, repro string) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sigs
-		os.RemoveAll(work)
-		os.RemoveAll(tmp)
-		os.Exit(130)
-	}()
+	bench.RemoveOnInterrupt(work, tmp)
 
 	e := &env{bin: filepath.Join(tmp, "itarconv"), work: work,
 		one: filepath.Join(work, "one"), parts: filepath.Join(work, "parts"),
