@@ -6,6 +6,7 @@
 package fold
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,7 @@ import (
 
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/remote"
 	"github.com/itarconv/itarconv/shardset"
 )
 
@@ -43,6 +44,9 @@ type Fold struct {
 	// indexed (nil without a manifest): Verify reports a shard whose size
 	// changed.
 	Sizes []int64
+	// ETags, from the manifest too, are remote shards' ETags when indexed
+	// ("" where none): every read of one sends it (If-Match).
+	ETags []string
 }
 
 // Open opens the fold an index file belongs to. Without explicit shards the
@@ -62,7 +66,7 @@ func Open(indexPath string, shards []string) (*Fold, error) {
 	m, err := ReadManifest(indexPath)
 	switch {
 	case err == nil:
-		f.Shards, f.Sizes = m.Paths(filepath.Dir(indexPath)), m.Sizes()
+		f.Shards, f.Sizes, f.ETags = m.Paths(filepath.Dir(indexPath)), m.Sizes(), m.ETags()
 		return f, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
@@ -203,13 +207,21 @@ func (f *Fold) lookup(name string, mode taridx.StemMode) ([]Member, error) {
 // GNU header before it), the shard's headers are scanned to read the full
 // name.
 func (f *Fold) Copy(w io.Writer, m Member) (int64, error) {
-	sh, err := pathguard.Open(m.Shard)
+	sh, err := f.openData(context.Background(), int(m.Row.Fid), m.Shard)
 	if err != nil {
 		return 0, err
 	}
 	defer sh.Close()
+	var src io.ReaderAt = sh
+	if r, ok := sh.(*remote.File); ok {
+		// One request for the header and the payload after it.
+		span := int64(m.Row.DataOffset()+m.Row.Size) - int64(m.Row.Offset)
+		seq := r.Range(int64(m.Row.Offset), span)
+		defer seq.Close()
+		src = seq
+	}
 	var hdr [tarfile.BlockSize]byte
-	if _, err := sh.ReadAt(hdr[:], int64(m.Row.Offset)); err != nil {
+	if _, err := src.ReadAt(hdr[:], int64(m.Row.Offset)); err != nil {
 		return 0, fmt.Errorf("%s: offset %d: reading header: %v: %w", m.Shard, m.Row.Offset, err, ErrStale)
 	}
 	stale := func(format string, args ...any) error {
@@ -236,15 +248,11 @@ func (f *Fold) Copy(w io.Writer, m Member) (int64, error) {
 	}
 	// Nothing is written unless the whole payload is there: a consumer of
 	// the output cannot tell a short copy from the member's bytes.
-	st, err := sh.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if end := m.Row.DataOffset() + m.Row.Size; uint64(st.Size()) < end {
+	if end := m.Row.DataOffset() + m.Row.Size; uint64(sh.Size()) < end {
 		return 0, fmt.Errorf("%s: offset %d: row %d: the payload of %d bytes needs the shard to hold %d bytes, it holds %d: %w",
-			m.Shard, m.Row.Offset, m.Index, m.Row.Size, end, st.Size(), ErrTruncated)
+			m.Shard, m.Row.Offset, m.Index, m.Row.Size, end, sh.Size(), ErrTruncated)
 	}
-	n, err := io.Copy(w, io.NewSectionReader(sh, int64(m.Row.DataOffset()), int64(m.Row.Size)))
+	n, err := io.Copy(w, io.NewSectionReader(src, int64(m.Row.DataOffset()), int64(m.Row.Size)))
 	if err == nil && n != int64(m.Row.Size) {
 		err = stale("payload of %d bytes ends after %d", m.Row.Size, n)
 	}
@@ -266,7 +274,7 @@ func keyMatches(name string, r taridx.Row, ext string) bool {
 // memberAt scans a shard's headers for the member whose own header is at
 // off (concatenated archives included).
 func memberAt(path string, off uint64) (*tarfile.Member, error) {
-	s, err := tarfile.Open(path, tarfile.Options{IgnoreZeros: true})
+	s, err := openScan(context.Background(), path, tarfile.Options{IgnoreZeros: true})
 	if err != nil {
 		return nil, err
 	}

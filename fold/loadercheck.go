@@ -174,7 +174,7 @@ func CheckLoaderIndex(ctx context.Context, path string, shards []string, workers
 	rep.Entries = len(got)
 	var present []string
 	for _, s := range shards {
-		if _, err := os.Stat(s); err != nil {
+		if _, _, err := shardNow(ctx, s); err != nil {
 			rep.Problems = append(rep.Problems, LoaderProblem{Kind: LoaderShard, Shard: s, What: err.Error()})
 			continue
 		}

@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,13 +13,15 @@ import (
 
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // A TARIDX file addresses shards by fid only; glzn finds them as the
 // <fold>_<suffix>.tar files beside the index. An index of any other shard
 // set (WebDataset's name-000000.tar, a list, shards in another directory)
 // gets a manifest beside it, <index>.shards.json, naming its shards in fid
-// order, relative to the index's directory, with each shard's size:
+// order, relative to the index's directory (a remote shard by its URL, with
+// its ETag where the server gives one), with each shard's size:
 //
 //	{"kind": "itarconv-shards", "version": 1, "index": "imagenet-train.taridx",
 //	 "shards": [{"path": "imagenet-train-000000.tar", "size": 1073741824}, ...]}
@@ -48,6 +51,9 @@ type Manifest struct {
 type ManifestShard struct {
 	Path string `json:"path"`
 	Size int64  `json:"size"`
+	// ETag is a remote shard's ETag when indexed, where its server
+	// gives one: readers send it with every request (If-Match).
+	ETag string `json:"etag,omitempty"`
 }
 
 // ManifestPath names the manifest of an index file.
@@ -84,11 +90,25 @@ func ReadManifest(indexPath string) (*Manifest, error) {
 func (m *Manifest) Paths(dir string) []string {
 	out := make([]string, len(m.Shards))
 	for i, s := range m.Shards {
+		if remote.IsURL(s.Path) {
+			out[i] = s.Path
+			continue
+		}
 		p := filepath.FromSlash(s.Path)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
 		out[i] = p
+	}
+	return out
+}
+
+// ETags gives the remote shards' ETags when indexed ("" for local
+// shards, and where the server gives none).
+func (m *Manifest) ETags() []string {
+	out := make([]string, len(m.Shards))
+	for i, s := range m.Shards {
+		out[i] = s.ETag
 	}
 	return out
 }
@@ -138,6 +158,17 @@ func stageManifest(indexPath string, shards []string) (*safefile.File, error) {
 	}
 	m := Manifest{Kind: manifestKind, Version: 1, Index: filepath.Base(indexPath)}
 	for _, s := range shards {
+		if remote.IsURL(s) {
+			size, etag, ok := remote.Known(s)
+			if !ok {
+				var err error
+				if size, etag, err = remote.Stat(context.Background(), s, remote.Options{}); err != nil {
+					return nil, err
+				}
+			}
+			m.Shards = append(m.Shards, ManifestShard{Path: s, Size: size, ETag: etag})
+			continue
+		}
 		st, err := os.Stat(s)
 		if err != nil {
 			return nil, err

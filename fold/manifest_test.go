@@ -32,7 +32,7 @@ func TestManifestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ManifestShard{{"../data/imagenet-train-000000.tar", 512}, {"../data/imagenet-train-000001.tar", 1024}}
+	want := []ManifestShard{{Path: "../data/imagenet-train-000000.tar", Size: 512}, {Path: "../data/imagenet-train-000001.tar", Size: 1024}}
 	if !reflect.DeepEqual(m.Shards, want) || m.Index != "imagenet-train.taridx" {
 		t.Fatalf("manifest %+v", m)
 	}

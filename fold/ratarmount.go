@@ -1,8 +1,10 @@
 package fold
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -66,7 +68,7 @@ func (x *ratarmountIndexer) End(int64) (int, error) {
 	if x.out == "" {
 		return 0, nil
 	}
-	st, err := os.Stat(x.shard)
+	st, err := shardInfo(context.Background(), x.shard)
 	if err != nil {
 		return 0, err
 	}
@@ -96,12 +98,12 @@ func ratarmountErr(err error) error {
 type lazyFile struct {
 	path string
 	once sync.Once
-	f    *os.File
+	f    io.ReaderAt
 	err  error
 }
 
 func (l *lazyFile) ReadAt(p []byte, off int64) (int, error) {
-	l.once.Do(func() { l.f, l.err = os.Open(l.path) })
+	l.once.Do(func() { l.f, l.err = openAny(context.Background(), l.path) })
 	if l.err != nil {
 		return 0, l.err
 	}
@@ -109,8 +111,8 @@ func (l *lazyFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (l *lazyFile) Close() {
-	if l.f != nil {
-		l.f.Close()
+	if c, ok := l.f.(io.Closer); ok {
+		c.Close()
 	}
 }
 

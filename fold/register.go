@@ -16,6 +16,7 @@ import (
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/remote"
 	"github.com/itarconv/itarconv/shardset"
 )
 
@@ -90,8 +91,8 @@ func Shards(paths []string, foldName string) ([]string, string, error) {
 		return nil, "", err
 	}
 	for _, p := range shards {
-		if p == compressed.Stdin {
-			continue
+		if p == compressed.Stdin || remote.IsURL(p) {
+			continue // a remote shard is checked when read
 		}
 		st, err := os.Stat(p)
 		if err != nil {
@@ -219,8 +220,8 @@ func (d *tarDataset) ReadEntry(name string) ([]byte, error) {
 func (d *tarDataset) Size() int64 {
 	var n int64
 	for _, p := range d.shards {
-		if st, err := os.Stat(p); err == nil {
-			n += st.Size()
+		if size, err := shardSize(context.Background(), p); err == nil {
+			n += size
 		}
 	}
 	return n

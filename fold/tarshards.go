@@ -11,6 +11,7 @@ import (
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // batchRows is how many rows a source hands over at once.
@@ -106,6 +107,13 @@ func (t *TarShards) ShardFile(shard int) (*os.File, error) { return t.openShard(
 // ShardSize is the shard file's size (dataset.ShardSizer), by which a
 // partitioned run balances its tasks; 0 when it cannot be stat'ed.
 func (t *TarShards) ShardSize(shard int) int64 {
+	if remote.IsURL(t.Paths[shard]) {
+		size, _, err := remote.Stat(context.Background(), t.Paths[shard], remote.Options{})
+		if err != nil {
+			return 0
+		}
+		return size
+	}
 	fi, err := os.Stat(t.Paths[shard])
 	if err != nil {
 		return 0
@@ -163,7 +171,7 @@ func kindOf(typeflag byte) dataset.Kind {
 // readPayloads fills the Inline bytes of the regular members of rows that
 // are at most MaxInline bytes, one read per run of such members (they lie
 // one after the other in the shard, with only headers between them).
-func readPayloads(f *os.File, rows []dataset.Row) error {
+func readPayloads(f io.ReaderAt, rows []dataset.Row) error {
 	return SmallRuns(rows, MaxInline, func(i, j int, lo, hi int64) error {
 		buf := make([]byte, hi-lo)
 		if n, err := f.ReadAt(buf, lo); n < len(buf) {
@@ -187,7 +195,7 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 	if err != nil {
 		return err
 	}
-	f, err := tarfile.Open(path, t.Options)
+	f, err := openScan(ctx, path, t.Options)
 	if err != nil {
 		return t.spooled(shard, path, err)
 	}
@@ -210,12 +218,14 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 	rows := make([]dataset.Row, 0, firstRows)
 	arena := make([]byte, 0, firstArena)
 	var batchBytes int64
-	var data *os.File
+	var data io.ReaderAt
 	if t.ReadPayloads {
-		if data, err = pathguard.Open(path); err != nil {
+		if data, err = openData(ctx, path, f); err != nil {
 			return err
 		}
-		defer data.Close()
+		if c, ok := data.(io.Closer); ok {
+			defer c.Close()
+		}
 	}
 	flush := func() error {
 		batchBytes = 0
@@ -334,4 +344,47 @@ func SmallRuns(rows []dataset.Row, span int64, fn func(i, j int, lo, hi int64) e
 		i = j
 	}
 	return nil
+}
+
+// shardScan is a scan of one shard's headers: of a local file, or of a
+// remote one (remote.Sequential plans its requests).
+type shardScan interface {
+	Next() (*tarfile.Member, error)
+	Offset() int64
+	ReadStats() (reads, bytes int64)
+	Size() int64
+	Close() error
+}
+
+func openScan(ctx context.Context, path string, opts tarfile.Options) (shardScan, error) {
+	if !remote.IsURL(path) {
+		return tarfile.Open(path, opts)
+	}
+	f, err := remote.Open(ctx, path, remote.Options{})
+	if err != nil {
+		return nil, err
+	}
+	seq := f.Sequential(false)
+	return &remoteScan{Scanner: tarfile.NewScanner(seq, f.Size(), path, opts), file: f, seq: seq}, nil
+}
+
+// remoteScan scans a remote shard; its read stats are requests made and
+// bytes they brought.
+type remoteScan struct {
+	*tarfile.Scanner
+	file *remote.File
+	seq  *remote.Sequential
+}
+
+func (r *remoteScan) Size() int64                     { return r.file.Size() }
+func (r *remoteScan) ReadStats() (reads, bytes int64) { return r.file.Stats() }
+func (r *remoteScan) Close() error                    { return r.seq.Close() }
+
+// openData opens what payloads are read from: the shard's file, or the
+// remote file the scan reads (one ranged request per run of payloads).
+func openData(ctx context.Context, path string, scan shardScan) (io.ReaderAt, error) {
+	if r, ok := scan.(*remoteScan); ok {
+		return r.file, nil
+	}
+	return pathguard.Open(path)
 }

@@ -6,14 +6,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // Kinds of Problem.
@@ -235,9 +234,13 @@ func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) 
 		if fid >= nShards {
 			break
 		}
-		if st, err := os.Stat(f.Shards[fid]); err == nil && st.Size() != want {
+		size, etag, err := shardNow(context.Background(), f.Shards[fid])
+		if err == nil && size != want {
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemShardSize, Shard: filepath.Base(f.Shards[fid]), Fid: fid, Row: -1,
-				What: fmt.Sprintf("%d bytes, but %d when indexed (manifest %s)", st.Size(), want, filepath.Base(ManifestPath(f.Index.Path)))})
+				What: fmt.Sprintf("%d bytes, but %d when indexed (manifest %s)", size, want, filepath.Base(ManifestPath(f.Index.Path)))})
+		} else if err == nil && fid < len(f.ETags) && f.ETags[fid] != "" && etag != f.ETags[fid] {
+			rep.Problems = append(rep.Problems, Problem{Kind: ProblemShardSize, Shard: filepath.Base(f.Shards[fid]), Fid: fid, Row: -1,
+				What: fmt.Sprintf("ETag %s, but %s when indexed (manifest %s)", etag, f.ETags[fid], filepath.Base(ManifestPath(f.Index.Path)))})
 		}
 	}
 	for fid, c := range checks {
@@ -320,17 +323,25 @@ func (f *Fold) verifyShard(fid int, rows []uint32, opts VerifyOptions) shardChec
 		return c
 	}
 	// Read every payload, in file order, to prove the bytes are there.
-	sh, err := pathguard.Open(path)
+	sh, err := f.openData(context.Background(), fid, path)
 	if err != nil {
 		c.probs = append(c.probs, Problem{Kind: ProblemShard, Shard: base, Fid: fid, Row: -1, What: err.Error()})
 		return c
 	}
 	defer sh.Close()
+	var data io.ReaderAt = sh
+	if r, ok := sh.(*remote.File); ok {
+		// Every payload, in file order: streamed, reading through what
+		// lies between them when that is cheaper than a request.
+		seq := r.Sequential(true)
+		defer seq.Close()
+		data = seq
+	}
 	buf := make([]byte, 1<<20)
 	for _, ri := range rows {
 		i := int(ri)
 		r := x.Row(i)
-		n, err := io.CopyBuffer(io.Discard, io.NewSectionReader(sh, int64(r.DataOffset()), int64(r.Size)), buf)
+		n, err := io.CopyBuffer(io.Discard, io.NewSectionReader(data, int64(r.DataOffset()), int64(r.Size)), buf)
 		c.data += n
 		if err != nil || uint64(n) != r.Size {
 			c.probs = append(c.probs, Problem{Kind: ProblemRow, Shard: base, Fid: fid, Row: i, Offset: r.Offset,

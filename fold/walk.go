@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"context"
 	"io"
 
 	"github.com/itarconv/itarconv/formats/tarfile"
@@ -26,7 +27,7 @@ type headerView struct {
 type headerStream struct {
 	path   string
 	opts   tarfile.Options
-	f      *tarfile.File
+	f      shardScan
 	cur    *tarfile.Member // nil at the end
 	skipTo int64           // after reopening past zero blocks: what was seen
 	// tolerant: the block walk follows size fields blindly and may derail
@@ -36,7 +37,7 @@ type headerStream struct {
 
 func openStream(path string, opts tarfile.Options, blocks bool) (*headerStream, error) {
 	opts.HeaderBlocks = blocks
-	f, err := tarfile.Open(path, opts)
+	f, err := openScan(context.Background(), path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func (h *headerStream) advance(want int64) error {
 			if eof := h.f.Offset(); !h.opts.IgnoreZeros && want >= eof {
 				h.close()
 				h.opts.IgnoreZeros = true
-				f, err := tarfile.Open(h.path, h.opts)
+				f, err := openScan(context.Background(), h.path, h.opts)
 				if err != nil {
 					return err
 				}

@@ -1,9 +1,13 @@
 package fold
 
 import (
+	"context"
+	"crypto/md5"
 	"encoding/gob"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +16,7 @@ import (
 
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/wids"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // ErrLoaderDataset: a loader cannot use the dataset as it is, so its
@@ -77,17 +82,17 @@ func (s *widsShard) End(int64) (int, error) {
 	if s.err != nil {
 		return 0, nil
 	}
-	st, err := os.Stat(s.path)
+	size, err := shardSize(context.Background(), s.path)
 	if err != nil {
 		return 0, err
 	}
-	s.shard.FileSize = st.Size()
-	if s.shard.NSamples, s.err = s.count.Samples(st.Size()); s.err != nil {
+	s.shard.FileSize = size
+	if s.shard.NSamples, s.err = s.count.Samples(size); s.err != nil {
 		s.count = wids.Counter{}
 		return 0, nil
 	}
 	if s.md5 {
-		s.shard.MD5Sum, err = wids.FileMD5(s.path)
+		s.shard.MD5Sum, err = shardMD5(s.path)
 	}
 	s.count = wids.Counter{} // the names it kept serve this shard's count only
 	return 0, err
@@ -143,7 +148,12 @@ func (w *widsLoader) Finish(shards []string) (int, error) {
 			bad = append(bad, fmt.Sprintf("%s: %v", p, s.err))
 			continue
 		}
-		u, err := wids.URL(filepath.Dir(out), p)
+		// A remote shard is named by its URL: the index is read here,
+		// the shards where they live.
+		u, err := p, error(nil)
+		if !remote.IsURL(p) {
+			u, err = wids.URL(filepath.Dir(out), p)
+		}
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("%s: %v", p, err))
 			continue
@@ -254,6 +264,9 @@ func readWids(path string) (*wids.Index, error) {
 
 // widsShardPath is the file a URL of the index at index names.
 func widsShardPath(index, url string) string {
+	if remote.IsURL(url) {
+		return url
+	}
 	if filepath.IsAbs(filepath.FromSlash(url)) {
 		return filepath.FromSlash(url)
 	}
@@ -266,4 +279,22 @@ func widsWhat(s wids.Shard) string {
 		what += ", md5 " + s.MD5Sum
 	}
 	return what
+}
+
+// shardMD5 is the MD5 sum of a shard's bytes (a remote one streamed).
+func shardMD5(path string) (string, error) {
+	if !remote.IsURL(path) {
+		return wids.FileMD5(path)
+	}
+	f, err := remote.Open(context.Background(), path, remote.Options{})
+	if err != nil {
+		return "", err
+	}
+	r := f.Reader()
+	defer r.Close()
+	h := md5.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -1,7 +1,3 @@
-// Package remote reads shards where they live: a file on an HTTP(S)
-// server, read by ranges, each request retried alone when the server
-// fails it for a while, so that a reader of headers never downloads a
-// whole shard.
 package remote
 
 import (
@@ -9,73 +5,36 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 )
 
-// ErrNoRange: the server answered a range request with something else
-// than that range (the whole file, or other bytes).
-var ErrNoRange = errors.New("the server does not honour range requests")
-
-// ErrChanged: the file changed on the server since it was opened (its
-// ETag, or its size, is no longer the one first seen).
-var ErrChanged = errors.New("the file changed on the server")
-
-// ErrRetriesExhausted: a request still failed after every retry.
-var ErrRetriesExhausted = errors.New("the server kept failing")
-
-// IsURL tells whether s names a file on a server rather than a path.
-func IsURL(s string) bool {
-	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
-}
-
-// Options tune how files are read.
-type Options struct {
-	// Client makes the requests (default: http.DefaultClient).
-	Client *http.Client
-	// Retries is how many times a failed request is tried again: on a
-	// 5xx or 429 answer, or a connection that breaks (default 5).
-	Retries int
-	// Backoff is the wait before the first retry, doubled at each next
-	// one (default 100 ms).
-	Backoff time.Duration
-}
-
-func (o Options) withDefaults() Options {
-	if o.Client == nil {
-		o.Client = http.DefaultClient
-	}
-	if o.Retries == 0 {
-		o.Retries = 5
-	}
-	if o.Backoff == 0 {
-		o.Backoff = 100 * time.Millisecond
-	}
-	return o
-}
-
-// File is a file on an HTTP server, read by ranges (io.ReaderAt).
+// File is a remote file read by ranges (io.ReaderAt).
 type File struct {
-	ctx  context.Context
-	url  string
-	size int64
-	etag string
-	opts Options
+	ctx   context.Context
+	name  string // as given: the URL messages name
+	loc   locator
+	size  int64
+	etag  string
+	opts  resolved
+	known bool // size and ETag came from an index, not from the server
+	// modTime is the server's Last-Modified, when it gives one.
+	modTime time.Time
 
 	requests, bytes atomic.Int64
 }
 
-// Open finds the size (and ETag, where the server gives one) of the file
-// at url, with one request.
-func Open(ctx context.Context, url string, opts Options) (*File, error) {
-	f := &File{ctx: ctx, url: url, opts: opts.withDefaults()}
+func open(ctx context.Context, name string, loc locator, opts resolved) (*File, error) {
+	f := &File{ctx: ctx, name: name, loc: loc, opts: opts}
 	// A range request for the first byte tells the size in Content-Range,
 	// and that the server honours ranges at all.
 	err := f.retry(0, func() (bool, error) {
-		resp, err := f.get(0, 1, "")
+		resp, err := f.get(f.ctx, 0, 1, "")
 		if err != nil {
 			return true, err
 		}
@@ -90,42 +49,67 @@ func Open(ctx context.Context, url string, opts Options) (*File, error) {
 			f.etag = resp.Header.Get("ETag")
 			return false, nil
 		case resp.StatusCode == http.StatusOK:
-			return false, fmt.Errorf("%s: answered a range request with the whole file (status 200): %w", url, ErrNoRange)
+			return false, fmt.Errorf("%s: answered a range request with the whole file (status 200): %w", name, ErrNoRange)
 		case resp.StatusCode != http.StatusPartialContent:
-			return retryable(resp.StatusCode), statusError(url, 0, resp)
+			return retryable(resp.StatusCode), statusError(name, 0, resp)
 		}
 		start, _, total, err := contentRange(resp.Header.Get("Content-Range"))
 		if err != nil || start != 0 || total < 0 {
-			return false, fmt.Errorf("%s: Content-Range %q: %w", url, resp.Header.Get("Content-Range"), ErrNoRange)
+			return false, fmt.Errorf("%s: Content-Range %q: %w", name, resp.Header.Get("Content-Range"), ErrNoRange)
 		}
 		f.size, f.etag = total, resp.Header.Get("ETag")
+		f.modTime, _ = http.ParseTime(resp.Header.Get("Last-Modified"))
 		_, err = io.Copy(io.Discard, resp.Body)
 		return err != nil, err
 	})
 	if err != nil {
 		return nil, err
 	}
+	seen.Store(name, knownFile{f.size, f.etag})
 	return f, nil
 }
 
-// URL is the file's address.
-func (f *File) URL() string { return f.url }
+// Name is the file's URL, as given.
+func (f *File) Name() string { return f.name }
 
-// Size is the file's size when it was opened.
+// Size is the file's size when it was opened (or as the index knew it).
 func (f *File) Size() int64 { return f.size }
 
 // ETag is the file's ETag when it was opened, or "" when the server gives
 // none.
 func (f *File) ETag() string { return f.etag }
 
-// Stats are the requests made and the payload bytes they brought.
+// ModTime is the file's Last-Modified time as its server gave it when
+// opened (zero when it gave none).
+func (f *File) ModTime() time.Time { return f.modTime }
+
+// Stat describes the file as a regular file of its size and
+// modification time, named by its URL's last element: what a record of a
+// file's stat (ratarmount's index) keeps of a remote one.
+func (f *File) Stat() fs.FileInfo { return fileInfo{f} }
+
+type fileInfo struct{ f *File }
+
+func (i fileInfo) Name() string       { return path.Base(i.f.name) }
+func (i fileInfo) Size() int64        { return i.f.size }
+func (i fileInfo) Mode() fs.FileMode  { return 0o444 }
+func (i fileInfo) ModTime() time.Time { return i.f.modTime }
+func (i fileInfo) IsDir() bool        { return false }
+func (i fileInfo) Sys() any           { return nil }
+
+// Stats are the requests made for this file and the body bytes they
+// brought.
 func (f *File) Stats() (requests, bytes int64) { return f.requests.Load(), f.bytes.Load() }
+
+// Close releases nothing: a File holds no connection between reads. It
+// is there so that a File stands where an *os.File did.
+func (f *File) Close() error { return nil }
 
 // ReadAt reads len(p) bytes at off with one range request, retried alone
 // when the server fails it; fewer, with io.EOF, past the end of the file.
 func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
-		return 0, fmt.Errorf("%s: negative offset %d", f.url, off)
+		return 0, fmt.Errorf("%s: negative offset %d", f.name, off)
 	}
 	if off >= f.size {
 		return 0, io.EOF
@@ -140,31 +124,15 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	}
 	var n int
 	err := f.retry(off, func() (bool, error) {
-		resp, err := f.get(off, want, f.etag)
+		body, err := f.openRange(off, want)
 		if err != nil {
-			return true, err
+			return body == nil && again(err), err
 		}
-		defer resp.Body.Close()
-		switch {
-		case resp.StatusCode == http.StatusPreconditionFailed:
-			return false, fmt.Errorf("%s: %w (ETag %s)", f.url, ErrChanged, f.etag)
-		case resp.StatusCode == http.StatusOK:
-			return false, fmt.Errorf("%s: byte %d: answered a range request with the whole file (status 200): %w", f.url, off, ErrNoRange)
-		case resp.StatusCode != http.StatusPartialContent:
-			return retryable(resp.StatusCode), statusError(f.url, off, resp)
-		}
-		start, end, total, err := contentRange(resp.Header.Get("Content-Range"))
-		switch {
-		case err != nil || start != off || end != off+want-1:
-			return false, fmt.Errorf("%s: byte %d: asked for %d bytes, got Content-Range %q: %w", f.url, off, want, resp.Header.Get("Content-Range"), ErrNoRange)
-		case total >= 0 && total != f.size:
-			return false, fmt.Errorf("%s: %d bytes now, %d when opened: %w", f.url, total, f.size, ErrChanged)
-		}
-		n, err = io.ReadFull(resp.Body, p[:want])
-		f.bytes.Add(int64(n))
+		defer body.Close()
+		n, err = io.ReadFull(body, p[:want])
 		if err != nil {
 			// A connection cut mid-body: the whole range again.
-			return true, fmt.Errorf("%s: byte %d: %d of %d bytes: %w", f.url, off, n, want, err)
+			return true, fmt.Errorf("%s: byte %d: %d of %d bytes: %w", f.name, off, n, want, bodyError(body, err))
 		}
 		return false, nil
 	})
@@ -177,18 +145,171 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// get asks for n bytes at off.
-func (f *File) get(off, n int64, etag string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(f.ctx, http.MethodGet, f.url, nil)
+// errAgain marks an error of openRange that a retry may cure.
+type errAgain struct{ error }
+
+func (e errAgain) Unwrap() error { return e.error }
+
+func again(err error) bool {
+	var a errAgain
+	return errors.As(err, &a)
+}
+
+// openRange asks for the n bytes at off and checks that the answer is
+// exactly them, of the file first seen. Its errors say whether to retry
+// (errAgain).
+func (f *File) openRange(off, n int64) (*body, error) {
+	resp, err := f.get(f.ctx, off, n, f.etag)
 	if err != nil {
+		return nil, errAgain{fmt.Errorf("%s: byte %d: %w", f.name, off, err)}
+	}
+	b := resp.Body.(*body)
+	fail := func(err error) (*body, error) {
+		b.Close()
 		return nil, err
 	}
-	req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", off, off+n-1))
-	if etag != "" {
-		req.Header.Set("If-Match", etag)
+	switch {
+	case resp.StatusCode == http.StatusPreconditionFailed:
+		return fail(fmt.Errorf("%s: %w (ETag %s)", f.name, ErrChanged, f.etag))
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && f.known:
+		return fail(fmt.Errorf("%s: byte %d: past the end, %d bytes when indexed: %w", f.name, off, f.size, ErrChanged))
+	case resp.StatusCode == http.StatusOK:
+		return fail(fmt.Errorf("%s: byte %d: answered a range request with the whole file (status 200): %w", f.name, off, ErrNoRange))
+	case resp.StatusCode != http.StatusPartialContent:
+		err := statusError(f.name, off, resp)
+		if retryable(resp.StatusCode) {
+			err = errAgain{err}
+		}
+		return fail(err)
 	}
-	f.requests.Add(1)
-	return f.opts.Client.Do(req)
+	start, end, total, err := contentRange(resp.Header.Get("Content-Range"))
+	switch {
+	case err != nil || start != off || end != off+n-1:
+		return fail(fmt.Errorf("%s: byte %d: asked for %d bytes, got Content-Range %q: %w", f.name, off, n, resp.Header.Get("Content-Range"), ErrNoRange))
+	case total >= 0 && total != f.size:
+		return fail(fmt.Errorf("%s: %d bytes now, %d when %s: %w", f.name, total, f.size, f.seen(), ErrChanged))
+	}
+	b.file = f
+	return b, nil
+}
+
+func (f *File) seen() string {
+	if f.known {
+		return "indexed"
+	}
+	return "opened"
+}
+
+// get asks for n bytes at off, once a request slot is free. The
+// response's body is a *body, which gives the slot back when closed.
+func (f *File) get(ctx context.Context, off, n int64, etag string) (*http.Response, error) {
+	select {
+	case f.opts.limit <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	release := func() { <-f.opts.limit }
+	for renew := false; ; renew = true {
+		url, err := f.loc.url(ctx, renew)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		rctx, cancel := context.WithCancelCause(ctx)
+		req, err := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
+		if err != nil {
+			cancel(nil)
+			release()
+			return nil, err
+		}
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", off, off+n-1))
+		if etag != "" {
+			req.Header.Set("If-Match", etag)
+		}
+		f.requests.Add(1)
+		totalRequests.Add(1)
+		b := &body{cancel: cancel, release: release, idle: f.opts.Idle}
+		b.timer = time.AfterFunc(f.opts.Idle, func() { cancel(ErrStalled) })
+		sent := time.Now()
+		resp, err := f.opts.Client.Do(req)
+		if err != nil {
+			err = bodyError(b, err)
+			cancel(nil)
+			release()
+			return nil, err
+		}
+		noteRTT(time.Since(sent))
+		b.ReadCloser = resp.Body
+		resp.Body = b
+		// A presigned URL that expired (or whose credentials did) is
+		// refused: sign again, once.
+		if resp.StatusCode == http.StatusForbidden && !renew {
+			if _, fixed := f.loc.(fixedURL); !fixed {
+				resp.Body.Close()
+				if err := f.opts.reacquire(ctx); err != nil {
+					return nil, err
+				}
+				release = func() { <-f.opts.limit }
+				continue
+			}
+		}
+		return resp, nil
+	}
+}
+
+// reacquire takes a request slot again, after a response gave its back.
+func (o resolved) reacquire(ctx context.Context) error {
+	select {
+	case o.limit <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// body is a response's body that gives its request slot back when
+// closed, and abandons the response when it sends nothing for idle.
+type body struct {
+	io.ReadCloser
+	file    *File
+	cancel  context.CancelCauseFunc
+	release func()
+	timer   *time.Timer
+	idle    time.Duration
+	closed  bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	b.timer.Reset(b.idle)
+	n, err := b.ReadCloser.Read(p)
+	if b.file != nil {
+		b.file.bytes.Add(int64(n))
+	}
+	totalBytes.Add(int64(n))
+	return n, err
+}
+
+func (b *body) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	b.timer.Stop()
+	var err error
+	if b.ReadCloser != nil {
+		err = b.ReadCloser.Close()
+	}
+	b.cancel(nil)
+	b.release()
+	return err
+}
+
+// bodyError tells a stalled response from other failures.
+func bodyError(b *body, err error) error {
+	if b != nil && !b.timer.Stop() {
+		return fmt.Errorf("nothing for %v: %w", b.idle, ErrStalled)
+	}
+	return err
 }
 
 // retry runs try until it succeeds, fails for good (again false), or the
@@ -203,8 +324,9 @@ func (f *File) retry(off int64, try func() (again bool, err error)) error {
 			break
 		}
 		if attempt == f.opts.Retries {
-			return fmt.Errorf("%s: byte %d: %d tries: %w: %w", f.url, off, attempt+1, ErrRetriesExhausted, err)
+			return fmt.Errorf("%s: byte %d: %d tries: %w: %w", f.name, off, attempt+1, ErrRetriesExhausted, err)
 		}
+		totalRetries.Add(1)
 		select {
 		case <-time.After(wait):
 		case <-f.ctx.Done():

@@ -2,12 +2,15 @@ package shardset
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/itarconv/itarconv/remote"
 )
 
 // ErrNoMatch: a glob matched no file.
@@ -23,7 +26,12 @@ var ErrNoMatch = errors.New("no shard matches the pattern")
 //   - a brace pattern (Expand), each name of which must exist, unless it
 //     is itself a glob;
 //   - a glob (filepath.Match syntax), whose matches come in natural order
-//     (NaturalLess: shard-9 before shard-10) and must be at least one.
+//     (NaturalLess: shard-9 before shard-10) and must be at least one;
+//   - a URL (http://, https://, s3://bucket/key), in the same forms: brace
+//     patterns, and, for S3, globs over the keys, matched by listing the
+//     prefix before the first wildcard (an HTTP server cannot be listed,
+//     and a ? there starts a query). URLs are not checked here: reading
+//     one that is not there fails naming it.
 //
 // A name that does not exist is an error wrapping fs.ErrNotExist that
 // names it, and the pattern it came from. Standard input ("-") may be
@@ -52,6 +60,9 @@ func Resolve(args []string) ([]string, error) {
 func resolveOne(arg string, lists bool) ([]string, error) {
 	if arg == "" {
 		return nil, fmt.Errorf("an empty shard name: %w", fs.ErrNotExist)
+	}
+	if remote.IsURL(arg) {
+		return resolveURL(arg)
 	}
 	if _, err := os.Lstat(arg); err == nil || arg == "-" {
 		return []string{arg}, nil // an existing path, or standard input, is itself
@@ -108,7 +119,7 @@ func readList(list string) ([]string, error) {
 		if strings.HasPrefix(s, "@") {
 			return nil, fmt.Errorf("%s:%d: %q: a shard list names shards, not other lists", list, line, s)
 		}
-		if !filepath.IsAbs(s) {
+		if !filepath.IsAbs(s) && !remote.IsURL(s) {
 			s = filepath.Join(base, s)
 		}
 		paths, err := resolveOne(s, false)
@@ -140,4 +151,29 @@ func visible(pattern string, matches []string) []string {
 		}
 	}
 	return out
+}
+
+// resolveURL expands a URL's braces, and an S3 URL's globs.
+func resolveURL(arg string) ([]string, error) {
+	names, err := Expand(arg)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if !strings.HasPrefix(n, "s3://") || !strings.ContainsAny(n, "*?[") {
+			out = append(out, n)
+			continue
+		}
+		m, err := remote.Glob(context.Background(), n)
+		if err != nil {
+			return nil, err
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%s: %w", n, ErrNoMatch)
+		}
+		SortNatural(m)
+		out = append(out, m...)
+	}
+	return out, nil
 }

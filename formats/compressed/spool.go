@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // Stdin is the shard name that stands for standard input.
@@ -21,8 +22,9 @@ const Stdin = "-"
 var ErrEmptyStdin = errors.New("standard input is empty: no tar stream")
 
 // Spool gives tar shards as plain tar files that can be mapped and read
-// at any offset: a plain shard is itself; a compressed one, or standard
-// input, is decompressed (copied) the first time it is asked for, once,
+// at any offset: a plain shard is itself; a compressed one, a URL (package
+// remote; streamed in one request, resumed where a connection breaks), or
+// standard input, is decompressed (copied) the first time it is asked for, once,
 // into a temporary file in Dir, and stays there until Close. Conversions
 // that read tar shards in place (mapped, copied by the kernel, read twice)
 // thus read compressed shards unchanged, and each shard is decompressed on
@@ -55,11 +57,11 @@ func NewSpool(dir string, stdin io.Reader) *Spool {
 	return &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}}
 }
 
-// Needed reports whether any shard is compressed or standard input: a
-// conversion reading them needs a Spool.
+// Needed reports whether any shard is compressed, a URL or standard
+// input: a conversion reading them needs a Spool.
 func Needed(shards []string) (bool, error) {
 	for _, p := range shards {
-		if p == Stdin {
+		if p == Stdin || remote.IsURL(p) {
 			return true, nil
 		}
 		c, err := DetectFile(p)
@@ -93,7 +95,7 @@ func (s *Spool) Plain(ctx context.Context, path string) (string, error) {
 	}
 	e := s.entry(path)
 	e.once.Do(func() {
-		if path != Stdin {
+		if path != Stdin && !remote.IsURL(path) {
 			if e.codec, e.err = DetectFile(path); e.err != nil || e.codec == None {
 				e.path = path
 				return
@@ -122,16 +124,34 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 		return "", fmt.Errorf("%s: a decompressed copy in %s: %w", name, s.Dir, err)
 	}
 	w := &flushWriter{bufio.NewWriterSize(f, 1<<20), s.Dir}
-	if name == Stdin {
-		in, done := contextReader(ctx, s.stdin)
-		defer done()
+	if name == Stdin || remote.IsURL(name) {
+		var in io.Reader
+		if name == Stdin {
+			r, done := contextReader(ctx, s.stdin)
+			defer done()
+			in = r
+		} else {
+			rf, err := remote.Open(ctx, name, remote.Options{})
+			if err != nil {
+				f.Close()
+				os.Remove(f.Name())
+				return "", err
+			}
+			r := rf.Reader()
+			defer r.Close()
+			in = r
+		}
 		br := bufio.NewReaderSize(in, 1<<20)
 		head, _ := br.Peek(HeadSize)
 		e.codec = Sniff(head)
 		if len(head) == 0 {
 			err = cmp.Or(ctx.Err(), ErrEmptyStdin)
 		} else {
-			_, err = Decompress(ctx, "standard input", br, e.codec, w)
+			label := name
+			if name == Stdin {
+				label = "standard input"
+			}
+			_, err = Decompress(ctx, label, br, e.codec, w)
 		}
 	} else {
 		_, _, err = DecompressFile(ctx, name, w)

@@ -28,6 +28,7 @@ type convertFlags struct {
 	compat, from, to, scdlMode          string
 	workers                             int
 	taskFlags
+	cmd *cobra.Command // for the flags the user set
 }
 
 func newConvertCmd(e *env) *cobra.Command {
@@ -79,7 +80,10 @@ the fold's .taridx. With --reuse-tars, a wrapped archive (whose shards are
 tar files) gets only an index over those tars, after every file has been
 checked against its tar member. Outputs appear only when complete.`,
 		Args: argsBetween(2, -1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runConvert(cmd.Context(), e, fl, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl.cmd = cmd
+			return runConvert(cmd.Context(), e, fl, args)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.fold, "fold", "", "fold to read from a directory of shards, or to write (default train)")
@@ -164,6 +168,7 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if fl.workers < 1 {
 		return usagef("--workers must be at least 1")
 	}
+	fl.workers = e.shardWorkers(fl.cmd, fl.workers, srcs)
 	if fl.compat != "" && fl.compat != "turboloader" {
 		return usagef("--compat: unknown implementation %q (turboloader)", fl.compat)
 	}

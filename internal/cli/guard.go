@@ -10,6 +10,7 @@ import (
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/remote"
 	"github.com/itarconv/itarconv/shardset"
 )
 
@@ -41,6 +42,9 @@ func explicitInput(in *pathguard.Inputs, path string) error {
 // directory.
 func guardShards(in *pathguard.Inputs, shards []string, explicit bool) error {
 	for _, s := range shards {
+		if remote.IsURL(s) {
+			continue // read where it lives: no local output can be it
+		}
 		var err error
 		if explicit {
 			err = explicitInput(in, s)
@@ -89,7 +93,7 @@ func expandShardArgs(args []string) ([]string, error) {
 func convertInputs(srcs []string) (*pathguard.Inputs, error) {
 	in := &pathguard.Inputs{}
 	for _, s := range srcs {
-		if s == "-" {
+		if s == "-" || remote.IsURL(s) {
 			continue
 		}
 		fi, err := os.Stat(s)

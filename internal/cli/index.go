@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/remote"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,7 @@ type indexFlags struct {
 	widsMD5                            bool
 	workers                            int
 	taskFlags
+	cmd *cobra.Command // for the flags the user set
 }
 
 func newIndexCmd(e *env) *cobra.Command {
@@ -70,7 +72,10 @@ create), dali (<shard>.idx, as wds2idx) and ratarmount
 (<shard>.index.sqlite); all is every one of them and TARIDX. verify checks
 any of these files against its shards.`,
 		Args: argsBetween(1, -1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runIndex(cmd.Context(), e, fl, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl.cmd = cmd
+			return runIndex(cmd.Context(), e, fl, args)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.fold, "fold", "", "index only this fold of DIR")
@@ -113,6 +118,9 @@ func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
 		return nil, err
 	}
 	for _, a := range shards {
+		if remote.IsURL(a) {
+			continue // checked when opened
+		}
 		if st, err := os.Stat(a); err != nil {
 			return nil, err
 		} else if st.IsDir() {
@@ -126,6 +134,9 @@ func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
 			return nil, usagef("the shards' names give no one fold name: name the index with -o OUT.taridx")
 		}
 		dir := filepath.Dir(shards[0])
+		if remote.IsURL(shards[0]) && fl.outDir == "" {
+			return nil, usagef("the shards are remote and the index is written here: name it with -o OUT.taridx, or give --out-dir")
+		}
 		if fl.outDir != "" {
 			dir = fl.outDir
 		}
@@ -271,6 +282,12 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	}
 	if partitioned && len(jobs) != 1 {
 		return usagef("a partitioned run indexes one fold: %s holds %d (choose one with --fold)", args[0], len(jobs))
+	}
+	for _, job := range jobs {
+		if remote.AnyURL(job.shards) && opts.Loaders != nil && fl.outDir == "" {
+			return usagef("the shards are remote: the loaders' indexes (--format) that go beside each shard need --out-dir")
+		}
+		opts.Workers = max(opts.Workers, e.shardWorkers(fl.cmd, fl.workers, job.shards))
 	}
 	anchor := jobs[0].out // the output tasks and merge name the run by
 	if !withTARIDX {

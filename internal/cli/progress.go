@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // progress draws a bar on stderr while shards are processed, when stderr is
@@ -92,7 +94,19 @@ func totalSize(paths []string) int64 {
 // totalSizes are the files' sizes (0 for one that cannot be stat'ed).
 func totalSizes(paths []string) []int64 {
 	sizes := make([]int64, len(paths))
+	var urls []string
+	for _, p := range paths {
+		if remote.IsURL(p) {
+			urls = append(urls, p)
+		}
+	}
+	// Remote shards are asked together, not a round trip each in turn.
+	remoteSizes, _, _ := remote.StatAll(context.Background(), urls, remote.Options{})
 	for i, p := range paths {
+		if remote.IsURL(p) {
+			sizes[i], remoteSizes = remoteSizes[0], remoteSizes[1:]
+			continue
+		}
 		if st, err := os.Stat(p); err == nil {
 			sizes[i] = st.Size()
 		}

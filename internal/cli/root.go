@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/itarconv/itarconv/remote"
 )
 
 // Exit codes.
@@ -48,6 +50,8 @@ type env struct {
 	// getenv reads the environment (os.Getenv): a job runner's variables
 	// say which task of a partitioned run this is.
 	getenv func(string) string
+	// connections bounds the requests to remote shards in flight.
+	connections int
 }
 
 // Main runs the command line with args and returns the exit code.
@@ -96,6 +100,15 @@ verifies members through them.`,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "no progress bar and no summary")
+	root.PersistentFlags().IntVar(&e.connections, "connections", remote.DefaultConnections,
+		"requests in flight at once to remote shards (http://, https://, s3://), across all of them")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if e.connections < 1 {
+			return usagef("--connections must be at least 1")
+		}
+		remote.Configure(remote.Options{Connections: e.connections})
+		return nil
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newIndexCmd(e), newConvertCmd(e), newInspectCmd(e), newLsCmd(e), newCatCmd(e), newVerifyCmd(e), newBenchCmd(e), newMergeCmd(e))
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -129,3 +142,13 @@ func (e *env) warnf(format string, args ...any) {
 }
 
 func defaultWorkers() int { return runtime.GOMAXPROCS(0) }
+
+// shardWorkers is --workers, unless the user left it and some shards are
+// remote: their scans wait on the network, not on the CPU, and take as
+// many workers as there are connections to keep busy.
+func (e *env) shardWorkers(cmd *cobra.Command, workers int, shards []string) int {
+	if cmd.Flags().Changed("workers") || !remote.AnyURL(shards) {
+		return workers
+	}
+	return max(workers, min(e.connections, len(shards)))
+}

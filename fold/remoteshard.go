@@ -1,0 +1,95 @@
+package fold
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/remote"
+)
+
+// shardData is a shard open to read payloads: a local file, or a remote
+// one read by ranged requests.
+type shardData interface {
+	io.ReaderAt
+	io.Closer
+	Size() int64
+}
+
+// openData opens shard fid of the fold (at path). A remote shard whose
+// size and ETag the manifest recorded is opened with them, without a
+// request: the first read then checks them (If-Match, Content-Range).
+func (f *Fold) openData(ctx context.Context, fid int, path string) (shardData, error) {
+	if !remote.IsURL(path) {
+		sh, err := pathguard.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		st, err := sh.Stat()
+		if err != nil {
+			sh.Close()
+			return nil, err
+		}
+		return localData{sh, st.Size()}, nil
+	}
+	if fid < len(f.Sizes) && fid < len(f.ETags) {
+		return remote.OpenKnown(ctx, path, f.Sizes[fid], f.ETags[fid], remote.Options{})
+	}
+	return remote.Open(ctx, path, remote.Options{})
+}
+
+type localData struct {
+	*os.File
+	size int64
+}
+
+func (l localData) Size() int64 { return l.size }
+
+// shardInfo stats a shard: a local file, or a remote one (its size and
+// Last-Modified).
+func shardInfo(ctx context.Context, path string) (fs.FileInfo, error) {
+	if !remote.IsURL(path) {
+		return os.Stat(path)
+	}
+	f, err := remote.Open(ctx, path, remote.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return f.Stat(), nil
+}
+
+// shardSize is a shard's size: a remote one's as this run's scan saw it.
+func shardSize(ctx context.Context, path string) (int64, error) {
+	if size, _, ok := remote.Known(path); ok {
+		return size, nil
+	}
+	size, _, err := shardNow(ctx, path)
+	return size, err
+}
+
+// openAny opens a shard for reads at any offset (an io.Closer too).
+func openAny(ctx context.Context, path string) (io.ReaderAt, error) {
+	if remote.IsURL(path) {
+		return remote.Open(ctx, path, remote.Options{})
+	}
+	f, err := pathguard.Open(path)
+	if err != nil {
+		return nil, err // not a nil *os.File in an interface
+	}
+	return f, nil
+}
+
+// shardNow is a shard's size and ETag as they are now (the ETag "" for a
+// local file), for verify to compare with the manifest's.
+func shardNow(ctx context.Context, path string) (size int64, etag string, err error) {
+	if remote.IsURL(path) {
+		return remote.Stat(ctx, path, remote.Options{})
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, "", err
+	}
+	return st.Size(), "", nil
+}

@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"archive/tar"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/internal/s3server"
+)
+
+// remoteShards writes a fold of shards, small members and one shard of
+// large ones (which a scan crosses by seeking, not streaming), and serves
+// its directory by the standard library's file server and by a real S3
+// server (versitygw) as bucket "shards". It returns the local paths and
+// both URL forms of each.
+func remoteShards(t *testing.T) (dir string, local, viaHTTP, viaS3 []string) {
+	t.Helper()
+	dir = t.TempDir()
+	local = makeShards(t, dir, 30, 50, 10)
+	big := filepath.Join(dir, "data-00003.tar")
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for i := range 3 {
+		payload := bytes.Repeat([]byte{byte('a' + i)}, 3<<20+i*1000)
+		tw.WriteHeader(&tar.Header{Name: "big/b" + string(rune('0'+i)) + ".bin", Size: int64(len(payload)), Mode: 0o644})
+		tw.Write(payload)
+	}
+	tw.Close()
+	if err := os.WriteFile(big, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	local = append(local, big)
+
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	s3 := s3server.Start(t, map[string]string{"shards": dir})
+	s3.SetEnv(t)
+	for _, p := range local {
+		viaHTTP = append(viaHTTP, srv.URL+"/"+filepath.Base(p))
+		viaS3 = append(viaS3, "s3://shards/"+filepath.Base(p))
+	}
+	return dir, local, viaHTTP, viaS3
+}
+
+// TestRemoteShards: every command over URLs (HTTP and S3, in each
+// shard-set form) writes what it writes over the same shards on disk,
+// byte for byte; commands given only the index read the members where
+// they live.
+func TestRemoteShards(t *testing.T) {
+	dir, local, viaHTTP, viaS3 := remoteShards(t)
+	base := strings.TrimSuffix(viaHTTP[0], "/data-00000.tar")
+
+	type outputs struct {
+		files            map[string][]byte
+		ls, cat, inspect string
+		barecat          string
+		verify           string
+	}
+	runAll := func(t *testing.T, shards ...string) outputs {
+		t.Helper()
+		out := t.TempDir()
+		args := append([]string{"index", "-q", "--format", "all", "--out-dir", out}, shards...)
+		if code, _, stderr := run(t, args...); code != 0 {
+			t.Fatalf("index %v: %d: %s", shards, code, stderr)
+		}
+		idx := filepath.Join(out, "data.taridx")
+		var o outputs
+		var code int
+		var stderr string
+		if code, o.ls, stderr = run(t, "ls", idx); code != 0 {
+			t.Fatalf("ls: %d %s", code, stderr)
+		}
+		if code, o.cat, stderr = run(t, "cat", idx, "sub/s00042.jpg"); code != 0 {
+			t.Fatalf("cat: %d %s", code, stderr)
+		}
+		if code, o.verify, stderr = run(t, "verify", "--data", idx); code != 0 {
+			t.Fatalf("verify: %d %s %s", code, o.verify, stderr)
+		}
+		if code, o.inspect, stderr = run(t, "inspect", "--json", idx); code != 0 {
+			t.Fatalf("inspect: %d %s", code, stderr)
+		}
+		for _, target := range []string{"x.tbl", "x.barecat"} {
+			args := append([]string{"convert", "-q"}, shards...)
+			if code, _, stderr := run(t, append(args, filepath.Join(out, target))...); code != 0 {
+				t.Fatalf("convert to %s: %d %s", target, code, stderr)
+			}
+		}
+		// Given only the index: the shards come from its manifest.
+		if code, _, stderr := run(t, "convert", "-q", idx, filepath.Join(out, "fromindex.tbl")); code != 0 {
+			t.Fatalf("convert from the index: %d %s", code, stderr)
+		}
+		if code, o.barecat, stderr = run(t, "ls", filepath.Join(out, "x.barecat")); code != 0 {
+			t.Fatalf("ls x.barecat: %d %s", code, stderr)
+		}
+		o.verify = strings.ReplaceAll(o.verify, out, "OUT")
+		if code, stdout, stderr := run(t, "verify", filepath.Join(out, "shardindex.json")); code != 0 {
+			t.Fatalf("verify shardindex.json: %d %s %s", code, stdout, stderr)
+		}
+		o.files = collect(t, out, nil)
+		manifest := o.files["data.taridx"+fold.ManifestSuffix]
+		if !bytes.Contains(manifest, []byte(`"size":`)) {
+			t.Fatalf("manifest %s", manifest)
+		}
+		// What names the shards' location: the manifest; wids' index
+		// (by URL); the SQLite of Barecat (compared by listing) and of
+		// ratarmount, which records the archive's stat.
+		for name := range o.files {
+			if strings.HasSuffix(name, fold.ManifestSuffix) || strings.HasSuffix(name, ".index.sqlite") || name == "x.barecat" {
+				delete(o.files, name)
+			}
+		}
+		return o
+	}
+	want := runAll(t, local...)
+	wantWids := want.files["shardindex.json"]
+	delete(want.files, "shardindex.json")
+	for _, c := range []struct {
+		name   string
+		shards []string
+	}{
+		{"http list", viaHTTP},
+		{"http braces", []string{base + "/data-{00000..00003}.tar"}},
+		{"s3 list", viaS3},
+		{"s3 glob", []string{"s3://shards/data-*.tar"}},
+		{"s3 braces", []string{"s3://shards/data-0000{0..3}.tar"}},
+		{"@file", []string{"@" + writeList(t, viaS3)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := runAll(t, c.shards...)
+			// wids' index names each shard by its URL (and the dataset
+			// after the URLs' path).
+			sameWids(t, got.files["shardindex.json"], wantWids)
+			delete(got.files, "shardindex.json")
+			sameFiles(t, c.name, got.files, want.files)
+			for what, pair := range map[string][2]string{"ls": {got.ls, want.ls}, "cat": {got.cat, want.cat}, "verify": {got.verify, want.verify},
+				"ls x.barecat": {got.barecat, want.barecat}} {
+				if pair[0] != pair[1] {
+					t.Errorf("%s: %q, on disk %q", what, pair[0], pair[1])
+				}
+			}
+		})
+	}
+	_ = dir
+}
+
+func writeList(t *testing.T, groups ...[]string) string {
+	p := filepath.Join(t.TempDir(), "shards.txt")
+	var b strings.Builder
+	for _, g := range groups {
+		for _, s := range g {
+			b.WriteString(s + "\n")
+		}
+	}
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// sameWids compares two wids indexes' shard lists: each shard's samples
+// and size, and its URL's last element.
+func sameWids(t *testing.T, got, want []byte) {
+	t.Helper()
+	type list struct {
+		Shards []struct {
+			URL      string `json:"url"`
+			NSamples int    `json:"nsamples"`
+			FileSize int64  `json:"filesize"`
+		} `json:"shardlist"`
+	}
+	var g, w list
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Shards) != len(w.Shards) || len(g.Shards) == 0 {
+		t.Fatalf("wids: %d shards, want %d", len(g.Shards), len(w.Shards))
+	}
+	for i := range g.Shards {
+		gs, ws := g.Shards[i], w.Shards[i]
+		if path.Base(gs.URL) != path.Base(ws.URL) || !strings.Contains(gs.URL, "://") || gs.NSamples != ws.NSamples || gs.FileSize != ws.FileSize {
+			t.Errorf("wids shard %d: %+v, want %+v", i, gs, ws)
+		}
+	}
+}
