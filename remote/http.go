@@ -25,16 +25,19 @@ type File struct {
 	known bool // size and ETag came from an index, not from the server
 	// modTime is the server's Last-Modified, when it gives one.
 	modTime time.Time
+	head    []byte // the file's first bytes, which the opening request brought
 
 	requests, bytes atomic.Int64
 }
 
-func open(ctx context.Context, name string, loc locator, opts resolved) (*File, error) {
+// open asks for the first head bytes of the file (at least one): the
+// answer's Content-Range tells the size, and that the server honours
+// ranges at all; the bytes are kept, for a scan starts there.
+func open(ctx context.Context, name string, loc locator, opts resolved, head int64) (*File, error) {
 	f := &File{ctx: ctx, name: name, loc: loc, opts: opts}
-	// A range request for the first byte tells the size in Content-Range,
-	// and that the server honours ranges at all.
+	head = max(head, 1)
 	err := f.retry(0, func() (bool, error) {
-		resp, err := f.get(f.ctx, 0, 1, "")
+		resp, err := f.get(f.ctx, 0, head, "")
 		if err != nil {
 			return true, err
 		}
@@ -53,14 +56,18 @@ func open(ctx context.Context, name string, loc locator, opts resolved) (*File, 
 		case resp.StatusCode != http.StatusPartialContent:
 			return retryable(resp.StatusCode), statusError(name, 0, resp)
 		}
-		start, _, total, err := contentRange(resp.Header.Get("Content-Range"))
-		if err != nil || start != 0 || total < 0 {
+		start, end, total, err := contentRange(resp.Header.Get("Content-Range"))
+		if err != nil || start != 0 || total < 0 || end >= head {
 			return false, fmt.Errorf("%s: Content-Range %q: %w", name, resp.Header.Get("Content-Range"), ErrNoRange)
 		}
 		f.size, f.etag = total, resp.Header.Get("ETag")
 		f.modTime, _ = http.ParseTime(resp.Header.Get("Last-Modified"))
-		_, err = io.Copy(io.Discard, resp.Body)
-		return err != nil, err
+		f.head = make([]byte, end+1)
+		if _, err = io.ReadFull(resp.Body, f.head); err != nil {
+			f.head = nil
+			return true, fmt.Errorf("%s: byte 0: %w", name, err)
+		}
+		return false, nil
 	})
 	if err != nil {
 		return nil, err

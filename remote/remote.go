@@ -185,7 +185,7 @@ func Open(ctx context.Context, name string, opts Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return open(ctx, name, loc, opts.resolve())
+	return open(ctx, name, loc, opts.resolve(), firstWindow)
 }
 
 // OpenKnown opens a file whose size (and ETag, "" when the server gives
@@ -202,7 +202,11 @@ func OpenKnown(ctx context.Context, name string, size int64, etag string, opts O
 
 // Stat gives the size and ETag of the file at a URL.
 func Stat(ctx context.Context, name string, opts Options) (size int64, etag string, err error) {
-	f, err := Open(ctx, name, opts)
+	loc, err := locate(ctx, name, opts)
+	if err != nil {
+		return 0, "", err
+	}
+	f, err := open(ctx, name, loc, opts.resolve(), 1)
 	if err != nil {
 		return 0, "", err
 	}

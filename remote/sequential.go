@@ -118,7 +118,12 @@ func (s *Sequential) ReadAt(p []byte, off int64) (int, error) {
 	switch {
 	case off >= s.winOff && off+n <= s.winOff+int64(len(s.win)):
 		copy(p, s.win[off-s.winOff:])
-	case s.stream != nil && off >= s.pos && off-s.pos <= skipBytes():
+	case off+n <= int64(len(s.f.head)):
+		copy(p, s.f.head[off:]) // brought by the request that opened the file
+	case s.stream != nil && off >= s.pos && off-s.pos <= 2*skipBytes():
+		// Twice the gap that starts a stream keeps one going: sizes near
+		// the threshold would otherwise switch at every member, and each
+		// switch costs a connection.
 		err = s.fromStream(p[:n], off)
 	default:
 		gap := off - s.last
@@ -146,7 +151,7 @@ func (s *Sequential) ReadAt(p []byte, off int64) (int, error) {
 // what else it brought for the reads that follow.
 func (s *Sequential) window(p []byte, off int64) error {
 	want := int64(jumpWindow)
-	if s.last == 0 && s.win == nil {
+	if s.last == 0 && s.win == nil && s.f.head == nil {
 		want = firstWindow
 	}
 	want = min(max(want, int64(len(p))), s.f.size-off)

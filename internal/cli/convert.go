@@ -238,7 +238,12 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 	if fl.to == "tar" {
 		what = cmp.Or(fl.fold, "train")
 	}
-	total, unit := sourceSize(fl.from, srcs, o)
+	var total int64
+	unit := "members"
+	if e.barShown() {
+		// Sizing a remote source asks its server: only for a bar.
+		total, unit = sourceSize(fl.from, srcs, o)
+	}
 	bar := e.newProgress(what, total)
 	if fl.from != "tar" {
 		bar = bar.of(unit)

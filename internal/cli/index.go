@@ -229,6 +229,11 @@ func planIndexDir(fl indexFlags, dir string) ([]indexJob, error) {
 // can address its members; convert makes an indexed fold of plain tars.
 func refuseCompressed(shards []string, source string) error {
 	for _, s := range shards {
+		if remote.IsURL(s) {
+			// Its scan tells a compressed shard by its first bytes, without
+			// a request of its own (a round trip each, in turn, here).
+			continue
+		}
 		codec, err := compressed.DetectFile(s)
 		if err != nil {
 			return err
@@ -336,7 +341,7 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	}
 	var results []indexResult
 	for _, job := range jobs {
-		bar := e.newProgress(job.fold, totalSize(job.shards))
+		bar := e.newShardProgress(job.fold, job.shards)
 		opts.Progress = func(p convert.Progress) { bar.update(job.fold, p) }
 		st, err := convert.BuildIndex(ctx, job.shards, job.out, opts)
 		bar.done()

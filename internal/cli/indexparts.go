@@ -70,7 +70,7 @@ func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptio
 	}
 	job.shards = shards
 	return e.runTask("index", anchor, t, inputs, po, func(dir string, m *partition.Manifest) (any, int, int, error) {
-		bar := e.newProgress(job.fold, totalSize(job.shards[lo:hi]))
+		bar := e.newShardProgress(job.fold, job.shards[lo:hi])
 		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
 		st, err := fold.IndexPart(ctx, job.shards, lo, hi, withTARIDX, dir, opts)
 		bar.done()

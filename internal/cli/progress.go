@@ -32,9 +32,21 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// barShown tells whether progress bars are drawn.
+func (e *env) barShown() bool { return !e.quiet && isTerminal(e.stderr) }
+
+// newShardProgress starts a bar over the shards' bytes; their sizes are
+// asked for only when it is shown (remote shards' take requests).
+func (e *env) newShardProgress(label string, shards []string) *progress {
+	if !e.barShown() {
+		return nil
+	}
+	return e.newProgress(label, totalSize(shards))
+}
+
 // newProgress starts a bar over totalBytes of shards; nil when not shown.
 func (e *env) newProgress(label string, totalBytes int64) *progress {
-	if e.quiet || !isTerminal(e.stderr) {
+	if !e.barShown() {
 		return nil
 	}
 	bar := progressbar.NewOptions64(totalBytes,

@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/internal/netproxy"
 	"github.com/itarconv/itarconv/internal/s3server"
 )
 
@@ -191,5 +193,81 @@ func sameWids(t *testing.T, got, want []byte) {
 		if path.Base(gs.URL) != path.Base(ws.URL) || !strings.Contains(gs.URL, "://") || gs.NSamples != ws.NSamples || gs.FileSize != ws.FileSize {
 			t.Errorf("wids shard %d: %+v, want %+v", i, gs, ws)
 		}
+	}
+}
+
+// TestRemoteFaults: a server behind a proxy that fails a share of the
+// requests (503, 429) and cuts a share of the bodies mid-way: every
+// command still writes what it writes over the files on disk, each failed
+// range retried alone. A server that ignores ranges fails the run at once
+// with an error naming the URL.
+func TestRemoteFaults(t *testing.T) {
+	_, local, viaHTTP, viaS3 := remoteShards(t)
+	upstream := viaHTTP[0][:strings.LastIndex(viaHTTP[0], "/")]
+	outputs := func(t *testing.T, shards []string) (files map[string][]byte, cat string) {
+		t.Helper()
+		out := t.TempDir()
+		idx := filepath.Join(out, "x.taridx")
+		if code, _, stderr := run(t, append([]string{"index", "-q", "-o", idx}, shards...)...); code != 0 {
+			t.Fatalf("index: %d %s", code, stderr)
+		}
+		code, cat, stderr := run(t, "cat", idx, "big/b1.bin")
+		if code != 0 {
+			t.Fatalf("cat: %d %s", code, stderr)
+		}
+		if code, _, stderr := run(t, append(append([]string{"convert", "-q"}, shards...), filepath.Join(out, "x.tbl"))...); code != 0 {
+			t.Fatalf("convert: %d %s", code, stderr)
+		}
+		files = collect(t, out, nil)
+		delete(files, "x.taridx"+fold.ManifestSuffix)
+		return files, cat
+	}
+	wantFiles, wantCat := outputs(t, local)
+
+	p, err := netproxy.Start(netproxy.Config{Upstream: upstream, Faults: netproxy.Faults{Seed: 7, Fail503: 0.15, Throttle429: 0.05, CutBody: 0.15}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var flaky []string
+	for _, u := range viaHTTP {
+		flaky = append(flaky, p.URL()+u[len(upstream):])
+	}
+	start := time.Now()
+	files, cat := outputs(t, flaky)
+	sameFiles(t, "through faults", files, wantFiles)
+	if cat != wantCat {
+		t.Errorf("cat through faults: %d bytes, want %d", len(cat), len(wantCat))
+	}
+	st := p.Stats()
+	if st.Faults.Fail503 == 0 || st.Faults.CutBody == 0 {
+		t.Errorf("no fault was injected: %+v", st)
+	}
+	t.Logf("%d requests, faults %+v, in %v", st.Requests, st.Faults, time.Since(start))
+
+	// S3 through the same faults: the client's endpoint is the proxy,
+	// which passes the host it was asked on, so signatures hold.
+	s3up, err := netproxy.Start(netproxy.Config{Upstream: os.Getenv("AWS_ENDPOINT_URL"), Faults: netproxy.Faults{Seed: 11, Fail503: 0.15, CutBody: 0.15}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3up.Close()
+	t.Setenv("AWS_ENDPOINT_URL", s3up.URL())
+	t.Setenv("AWS_ENDPOINT_URL_S3", s3up.URL())
+	files, cat = outputs(t, viaS3)
+	sameFiles(t, "s3 through faults", files, wantFiles)
+	if cat != wantCat || s3up.Stats().Faults.Fail503 == 0 {
+		t.Errorf("cat from s3 through faults: %d bytes, want %d; %+v", len(cat), len(wantCat), s3up.Stats())
+	}
+
+	noRange, err := netproxy.Start(netproxy.Config{Upstream: upstream, Faults: netproxy.Faults{IgnoreRange: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noRange.Close()
+	u := noRange.URL() + viaHTTP[3][len(upstream):]
+	code, _, stderr := run(t, "index", "-q", "-o", filepath.Join(t.TempDir(), "x.taridx"), u)
+	if code == 0 || !strings.Contains(stderr, u) || !strings.Contains(stderr, "does not honour range requests") {
+		t.Errorf("a server without ranges: exit %d, %s", code, stderr)
 	}
 }
