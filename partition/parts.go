@@ -2,6 +2,7 @@ package partition
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // A task of a partitioned run writes its part, a directory, into the parts
@@ -59,7 +61,12 @@ func StatInputs(paths []string) ([]Input, error) {
 		return nil, err
 	}
 	in := make([]Input, len(paths))
+	var urls []int
 	for i, p := range paths {
+		if remote.IsURL(p) {
+			urls = append(urls, i)
+			continue
+		}
 		fi, err := os.Stat(p)
 		if err != nil {
 			return nil, err
@@ -70,6 +77,19 @@ func StatInputs(paths []string) ([]Input, error) {
 		}
 		in[i] = Input{Path: abs, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
 	}
+	// Remote shards: their sizes, asked together (a task of thousands
+	// must not wait a round trip for each in turn).
+	names := make([]string, len(urls))
+	for k, i := range urls {
+		names[k] = paths[i]
+	}
+	sizes, _, err := remote.StatAll(context.Background(), names, remote.Options{})
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range urls {
+		in[i] = Input{Path: paths[i], Size: sizes[k]}
+	}
 	return in, nil
 }
 
@@ -79,6 +99,9 @@ func restatInputs(recorded []Input) []Input {
 	now := make([]Input, len(recorded))
 	for i, in := range recorded {
 		now[i] = in
+		if remote.IsURL(in.Path) {
+			continue // the merge reads no shard: the tasks checked them
+		}
 		if fi, err := os.Stat(in.Path); err == nil {
 			now[i].Size, now[i].ModTime = fi.Size(), fi.ModTime().UnixNano()
 		}

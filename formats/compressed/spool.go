@@ -39,8 +39,9 @@ type Spool struct {
 	Durable bool
 	stdin   io.Reader
 
-	mu      sync.Mutex
-	entries map[string]*spoolEntry
+	mu       sync.Mutex
+	entries  map[string]*spoolEntry
+	fetching chan struct{} // a slot for each remote shard being fetched
 }
 
 type spoolEntry struct {
@@ -54,7 +55,7 @@ type spoolEntry struct {
 // target directory, so that they live on the output's file system. stdin
 // is read for the shard named Stdin.
 func NewSpool(dir string, stdin io.Reader) *Spool {
-	return &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}}
+	return &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}, fetching: make(chan struct{}, 2)}
 }
 
 // Needed reports whether any shard is compressed, a URL or standard
@@ -137,6 +138,9 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 				os.Remove(f.Name())
 				return "", err
 			}
+			if e.codec = Sniff(rf.Head()); e.codec == None {
+				return s.fetch(rf, f)
+			}
 			r := rf.Reader()
 			defer r.Close()
 			in = r
@@ -170,6 +174,30 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 	if err != nil {
 		os.Remove(f.Name())
 		return "", err
+	}
+	return f.Name(), nil
+}
+
+// fetch copies a plain remote shard into f, by chunks on every
+// connection. Two shards are fetched at a time: the first arrives after
+// its share of the download, not with all the others at the end, and is
+// converted while the next ones arrive; the second keeps the connections
+// busy while the first one's last chunks come.
+func (s *Spool) fetch(rf *remote.File, f *os.File) (string, error) {
+	s.fetching <- struct{}{}
+	err := rf.CopyTo(f)
+	<-s.fetching
+	if err == nil && s.Durable {
+		if err = f.Chmod(0o644); err == nil {
+			err = f.Sync()
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("a copy of %s in %s: %w", rf.Name(), s.Dir, err)
 	}
 	return f.Name(), nil
 }

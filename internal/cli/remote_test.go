@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -149,6 +150,23 @@ func TestRemoteShards(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// A partitioned run over URLs: two tasks, then the merge, write the
+	// index one run over the files writes.
+	out := t.TempDir()
+	idx := filepath.Join(out, "data.taridx")
+	for k := range 2 {
+		if code, _, stderr := run(t, append([]string{"index", "-q", "--task", fmt.Sprintf("%d/2", k), "-o", idx}, viaS3...)...); code != 0 {
+			t.Fatalf("task %d: %d %s", k, code, stderr)
+		}
+	}
+	if code, _, stderr := run(t, "merge", "-q", idx); code != 0 {
+		t.Fatalf("merge: %d %s", code, stderr)
+	}
+	got, err := os.ReadFile(idx)
+	if err != nil || !bytes.Equal(got, want.files["data.taridx"]) {
+		t.Errorf("the merged index over URLs differs from one run's over the files (%v)", err)
 	}
 	_ = dir
 }
