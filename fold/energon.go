@@ -13,6 +13,7 @@ import (
 
 	"github.com/itarconv/itarconv/formats/energon"
 	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // Energon is Megatron-Energon's index of the dataset, as `energon prepare
@@ -124,6 +125,11 @@ func (e *energonLoader) Finish(shards []string) (int, error) {
 		rel, err := filepath.Rel(base, p)
 		if err != nil {
 			return 0, err
+		}
+		if remote.IsURL(p) && (strings.HasPrefix(rel, "..") || strings.Contains(rel, ":")) {
+			// .nv-meta names shards relative to where it lies: beside
+			// them, under one prefix.
+			return 0, fmt.Errorf("%s: energon's .nv-meta names shards relative to one location; these are under several: %w", p, ErrLoaderDataset)
 		}
 		if x.restored != nil {
 			s := *x.restored

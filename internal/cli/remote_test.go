@@ -152,6 +152,13 @@ func TestRemoteShards(t *testing.T) {
 		})
 	}
 
+	// energon's .nv-meta cannot name shards of two locations.
+	mixed := []string{viaS3[0], viaHTTP[1]}
+	code, _, stderr := run(t, append([]string{"index", "-q", "--format", "energon", "--out-dir", t.TempDir()}, mixed...)...)
+	if code == 0 || !strings.Contains(stderr, "under several") {
+		t.Errorf("energon over two locations: exit %d, %s", code, stderr)
+	}
+
 	// A partitioned run over URLs: two tasks, then the merge, write the
 	// index one run over the files writes.
 	out := t.TempDir()
