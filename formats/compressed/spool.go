@@ -163,6 +163,12 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 	if err == nil {
 		err = w.Flush()
 	}
+	return s.keep(f, err)
+}
+
+// keep closes a copy once written (synced first when Durable) and gives
+// its path; a copy that failed is removed.
+func (s *Spool) keep(f *os.File, err error) (string, error) {
 	if err == nil && s.Durable {
 		if err = f.Chmod(0o644); err == nil {
 			err = f.Sync()
@@ -187,19 +193,10 @@ func (s *Spool) fetch(rf *remote.File, f *os.File) (string, error) {
 	s.fetching <- struct{}{}
 	err := rf.CopyTo(f)
 	<-s.fetching
-	if err == nil && s.Durable {
-		if err = f.Chmod(0o644); err == nil {
-			err = f.Sync()
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("a copy of %s in %s: %w", rf.Name(), s.Dir, err)
+		err = fmt.Errorf("a copy of %s in %s: %w", rf.Name(), s.Dir, err)
 	}
-	return f.Name(), nil
+	return s.keep(f, err)
 }
 
 // contextReader reads r on a goroutine of its own, so that a canceled ctx
