@@ -15,6 +15,7 @@ import (
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/partition"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // A partitioned conversion: task K of N converts its share of the
@@ -46,6 +47,8 @@ func partitionable(srcs []string, dst string, o ConvertOptions) error {
 	switch {
 	case dst == Stream:
 		return fmt.Errorf("a tar stream on standard output: %w", ErrNoPartition)
+	case remote.AnyURL(srcs):
+		return fmt.Errorf("remote shards: %w (their index can be: itarconv index --task)", ErrNoPartition)
 	case o.From == "tar" && o.To == "tbl":
 		return nil
 	case o.From == "tar" && o.To == "barecat" && (o.Barecat.Wrap || o.Barecat.OnDuplicate != ""):

@@ -8,6 +8,7 @@ import (
 
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/partition"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // convertPartOptions are what a task of a partitioned conversion records
@@ -62,6 +63,9 @@ func (o convertPartOptions) flags(workers int) convertFlags {
 // convertTask converts this task's share of the source into its part of
 // the run whose output is dst.
 func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, dst string, shardSize int64, t partition.Task) error {
+	if remote.AnyURL(srcs) {
+		return fmt.Errorf("remote shards: %w (their index can be: itarconv index --task)", convert.ErrNoPartition)
+	}
 	po, err := newConvertPartOptions(fl, srcs, dst, shardSize)
 	if err != nil {
 		return err

@@ -171,6 +171,11 @@ func TestRemoteShards(t *testing.T) {
 	if code, _, stderr := run(t, "merge", "-q", idx); code != 0 {
 		t.Fatalf("merge: %d %s", code, stderr)
 	}
+	// A conversion over URLs runs whole: refused as tasks, saying so.
+	code, _, stderr = run(t, append(append([]string{"convert", "-q", "--task", "0/2"}, viaS3...), filepath.Join(out, "x.tbl"))...)
+	if code == 0 || !strings.Contains(stderr, "remote shards") {
+		t.Errorf("convert --task over URLs: exit %d, %s", code, stderr)
+	}
 	got, err := os.ReadFile(idx)
 	if err != nil || !bytes.Equal(got, want.files["data.taridx"]) {
 		t.Errorf("the merged index over URLs differs from one run's over the files (%v)", err)
