@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/compressed"
@@ -47,8 +48,9 @@ type TarShards struct {
 	// the shard. Other loaders' indexes are built so, from the same pass.
 	Members func(path string) MemberSink
 
-	open    *os.File // the shard OpenPayload read last
-	openIdx int
+	open     *os.File // the shard OpenPayload read last
+	openIdx  int
+	prefetch sync.Once
 }
 
 // OpenPayload reads a row's payload from its shard. Rows come in order, so
@@ -191,6 +193,8 @@ func readPayloads(f io.ReaderAt, rows []dataset.Row) error {
 
 // Scan lists one shard's members.
 func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row) error) error {
+	// Remote shards are copied in shard order, as the sink takes them.
+	t.prefetch.Do(func() { t.Spool.Prefetch(ctx, t.Paths) })
 	path, err := t.Spool.Plain(ctx, t.Paths[shard])
 	if err != nil {
 		return err

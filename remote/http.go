@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/http/httptrace"
 	"path"
 	"strconv"
 	"strings"
@@ -223,6 +224,18 @@ func (f *File) get(ctx context.Context, off, n int64, etag string) (*http.Respon
 			return nil, err
 		}
 		rctx, cancel := context.WithCancelCause(ctx)
+		// The round trip is timed from the request written to the first
+		// byte of the answer: a new connection's handshake is not the
+		// cost of a request on a connection kept alive.
+		var wrote atomic.Int64
+		rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) },
+			GotFirstResponseByte: func() {
+				if w := wrote.Load(); w != 0 {
+					noteRTT(time.Duration(time.Now().UnixNano() - w))
+				}
+			},
+		})
 		req, err := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
 		if err != nil {
 			cancel(nil)
@@ -237,7 +250,6 @@ func (f *File) get(ctx context.Context, off, n int64, etag string) (*http.Respon
 		totalRequests.Add(1)
 		b := &body{cancel: cancel, release: release, idle: f.opts.Idle}
 		b.timer = time.AfterFunc(f.opts.Idle, func() { cancel(ErrStalled) })
-		sent := time.Now()
 		resp, err := f.opts.Client.Do(req)
 		if err != nil {
 			err = bodyError(b, err)
@@ -245,7 +257,6 @@ func (f *File) get(ctx context.Context, off, n int64, etag string) (*http.Respon
 			release()
 			return nil, err
 		}
-		noteRTT(time.Since(sent))
 		b.ReadCloser = resp.Body
 		resp.Body = b
 		// A presigned URL that expired (or whose credentials did) is

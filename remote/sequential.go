@@ -97,6 +97,14 @@ type Sequential struct {
 	win    []byte // the last window fetched by itself
 	winOff int64
 	last   int64 // where the last read ended: the next gap starts there
+
+	// The file's last bytes, fetched beside the first window past a large
+	// payload: a scan that seeks ends there (the end-of-archive blocks),
+	// and one round trip is saved of the few it takes.
+	tail      []byte
+	tailOff   int64
+	tailErr   error
+	tailReady chan struct{} // closed when tail (or tailErr) is there
 }
 
 // Sequential returns a planned reader of f. With stream, the first read
@@ -117,6 +125,18 @@ func (s *Sequential) ReadAt(p []byte, off int64) (int, error) {
 	}
 	n := min(int64(len(p)), size-off)
 	var err error
+	if s.tailReady != nil && off >= s.tailOff {
+		<-s.tailReady
+		if s.tailErr != nil {
+			return 0, s.tailErr
+		}
+		copy(p, s.tail[off-s.tailOff:])
+		s.last = off + n
+		if n < int64(len(p)) {
+			return int(n), io.EOF
+		}
+		return int(n), nil
+	}
 	switch {
 	case off >= s.winOff && off+n <= s.winOff+int64(len(s.win)):
 		copy(p, s.win[off-s.winOff:])
@@ -157,6 +177,9 @@ func (s *Sequential) window(p []byte, off int64) error {
 		want = firstWindow
 	}
 	want = min(max(want, int64(len(p))), s.f.size-off)
+	if s.tailReady == nil && s.f.size-(off+want) > 2*jumpWindow {
+		s.fetchTail()
+	}
 	if int64(cap(s.win)) < want {
 		s.win = make([]byte, want)
 	}
@@ -168,6 +191,20 @@ func (s *Sequential) window(p []byte, off int64) error {
 	}
 	copy(p, s.win)
 	return nil
+}
+
+// fetchTail fetches the file's last jumpWindow bytes on a request of its
+// own, beside the reads that go on.
+func (s *Sequential) fetchTail() {
+	s.tailOff = s.f.size - jumpWindow
+	s.tailReady = make(chan struct{})
+	go func() {
+		defer close(s.tailReady)
+		s.tail = make([]byte, jumpWindow)
+		if _, err := s.f.ReadAt(s.tail, s.tailOff); err != nil && err != io.EOF {
+			s.tailErr = err
+		}
+	}()
 }
 
 // fromStream reads p at off from the stream, opening it (again) at off
@@ -222,8 +259,12 @@ func (s *Sequential) closeStream() {
 	s.stream = nil
 }
 
-// Close ends the stream, if one is open.
+// Close ends the stream, if one is open, and waits for the tail's
+// request.
 func (s *Sequential) Close() error {
+	if s.tailReady != nil {
+		<-s.tailReady
+	}
 	if s.stream != nil {
 		s.closeStream()
 	}

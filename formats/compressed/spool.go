@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/remote"
@@ -42,6 +44,9 @@ type Spool struct {
 	mu       sync.Mutex
 	entries  map[string]*spoolEntry
 	fetching chan struct{} // a slot for each remote shard being fetched
+	// prefetchCtx is Prefetch's; stop ends it (Close).
+	prefetchCtx context.Context
+	stop        context.CancelFunc
 }
 
 type spoolEntry struct {
@@ -49,6 +54,8 @@ type spoolEntry struct {
 	codec Codec
 	path  string
 	err   error
+	// queued, when Prefetch makes the copy, is closed once it has.
+	queued chan struct{}
 }
 
 // NewSpool makes a spool writing its copies into dir: the conversion's
@@ -76,15 +83,60 @@ func Needed(shards []string) (bool, error) {
 	return false, nil
 }
 
-func (s *Spool) entry(path string) *spoolEntry {
+func (s *Spool) entry(path string) (e *spoolEntry, queued chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.entries[path]
+	e = s.entries[path]
 	if e == nil {
 		e = &spoolEntry{}
 		s.entries[path] = e
 	}
-	return e
+	return e, e.queued
+}
+
+// Prefetch starts copying the remote shards among names, in their order,
+// two at a time, each by chunks on every connection (remote.CopyTo).
+// Plain of one of them then waits for its copy. A conversion takes its
+// shards in order: without this, the copies would come in whatever order
+// the workers ask for them, and the one the writer needs next would often
+// come last, with nothing to convert meanwhile. Close stops it.
+func (s *Spool) Prefetch(ctx context.Context, names []string) {
+	if s == nil {
+		return
+	}
+	type item struct {
+		name string
+		e    *spoolEntry
+	}
+	var queue []item
+	s.mu.Lock()
+	if s.stop == nil {
+		s.prefetchCtx, s.stop = context.WithCancel(ctx)
+	}
+	for _, n := range names {
+		if !remote.IsURL(n) || s.entries[n] != nil {
+			continue // local, or asked for already
+		}
+		e := &spoolEntry{queued: make(chan struct{})}
+		s.entries[n] = e
+		queue = append(queue, item{n, e})
+	}
+	pctx := s.prefetchCtx
+	s.mu.Unlock()
+	var next atomic.Int64
+	for range min(2, len(queue)) {
+		go func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(queue) {
+					return
+				}
+				it := queue[k]
+				s.make(pctx, it.name, it.e)
+				close(it.e.queued)
+			}
+		}()
+	}
 }
 
 // Plain gives the path of a shard as a plain tar, decompressing it the
@@ -94,7 +146,22 @@ func (s *Spool) Plain(ctx context.Context, path string) (string, error) {
 	if s == nil {
 		return path, nil
 	}
-	e := s.entry(path)
+	e, queued := s.entry(path)
+	if queued != nil {
+		select {
+		case <-queued:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return e.path, e.err
+	}
+	s.make(ctx, path, e)
+	return e.path, e.err
+}
+
+// make makes a shard's copy, once: the first caller does, the others
+// wait for it.
+func (s *Spool) make(ctx context.Context, path string, e *spoolEntry) {
 	e.once.Do(func() {
 		if path != Stdin && !remote.IsURL(path) {
 			if e.codec, e.err = DetectFile(path); e.err != nil || e.codec == None {
@@ -104,7 +171,6 @@ func (s *Spool) Plain(ctx context.Context, path string) (string, error) {
 		}
 		e.path, e.err = s.decompress(ctx, path, e)
 	})
-	return e.path, e.err
 }
 
 // Codec is the codec a shard was found in (None before Plain, or plain).
@@ -112,7 +178,8 @@ func (s *Spool) Codec(path string) Codec {
 	if s == nil {
 		return None
 	}
-	return s.entry(path).codec
+	e, _ := s.entry(path)
+	return e.codec
 }
 
 func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (string, error) {
@@ -221,8 +288,12 @@ func (s *Spool) Close() error {
 		return nil
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for path, e := range s.entries {
+	if s.stop != nil {
+		s.stop() // copies in flight end at their next read
+	}
+	entries := maps.Clone(s.entries)
+	s.mu.Unlock()
+	for path, e := range entries {
 		e.once.Do(func() {}) // no copy starts after Close
 		if e.path != "" && e.path != path {
 			os.Remove(e.path)
