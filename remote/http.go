@@ -225,13 +225,17 @@ func (f *File) get(ctx context.Context, off, n int64, etag string) (*http.Respon
 		}
 		rctx, cancel := context.WithCancelCause(ctx)
 		// The round trip is timed from the request written to the first
-		// byte of the answer: a new connection's handshake is not the
-		// cost of a request on a connection kept alive.
+		// byte of the answer, on connections kept alive only: a new
+		// connection's setup is not the cost of the next request, and
+		// some of it (a proxy's, a TLS session's) may come after the
+		// request is written.
 		var wrote atomic.Int64
+		var reused atomic.Bool
 		rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{
+			GotConn:      func(info httptrace.GotConnInfo) { reused.Store(info.Reused) },
 			WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(time.Now().UnixNano()) },
 			GotFirstResponseByte: func() {
-				if w := wrote.Load(); w != 0 {
+				if w := wrote.Load(); w != 0 && reused.Load() {
 					noteRTT(time.Duration(time.Now().UnixNano() - w))
 				}
 			},

@@ -96,6 +96,12 @@ func Configure(o Options) {
 	configMu.Unlock()
 }
 
+// ConnectionsOrDefault is the bound on requests in flight that o gives:
+// its own, Configure's, or DefaultConnections.
+func (o Options) ConnectionsOrDefault() int {
+	return o.resolve().Connections
+}
+
 // Defaults are the options Configure set.
 func Defaults() Options {
 	configMu.Lock()

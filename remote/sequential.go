@@ -62,7 +62,9 @@ const (
 )
 
 // skipBytes is the gap to read through rather than cross with a new
-// request: what the link carries in one round trip.
+// request: what the link carries in one round trip. Until a round trip
+// was timed, it assumes 20 ms: a scan then seeks first, and streams
+// once the round trips it times say that streaming is cheaper.
 func skipBytes() int64 {
 	rtt := time.Duration(linkRTT.Load())
 	if rtt == 0 {
@@ -300,26 +302,24 @@ func (r *reader) Read(p []byte) (int, error) {
 
 func (r *reader) Close() error { return r.s.Close() }
 
-// minChunk and maxChunk bound the share of a file one request of CopyTo
-// brings: large next to what a link carries in a round trip, small
-// enough that the connections finish together.
-const (
-	minChunk = 1 << 20
-	maxChunk = 8 << 20
-)
+// minChunk is the least share of a file one request of CopyTo brings:
+// large next to what a link carries in a round trip.
+const minChunk = 1 << 20
 
-// CopyTo writes the whole file to w at the same offsets, by chunks
-// fetched on as many connections as the options allow at once (each
-// chunk one request, resumed where a connection breaks): one file
-// arrives as fast as the link carries, not as fast as one connection
-// does.
-func (f *File) CopyTo(w io.WriterAt) error {
-	copyChunk := min(max(f.size/int64(f.opts.Connections), minChunk), maxChunk)
+// CopyTo writes the whole file to w at the same offsets, in parts fetched
+// at once, each by one request (resumed where a connection breaks): a
+// file arrives as fast as parts connections carry, not as fast as one
+// does. Several files copied at once share the connections, parts each.
+func (f *File) CopyTo(w io.WriterAt, parts int) error {
+	// One request a part: every further request would leave its
+	// connection idle for a round trip.
+	parts = max(parts, 1)
+	copyChunk := max((f.size+int64(parts)-1)/int64(parts), minChunk)
 	chunks := (f.size + copyChunk - 1) / copyChunk
 	var next atomic.Int64
 	var failed atomic.Bool // one chunk failed: the others stop
 	var wg sync.WaitGroup
-	errs := make([]error, min(chunks, int64(f.opts.Connections)))
+	errs := make([]error, min(chunks, int64(parts)))
 	for i := range errs {
 		wg.Add(1)
 		go func() {

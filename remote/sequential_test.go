@@ -224,7 +224,7 @@ func TestCopyTo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	if err := f.CopyTo(out); err != nil {
+	if err := f.CopyTo(out, 4); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(out.Name())

@@ -56,13 +56,16 @@ type spoolEntry struct {
 	err   error
 	// queued, when Prefetch makes the copy, is closed once it has.
 	queued chan struct{}
+	// opened is the remote file Prefetch opened ahead (or why not).
+	opened  *remote.File
+	openErr error
 }
 
 // NewSpool makes a spool writing its copies into dir: the conversion's
 // target directory, so that they live on the output's file system. stdin
 // is read for the shard named Stdin.
 func NewSpool(dir string, stdin io.Reader) *Spool {
-	return &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}, fetching: make(chan struct{}, 2)}
+	return &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}, fetching: make(chan struct{}, fetchAhead)}
 }
 
 // Needed reports whether any shard is compressed, a URL or standard
@@ -95,7 +98,8 @@ func (s *Spool) entry(path string) (e *spoolEntry, queued chan struct{}) {
 }
 
 // Prefetch starts copying the remote shards among names, in their order,
-// two at a time, each by chunks on every connection (remote.CopyTo).
+// fetchAhead at a time, each in parts on its share of the connections
+// (remote.CopyTo).
 // Plain of one of them then waits for its copy. A conversion takes its
 // shards in order: without this, the copies would come in whatever order
 // the workers ask for them, and the one the writer needs next would often
@@ -123,8 +127,15 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 	}
 	pctx := s.prefetchCtx
 	s.mu.Unlock()
+	// Every file is opened first, all at once: its opening request's
+	// round trip is not then paid in turn, between two copies.
+	var opening sync.WaitGroup
+	for _, it := range queue {
+		opening.Go(func() { it.e.opened, it.e.openErr = remote.Open(pctx, it.name, remote.Options{}) })
+	}
+	opening.Wait()
 	var next atomic.Int64
-	for range min(2, len(queue)) {
+	for range min(fetchAhead, len(queue)) {
 		go func() {
 			for {
 				k := int(next.Add(1) - 1)
@@ -199,7 +210,10 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 			defer done()
 			in = r
 		} else {
-			rf, err := remote.Open(ctx, name, remote.Options{})
+			rf, err := e.opened, e.openErr
+			if rf == nil && err == nil {
+				rf, err = remote.Open(ctx, name, remote.Options{})
+			}
 			if err != nil {
 				f.Close()
 				os.Remove(f.Name())
@@ -251,14 +265,18 @@ func (s *Spool) keep(f *os.File, err error) (string, error) {
 	return f.Name(), nil
 }
 
-// fetch copies a plain remote shard into f, by chunks on every
-// connection. Two shards are fetched at a time: the first arrives after
-// its share of the download, not with all the others at the end, and is
-// converted while the next ones arrive; the second keeps the connections
-// busy while the first one's last chunks come.
+// fetchAhead is how many remote shards are copied at once, each on its
+// share of the connections: the first arrive after their share of the
+// download, not with all the others at the end, and are converted while
+// the next ones arrive; and each connection makes one request a shard,
+// which leaves it idle for a round trip, for a long part of the shard.
+const fetchAhead = 2
+
+// fetch copies a plain remote shard into f, in parts on its share of the
+// connections.
 func (s *Spool) fetch(rf *remote.File, f *os.File) (string, error) {
 	s.fetching <- struct{}{}
-	err := rf.CopyTo(f)
+	err := rf.CopyTo(f, remote.Options{}.ConnectionsOrDefault()/cap(s.fetching))
 	<-s.fetching
 	if err != nil {
 		err = fmt.Errorf("a copy of %s in %s: %w", rf.Name(), s.Dir, err)
