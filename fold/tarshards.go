@@ -129,8 +129,11 @@ func (t *TarShards) File(shard int) (string, error) {
 	return t.Spool.Plain(context.Background(), t.Paths[shard])
 }
 
+// openShard opens a shard's file for the rows a scan has given: a
+// remote shard's copy as far as it has grown (the rows' bytes are there
+// once the scan is past them).
 func (t *TarShards) openShard(shard int) (*os.File, error) {
-	p, err := t.File(shard)
+	p, _, err := t.Spool.Partial(context.Background(), t.Paths[shard])
 	if err != nil {
 		return nil, err
 	}
@@ -195,11 +198,16 @@ func readPayloads(f io.ReaderAt, rows []dataset.Row) error {
 func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row) error) error {
 	// Remote shards are copied in shard order, as the sink takes them.
 	t.prefetch.Do(func() { t.Spool.Prefetch(ctx, t.Paths) })
-	path, err := t.Spool.Plain(ctx, t.Paths[shard])
+	path, growth, err := t.Spool.Partial(ctx, t.Paths[shard])
 	if err != nil {
 		return err
 	}
-	f, err := openScan(ctx, path, t.Options)
+	var f shardScan
+	if growth != nil {
+		f, err = openGrowing(ctx, path, t.Paths[shard], growth, t.Options)
+	} else {
+		f, err = openScan(ctx, path, t.Options)
+	}
 	if err != nil {
 		return t.spooled(shard, path, err)
 	}
@@ -235,6 +243,17 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 		batchBytes = 0
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if growth != nil {
+			// A sink reads the batch's payloads from the copy: they must
+			// be there, the last one's too, which lies past the scan.
+			var end int64
+			for i := range rows {
+				end = max(end, rows[i].DataOffset+rows[i].Size)
+			}
+			if err := growth.Wait(ctx, end); err != nil {
+				return fmt.Errorf("%s: %w", t.Paths[shard], err)
+			}
 		}
 		if data != nil {
 			if err := readPayloads(data, rows); err != nil {
@@ -384,11 +403,47 @@ func (r *remoteScan) Size() int64                     { return r.file.Size() }
 func (r *remoteScan) ReadStats() (reads, bytes int64) { return r.file.Stats() }
 func (r *remoteScan) Close() error                    { return r.seq.Close() }
 
+// openGrowing scans a remote shard's copy as Prefetch grows it: each
+// read waits until its bytes are there. Messages name the shard's URL.
+func openGrowing(ctx context.Context, path, name string, g *compressed.Growth, opts tarfile.Options) (shardScan, error) {
+	f, err := pathguard.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &growingReader{ctx: ctx, f: f, g: g}
+	return &growingScan{Scanner: tarfile.NewScanner(r, g.Size(), name, opts), r: r}, nil
+}
+
+// growingReader reads a copy's bytes once they are there.
+type growingReader struct {
+	ctx context.Context
+	f   *os.File
+	g   *compressed.Growth
+}
+
+func (r *growingReader) ReadAt(p []byte, off int64) (int, error) {
+	if err := r.g.Wait(r.ctx, off+int64(len(p))); err != nil {
+		return 0, err
+	}
+	return r.f.ReadAt(p, off)
+}
+
+type growingScan struct {
+	*tarfile.Scanner
+	r *growingReader
+}
+
+func (s *growingScan) Size() int64  { return s.r.g.Size() }
+func (s *growingScan) Close() error { return s.r.f.Close() }
+
 // openData opens what payloads are read from: the shard's file, or the
 // remote file the scan reads (one ranged request per run of payloads).
 func openData(ctx context.Context, path string, scan shardScan) (io.ReaderAt, error) {
-	if r, ok := scan.(*remoteScan); ok {
-		return r.file, nil
+	switch s := scan.(type) {
+	case *remoteScan:
+		return s.file, nil
+	case *growingScan:
+		return s.r, nil // past the scan: there
 	}
 	return pathguard.Open(path)
 }

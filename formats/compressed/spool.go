@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -44,9 +45,11 @@ type Spool struct {
 	mu       sync.Mutex
 	entries  map[string]*spoolEntry
 	fetching chan struct{} // a slot for each remote shard being fetched
-	// prefetchCtx is Prefetch's; stop ends it (Close).
+	// prefetchCtx is Prefetch's; stop ends it (Close), which then waits
+	// for the fetchers.
 	prefetchCtx context.Context
 	stop        context.CancelFunc
+	fetchers    sync.WaitGroup
 }
 
 type spoolEntry struct {
@@ -59,6 +62,9 @@ type spoolEntry struct {
 	// opened is the remote file Prefetch opened ahead (or why not).
 	opened  *remote.File
 	openErr error
+	// growth is set, before Prefetch returns, for a copy it grows from
+	// the front.
+	growth *Growth
 }
 
 // NewSpool makes a spool writing its copies into dir: the conversion's
@@ -97,13 +103,17 @@ func (s *Spool) entry(path string) (e *spoolEntry, queued chan struct{}) {
 	return e, e.queued
 }
 
-// Prefetch starts copying the remote shards among names, in their order,
-// fetchAhead at a time, each in parts on its share of the connections
-// (remote.CopyTo).
-// Plain of one of them then waits for its copy. A conversion takes its
-// shards in order: without this, the copies would come in whatever order
-// the workers ask for them, and the one the writer needs next would often
-// come last, with nothing to convert meanwhile. Close stops it.
+// Prefetch starts copying the remote shards among names, in their order.
+// The plain ones are fetched in parts of copyPart bytes, taken in order
+// (shard by shard, part by part) by as many requests at once as there are
+// connections, so that the link stays busy and the copies grow from the
+// front: Partial gives a copy as it grows, and a scan reads it as soon as
+// the bytes it wants are there. Compressed ones are decompressed
+// fetchAhead at a time. Plain of any of them waits for the whole copy. A
+// conversion takes its shards in order: without this, the copies would
+// come in whatever order the workers ask for them, and the one the writer
+// needs next would often come last, with nothing to convert meanwhile.
+// Close stops it.
 func (s *Spool) Prefetch(ctx context.Context, names []string) {
 	if s == nil {
 		return
@@ -134,20 +144,55 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 		opening.Go(func() { it.e.opened, it.e.openErr = remote.Open(pctx, it.name, remote.Options{}) })
 	}
 	opening.Wait()
+	var plain []*growingCopy
+	var others []item
+	for _, it := range queue {
+		if it.e.openErr != nil || Sniff(it.e.opened.Head()) != None {
+			others = append(others, it)
+			continue
+		}
+		c, err := s.startCopy(it.e)
+		if err != nil {
+			it.e.openErr = err
+			others = append(others, it) // fails when asked for, naming it
+			continue
+		}
+		plain = append(plain, c)
+	}
+	if len(plain) > 0 {
+		s.fetchers.Go(func() { fetchInOrder(pctx, plain) })
+	}
 	var next atomic.Int64
-	for range min(fetchAhead, len(queue)) {
+	for range min(fetchAhead, len(others)) {
 		go func() {
 			for {
 				k := int(next.Add(1) - 1)
-				if k >= len(queue) {
+				if k >= len(others) {
 					return
 				}
-				it := queue[k]
+				it := others[k]
 				s.make(pctx, it.name, it.e)
 				close(it.e.queued)
 			}
 		}()
 	}
+}
+
+// Partial gives a shard's copy while Prefetch fetches it, with its
+// Growth, which tells how much of it is there: bytes below Growth.Wait's
+// answer are final. For any other shard it is Plain, and the Growth nil.
+func (s *Spool) Partial(ctx context.Context, path string) (string, *Growth, error) {
+	if s == nil {
+		return path, nil, nil
+	}
+	s.mu.Lock()
+	e := s.entries[path]
+	s.mu.Unlock()
+	if e != nil && e.growth != nil {
+		return e.growth.path, e.growth, nil
+	}
+	p, err := s.Plain(ctx, path)
+	return p, nil, err
 }
 
 // Plain gives the path of a shard as a plain tar, decompressing it the
@@ -311,6 +356,7 @@ func (s *Spool) Close() error {
 	}
 	entries := maps.Clone(s.entries)
 	s.mu.Unlock()
+	s.fetchers.Wait()
 	for path, e := range entries {
 		e.once.Do(func() {}) // no copy starts after Close
 		if e.path != "" && e.path != path {
@@ -333,3 +379,190 @@ func (w *flushWriter) Flush() error {
 	}
 	return nil
 }
+
+// copyPart is the share of a plain remote shard one request of
+// Prefetch's brings: large next to what a connection carries in a round
+// trip (which it stays idle for between two parts), small enough that a
+// copy grows from the front in steps a conversion can follow.
+const copyPart = 8 << 20
+
+// Growth is how much of a copy is there. Bytes below what Wait returns
+// are final.
+type Growth struct {
+	path string
+	size int64
+
+	mu      sync.Mutex
+	filled  int64 // bytes from the front that are there
+	done    bool
+	err     error
+	changed chan struct{} // closed, and replaced, at each change
+}
+
+// Size is the whole copy's size.
+func (g *Growth) Size() int64 { return g.size }
+
+// Wait returns once the copy's first n bytes are there (n is clamped to
+// its size), or with the error that stopped the copy.
+func (g *Growth) Wait(ctx context.Context, n int64) error {
+	n = min(n, g.size)
+	for {
+		g.mu.Lock()
+		filled, done, err, ch := g.filled, g.done, g.err, g.changed
+		g.mu.Unlock()
+		switch {
+		case filled >= n:
+			return nil
+		case done && err != nil:
+			return err
+		case done:
+			return fmt.Errorf("%s: the copy ended at %d bytes, not %d", g.path, filled, g.size)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (g *Growth) set(filled int64, done bool, err error) {
+	g.mu.Lock()
+	g.filled, g.done, g.err = filled, done, err
+	close(g.changed)
+	g.changed = make(chan struct{})
+	g.mu.Unlock()
+}
+
+// growingCopy is one shard Prefetch copies part by part.
+type growingCopy struct {
+	s    *Spool
+	e    *spoolEntry
+	f    *os.File
+	g    *Growth
+	mu   sync.Mutex
+	got  []bool // the parts written
+	next int    // the first part not written
+	err  error
+	left int // parts not yet written or failed
+}
+
+// startCopy creates the copy of a plain remote shard Prefetch grows.
+func (s *Spool) startCopy(e *spoolEntry) (*growingCopy, error) {
+	rf := e.opened
+	f, err := os.CreateTemp(s.Dir, safefile.TempName(path.Base(rf.Name())+".plain.tar"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: a copy in %s: %w", rf.Name(), s.Dir, err)
+	}
+	parts := int((rf.Size() + copyPart - 1) / copyPart)
+	g := &Growth{path: f.Name(), size: rf.Size(), changed: make(chan struct{})}
+	c := &growingCopy{s: s, e: e, f: f, g: g, got: make([]bool, parts), left: parts}
+	s.mu.Lock()
+	e.growth = g
+	s.mu.Unlock()
+	e.once.Do(func() {}) // this copy is the one; make does nothing more
+	if parts == 0 {
+		c.finish()
+	}
+	return c, nil
+}
+
+// wrote records part k written, or failed.
+func (c *growingCopy) wrote(k int, err error) {
+	c.mu.Lock()
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	c.got[k] = err == nil
+	for c.next < len(c.got) && c.got[c.next] {
+		c.next++
+	}
+	c.left--
+	filled, left, cerr := min(int64(c.next)*copyPart, c.g.size), c.left, c.err
+	c.mu.Unlock()
+	if left > 0 {
+		if cerr != nil {
+			c.g.set(filled, true, cerr) // a scan waiting past it stops now
+		} else {
+			c.g.set(filled, false, nil)
+		}
+		return
+	}
+	c.finish()
+}
+
+// finish puts the whole copy in place as Plain gives it.
+func (c *growingCopy) finish() {
+	c.mu.Lock()
+	err := c.err
+	c.mu.Unlock()
+	p, err := c.s.keep(c.f, err)
+	c.e.path, c.e.err = p, err
+	if err != nil {
+		c.g.set(0, true, err)
+	} else {
+		c.g.set(c.g.size, true, nil)
+	}
+	close(c.e.queued)
+}
+
+// fetchInOrder fetches the copies' parts in order, shard by shard, on as
+// many requests at once as there are connections.
+func fetchInOrder(ctx context.Context, copies []*growingCopy) {
+	type part struct {
+		c *growingCopy
+		k int
+	}
+	var parts []part
+	for _, c := range copies {
+		for k := range c.got {
+			parts = append(parts, part{c, k})
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(parts), remote.Options{}.ConnectionsOrDefault()) {
+		wg.Go(func() {
+			buf := make([]byte, 256<<10)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(parts) {
+					return
+				}
+				p := parts[i]
+				p.c.wrote(p.k, p.c.fetchPart(ctx, p.k, buf))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// fetchPart writes part k of the copy, in one request (resumed where a
+// connection breaks).
+func (c *growingCopy) fetchPart(ctx context.Context, k int, buf []byte) error {
+	c.mu.Lock()
+	failed := c.err != nil
+	c.mu.Unlock()
+	if failed || ctx.Err() != nil {
+		return cmp.Or(ctx.Err(), errSkipped)
+	}
+	rf := c.e.opened
+	off := int64(k) * copyPart
+	end := min(off+copyPart, rf.Size())
+	r := rf.Range(off, end-off)
+	defer r.Close()
+	for pos := off; pos < end; {
+		n := min(int64(len(buf)), end-pos)
+		if _, err := r.ReadAt(buf[:n], pos); err != nil {
+			return err
+		}
+		if _, err := c.f.WriteAt(buf[:n], pos); err != nil {
+			return fmt.Errorf("writing a copy in %s: %w", c.s.Dir, err)
+		}
+		pos += n
+	}
+	return nil
+}
+
+// errSkipped: a part not fetched, as another of its shard failed.
+var errSkipped = errors.New("not fetched: another part of the shard failed")
