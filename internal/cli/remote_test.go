@@ -152,6 +152,21 @@ func TestRemoteShards(t *testing.T) {
 		})
 	}
 
+	// Remote shards into a local fold: each copied as it is, and indexed.
+	fo := filepath.Join(t.TempDir(), "fold")
+	if code, _, stderr := run(t, append(append([]string{"convert", "-q"}, viaS3...), fo)...); code != 0 {
+		t.Fatalf("convert into a fold: %d %s", code, stderr)
+	}
+	for i, p := range local {
+		got, _ := os.ReadFile(filepath.Join(fo, fmt.Sprintf("train_%04d.tar", i)))
+		if want, _ := os.ReadFile(p); !bytes.Equal(got, want) {
+			t.Errorf("fold shard %d differs from %s", i, p)
+		}
+	}
+	if code, stdout, stderr := run(t, "verify", "--data", filepath.Join(fo, "train.taridx")); code != 0 {
+		t.Errorf("verify the fold: %d %s %s", code, stdout, stderr)
+	}
+
 	// energon's .nv-meta cannot name shards of two locations.
 	mixed := []string{viaS3[0], viaHTTP[1]}
 	code, _, stderr := run(t, append([]string{"index", "-q", "--format", "energon", "--out-dir", t.TempDir()}, mixed...)...)
