@@ -408,6 +408,9 @@ func (r *remoteScan) Close() error                    { return r.seq.Close() }
 func openGrowing(ctx context.Context, path, name string, g *compressed.Growth, opts tarfile.Options) (shardScan, error) {
 	f, err := pathguard.Open(path)
 	if err != nil {
+		if werr := g.Wait(ctx, g.Size()); werr != nil {
+			return nil, werr // the copy failed, and went: why it failed
+		}
 		return nil, err
 	}
 	r := &growingReader{ctx: ctx, f: f, g: g}

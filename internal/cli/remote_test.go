@@ -305,13 +305,27 @@ func TestRemoteFaults(t *testing.T) {
 		t.Errorf("cat from s3 through faults: %d bytes, want %d; %+v", len(cat), len(wantCat), s3up.Stats())
 	}
 
+	// A server that keeps failing: the conversion fails naming the URL
+	// and the offset, and leaves nothing in the output's directory.
+	down, err := netproxy.Start(netproxy.Config{Upstream: upstream, Faults: netproxy.Faults{Fail503: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	outDir := t.TempDir()
+	u0 := down.URL() + viaHTTP[0][len(upstream):]
+	code, _, stderr := run(t, "convert", "-q", u0, filepath.Join(outDir, "x.barecat"))
+	if left, _ := os.ReadDir(outDir); code == 0 || !strings.Contains(stderr, u0+": byte 0") || !strings.Contains(stderr, "kept failing") || len(left) != 0 {
+		t.Errorf("a server that keeps failing: exit %d, %s; left %v", code, stderr, left)
+	}
+
 	noRange, err := netproxy.Start(netproxy.Config{Upstream: upstream, Faults: netproxy.Faults{IgnoreRange: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer noRange.Close()
 	u := noRange.URL() + viaHTTP[3][len(upstream):]
-	code, _, stderr := run(t, "index", "-q", "-o", filepath.Join(t.TempDir(), "x.taridx"), u)
+	code, _, stderr = run(t, "index", "-q", "-o", filepath.Join(t.TempDir(), "x.taridx"), u)
 	if code == 0 || !strings.Contains(stderr, u) || !strings.Contains(stderr, "does not honour range requests") {
 		t.Errorf("a server without ranges: exit %d, %s", code, stderr)
 	}
