@@ -106,7 +106,7 @@ func (i fileInfo) IsDir() bool        { return false }
 func (i fileInfo) Sys() any           { return nil }
 
 // Stats are the requests made for this file and the body bytes they
-// brought.
+// brought, but for the opening request's (Head).
 func (f *File) Stats() (requests, bytes int64) { return f.requests.Load(), f.bytes.Load() }
 
 // Close releases nothing: a File holds no connection between reads. It
@@ -251,7 +251,6 @@ func (f *File) get(ctx context.Context, off, n int64, etag string) (*http.Respon
 			req.Header.Set("If-Match", etag)
 		}
 		f.requests.Add(1)
-		totalRequests.Add(1)
 		b := &body{cancel: cancel, release: release, idle: f.opts.Idle}
 		b.timer = time.AfterFunc(f.opts.Idle, func() { cancel(ErrStalled) })
 		resp, err := f.opts.Client.Do(req)
@@ -307,7 +306,6 @@ func (b *body) Read(p []byte) (int, error) {
 	if b.file != nil {
 		b.file.bytes.Add(int64(n))
 	}
-	totalBytes.Add(int64(n))
 	return n, err
 }
 
@@ -348,7 +346,6 @@ func (f *File) retry(off int64, try func() (again bool, err error)) error {
 		if attempt == f.opts.Retries {
 			return fmt.Errorf("%s: byte %d: %d tries: %w: %w", f.name, off, attempt+1, ErrRetriesExhausted, err)
 		}
-		totalRetries.Add(1)
 		select {
 		case <-time.After(wait):
 		case <-f.ctx.Done():

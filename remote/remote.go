@@ -22,7 +22,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -167,21 +166,6 @@ func newClient(conns int) *http.Client {
 		DisableCompression: true,
 	}
 	return &http.Client{Transport: t}
-}
-
-// Totals are the requests made and the body bytes received by every
-// file of the process: what a command reports of its reading.
-type Totals struct {
-	Requests int64 `json:"requests"`
-	Bytes    int64 `json:"bytes"`
-	Retries  int64 `json:"retries"`
-}
-
-var totalRequests, totalBytes, totalRetries atomic.Int64
-
-// ReadTotals returns the process's totals so far.
-func ReadTotals() Totals {
-	return Totals{Requests: totalRequests.Load(), Bytes: totalBytes.Load(), Retries: totalRetries.Load()}
 }
 
 // Open opens the file at a URL: http(s):// or s3://bucket/key. It learns

@@ -1,10 +1,8 @@
 package remote
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -301,60 +299,6 @@ func (r *reader) Read(p []byte) (int, error) {
 }
 
 func (r *reader) Close() error { return r.s.Close() }
-
-// minChunk is the least share of a file one request of CopyTo brings:
-// large next to what a link carries in a round trip.
-const minChunk = 1 << 20
-
-// CopyTo writes the whole file to w at the same offsets, in parts fetched
-// at once, each by one request (resumed where a connection breaks): a
-// file arrives as fast as parts connections carry, not as fast as one
-// does. Several files copied at once share the connections, parts each.
-func (f *File) CopyTo(w io.WriterAt, parts int) error {
-	// One request a part: every further request would leave its
-	// connection idle for a round trip.
-	parts = max(parts, 1)
-	copyChunk := max((f.size+int64(parts)-1)/int64(parts), minChunk)
-	chunks := (f.size + copyChunk - 1) / copyChunk
-	var next atomic.Int64
-	var failed atomic.Bool // one chunk failed: the others stop
-	var wg sync.WaitGroup
-	errs := make([]error, min(chunks, int64(parts)))
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 256<<10)
-			for {
-				k := next.Add(1) - 1
-				if k >= chunks || failed.Load() || f.ctx.Err() != nil {
-					return
-				}
-				off := k * copyChunk
-				end := min(off+copyChunk, f.size)
-				r := f.Range(off, end-off)
-				for pos := off; pos < end && errs[i] == nil; {
-					n := min(int64(len(buf)), end-pos)
-					if _, err := r.ReadAt(buf[:n], pos); err != nil {
-						errs[i] = err
-					} else if _, err := w.WriteAt(buf[:n], pos); err != nil {
-						errs[i] = err
-					}
-					pos += n
-				}
-				r.Close()
-				if errs[i] != nil {
-					failed.Store(true)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return f.ctx.Err()
-}
 
 // Head is the file's first bytes, as the request that opened it brought
 // them (nil for a file opened with OpenKnown).

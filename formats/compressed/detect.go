@@ -4,11 +4,9 @@ package compressed
 
 import (
 	"bytes"
-	"context"
 	"io"
 
 	"github.com/itarconv/itarconv/internal/pathguard"
-	"github.com/itarconv/itarconv/remote"
 )
 
 // Codec is a compression format a shard may be stored in.
@@ -48,17 +46,6 @@ func Sniff(head []byte) Codec {
 
 // DetectFile tells the codec of a file from its first bytes.
 func DetectFile(path string) (Codec, error) {
-	if remote.IsURL(path) {
-		f, err := remote.Open(context.Background(), path, remote.Options{})
-		if err != nil {
-			return None, err
-		}
-		head := make([]byte, min(HeadSize, f.Size()))
-		if _, err := f.ReadAt(head, 0); err != nil && err != io.EOF {
-			return None, err
-		}
-		return Sniff(head), nil
-	}
 	f, err := pathguard.Open(path) // a FIFO is refused, not read
 	if err != nil {
 		return None, err

@@ -3,6 +3,7 @@ package compressed
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/itarconv/itarconv/remote"
@@ -98,5 +100,40 @@ func TestSpoolRemote(t *testing.T) {
 	s.Close()
 	if left, _ := os.ReadDir(out); len(left) != 0 {
 		t.Errorf("left after Close: %v", left)
+	}
+}
+
+// TestSpoolRemoteCut: a plain remote shard asked for without Prefetch is
+// copied by parts on several connections, some of them cut mid-way by
+// the server: the copy has every byte.
+func TestSpoolRemoteCut(t *testing.T) {
+	data := plainData(20 << 20) // parts of 8 MiB: three
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.tar"), data, 0o644)
+	files := http.FileServer(http.Dir(dir))
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%3 != 0 || r.Header.Get("Range") == "bytes=0-65535" {
+			files.ServeHTTP(w, r)
+			return
+		}
+		var a, b int64
+		fmt.Sscanf(r.Header.Get("Range"), "bytes=%d-%d", &a, &b)
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", a, b, len(data)))
+		w.Header().Set("Content-Length", fmt.Sprint(b-a+1))
+		w.WriteHeader(http.StatusPartialContent)
+		w.Write(make([]byte, 1000)) // then the connection goes
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	}))
+	defer srv.Close()
+	s := NewSpool(t.TempDir(), nil)
+	defer s.Close()
+	p, err := s.Plain(context.Background(), srv.URL+"/s.tar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(p); !bytes.Equal(got, data) {
+		t.Fatalf("the copy differs (%d bytes, want %d)", len(got), len(data))
 	}
 }

@@ -42,9 +42,8 @@ type Spool struct {
 	Durable bool
 	stdin   io.Reader
 
-	mu       sync.Mutex
-	entries  map[string]*spoolEntry
-	fetching chan struct{} // a slot for each remote shard being fetched
+	mu      sync.Mutex
+	entries map[string]*spoolEntry
 	// prefetchCtx is Prefetch's; stop ends it (Close), which then waits
 	// for the fetchers.
 	prefetchCtx context.Context
@@ -71,7 +70,7 @@ type spoolEntry struct {
 // target directory, so that they live on the output's file system. stdin
 // is read for the shard named Stdin.
 func NewSpool(dir string, stdin io.Reader) *Spool {
-	return &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}, fetching: make(chan struct{}, fetchAhead)}
+	return &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}}
 }
 
 // Needed reports whether any shard is compressed, a URL or standard
@@ -265,7 +264,7 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 				return "", err
 			}
 			if e.codec = Sniff(rf.Head()); e.codec == None {
-				return s.fetch(rf, f)
+				return s.fetch(ctx, rf, f)
 			}
 			r := rf.Reader()
 			defer r.Close()
@@ -310,23 +309,16 @@ func (s *Spool) keep(f *os.File, err error) (string, error) {
 	return f.Name(), nil
 }
 
-// fetchAhead is how many remote shards are copied at once, each on its
-// share of the connections: the first arrive after their share of the
-// download, not with all the others at the end, and are converted while
-// the next ones arrive; and each connection makes one request a shard,
-// which leaves it idle for a round trip, for a long part of the shard.
+// fetchAhead is how many compressed remote shards Prefetch decompresses
+// at once, each streamed on one connection.
 const fetchAhead = 2
 
-// fetch copies a plain remote shard into f, in parts on its share of the
-// connections.
-func (s *Spool) fetch(rf *remote.File, f *os.File) (string, error) {
-	s.fetching <- struct{}{}
-	err := rf.CopyTo(f, remote.Options{}.ConnectionsOrDefault()/cap(s.fetching))
-	<-s.fetching
-	if err != nil {
-		err = fmt.Errorf("a copy of %s in %s: %w", rf.Name(), s.Dir, err)
-	}
-	return s.keep(f, err)
+// fetch copies a plain remote shard into f, as Prefetch does (by parts,
+// on every connection), for a shard asked for without it.
+func (s *Spool) fetch(ctx context.Context, rf *remote.File, f *os.File) (path string, err error) {
+	c := s.newCopy(rf, f, func(p string, e error) { path, err = p, e })
+	fetchInOrder(ctx, []*growingCopy{c})
+	return path, err
 }
 
 // contextReader reads r on a goroutine of its own, so that a canceled ctx
@@ -434,12 +426,13 @@ func (g *Growth) set(filled int64, done bool, err error) {
 	g.mu.Unlock()
 }
 
-// growingCopy is one shard Prefetch copies part by part.
+// growingCopy is one remote shard copied part by part.
 type growingCopy struct {
 	s    *Spool
-	e    *spoolEntry
+	rf   *remote.File
 	f    *os.File
 	g    *Growth
+	done func(path string, err error) // told once: the whole copy, or why not
 	mu   sync.Mutex
 	got  []bool // the parts written
 	next int    // the first part not written
@@ -454,17 +447,22 @@ func (s *Spool) startCopy(e *spoolEntry) (*growingCopy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: a copy in %s: %w", rf.Name(), s.Dir, err)
 	}
-	parts := int((rf.Size() + copyPart - 1) / copyPart)
-	g := &Growth{path: f.Name(), size: rf.Size(), changed: make(chan struct{})}
-	c := &growingCopy{s: s, e: e, f: f, g: g, got: make([]bool, parts), left: parts}
+	c := s.newCopy(rf, f, func(p string, err error) {
+		e.path, e.err = p, err
+		close(e.queued)
+	})
 	s.mu.Lock()
-	e.growth = g
+	e.growth = c.g
 	s.mu.Unlock()
 	e.once.Do(func() {}) // this copy is the one; make does nothing more
-	if parts == 0 {
-		c.finish()
-	}
 	return c, nil
+}
+
+// newCopy prepares the copy of rf into f; fetchInOrder makes it.
+func (s *Spool) newCopy(rf *remote.File, f *os.File, done func(path string, err error)) *growingCopy {
+	parts := int((rf.Size() + copyPart - 1) / copyPart)
+	g := &Growth{path: f.Name(), size: rf.Size(), changed: make(chan struct{})}
+	return &growingCopy{s: s, rf: rf, f: f, g: g, done: done, got: make([]bool, parts), left: parts}
 }
 
 // wrote records part k written, or failed.
@@ -497,13 +495,12 @@ func (c *growingCopy) finish() {
 	err := c.err
 	c.mu.Unlock()
 	p, err := c.s.keep(c.f, err)
-	c.e.path, c.e.err = p, err
 	if err != nil {
 		c.g.set(0, true, err)
 	} else {
 		c.g.set(c.g.size, true, nil)
 	}
-	close(c.e.queued)
+	c.done(p, err)
 }
 
 // fetchInOrder fetches the copies' parts in order, shard by shard, on as
@@ -515,6 +512,9 @@ func fetchInOrder(ctx context.Context, copies []*growingCopy) {
 	}
 	var parts []part
 	for _, c := range copies {
+		if len(c.got) == 0 {
+			c.finish() // an empty file: nothing to fetch
+		}
 		for k := range c.got {
 			parts = append(parts, part{c, k})
 		}
@@ -546,7 +546,7 @@ func (c *growingCopy) fetchPart(ctx context.Context, k int, buf []byte) error {
 	if failed || ctx.Err() != nil {
 		return cmp.Or(ctx.Err(), errSkipped)
 	}
-	rf := c.e.opened
+	rf := c.rf
 	off := int64(k) * copyPart
 	end := min(off+copyPart, rf.Size())
 	r := rf.Range(off, end-off)

@@ -24,9 +24,9 @@ import (
 // its directory by the standard library's file server and by a real S3
 // server (versitygw) as bucket "shards". It returns the local paths and
 // both URL forms of each.
-func remoteShards(t *testing.T) (dir string, local, viaHTTP, viaS3 []string) {
+func remoteShards(t *testing.T) (local, viaHTTP, viaS3 []string) {
 	t.Helper()
-	dir = t.TempDir()
+	dir := t.TempDir()
 	local = makeShards(t, dir, 30, 50, 10)
 	big := filepath.Join(dir, "data-00003.tar")
 	var buf bytes.Buffer
@@ -50,7 +50,7 @@ func remoteShards(t *testing.T) (dir string, local, viaHTTP, viaS3 []string) {
 		viaHTTP = append(viaHTTP, srv.URL+"/"+filepath.Base(p))
 		viaS3 = append(viaS3, "s3://shards/"+filepath.Base(p))
 	}
-	return dir, local, viaHTTP, viaS3
+	return local, viaHTTP, viaS3
 }
 
 // TestRemoteShards: every command over URLs (HTTP and S3, in each
@@ -58,7 +58,7 @@ func remoteShards(t *testing.T) (dir string, local, viaHTTP, viaS3 []string) {
 // byte for byte; commands given only the index read the members where
 // they live.
 func TestRemoteShards(t *testing.T) {
-	dir, local, viaHTTP, viaS3 := remoteShards(t)
+	local, viaHTTP, viaS3 := remoteShards(t)
 	base := strings.TrimSuffix(viaHTTP[0], "/data-00000.tar")
 
 	type outputs struct {
@@ -195,7 +195,6 @@ func TestRemoteShards(t *testing.T) {
 	if err != nil || !bytes.Equal(got, want.files["data.taridx"]) {
 		t.Errorf("the merged index over URLs differs from one run's over the files (%v)", err)
 	}
-	_ = dir
 }
 
 func writeList(t *testing.T, groups ...[]string) string {
@@ -247,7 +246,7 @@ func sameWids(t *testing.T, got, want []byte) {
 // range retried alone. A server that ignores ranges fails the run at once
 // with an error naming the URL.
 func TestRemoteFaults(t *testing.T) {
-	_, local, viaHTTP, viaS3 := remoteShards(t)
+	local, viaHTTP, viaS3 := remoteShards(t)
 	upstream := viaHTTP[0][:strings.LastIndex(viaHTTP[0], "/")]
 	outputs := func(t *testing.T, shards []string) (files map[string][]byte, cat string) {
 		t.Helper()
