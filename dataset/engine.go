@@ -11,9 +11,11 @@ package dataset
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -390,6 +392,24 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 
 var errCanceled = errors.New("canceled")
 
+// PanicError is a panic in a source's Scan or a sink's Prepare, recovered
+// on the worker that ran it and returned by Run as its error, so that a bug
+// in one format fails the run (its outputs removed by the caller) instead
+// of killing the process with a stack trace.
+type PanicError struct {
+	Value any    // what was passed to panic
+	Stack []byte // the goroutine's stack where it panicked
+}
+
+func (p PanicError) Error() string { return fmt.Sprintf("internal error: %v", p.Value) }
+
+// recoverInto turns a panic into a PanicError stored in *err.
+func recoverInto(err *error) {
+	if v := recover(); v != nil {
+		*err = PanicError{Value: v, Stack: debug.Stack()}
+	}
+}
+
 // scanShard runs on a worker: it scans one shard, prepares each batch and
 // queues it for the writer. The queue is closed when the shard is done.
 func scanShard(ctx context.Context, src Source, shard int, q chan<- *result, prep chan<- *result, inFlight *budget, release func(*Batch)) {
@@ -402,7 +422,7 @@ func scanShard(ctx context.Context, src Source, shard int, q chan<- *result, pre
 			return errCanceled
 		}
 	}
-	err := src.Scan(ctx, shard, func(rows []Row) error {
+	err := scanRecovered(ctx, src, shard, func(rows []Row) error {
 		if len(rows) == 0 {
 			return nil
 		}
@@ -433,10 +453,21 @@ func scanShard(ctx context.Context, src Source, shard int, q chan<- *result, pre
 	}
 }
 
+// scanRecovered is src.Scan with a panic made its error.
+func scanRecovered(ctx context.Context, src Source, shard int, emit func([]Row) error) (err error) {
+	defer recoverInto(&err)
+	return src.Scan(ctx, shard, emit)
+}
+
 // prepareLoop runs the sink's Prepare on batches from any shard.
 func prepareLoop(sink Sink, prep <-chan *result) {
 	for r := range prep {
-		r.prepErr = sink.Prepare(r.batch)
+		r.prepErr = prepareRecovered(sink, r.batch)
 		close(r.ready)
 	}
+}
+
+func prepareRecovered(sink Sink, b *Batch) (err error) {
+	defer recoverInto(&err)
+	return sink.Prepare(b)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -191,5 +192,41 @@ func TestRunReleasesOnFailure(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+type panicSource struct{ countSource }
+
+func (p *panicSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
+	if shard == 3 {
+		var rows []Row
+		_ = rows[shard] // a bug in a format: index out of range
+	}
+	return p.countSource.Scan(ctx, shard, emit)
+}
+
+type panicSink struct{ orderSink }
+
+func (p *panicSink) Prepare(b *Batch) error {
+	if b.Shard == 2 {
+		panic("bad prepare")
+	}
+	return nil
+}
+
+// TestRunRecoversPanics: a panic in a source's Scan or a sink's Prepare, on
+// a worker, fails the run with a PanicError carrying its stack, instead of
+// killing the process.
+func TestRunRecoversPanics(t *testing.T) {
+	src := &panicSource{countSource{n: 6, rows: 2}}
+	err := Run(context.Background(), src, &orderSink{src: &src.countSource}, Options{Workers: 2})
+	var pe PanicError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "index out of range") || !strings.Contains(string(pe.Stack), "panicSource") {
+		t.Errorf("Scan panic: got %v", err)
+	}
+	src2 := &countSource{n: 6, rows: 2}
+	err = Run(context.Background(), src2, &panicSink{orderSink{src: src2}}, Options{Workers: 2})
+	if !errors.As(err, &pe) || pe.Value != "bad prepare" {
+		t.Errorf("Prepare panic: got %v", err)
 	}
 }

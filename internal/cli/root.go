@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -29,7 +30,14 @@ const (
 	ExitIO = 3
 	// ExitInterrupted is the shell's code for a death by SIGINT.
 	ExitInterrupted = 130
+	// ExitClosedOutput is the shell's code for a death by SIGPIPE: the
+	// reader of standard output went away (`itarconv ls X | head`). The
+	// run stops as if interrupted, removing what it had in progress.
+	ExitClosedOutput = 141
 )
+
+// debugVariable, set to anything, prints the stack of an internal error.
+const debugVariable = "ITARCONV_DEBUG"
 
 // usageError marks an error as the caller's: it exits with ExitUsage.
 type usageError struct{ error }
@@ -55,20 +63,47 @@ type env struct {
 }
 
 // Main runs the command line with args and returns the exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr, getenv: os.Getenv}
+func Main(args []string, stdout, stderr io.Writer) (code int) {
+	// Every write to standard output is checked here, once for all
+	// commands: a failed write (a full disk, a closed pipe) fails the run
+	// even where a command's own last write went unchecked.
+	out := &checkedWriter{w: stdout}
+	e := &env{stdout: out, stderr: stderr, getenv: os.Getenv}
+	getenv := os.Getenv
+	// A panic on this goroutine is a bug, reported in one line; the stack
+	// only on request.
+	defer func() {
+		if p := recover(); p != nil {
+			code = reportPanic(stderr, getenv, p, debug.Stack())
+		}
+	}()
 	root := newRoot(e)
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	root.SetOut(out)
 	root.SetErr(stderr)
 	// Ctrl-C or SIGTERM cancels the work; outputs in progress are removed
 	// and earlier files stay as they were.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A closed standard output makes writes fail with EPIPE instead of
+	// killing the process, so that the run unwinds and removes its
+	// temporaries; the writer then cancels the rest of the work.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	out.closed = func() { cancel(errClosedOutput) }
+	signal.Ignore(syscall.SIGPIPE)
 	err := root.ExecuteContext(ctx)
+	if err == nil {
+		err = out.err
+	}
+	var pe panicError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &pe):
+		return reportPanic(stderr, getenv, pe.Value, pe.Stack)
+	case out.closedPipe() || errors.Is(context.Cause(ctx), errClosedOutput):
+		return ExitClosedOutput
 	case errors.Is(err, errReported):
 		return ExitData
 	case ctx.Err() != nil:
@@ -83,7 +118,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	fmt.Fprintf(stderr, "itarconv: %v\n", err)
-	if envError(err) {
+	if envError(err) || errors.Is(err, errStdout) {
 		return ExitIO
 	}
 	return ExitData
