@@ -239,3 +239,56 @@ func commitManifest(indexPath string, f *safefile.File) error {
 	}
 	return nil
 }
+
+// CheckManifest compares the fold's shards with what its manifest
+// recorded when they were indexed: the size of each, and the ETag of a
+// remote one (asked of every server at once). The first that differs is
+// an ErrStale error naming it; a fold without a manifest passes.
+func (f *Fold) CheckManifest(ctx context.Context) error {
+	return checkManifest(ctx, f.Index.Path, f.Shards, f.Sizes, f.ETags)
+}
+
+func checkManifest(ctx context.Context, indexPath string, shards []string, sizes []int64, etags []string) error {
+	if len(sizes) == 0 {
+		return nil
+	}
+	var urls []string
+	for _, p := range shards {
+		if remote.IsURL(p) {
+			urls = append(urls, p)
+		}
+	}
+	var remoteSizes []int64
+	var remoteETags []string
+	if len(urls) > 0 {
+		var err error
+		if remoteSizes, remoteETags, err = remote.StatAll(ctx, urls, remote.Options{}); err != nil {
+			return err
+		}
+	}
+	manifest := filepath.Base(ManifestPath(indexPath))
+	for fid, p := range shards {
+		if fid >= len(sizes) {
+			break
+		}
+		var size int64
+		etag := ""
+		if remote.IsURL(p) {
+			size, etag = remoteSizes[0], remoteETags[0]
+			remoteSizes, remoteETags = remoteSizes[1:], remoteETags[1:]
+		} else {
+			st, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			size = st.Size()
+		}
+		if size != sizes[fid] {
+			return fmt.Errorf("%s: %d bytes, but %d when indexed (manifest %s): %w", p, size, sizes[fid], manifest, ErrStale)
+		}
+		if fid < len(etags) && etags[fid] != "" && etag != etags[fid] {
+			return fmt.Errorf("%s: ETag %s, but %s when indexed (manifest %s): %w", p, etag, etags[fid], manifest, ErrStale)
+		}
+	}
+	return nil
+}

@@ -72,15 +72,29 @@ type CreateOptions struct {
 // (shardset.Resolve: files, brace patterns, globs, @FILE lists), read in
 // the order given. It returns the shards and the fold's name ("" for a
 // shard set).
+//
+// Shards named by a manifest are checked against it first: a shard whose
+// size (or, remote, ETag) differs from what the manifest recorded is an
+// ErrStale error, as ls, cat and verify report it, never read as if it
+// were the one indexed.
 func Shards(paths []string, foldName string) ([]string, string, error) {
+	return ShardsContext(context.Background(), paths, foldName)
+}
+
+// ShardsContext is Shards with the context of the checks it makes of
+// remote shards.
+func ShardsContext(ctx context.Context, paths []string, foldName string) ([]string, string, error) {
 	if len(paths) == 1 {
 		st, err := os.Stat(paths[0])
 		if err == nil && st.IsDir() {
-			return dirShards(paths[0], foldName)
+			return dirShards(ctx, paths[0], foldName)
 		}
 		if err == nil && strings.HasSuffix(paths[0], ".taridx") && taridx.Detect(paths[0]) {
 			f, err := Open(paths[0], nil)
 			if err != nil {
+				return nil, "", err
+			}
+			if err := f.CheckManifest(ctx); err != nil {
 				return nil, "", err
 			}
 			return f.Shards, f.Name, nil
@@ -107,7 +121,7 @@ func Shards(paths []string, foldName string) ([]string, string, error) {
 
 // dirShards finds a directory's folds: its shards grouped by name, and
 // the folds the manifests of its indexes name (shards kept elsewhere).
-func dirShards(dir, foldName string) ([]string, string, error) {
+func dirShards(ctx context.Context, dir, foldName string) ([]string, string, error) {
 	folds, err := shardset.Discover(dir)
 	if err != nil {
 		return nil, "", err
@@ -116,6 +130,7 @@ func dirShards(dir, foldName string) ([]string, string, error) {
 	for _, f := range folds {
 		found[f.Name] = true
 	}
+	manifests := map[string]*Manifest{}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".taridx")
@@ -130,12 +145,19 @@ func dirShards(dir, foldName string) ([]string, string, error) {
 			return nil, "", err
 		}
 		folds = append(folds, shardset.Fold{Name: name, Shards: m.Paths(dir)})
+		manifests[name] = m
 		found[name] = true
 	}
 	var names []string
 	for _, f := range folds {
 		names = append(names, f.Name)
 		if foldName == "" && len(folds) == 1 || f.Name == foldName {
+			if m := manifests[f.Name]; m != nil {
+				idx := filepath.Join(dir, f.Name+".taridx")
+				if err := checkManifest(ctx, idx, f.Shards, m.Sizes(), m.ETags()); err != nil {
+					return nil, "", err
+				}
+			}
 			return f.Shards, f.Name, nil
 		}
 	}
