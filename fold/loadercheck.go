@@ -14,6 +14,7 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // Kinds of LoaderProblem.
@@ -31,6 +32,10 @@ const (
 	// LoaderUnreadable: the index is one its loader cannot read (DALI's
 	// of a name with a space in it).
 	LoaderUnreadable = "unreadable"
+	// LoaderDuplicate: the index lists one shard more than once (under
+	// any name of the same file): a loader would read every sample of it
+	// as many times.
+	LoaderDuplicate = "duplicate"
 )
 
 // loaderFormatError marks an index's bytes that its loader cannot read,
@@ -172,6 +177,7 @@ func CheckLoaderIndex(ctx context.Context, path string, shards []string, workers
 		return nil, readErr
 	}
 	rep.Entries = len(got)
+	rep.Problems = append(rep.Problems, duplicateShards(shards)...)
 	var present []string
 	for _, s := range shards {
 		if _, _, err := shardNow(ctx, s); err != nil {
@@ -199,6 +205,41 @@ func CheckLoaderIndex(ctx context.Context, path string, shards []string, workers
 	}
 	rep.Keys = keys.Report(present)
 	return rep, nil
+}
+
+// duplicateShards reports every shard listed again after its first
+// place: the same URL, or the same local file under any name.
+func duplicateShards(shards []string) []LoaderProblem {
+	var probs []LoaderProblem
+	type seenAt struct {
+		fi  os.FileInfo
+		idx int
+	}
+	byName := map[string]int{}
+	var files []seenAt
+	for i, s := range shards {
+		first, dup := byName[s]
+		if !dup && !remote.IsURL(s) {
+			if fi, err := os.Stat(s); err == nil {
+				for _, f := range files {
+					if os.SameFile(f.fi, fi) {
+						first, dup = f.idx, true
+						break
+					}
+				}
+				if !dup {
+					files = append(files, seenAt{fi, i})
+				}
+			}
+		}
+		if dup {
+			probs = append(probs, LoaderProblem{Kind: LoaderDuplicate, Shard: s,
+				What: fmt.Sprintf("listed again as shard %d, after shard %d (%s): a loader reads its samples twice", i, first, shards[first])})
+			continue
+		}
+		byName[s] = i
+	}
+	return probs
 }
 
 // indexerSink is a ShardIndexer as a MemberSink.

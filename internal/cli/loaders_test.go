@@ -245,3 +245,50 @@ func TestLoaderIndexesShardSet(t *testing.T) {
 		t.Errorf("--out-dir holds %q, want %q", names, want)
 	}
 }
+
+// TestVerifyDuplicateShard: a loader index listing one shard 20 times (by
+// the same name, or another name of the same file) fails verify with a
+// "duplicate" problem per extra listing; before, it verified OK.
+func TestVerifyDuplicateShard(t *testing.T) {
+	dir, _ := writeShards(t, 1, 3)
+	if code, _, stderr := run(t, "index", "-q", "--format", "wids", dir); code != 0 {
+		t.Fatalf("index: exit %d: %s", code, stderr)
+	}
+	idx := filepath.Join(dir, "shardindex.json")
+	var doc map[string]any
+	b, _ := os.ReadFile(idx)
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	one := doc["shardlist"].([]any)[0].(map[string]any)
+	var list []any
+	for i := range 20 {
+		e := map[string]any{}
+		for k, v := range one {
+			e[k] = v
+		}
+		if i == 19 {
+			e["url"] = "./" + e["url"].(string) // the same file by another name
+		}
+		list = append(list, e)
+	}
+	doc["shardlist"] = list
+	b, _ = json.Marshal(doc)
+	os.WriteFile(idx, b, 0o644)
+	code, stdout, stderr := run(t, "verify", "--json", idx)
+	var rep struct {
+		Problems []struct{ Kind, Shard, What string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("verify --json: exit %d: %v: %s%s", code, err, stdout, stderr)
+	}
+	dups := 0
+	for _, p := range rep.Problems {
+		if p.Kind == "duplicate" {
+			dups++
+		}
+	}
+	if code != ExitData || dups != 19 {
+		t.Errorf("verify of an index naming one shard 20 times: exit %d, %d duplicate problems (want 19): %+v", code, dups, rep.Problems)
+	}
+}
