@@ -425,3 +425,29 @@ func TestConvertTBL(t *testing.T) {
 		}
 	}
 }
+
+// TestCompatGLZNNames: --compat glzn refuses the shard names glzn refuses
+// (my_train_0000.tar: "Invalid delimiter"), in a directory and given by
+// name, writing nothing; the default mode indexes them with a manifest.
+func TestCompatGLZNNames(t *testing.T) {
+	dir := copyCase(t, "bad_naming")
+	shard := filepath.Join(dir, "my_train_0000.tar")
+	for _, args := range [][]string{
+		{"index", "-q", "--compat", "glzn", dir},
+		{"index", "-q", "--compat", "glzn", "-o", filepath.Join(dir, "x.taridx"), shard},
+	} {
+		code, _, stderr := run(t, args...)
+		if code != ExitData || !strings.Contains(stderr, "my_train_0000.tar") || !strings.Contains(stderr, "Invalid delimiter") {
+			t.Errorf("%q: exit %d: %s", args, code, stderr)
+		}
+		if idx, _ := filepath.Glob(filepath.Join(dir, "*.taridx*")); len(idx) != 0 {
+			t.Errorf("%q wrote %v", args, idx)
+		}
+	}
+	if code, _, stderr := run(t, "index", "-q", dir); code != 0 {
+		t.Errorf("default mode: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "my_train.taridx.shards.json")); err != nil {
+		t.Errorf("default mode: no manifest: %v", err)
+	}
+}

@@ -127,6 +127,11 @@ func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
 			return nil, usagef("%s is a directory: give one directory, or shard files", a)
 		}
 	}
+	if fl.compat == "glzn" {
+		if err := glznNames(shards); err != nil {
+			return nil, err
+		}
+	}
 	out := fl.output
 	name := strings.TrimSuffix(filepath.Base(out), ".taridx")
 	if out == "" {
@@ -207,6 +212,9 @@ func planIndexDir(fl indexFlags, dir string) ([]indexJob, error) {
 		outDir = fl.outDir
 	}
 	folds, err := shardset.Discover(dir)
+	if fl.compat == "glzn" {
+		folds, err = glznFolds(dir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +231,36 @@ func planIndexDir(fl indexFlags, dir string) ([]indexJob, error) {
 		return nil, fmt.Errorf("%s: no tar shards (files ending in .tar)", dir)
 	}
 	return jobs, nil
+}
+
+// glznFolds groups a directory's shards as glzn's iTarDirectory does,
+// refusing, as it does, a directory with a ".tar" not named
+// <fold>_<suffix>.tar with exactly one "_": an index of it would be one
+// glzn cannot load.
+func glznFolds(dir string) ([]shardset.Fold, error) {
+	folds, err := taridx.Discover(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w; glzn refuses the directory (\"Invalid delimiter\"): without --compat glzn, itarconv indexes it with a manifest", err)
+	}
+	out := make([]shardset.Fold, len(folds))
+	for i, f := range folds {
+		out[i] = shardset.Fold{Name: f.Name, Shards: f.Shards}
+	}
+	return out, nil
+}
+
+// glznNames refuses, under --compat glzn, a shard whose name glzn refuses.
+func glznNames(shards []string) error {
+	for _, s := range shards {
+		if remote.IsURL(s) {
+			continue
+		}
+		if _, _, ok := taridx.SplitShardName(filepath.Base(s)); !ok {
+			return fmt.Errorf("%s: %w (exactly one \"_\" is allowed); glzn refuses it (\"Invalid delimiter\"): without --compat glzn, itarconv indexes it with a manifest",
+				s, taridx.ErrShardName)
+		}
+	}
+	return nil
 }
 
 // refuseCompressed: a compressed shard has no random access, so no index
