@@ -213,10 +213,8 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if err := checkOverwrite(srcs, dst, fl); err != nil {
 		return err
 	}
-	if fl.to == "tbl" || fl.to == "barecat" {
-		if st, err := os.Stat(filepath.Dir(dst)); err != nil || !st.IsDir() {
-			return usagef("%s: the directory %s does not exist", dst, filepath.Dir(dst))
-		}
+	if err := dirExists(filepath.Dir(dst)); err != nil {
+		return err
 	}
 	if partitioned {
 		return e.convertTask(ctx, fl, srcs, dst, shardSize, task)
@@ -320,4 +318,16 @@ func formatNames() []string {
 		}
 	}
 	return names
+}
+
+// dirExists refuses, as a usage error, an output's directory that does
+// not exist ("" is none given).
+func dirExists(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usagef("the directory %s does not exist (outputs go into existing directories)", dir)
+	}
+	return nil
 }

@@ -319,6 +319,13 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	// One rule for every command: outputs go into directories that exist;
+	// none is created for them (a typo would scatter files elsewhere).
+	for _, dir := range []string{fl.outDir, filepath.Dir(jobs[0].out)} {
+		if err := dirExists(dir); err != nil {
+			return err
+		}
+	}
 	task, partitioned, err := fl.taskFlags.resolve(e.getenv)
 	if err != nil {
 		return err

@@ -121,7 +121,7 @@ func TestFailedConversionCleansUp(t *testing.T) {
 	b, _ := os.ReadFile(shard)
 	b[len(b)/2] ^= 0xff
 	os.WriteFile(shard, b, 0o644)
-	out := filepath.Join(work, "new2", "deeper")
+	out := filepath.Join(work, "new2")
 	code, _, stderr := run(t, "convert", "-q", bc, out)
 	if code != ExitData || !strings.Contains(stderr, "CRC-32C mismatch") {
 		t.Errorf("corrupt Barecat: exit %d, %q", code, stderr)
