@@ -31,7 +31,7 @@ func ExampleFold_Lookup() {
 		fmt.Println(err)
 		return
 	}
-	f.Copy(os.Stdout, members[0])
+	f.Copy(context.Background(), os.Stdout, members[0])
 	fmt.Println()
 	// Output: 1
 }

@@ -206,8 +206,8 @@ func (f *Fold) lookup(name string, mode taridx.StemMode) ([]Member, error) {
 // When the header's own name field cannot tell (a long name kept in a pax or
 // GNU header before it), the shard's headers are scanned to read the full
 // name.
-func (f *Fold) Copy(w io.Writer, m Member) (int64, error) {
-	sh, err := f.openData(context.Background(), int(m.Row.Fid), m.Shard)
+func (f *Fold) Copy(ctx context.Context, w io.Writer, m Member) (int64, error) {
+	sh, err := f.openData(ctx, int(m.Row.Fid), m.Shard)
 	if err != nil {
 		return 0, err
 	}
@@ -238,7 +238,7 @@ func (f *Fold) Copy(w io.Writer, m Member) (int64, error) {
 		return 0, stale("the header has size %d, the index %d", b.Size, m.Row.Size)
 	}
 	if uint64(b.Size) != m.Row.Size || !keyMatches(taridx.DecodeName(b.NameField), m.Row, ext) {
-		v, err := memberAt(m.Shard, m.Row.Offset)
+		v, err := memberAt(ctx, m.Shard, m.Row.Offset)
 		if err != nil {
 			return 0, stale("%v", err)
 		}
@@ -273,8 +273,8 @@ func keyMatches(name string, r taridx.Row, ext string) bool {
 
 // memberAt scans a shard's headers for the member whose own header is at
 // off (concatenated archives included).
-func memberAt(path string, off uint64) (*tarfile.Member, error) {
-	s, err := openScan(context.Background(), path, tarfile.Options{IgnoreZeros: true})
+func memberAt(ctx context.Context, path string, off uint64) (*tarfile.Member, error) {
+	s, err := openScan(ctx, path, tarfile.Options{IgnoreZeros: true})
 	if err != nil {
 		return nil, err
 	}

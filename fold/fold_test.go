@@ -61,7 +61,7 @@ func TestLookupAndCopy(t *testing.T) {
 		for _, m := range ms {
 			rows = append(rows, m.Index)
 			var buf bytes.Buffer
-			n, err := f.Copy(&buf, m)
+			n, err := f.Copy(context.Background(), &buf, m)
 			if err != nil || uint64(n) != m.Row.Size || buf.Len() != int(m.Row.Size) {
 				t.Errorf("%s row %d: copied %d bytes, want %d (%v)", tc.name, m.Index, n, m.Row.Size, err)
 			}
@@ -87,7 +87,7 @@ func TestCopyDetectsStaleHeader(t *testing.T) {
 	b, _ := os.ReadFile(shard)
 	b[ms[0].Row.Offset+3] ^= 0x20 // change the name: the checksum no longer matches
 	os.WriteFile(shard, b, 0o644)
-	_, err = f.Copy(&bytes.Buffer{}, ms[0])
+	_, err = f.Copy(context.Background(), &bytes.Buffer{}, ms[0])
 	if !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "offset 3072") {
 		t.Errorf("got %v, want ErrStale at offset 3072", err)
 	}
@@ -113,7 +113,7 @@ func TestVerifyCompatIndex(t *testing.T) {
 func TestListFullNames(t *testing.T) {
 	_, f := caseDir(t, "pax_py", IndexOptions{})
 	var names []string
-	err := f.List(tarfile.Options{}, func(e Entry) error {
+	err := f.List(context.Background(), tarfile.Options{}, func(e Entry) error {
 		names = append(names, e.Name)
 		return nil
 	})
@@ -169,10 +169,10 @@ func TestCopyStaleMember(t *testing.T) {
 		tw.Close()
 		os.WriteFile(filepath.Join(dir, "train_0000.tar"), buf.Bytes(), 0o644)
 		var out bytes.Buffer
-		if _, err := f.Copy(&out, ms[1]); !errors.Is(err, ErrStale) || out.Len() != 0 {
+		if _, err := f.Copy(context.Background(), &out, ms[1]); !errors.Is(err, ErrStale) || out.Len() != 0 {
 			t.Errorf("%s: wrote %d bytes, error %v; want ErrStale and nothing written", tc.name, out.Len(), err)
 		}
-		if _, err := f.Copy(&out, ms[0]); err != nil || out.Len() != 10 {
+		if _, err := f.Copy(context.Background(), &out, ms[0]); err != nil || out.Len() != 10 {
 			t.Errorf("%s: the unchanged member: %v", tc.name, err)
 		}
 	}
@@ -191,7 +191,7 @@ func TestVerifyConcatenated(t *testing.T) {
 		t.Errorf("verify: %v %+v", err, rep)
 	}
 	n := 0
-	if err := f.List(tarfile.Options{}, func(Entry) error { n++; return nil }); err != nil || n != f.Index.Len() {
+	if err := f.List(context.Background(), tarfile.Options{}, func(Entry) error { n++; return nil }); err != nil || n != f.Index.Len() {
 		t.Errorf("list: %d rows, %v", n, err)
 	}
 }

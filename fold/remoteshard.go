@@ -93,3 +93,30 @@ func shardNow(ctx context.Context, path string) (size int64, etag string, err er
 	}
 	return st.Size(), "", nil
 }
+
+// shardsNow is shardNow of many shards, the remote ones asked of their
+// servers all at once (as many requests in flight as the connections
+// allow), under ctx.
+func shardsNow(ctx context.Context, paths []string) (sizes []int64, etags []string, errs []error) {
+	sizes, etags, errs = make([]int64, len(paths)), make([]string, len(paths)), make([]error, len(paths))
+	var urls []string
+	var at []int
+	for i, p := range paths {
+		if remote.IsURL(p) {
+			urls, at = append(urls, p), append(at, i)
+			continue
+		}
+		sizes[i], etags[i], errs[i] = shardNow(ctx, p)
+	}
+	if len(urls) == 0 {
+		return sizes, etags, errs
+	}
+	rs, re, err := remote.StatAll(ctx, urls, remote.Options{})
+	for j, i := range at {
+		sizes[i], etags[i] = rs[j], re[j]
+		if err != nil && rs[j] == 0 && re[j] == "" {
+			errs[i] = err
+		}
+	}
+	return sizes, etags, errs
+}

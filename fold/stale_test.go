@@ -127,7 +127,7 @@ func TestCopyTruncatedPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	n, err := f.Copy(&out, ms[0])
+	n, err := f.Copy(context.Background(), &out, ms[0])
 	if !errors.Is(err, ErrTruncated) || !errors.Is(err, ErrStale) || n != 0 || out.Len() != 0 {
 		t.Fatalf("copied %d bytes (%d written), error %v; want ErrTruncated and nothing written", n, out.Len(), err)
 	}
@@ -137,7 +137,7 @@ func TestCopyTruncatedPayload(t *testing.T) {
 	// The member before it is whole and still copies.
 	ms, _ = f.Lookup("a.jpg")
 	out.Reset()
-	if n, err := f.Copy(&out, ms[0]); err != nil || n != 600 || out.Len() != 600 {
+	if n, err := f.Copy(context.Background(), &out, ms[0]); err != nil || n != 600 || out.Len() != 600 {
 		t.Errorf("a.jpg: %d bytes, %v", n, err)
 	}
 }
@@ -234,7 +234,7 @@ func TestListContiguousIndex(t *testing.T) {
 		t.Fatal("the contiguous index kept shard order: the test needs rows out of it")
 	}
 	n := 0
-	err := f.List(tarfile.Options{}, func(e Entry) error {
+	err := f.List(context.Background(), tarfile.Options{}, func(e Entry) error {
 		r := f.Index.Row(e.Row)
 		stem, ext := taridx.SplitName(e.Name, taridx.StemBasename)
 		if e.Row != n || taridx.KeyHash(stem) != r.KeyHash || f.Index.Exts[r.ExtID] != ext || e.Offset != r.Offset || e.Shard != filepath.Base(shards[r.Fid]) {

@@ -218,7 +218,7 @@ func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) 
 				errs[fid] = err
 				return
 			}
-			checks[fid] = f.verifyShard(fid, rows[start[fid]:start[fid+1]], opts)
+			checks[fid] = f.verifyShard(ctx, fid, rows[start[fid]:start[fid+1]], opts)
 		}()
 	}
 	wg.Wait()
@@ -230,11 +230,15 @@ func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) 
 	for _, c := range checks {
 		rep.Compat = rep.Compat || c.compat
 	}
+	nowSizes, nowETags, nowErrs := shardsNow(ctx, f.Shards[:min(nShards, len(f.Sizes))])
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for fid, want := range f.Sizes {
 		if fid >= nShards {
 			break
 		}
-		size, etag, err := shardNow(context.Background(), f.Shards[fid])
+		size, etag, err := nowSizes[fid], nowETags[fid], nowErrs[fid]
 		if err == nil && size != want {
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemShardSize, Shard: filepath.Base(f.Shards[fid]), Fid: fid, Row: -1,
 				What: fmt.Sprintf("%d bytes, but %d when indexed (manifest %s)", size, want, filepath.Base(ManifestPath(f.Index.Path)))})
@@ -282,7 +286,7 @@ func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) 
 	return rep, nil
 }
 
-func (f *Fold) verifyShard(fid int, rows []uint32, opts VerifyOptions) shardCheck {
+func (f *Fold) verifyShard(ctx context.Context, fid int, rows []uint32, opts VerifyOptions) shardCheck {
 	path := f.Shards[fid]
 	base := filepath.Base(path)
 	x := f.Index
@@ -315,7 +319,7 @@ func (f *Fold) verifyShard(fid int, rows []uint32, opts VerifyOptions) shardChec
 		}
 	}
 	rowOff := func(k int) uint64 { return x.Row(int(rows[k])).Offset }
-	if err := walkShard(path, opts.Scan, len(rows), rowOff, at, extra); err != nil {
+	if err := walkShard(ctx, path, opts.Scan, len(rows), rowOff, at, extra); err != nil {
 		c.probs = append(c.probs, Problem{Kind: ProblemShard, Shard: base, Fid: fid, Row: -1, What: err.Error()})
 		return c
 	}
@@ -323,7 +327,7 @@ func (f *Fold) verifyShard(fid int, rows []uint32, opts VerifyOptions) shardChec
 		return c
 	}
 	// Read every payload, in file order, to prove the bytes are there.
-	sh, err := f.openData(context.Background(), fid, path)
+	sh, err := f.openData(ctx, fid, path)
 	if err != nil {
 		c.probs = append(c.probs, Problem{Kind: ProblemShard, Shard: base, Fid: fid, Row: -1, What: err.Error()})
 		return c
@@ -367,7 +371,7 @@ type Entry struct {
 // contiguous has them), each shard is read once as the rows are listed,
 // holding nothing. Otherwise every row's name is first gathered, shard by
 // shard, into memory (the names, and 4 bytes a row).
-func (f *Fold) List(opts tarfile.Options, fn func(Entry) error) error {
+func (f *Fold) List(ctx context.Context, opts tarfile.Options, fn func(Entry) error) error {
 	x := f.Index
 	n := x.Len()
 	inOrder := true
@@ -405,7 +409,7 @@ func (f *Fold) List(opts tarfile.Options, fn func(Entry) error) error {
 				j++
 			}
 			first := i
-			err := walkShard(f.Shards[fid], opts, j-i, func(k int) uint64 { return x.Row(first + k).Offset },
+			err := walkShard(ctx, f.Shards[fid], opts, j-i, func(k int) uint64 { return x.Row(first + k).Offset },
 				func(k int, v *headerView) error {
 					nm, err := name(first+k, v)
 					if err != nil {
@@ -428,7 +432,7 @@ func (f *Fold) List(opts tarfile.Options, fn func(Entry) error) error {
 		if len(seg) == 0 {
 			continue
 		}
-		err := walkShard(f.Shards[fid], opts, len(seg), func(k int) uint64 { return x.Row(int(seg[k])).Offset },
+		err := walkShard(ctx, f.Shards[fid], opts, len(seg), func(k int) uint64 { return x.Row(int(seg[k])).Offset },
 			func(k int, v *headerView) error {
 				nm, err := name(int(seg[k]), v)
 				if err != nil {

@@ -27,6 +27,7 @@ type headerView struct {
 type headerStream struct {
 	path   string
 	opts   tarfile.Options
+	ctx    context.Context // the walk's, for a remote shard's reads
 	f      shardScan
 	cur    *tarfile.Member // nil at the end
 	skipTo int64           // after reopening past zero blocks: what was seen
@@ -35,13 +36,13 @@ type headerStream struct {
 	tolerant bool
 }
 
-func openStream(path string, opts tarfile.Options, blocks bool) (*headerStream, error) {
+func openStream(ctx context.Context, path string, opts tarfile.Options, blocks bool) (*headerStream, error) {
 	opts.HeaderBlocks = blocks
-	f, err := openScan(context.Background(), path, opts)
+	f, err := openScan(ctx, path, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &headerStream{path: path, opts: opts, f: f, tolerant: blocks}, nil
+	return &headerStream{ctx: ctx, path: path, opts: opts, f: f, tolerant: blocks}, nil
 }
 
 func (h *headerStream) close() {
@@ -62,7 +63,7 @@ func (h *headerStream) advance(want int64) error {
 			if eof := h.f.Offset(); !h.opts.IgnoreZeros && want >= eof {
 				h.close()
 				h.opts.IgnoreZeros = true
-				f, err := openScan(context.Background(), h.path, h.opts)
+				f, err := openScan(h.ctx, h.path, h.opts)
 				if err != nil {
 					return err
 				}
@@ -93,18 +94,18 @@ func (h *headerStream) advance(want int64) error {
 // and, when extra is set, extra(off, v) for every header no row points at.
 // Without extra the walk stops after the last row. Memory stays constant:
 // nothing is kept of a header once the walk has passed it.
-func walkShard(path string, opts tarfile.Options, n int, rowOff func(k int) uint64,
+func walkShard(ctx context.Context, path string, opts tarfile.Options, n int, rowOff func(k int) uint64,
 	at func(k int, v *headerView) error, extra func(off uint64, v *headerView)) error {
 	want := int64(-1)
 	if n > 0 {
 		want = int64(rowOff(n - 1))
 	}
-	mem, err := openStream(path, opts, false)
+	mem, err := openStream(ctx, path, opts, false)
 	if err != nil {
 		return err
 	}
 	defer mem.close()
-	blk, err := openStream(path, opts, true)
+	blk, err := openStream(ctx, path, opts, true)
 	if err != nil {
 		return err
 	}
@@ -119,6 +120,11 @@ func walkShard(path string, opts tarfile.Options, n int, rowOff func(k int) uint
 	for mem.cur != nil || blk.cur != nil {
 		if extra == nil && k == n {
 			return nil
+		}
+		if k%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
 		off := int64(-1)
 		if mem.cur != nil {

@@ -201,7 +201,7 @@ func (t *tarReader) read(i int, buf []byte) ([]byte, error) {
 		return nil, fmt.Errorf("sample %d is not in the index", i)
 	}
 	t.w.b = buf[:0]
-	_, err := t.f.Copy(&t.w, t.member(r))
+	_, err := t.f.Copy(context.Background(), &t.w, t.member(r))
 	return t.w.b, err
 }
 
@@ -223,7 +223,7 @@ func (t *tarReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) e
 			return ctx.Err()
 		}
 		t.w.b = buf[:0]
-		if _, err := t.f.Copy(&t.w, t.member(r)); err != nil {
+		if _, err := t.f.Copy(context.Background(), &t.w, t.member(r)); err != nil {
 			return err
 		}
 		buf = t.w.b

@@ -66,11 +66,10 @@ func newLsCmd(e *env) *cobra.Command {
 				return err
 			}
 			w := bufio.NewWriterSize(e.stdout, 1<<16)
-			defer w.Flush()
 			enc := json.NewEncoder(w)
 			enc.SetEscapeHTML(false)
 			for _, f := range folds {
-				err := f.List(tarfile.Options{IgnoreZeros: fl.ignoreZeros}, func(en fold.Entry) error {
+				err := f.List(cmd.Context(), tarfile.Options{IgnoreZeros: fl.ignoreZeros}, func(en fold.Entry) error {
 					if e.jsonOut { // one object a line: a listing streams
 						return enc.Encode(struct {
 							Fold string `json:"fold"`
@@ -84,7 +83,7 @@ func newLsCmd(e *env) *cobra.Command {
 					return err
 				}
 			}
-			return nil
+			return w.Flush()
 		},
 	}
 	fl.register(cmd)
@@ -135,7 +134,7 @@ extension (a duplicate), the first is written unless --nth chooses another.`,
 				e.warnf("%s: %d rows have this key and extension; writing number %d\n", args[1], len(found), nth)
 			}
 			w := bufio.NewWriterSize(e.stdout, 1<<20)
-			if _, err := found[nth].Fold.Copy(w, found[nth]); err != nil {
+			if _, err := found[nth].Fold.Copy(cmd.Context(), w, found[nth]); err != nil {
 				return err
 			}
 			return w.Flush()

@@ -53,8 +53,7 @@ func (e *env) lsOther(ctx context.Context, path string) (handled bool, err error
 		e.warnf("%s\n", w)
 	}
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
-	defer w.Flush()
-	return true, d.List(ctx, func(en registry.Entry) error {
+	err = d.List(ctx, func(en registry.Entry) error {
 		if e.jsonOut { // one object a line: a listing streams
 			return writeEntryJSON(w, en)
 		}
@@ -65,6 +64,10 @@ func (e *env) lsOther(ctx context.Context, path string) (handled bool, err error
 		_, err := fmt.Fprintf(w, "\t%d\n", en.Size)
 		return err
 	})
+	if err != nil {
+		return true, err
+	}
+	return true, w.Flush()
 }
 
 // writeEntryJSON writes an entry as one JSON object: name, the format's
