@@ -114,11 +114,11 @@ func (f *File) Stat() fs.FileInfo { return fileInfo{f} }
 type fileInfo struct{ f *File }
 
 func (i fileInfo) Name() string {
-	u, err := url.Parse(i.f.name)
-	if err != nil {
-		return path.Base(i.f.name)
+	p := i.f.name
+	if j := strings.IndexAny(p, "?#"); j >= 0 {
+		p = p[:j] // the query is not the file's name
 	}
-	return path.Base(u.Path)
+	return path.Base(p)
 }
 func (i fileInfo) Size() int64        { return i.f.size }
 func (i fileInfo) Mode() fs.FileMode  { return 0o444 }
@@ -258,13 +258,20 @@ func lengthMatches(resp *http.Response, start, end int64) bool {
 	return resp.ContentLength < 0 || resp.ContentLength == end-start+1
 }
 
-// quoteCut quotes a header's value for a message, cut short: the server
-// chose it, and may have chosen it long.
+// quoteCut gives a header's value for a message, quoted when it holds
+// more than printable ASCII, cut short: the server chose it, and may
+// have chosen it long.
 func quoteCut(s string) string {
+	cut := ""
 	if len(s) > 100 {
-		return fmt.Sprintf("%q... (%d bytes)", s[:100], len(s))
+		s, cut = s[:100], fmt.Sprintf("... (%d bytes)", len(s))
 	}
-	return strconv.Quote(s)
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] > '~' {
+			return strconv.Quote(s) + cut
+		}
+	}
+	return s + cut
 }
 
 func (f *File) seen() string {

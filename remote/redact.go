@@ -29,8 +29,8 @@ func secretParam(name string) bool {
 	return false
 }
 
-// Redacted replaces the value of a secret query parameter.
-const Redacted = "REDACTED"
+// redactedMark replaces the value of a secret query parameter.
+const redactedMark = "REDACTED"
 
 // Redact returns a URL as it is safe to print: without its user info,
 // and with the value of every query (or fragment) parameter that carries
@@ -109,7 +109,7 @@ func redactParams(q string) string {
 		}
 		param := q[:end]
 		if name, _, ok := strings.Cut(param, "="); ok && secretParam(name) {
-			param = name + "=" + Redacted
+			param = name + "=" + redactedMark
 		}
 		b.WriteString(param)
 		b.WriteString(sep)

@@ -13,6 +13,17 @@
 // S3 objects are read by presigned GET URLs (package remote/s3 gives
 // them, from the standard AWS configuration), so they share the HTTP
 // path: the same retries, planning and connection limit.
+//
+// Every response is checked against what is known of the file (its size,
+// its ETag, or its Last-Modified when it has no ETag): a file that
+// changed is refused (ErrChanged), never read in part from another
+// version. A response that sends nothing for Options.Idle, or less than
+// Options.MinRate over that long, is abandoned and retried.
+//
+// No credential reaches a message: files are named by Redact's form of
+// their URL, and S3 objects as s3://bucket/key, never by a presigned URL.
+// Requests for http(s) URLs are authenticated without secrets in the URL
+// by the netrc file and by the header HeaderEnv holds (see Open).
 package remote
 
 import (
