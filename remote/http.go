@@ -226,12 +226,11 @@ func (f *File) openRange(off, n int64) (*body, error) {
 }
 
 // sameVersion checks that a response is of the file first seen, whatever
-// the server made of If-Match (some ignore it): its ETag, or, when no
-// ETag is known, its Last-Modified.
+// the server made of If-Match (some ignore it): its ETag, or, when either
+// has none, its Last-Modified.
 func (f *File) sameVersion(resp *http.Response, off int64) error {
-	etag := resp.Header.Get("ETag")
-	if f.etag != "" {
-		if etag != "" && strings.TrimPrefix(etag, "W/") != strings.TrimPrefix(f.etag, "W/") {
+	if etag := resp.Header.Get("ETag"); f.etag != "" && etag != "" {
+		if strings.TrimPrefix(etag, "W/") != strings.TrimPrefix(f.etag, "W/") {
 			return fmt.Errorf("%s: byte %d: ETag %s now, %s when %s: %w", f.name, off, quoteCut(etag), quoteCut(f.etag), f.seen(), ErrChanged)
 		}
 		return nil

@@ -91,7 +91,7 @@ func startLying(t *testing.T, s *lyingServer) string {
 
 // TestChangedIgnoringIfMatch: a server that ignores If-Match and answers
 // 206 from another version of the file (another ETag; or, with no ETag,
-// another Last-Modified) is refused with ErrChanged naming the URL, by
+// another Last-Modified, also when it stops sending an ETag) is refused with ErrChanged naming the URL, by
 // ranged reads, streams, member ranges and resumed streams alike: never
 // the other version's bytes.
 func TestChangedIgnoringIfMatch(t *testing.T) {
@@ -114,11 +114,12 @@ func TestChangedIgnoringIfMatch(t *testing.T) {
 			return err
 		},
 	}
-	for _, version := range []string{"ETag", "Last-Modified"} {
+	// "ETag dropped": the server gave an ETag, then gives none.
+	for _, version := range []string{"ETag", "Last-Modified", "ETag dropped"} {
 		for name, read := range reads {
 			t.Run(version+"/"+name, func(t *testing.T) {
 				s := &lyingServer{data: data, modTime: t0}
-				if version == "ETag" {
+				if version != "Last-Modified" {
 					s.etag = `"v1"`
 				}
 				u := startLying(t, s)
@@ -136,8 +137,11 @@ func TestChangedIgnoringIfMatch(t *testing.T) {
 				}
 				s.set(func(s *lyingServer) {
 					s.data, s.modTime = other, t0.Add(time.Hour)
-					if s.etag != "" {
+					switch version {
+					case "ETag":
 						s.etag = `"v2"`
+					case "ETag dropped":
+						s.etag = ""
 					}
 				})
 				if err := read(f); !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), u) {
