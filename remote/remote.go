@@ -273,8 +273,9 @@ func locate(ctx context.Context, name string, opts Options) (locator, error) {
 	return locateHTTP(name)
 }
 
-// A locator gives the URL a request goes to: the file's own, or, for S3,
-// a presigned one, made again when it expires or is refused.
+// A locator gives the URL a request goes to: the user's own, less its
+// user info (*userURL, which authenticates its requests), or, for S3, a
+// presigned one, made again when it expires or is refused (*presigned).
 type locator interface {
 	url(ctx context.Context, renew bool) (string, error)
 }
