@@ -13,11 +13,23 @@
 // S3 objects are read by presigned GET URLs (package remote/s3 gives
 // them, from the standard AWS configuration), so they share the HTTP
 // path: the same retries, planning and connection limit.
+//
+// Every response is checked against what is known of the file (its size,
+// its ETag, or its Last-Modified when it has no ETag): a file that
+// changed is refused (ErrChanged), never read in part from another
+// version. A response that sends nothing for Options.Idle, or less than
+// Options.MinRate over that long, is abandoned and retried.
+//
+// No credential reaches a message: files are named by Redact's form of
+// their URL, and S3 objects as s3://bucket/key, never by a presigned URL.
+// Requests for http(s) URLs are authenticated without secrets in the URL
+// by the netrc file and by the header HeaderEnv holds (see Open).
 package remote
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -36,8 +48,18 @@ var ErrChanged = errors.New("the file changed on the server")
 // ErrRetriesExhausted: a request still failed after every retry.
 var ErrRetriesExhausted = errors.New("the server kept failing")
 
-// ErrStalled: a response stopped sending for longer than Options.Idle.
+// ErrStalled: a response stopped sending for longer than Options.Idle,
+// or sent slower than Options.MinRate over that long.
 var ErrStalled = errors.New("the server stopped sending")
+
+// maxSize bounds the size a server may claim for a file (1 PiB): a claim
+// above it is a lie, refused rather than believed.
+const maxSize = 1 << 50
+
+// DefaultMinRate is the slowest a response may send, averaged over
+// Options.Idle, before it counts as stalled: 4 KiB/s, so that a server
+// dripping a byte a second is abandoned, not waited on for days.
+const DefaultMinRate = 4 << 10
 
 // IsURL tells whether s names a remote file (http://, https:// or
 // s3://) rather than a local path.
@@ -78,6 +100,11 @@ type Options struct {
 	// Idle bounds how long a response may send nothing before it is
 	// abandoned and retried (default 30 s): a read never hangs.
 	Idle time.Duration
+	// MinRate is the slowest a response may send, in bytes a second
+	// averaged over each Idle of time spent waiting for its body, before
+	// it is abandoned and retried as stalled (default DefaultMinRate;
+	// negative: no floor).
+	MinRate int64
 }
 
 var (
@@ -131,6 +158,9 @@ func (o Options) resolve() resolved {
 	if o.Idle == 0 {
 		o.Idle = 30 * time.Second
 	}
+	if o.MinRate == 0 {
+		o.MinRate = DefaultMinRate
+	}
 	configMu.Lock()
 	defer configMu.Unlock()
 	if o.Client == nil {
@@ -138,6 +168,12 @@ func (o Options) resolve() resolved {
 			clients[o.Connections] = newClient(o.Connections)
 		}
 		o.Client = clients[o.Connections]
+	} else {
+		// The caller's client, with credentials kept to their origin
+		// on redirects.
+		c := *o.Client
+		c.CheckRedirect = keepAuthOnOrigin(c.CheckRedirect)
+		o.Client = &c
 	}
 	// Files opened with the same bound share it: the bound is on the
 	// process's requests, not on each file's.
@@ -165,11 +201,17 @@ func newClient(conns int) *http.Client {
 		// only make Content-Range refer to other bytes.
 		DisableCompression: true,
 	}
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: t, CheckRedirect: keepAuthOnOrigin(nil)}
 }
 
 // Open opens the file at a URL: http(s):// or s3://bucket/key. It learns
 // the size and ETag with one request.
+//
+// The requests for an http(s) URL are authenticated, without secrets in
+// the URL, by the netrc file (NETRC, or ~/.netrc, as curl reads it: Basic
+// for the URL's host) and by the header HeaderEnv holds; user info in
+// the URL still authenticates (Basic). Messages name the URL as Redact
+// gives it: never with user info, a signature or a token.
 func Open(ctx context.Context, name string, opts Options) (*File, error) {
 	loc, err := locate(ctx, name, opts)
 	if err != nil {
@@ -187,7 +229,7 @@ func OpenKnown(ctx context.Context, name string, size int64, etag string, opts O
 	if err != nil {
 		return nil, err
 	}
-	return &File{ctx: ctx, name: name, loc: loc, size: size, etag: etag, opts: opts.resolve(), known: true}, nil
+	return &File{ctx: ctx, name: Redact(name), loc: loc, size: size, etag: etag, opts: opts.resolve(), known: true}, nil
 }
 
 // Stat gives the size and ETag of the file at a URL.
@@ -228,18 +270,15 @@ func locate(ctx context.Context, name string, opts Options) (locator, error) {
 	if strings.HasPrefix(name, "s3://") {
 		return locateS3(ctx, name, opts)
 	}
-	return fixedURL(name), nil
+	return locateHTTP(name)
 }
 
-// A locator gives the URL a request goes to: the file's own, or, for S3,
-// a presigned one, made again when it expires or is refused.
+// A locator gives the URL a request goes to: the user's own, less its
+// user info (*userURL, which authenticates its requests), or, for S3, a
+// presigned one, made again when it expires or is refused (*presigned).
 type locator interface {
 	url(ctx context.Context, renew bool) (string, error)
 }
-
-type fixedURL string
-
-func (u fixedURL) url(context.Context, bool) (string, error) { return string(u), nil }
 
 // StatAll gives the sizes and ETags of many files, their requests in
 // flight together (as many as the connections allow): a run over
@@ -251,8 +290,13 @@ func StatAll(ctx context.Context, names []string, opts Options) (sizes []int64, 
 	var wg sync.WaitGroup
 	gate := make(chan struct{}, o.Connections)
 	for i, n := range names {
+		select {
+		case gate <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return nil, nil, fmt.Errorf("%s: %w", Redact(n), context.Cause(ctx))
+		}
 		wg.Add(1)
-		gate <- struct{}{}
 		go func() {
 			defer func() { <-gate; wg.Done() }()
 			sizes[i], etags[i], errs[i] = Stat(ctx, n, opts)

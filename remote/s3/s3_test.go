@@ -437,3 +437,22 @@ func TestNoCredentials(t *testing.T) {
 		t.Errorf("Presign without credentials: %v; want an error naming the object and the credentials", err)
 	}
 }
+
+// TestUnreachableNamesObject: a store that cannot be reached gives errors
+// naming the object as s3://bucket/key, with no credential in them.
+func TestUnreachableNamesObject(t *testing.T) {
+	isolate(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAFAKE")
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1") // nothing listens there
+	client, err := New(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, statErr := client.Stat(context.Background(), "b", "k.tar")
+	_, listErr := client.List(context.Background(), "b", "k.tar")
+	for _, err := range []error{statErr, listErr} {
+		if err == nil || !strings.Contains(err.Error(), "s3://b/k.tar") || strings.Contains(err.Error(), "AKIAFAKE") || strings.Contains(err.Error(), "X-Amz-") {
+			t.Errorf("an unreachable store: %v", err)
+		}
+	}
+}

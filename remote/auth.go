@@ -1,0 +1,306 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// HeaderEnv names the environment variable that holds one header line,
+// "Name: value", added to every http(s) request made for a user's URL:
+// "Authorization: Bearer TOKEN" keeps a token out of the URLs that
+// messages and indexes show.
+const HeaderEnv = "ITARCONV_HTTP_HEADER"
+
+// NetrcEnv names the environment variable that names the netrc file to
+// read instead of ~/.netrc, as curl's.
+const NetrcEnv = "NETRC"
+
+// ErrAuthConfig: the netrc file or HeaderEnv cannot be read. Its
+// messages never quote a password or a header's value.
+var ErrAuthConfig = errors.New("bad authentication settings")
+
+// credentials are what authenticates the requests for one URL: Basic
+// from its user info or the netrc file, and HeaderEnv's header. Their
+// values never reach a message.
+type credentials struct {
+	user, pass  string
+	basic       bool
+	name, value string // HeaderEnv's header, if set
+}
+
+// headers are the names of the headers authorize sets.
+func (c *credentials) headers() []string {
+	var names []string
+	if c.basic {
+		names = append(names, "Authorization")
+	}
+	if c.name != "" {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+// authorize adds the credentials to a request's header.
+func (c *credentials) authorize(h http.Header) {
+	if c.basic {
+		r := http.Request{Header: h}
+		r.SetBasicAuth(c.user, c.pass)
+	}
+	if c.name != "" {
+		h.Set(c.name, c.value) // it wins over Basic when it is Authorization
+	}
+}
+
+// userURL is a user's http(s) URL, its user info taken out and kept as
+// credentials with those of the netrc file and HeaderEnv.
+type userURL struct {
+	u     string
+	creds credentials
+}
+
+func (u *userURL) url(context.Context, bool) (string, error) { return u.u, nil }
+
+// locateHTTP parses an http(s) URL and finds its credentials.
+func locateHTTP(name string) (*userURL, error) {
+	u, err := url.Parse(name)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%s: not a URL", Redact(name))
+	}
+	loc := &userURL{}
+	if u.User != nil {
+		loc.creds.user = u.User.Username()
+		loc.creds.pass, loc.creds.basic = u.User.Password()
+		u.User = nil
+	}
+	if !loc.creds.basic {
+		// No password in the URL: the netrc file's for the host (and
+		// the URL's login, when it names one), as curl does.
+		login, pass, ok, err := netrcFor(u.Hostname(), loc.creds.user)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			loc.creds.user, loc.creds.pass, loc.creds.basic = login, pass, true
+		} else if loc.creds.user != "" {
+			loc.creds.basic = true // a user without a password
+		}
+	}
+	if loc.creds.name, loc.creds.value, err = headerFromEnv(); err != nil {
+		return nil, err
+	}
+	loc.u = u.String()
+	return loc, nil
+}
+
+// headerFromEnv reads HeaderEnv: one "Name: value" line, or nothing.
+func headerFromEnv() (name, value string, err error) {
+	line := os.Getenv(HeaderEnv)
+	if line == "" {
+		return "", "", nil
+	}
+	name, value, ok := strings.Cut(line, ":")
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if !ok || !validHeaderName(name) || strings.ContainsAny(value, "\r\n\x00") {
+		// The value is not quoted: it is the secret.
+		return "", "", fmt.Errorf("%s: want one header line \"Name: value\": %w", HeaderEnv, ErrAuthConfig)
+	}
+	return http.CanonicalHeaderKey(name), value, nil
+}
+
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r >= 0x7f || r <= ' ' || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// netrcFor finds the login and password the netrc file gives for host:
+// the first machine entry of that host (and of that login, when one is
+// given), else the default entry. No file is no credentials.
+func netrcFor(host, login string) (user, pass string, ok bool, err error) {
+	path := os.Getenv(NetrcEnv)
+	if path == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", "", false, nil
+		}
+		path = filepath.Join(home, ".netrc")
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "", false, nil
+	}
+	if err != nil {
+		return "", "", false, fmt.Errorf("netrc: %w: %w", err, ErrAuthConfig)
+	}
+	entries, err := parseNetrc(string(data))
+	if err != nil {
+		return "", "", false, fmt.Errorf("netrc %s: %w: %w", path, err, ErrAuthConfig)
+	}
+	// A machine's entry first, wherever the default one stands.
+	for _, def := range []bool{false, true} {
+		for _, e := range entries {
+			if e.def == def && (def || strings.EqualFold(e.machine, host)) && (login == "" || e.login == login) && e.hasPass {
+				return e.login, e.password, true, nil
+			}
+		}
+	}
+	return "", "", false, nil
+}
+
+type netrcEntry struct {
+	machine         string
+	def             bool // the default entry: any machine
+	login, password string
+	hasPass         bool
+}
+
+// parseNetrc reads a netrc file as curl does: whitespace-separated
+// tokens, machine, default, login, password, account and macdef (whose
+// macro runs to the next blank line); a token may be double-quoted, with
+// \" \\ \n \r \t escapes; # starts a comment. Its errors never quote a
+// token, which may be a password.
+func parseNetrc(s string) ([]netrcEntry, error) {
+	var entries []netrcEntry
+	var cur *netrcEntry
+	line := 1
+	next := func() (string, bool, error) {
+		for {
+			for s != "" && strings.ContainsRune(" \t\r\n", rune(s[0])) {
+				if s[0] == '\n' {
+					line++
+				}
+				s = s[1:]
+			}
+			if s == "" {
+				return "", false, nil
+			}
+			if s[0] != '#' {
+				break
+			}
+			if i := strings.IndexByte(s, '\n'); i >= 0 {
+				s = s[i:]
+			} else {
+				s = ""
+			}
+		}
+		if s[0] != '"' {
+			i := strings.IndexAny(s, " \t\r\n")
+			if i < 0 {
+				i = len(s)
+			}
+			tok := s[:i]
+			s = s[i:]
+			return tok, true, nil
+		}
+		var b strings.Builder
+		for i := 1; i < len(s); i++ {
+			switch c := s[i]; c {
+			case '"':
+				s = s[i+1:]
+				return b.String(), true, nil
+			case '\\':
+				i++
+				if i == len(s) {
+					break
+				}
+				switch s[i] {
+				case 'n':
+					b.WriteByte('\n')
+				case 'r':
+					b.WriteByte('\r')
+				case 't':
+					b.WriteByte('\t')
+				default:
+					b.WriteByte(s[i])
+				}
+			case '\n':
+				return "", false, fmt.Errorf("line %d: a quoted token runs past the end of its line", line)
+			default:
+				b.WriteByte(c)
+			}
+		}
+		return "", false, fmt.Errorf("line %d: a quoted token is not closed", line)
+	}
+	for {
+		tok, ok, err := next()
+		if err != nil || !ok {
+			return entries, err
+		}
+		switch tok {
+		case "machine", "default":
+			entries = append(entries, netrcEntry{def: tok == "default"})
+			cur = &entries[len(entries)-1]
+			if tok == "machine" {
+				if cur.machine, ok, err = next(); err != nil || !ok {
+					return nil, errors.Join(err, fmt.Errorf("line %d: machine without a name", line))
+				}
+			}
+		case "login", "password", "account":
+			v, ok, err := next()
+			if err != nil || !ok {
+				return nil, errors.Join(err, fmt.Errorf("line %d: %s without a value", line, tok))
+			}
+			if cur == nil {
+				return nil, fmt.Errorf("line %d: %s before any machine", line, tok)
+			}
+			switch tok {
+			case "login":
+				cur.login = v
+			case "password":
+				cur.password, cur.hasPass = v, true
+			}
+		case "macdef":
+			// The macro's name, then its lines up to a blank line.
+			if i := strings.Index(s, "\n\n"); i >= 0 {
+				line += strings.Count(s[:i], "\n")
+				s = s[i:]
+			} else {
+				s = ""
+			}
+			cur = nil
+		default:
+			return nil, fmt.Errorf("line %d: unknown keyword", line)
+		}
+	}
+}
+
+// authKey is the context key of the headers a request carries that hold
+// credentials: dropped on a redirect to another origin.
+type authKey struct{}
+
+// keepAuthOnOrigin wraps a client's redirect policy: a redirect to
+// another scheme, host or port loses the request's credentials (Go's
+// client keeps them for the same host on another port, and for
+// subdomains, and would keep any header but Authorization).
+func keepAuthOnOrigin(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		first := via[0].URL
+		if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+			if names, _ := req.Context().Value(authKey{}).([]string); names != nil {
+				for _, n := range names {
+					req.Header.Del(n)
+				}
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
