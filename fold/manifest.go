@@ -166,7 +166,11 @@ func stageManifest(indexPath string, shards []string) (*safefile.File, error) {
 					return nil, err
 				}
 			}
-			m.Shards = append(m.Shards, ManifestShard{Path: s, Size: size, ETag: etag})
+			stored, err := remote.StoredURL(s, true) // never its user info
+			if err != nil {
+				return nil, err
+			}
+			m.Shards = append(m.Shards, ManifestShard{Path: stored, Size: size, ETag: etag})
 			continue
 		}
 		st, err := os.Stat(s)

@@ -150,7 +150,7 @@ func (w *widsLoader) Finish(shards []string) (int, error) {
 		}
 		// A remote shard is named by its URL: the index is read here,
 		// the shards where they live.
-		u, err := p, error(nil)
+		u, err := remote.StoredURL(p, true) // never its user info
 		if !remote.IsURL(p) {
 			u, err = wids.URL(filepath.Dir(out), p)
 		}

@@ -326,6 +326,11 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 			return err
 		}
 	}
+	for _, job := range jobs {
+		if err := e.storedURLs(job.shards); err != nil {
+			return err
+		}
+	}
 	task, partitioned, err := fl.taskFlags.resolve(e.getenv)
 	if err != nil {
 		return err

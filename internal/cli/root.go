@@ -60,6 +60,9 @@ type env struct {
 	getenv func(string) string
 	// connections bounds the requests to remote shards in flight.
 	connections int
+	// storeSignedURLs lets URLs with a signature or token in their query
+	// into the files we keep.
+	storeSignedURLs bool
 }
 
 // Main runs the command line with args and returns the exit code.
@@ -68,6 +71,9 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	// commands: a failed write (a full disk, a closed pipe) fails the run
 	// even where a command's own last write went unchecked.
 	out := &checkedWriter{w: stdout}
+	// Messages, warnings and the progress line name remote shards by their
+	// URLs: never with user info, a signature or a token.
+	stderr = redactingWriter{stderr}
 	e := &env{stdout: out, stderr: stderr, getenv: os.Getenv}
 	getenv := os.Getenv
 	// A panic on this goroutine is a bug, reported in one line; the stack
@@ -135,6 +141,8 @@ verifies members through them.`,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "no progress bar and no summary")
+	root.PersistentFlags().BoolVar(&e.storeSignedURLs, "store-signed-urls", false,
+		"write URLs whose query carries a signature or token (presigned URLs) into the files an index run keeps (manifests, loader indexes); without it they are refused there")
 	root.PersistentFlags().IntVar(&e.connections, "connections", remote.DefaultConnections,
 		"requests in flight at once to remote shards (http://, https://, s3://), across all of them")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
@@ -160,10 +168,17 @@ func argsBetween(min, max int) cobra.PositionalArgs {
 	}
 }
 
+// printJSON writes v as indented JSON, every URL in it redacted (no user
+// info, no signature or token): --json output lands in logs.
 func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := io.WriteString(e.stdout, remote.RedactText(b.String()))
+	return err
 }
 
 func (e *env) infof(format string, args ...any) {

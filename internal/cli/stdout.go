@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // errStdout marks a failed write to standard output: the environment
@@ -43,6 +45,35 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 }
 
 func (c *checkedWriter) closedPipe() bool { return errors.Is(c.err, syscall.EPIPE) }
+
+// redactingWriter passes every message through remote.RedactText.
+type redactingWriter struct{ w io.Writer }
+
+func (r redactingWriter) Write(p []byte) (int, error) {
+	if !bytes.Contains(p, []byte("://")) {
+		return r.w.Write(p)
+	}
+	if _, err := io.WriteString(r.w, remote.RedactText(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// storedURLs refuses, before anything is written, a remote shard whose URL
+// carries a signature or token in its query, unless --store-signed-urls:
+// an index run keeps its shards' names in files (manifests, loader
+// indexes, the parts of a partitioned run). User info is never kept.
+func (e *env) storedURLs(shards []string) error {
+	for _, s := range shards {
+		if !remote.IsURL(s) {
+			continue
+		}
+		if _, err := remote.StoredURL(s, e.storeSignedURLs); err != nil {
+			return usageError{err}
+		}
+	}
+	return nil
+}
 
 // panicError carries a panic recovered on another goroutine to Main.
 type panicError = dataset.PanicError
