@@ -561,3 +561,30 @@ func compareHeaders(t *testing.T, got, want string) {
 		t.Errorf("database header\n got % x\nwant % x", g, w)
 	}
 }
+
+// TestReadMetaDuplicateShard: a split part naming a shard twice reads (the
+// loader takes it) and is reported.
+func TestReadMetaDuplicateShard(t *testing.T) {
+	src := filepath.Join("testdata", "ustar_basic", MetaDir)
+	ds := t.TempDir()
+	dir := filepath.Join(ds, MetaDir)
+	os.Mkdir(dir, 0o755)
+	for _, f := range []string{InfoJSONFile, IndexFile, UUIDFile, SplitYAMLFile} {
+		b, _ := os.ReadFile(filepath.Join(src, f))
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	m, err := ReadMeta(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckDuplicates(); err != nil {
+		t.Fatalf("energon's own: %v", err)
+	}
+	replaceIn(t, filepath.Join(dir, SplitYAMLFile), "- val_0000.tar", "- val_0000.tar\n  - train_0001.tar")
+	if m, err = ReadMeta(ds); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckDuplicates(); !errors.Is(err, ErrDuplicateShard) || !strings.Contains(err.Error(), `"train_0001.tar" at 1 and 3`) {
+		t.Errorf("a shard twice: %v", err)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Meta is what a dataset's .nv-meta says.
@@ -166,6 +168,29 @@ func (m *Meta) readSplit(n *node, known map[string]bool) error {
 	}
 	if !haveParts {
 		return fmt.Errorf("%w: no split_parts", ErrFormat)
+	}
+	return nil
+}
+
+// ErrDuplicateShard: a split part names one shard twice, so that
+// energon's loader reads its samples twice in that part. .info.json
+// cannot (its shard_counts are a mapping, and ReadMeta refuses a name
+// twice in it); split.yaml's brace patterns can.
+var ErrDuplicateShard = errors.New("a split part names a shard twice")
+
+// CheckDuplicates reports the first shard a split part names twice:
+// ErrDuplicateShard naming the part, the shard and its two places in the
+// part's expanded list, or nil. (A shard in two parts is not reported:
+// the parts are read apart.)
+func (m *Meta) CheckDuplicates() error {
+	for _, sp := range m.Splits {
+		seen := make(map[string]int, len(sp.Shards))
+		for i, s := range sp.Shards {
+			if j, dup := seen[s]; dup {
+				return fmt.Errorf("%w: split part %s: %s at %d and %d", ErrDuplicateShard, human.Name(sp.Name), human.Name(s), j, i)
+			}
+			seen[s] = i
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -224,4 +225,50 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDuplicate: an index naming one shard 20 times parses (the loader
+// takes it) and is reported as listing it twice.
+func TestDuplicate(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"wids_version": 1, "shardlist": [`)
+	for i := range 20 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"url": "train-0.tar", "nsamples": 3, "filesize": 10240}`)
+	}
+	b.WriteString("]}")
+	ix, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, first, second, ok := Duplicate(ix.Shards)
+	if !ok || url != "train-0.tar" || first != 0 || second != 1 {
+		t.Errorf("Duplicate = %q, %d, %d, %v; want train-0.tar, 0, 1", url, first, second, ok)
+	}
+	err = ix.CheckDuplicates()
+	if !errors.Is(err, ErrDuplicate) || !strings.Contains(err.Error(), `"train-0.tar" at shardlist[0] and shardlist[1]`) {
+		t.Errorf("CheckDuplicates: %v", err)
+	}
+	for _, c := range []struct {
+		urls []string
+		dup  bool
+	}{
+		{[]string{"a.tar", "b.tar", "./sub/../a.tar"}, true},
+		{[]string{"a.tar", "b.tar", "sub/a.tar"}, false},
+		{[]string{"http://h/a.tar", "http://h/b.tar"}, false},
+		{[]string{"http://h/a.tar", "https://h/b.tar", "http://h/a.tar"}, true},
+	} {
+		var shards []Shard
+		for _, u := range c.urls {
+			shards = append(shards, Shard{URL: u})
+		}
+		if _, _, _, ok := Duplicate(shards); ok != c.dup {
+			t.Errorf("Duplicate(%q) = %v, want %v", c.urls, ok, c.dup)
+		}
+	}
+	if err := New([]Shard{{URL: "a.tar"}, {URL: "b.tar"}}).CheckDuplicates(); err != nil {
+		t.Errorf("no duplicate: %v", err)
+	}
 }
