@@ -1,12 +1,17 @@
 package wids
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 func TestShortName(t *testing.T) {
@@ -270,5 +275,37 @@ func TestDuplicate(t *testing.T) {
 	}
 	if err := New([]Shard{{URL: "a.tar"}, {URL: "b.tar"}}).CheckDuplicates(); err != nil {
 		t.Errorf("no duplicate: %v", err)
+	}
+}
+
+// TestFileMD5Context: the sum takes the caller's context, and a FIFO is
+// refused, not waited on.
+func TestFileMD5Context(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.tar")
+	os.WriteFile(file, []byte("abc"), 0o644)
+	if sum, err := FileMD5Context(context.Background(), file); err != nil || sum != "900150983cd24fb0d6963f7d28e17f72" {
+		t.Errorf("md5 of abc: %s, %v", sum, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := FileMD5Context(ctx, file); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	fifo := filepath.Join(dir, "f.tar")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := FileMD5(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, pathguard.ErrNotRegular) {
+			t.Errorf("FIFO: %v, want ErrNotRegular", err)
+		}
+	case <-time.After(5 * time.Second):
+		w, _ := os.OpenFile(fifo, os.O_WRONLY, 0)
+		w.Close()
+		t.Fatal("FIFO: still waiting after 5 s")
 	}
 }
