@@ -624,6 +624,35 @@ func indexSQL(name, table string, ncols int, unique bool, sql string) (string, [
 	return kw + sql[nt.start:end], names, nil
 }
 
+// suspect gives the kinds of value (bits 1<<Kind) that mismatch must look
+// at in column i; the others are stored as they are.
+func (d *tableDef) suspect(i int) uint8 {
+	const (
+		null = 1 << KindNull
+		num  = 1<<KindInt | 1<<KindReal
+		text = 1 << KindText
+		reals = 1 << KindReal
+	)
+	c := &d.cols[i]
+	var m uint8
+	if c.notNull {
+		m |= null
+	}
+	switch {
+	case d.strict:
+		if c.typ != "ANY" {
+			m |= 0xff &^ null
+		}
+	case c.aff == affText:
+		m |= num
+	case c.aff == affReal:
+		m |= text
+	case c.aff == affInteger, c.aff == affNumeric:
+		m |= text | reals
+	}
+	return m
+}
+
 // mismatch says why SQLite would not store v in column i as the writer
 // does ("" if it would): INSERT applies the column's affinity first,
 // and a STRICT table refuses what its type does not take. (A REAL column

@@ -209,7 +209,7 @@ type Table struct {
 	rec   []byte   // scratch: a record that spills
 	root  uint32
 	def   *tableDef // what the CREATE statement declares; nil for sqlite_*
-	check []int     // the columns whose values Append checks (see checkRow)
+	look  []uint8   // per column, the kinds of value checkRow looks at (1<<Kind)
 	ready bool      // the declarations were checked against def
 }
 
@@ -230,10 +230,9 @@ func (w *Writer) Table(name, createSQL string) *Table {
 		return t
 	}
 	t.sql, t.def = sql, def
-	for i, c := range def.cols {
-		if c.notNull || c.aff != affBlob || def.strict && c.typ != "ANY" {
-			t.check = append(t.check, i)
-		}
+	t.look = make([]uint8, len(def.cols))
+	for i := range def.cols {
+		t.look[i] = def.suspect(i)
 	}
 	w.tables = append(w.tables, t)
 	w.order = append(w.order, t)
@@ -453,8 +452,8 @@ func (t *Table) Append(values ...Value) error {
 			return err
 		}
 	}
-	if err := t.checkRow(values); err != nil {
-		return err
+	if len(values) > len(t.look) {
+		return fmt.Errorf("%w: table %q: a row of %d values, the table has %d columns", ErrType, t.name, len(values), len(t.look))
 	}
 	return t.add(values)
 }
@@ -483,21 +482,15 @@ func (t *Table) rowidName() string {
 	return fmt.Sprintf(" (column %d, %q, is)", t.def.rowid, t.def.cols[t.def.rowid].name)
 }
 
-// checkRow refuses a row SQLite would store otherwise: more values than
-// columns, a NULL in a NOT NULL column, a value its column's affinity
-// converts.
+// checkRow refuses a row SQLite would store otherwise: a NULL in a NOT
+// NULL column, a value its column's affinity converts. add calls it for a
+// row that has a value of a kind its column's look bits name.
 func (t *Table) checkRow(values []Value) error {
-	if t.def == nil {
-		return nil
-	}
-	if len(values) > len(t.def.cols) {
-		return fmt.Errorf("%w: table %q: a row of %d values, the table has %d columns", ErrType, t.name, len(values), len(t.def.cols))
-	}
-	for _, i := range t.check {
-		if i >= len(values) {
-			break
+	for i, v := range values {
+		if t.look[i]&(1<<v.k) == 0 {
+			continue
 		}
-		if why := t.def.mismatch(i, values[i], i == t.alias); why != "" {
+		if why := t.def.mismatch(i, v, i == t.alias); why != "" {
 			return fmt.Errorf("%w: table %q, column %q: %s", ErrType, t.name, t.def.cols[i].name, why)
 		}
 	}
@@ -535,9 +528,14 @@ func (t *Table) add(values []Value) error {
 	}
 	st := t.st[:len(values)]
 	sum, body := 0, 0
+	look := t.look[:min(len(values), len(t.look))] // none for sqlite_*
+	suspect := uint8(0)
 	for i := range values {
 		// Value.serial, inline: this is the loop of every row.
 		v := &values[i]
+		if i < len(look) {
+			suspect |= look[i] & (1 << v.k)
+		}
 		var s uint64
 		var n int
 		switch v.k {
@@ -555,6 +553,11 @@ func (t *Table) add(values []Value) error {
 		st[i] = s
 		sum += varintLen(s)
 		body += n
+	}
+	if suspect != 0 {
+		if err := t.checkRow(values); err != nil {
+			return err
+		}
 	}
 	if a := t.alias; a >= 0 && a < len(values) {
 		// The rowid column holds NULL in the row.
