@@ -628,9 +628,9 @@ func indexSQL(name, table string, ncols int, unique bool, sql string) (string, [
 // at in column i; the others are stored as they are.
 func (d *tableDef) suspect(i int) uint8 {
 	const (
-		null = 1 << KindNull
-		num  = 1<<KindInt | 1<<KindReal
-		text = 1 << KindText
+		null  = 1 << KindNull
+		num   = 1<<KindInt | 1<<KindReal
+		text  = 1 << KindText
 		reals = 1 << KindReal
 	)
 	c := &d.cols[i]
