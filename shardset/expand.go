@@ -10,11 +10,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // ErrPattern: a brace pattern is malformed (an unclosed brace, a range
-// whose ends are neither both numbers nor both letters, a zero step).
-var ErrPattern = errors.New("malformed shard pattern")
+// whose ends are neither both numbers nor both letters, a zero step). It
+// is ErrUsage.
+var ErrPattern error = usageError{errors.New("malformed shard pattern")}
 
 // maxExpansion bounds what one pattern may expand to (far more shards than
 // any index addresses): a typo such as {0..99999999} fails at once
@@ -30,7 +33,7 @@ const maxExpansion = 1 << 20
 func Expand(pattern string) ([]string, error) {
 	out, err := expand(pattern)
 	if err != nil {
-		return nil, fmt.Errorf("%q: %w", pattern, err)
+		return nil, fmt.Errorf("%s: %w", human.Name(pattern), err)
 	}
 	return out, nil
 }
@@ -131,7 +134,7 @@ func expandRange(s string) ([]string, bool, error) {
 			return nil, false, nil
 		}
 		if n == 0 {
-			return nil, false, fmt.Errorf("%w: {%s} has a step of 0", ErrPattern, s)
+			return nil, false, fmt.Errorf("%w: %s has a step of 0", ErrPattern, human.Name("{"+s+"}"))
 		}
 		step = max(n, -n)
 	}
@@ -143,7 +146,7 @@ func expandRange(s string) ([]string, bool, error) {
 	b, errB := strconv.ParseInt(hi, 10, 64)
 	if errA != nil || errB != nil {
 		if looksNumeric(lo) || looksNumeric(hi) {
-			return nil, false, fmt.Errorf("%w: {%s}: both ends of a range must be numbers, or both single letters", ErrPattern, s)
+			return nil, false, fmt.Errorf("%w: %s: both ends of a range must be numbers, or both single letters", ErrPattern, human.Name("{"+s+"}"))
 		}
 		return nil, false, nil
 	}

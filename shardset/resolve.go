@@ -5,24 +5,53 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/remote"
 )
 
 // ErrNoMatch: a glob matched no file.
 var ErrNoMatch = errors.New("no shard matches the pattern")
 
-// Resolve turns shard arguments into shard paths, in order. Each argument
-// is one of:
+// ErrUsage: what the user typed cannot name a set of shards. Every error
+// for such a mistake (ErrPattern, ErrListInList, a name no file can have,
+// a shard given twice, a list that is not a regular file) is one, for
+// errors.Is; a shard that is not there is fs.ErrNotExist instead.
+var ErrUsage = errors.New("not a valid shard argument")
+
+// ErrListInList: a line of an @FILE list names another list.
+var ErrListInList error = usageError{errors.New("a shard list names shards, not other lists")}
+
+// usageError marks an error as the user's mistake (ErrUsage), keeping
+// what it wraps.
+type usageError struct{ error }
+
+func (e usageError) Is(target error) bool { return target == ErrUsage }
+func (e usageError) Unwrap() error        { return e.error }
+
+// maxURL bounds a URL's length: far above what servers take (8 KiB),
+// far below what would flood a message.
+const maxURL = 8 << 10
+
+// Resolve is ResolveContext without cancellation.
+func Resolve(args []string) ([]string, error) {
+	return ResolveContext(context.Background(), args)
+}
+
+// ResolveContext turns shard arguments into shard paths, in order. Each
+// argument is one of:
 //
 //   - an existing file (or directory: left for the caller to read as one);
 //   - @FILE: a text file with one shard a line, each itself any of these
 //     but another @FILE (blank lines and lines starting with # are skipped;
-//     a relative path is relative to FILE's directory);
+//     a relative path is relative to FILE's directory); FILE must be a
+//     regular file (pathguard.Open: a FIFO is refused, not waited on);
 //   - a brace pattern (Expand), each name of which must exist, unless it
 //     is itself a glob;
 //   - a glob (filepath.Match syntax), whose matches come in natural order
@@ -34,107 +63,184 @@ var ErrNoMatch = errors.New("no shard matches the pattern")
 //     one that is not there fails naming it.
 //
 // A name that does not exist is an error wrapping fs.ErrNotExist that
-// names it, and the pattern it came from. Standard input ("-") may be
-// given once.
-func Resolve(args []string) ([]string, error) {
-	var out []string
-	stdin := 0
-	for _, a := range args {
-		paths, err := resolveOne(a, true)
-		if err != nil {
+// names it, and the pattern it came from. A local name given twice
+// (spelled alike once cleaned) is refused where it comes the second time,
+// naming both places (pathguard.ErrSameInput), as is a name no file can
+// have (pathguard.ErrNameTooLong); both, and every other mistake in the
+// arguments, are ErrUsage. Standard input ("-") may be given once. An S3
+// listing, and the reading of a list, stop when ctx is cancelled.
+func ResolveContext(ctx context.Context, args []string) ([]string, error) {
+	r := resolver{ctx: ctx, seen: map[string]origin{}}
+	for i, a := range args {
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for _, p := range paths {
-			if p == "-" {
-				stdin++
-			}
+		r.at = origin{arg: i + 1}
+		if err := r.one(a, true); err != nil {
+			return nil, err
 		}
-		out = append(out, paths...)
 	}
-	if stdin > 1 {
-		return nil, fmt.Errorf("%w: standard input (-) is one stream, given %d times", ErrPattern, stdin)
-	}
-	return out, nil
+	return r.out, nil
 }
 
-func resolveOne(arg string, lists bool) ([]string, error) {
+// resolver gathers the shards of a set of arguments.
+type resolver struct {
+	ctx   context.Context
+	out   []string
+	seen  map[string]origin // local shards by cleaned name
+	stdin int
+	at    origin // where the name being resolved comes from
+}
+
+// origin is where a name was given: argument arg (from 1), or line line
+// of the list named list.
+type origin struct {
+	arg  int
+	list string
+	line int
+}
+
+func (o origin) String() string {
+	if o.list != "" {
+		return fmt.Sprintf("%s:%d", o.list, o.line)
+	}
+	return fmt.Sprintf("argument %d", o.arg)
+}
+
+// add appends a shard, refusing one given before.
+func (r *resolver) add(name string) error {
+	if name == "-" {
+		if r.stdin++; r.stdin > 1 {
+			return fmt.Errorf("%w: standard input (-) is one stream, given twice", ErrPattern)
+		}
+	} else if !remote.IsURL(name) {
+		key := filepath.Clean(name)
+		if first, ok := r.seen[key]; ok {
+			return usageError{fmt.Errorf("%s: %w (first at %s)", human.Name(name), pathguard.ErrSameInput, first)}
+		}
+		r.seen[key] = r.at
+	}
+	r.out = append(r.out, name)
+	return nil
+}
+
+func (r *resolver) one(arg string, lists bool) error {
 	if arg == "" {
-		return nil, fmt.Errorf("an empty shard name: %w", fs.ErrNotExist)
+		return fmt.Errorf("an empty shard name: %w", fs.ErrNotExist)
 	}
 	if remote.IsURL(arg) {
-		return resolveURL(arg)
+		return r.url(arg)
 	}
-	if _, err := os.Lstat(arg); err == nil || arg == "-" {
-		return []string{arg}, nil // an existing path, or standard input, is itself
+	if arg == "-" {
+		return r.add(arg)
+	}
+	braces := indexUnescaped(arg, '{', 0) >= 0
+	if !braces {
+		if err := pathguard.CheckName(arg); err != nil {
+			return usageError{err}
+		}
+	}
+	if _, err := os.Lstat(arg); err == nil {
+		return r.add(arg) // an existing path is itself
 	}
 	if strings.HasPrefix(arg, "@") && lists {
-		return readList(arg[1:])
+		return r.list(arg[1:])
 	}
 	names, err := Expand(arg)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []string
 	for _, n := range names {
+		if braces {
+			if err := pathguard.CheckName(n); err != nil {
+				return usageError{fmt.Errorf("%w (from %s)", err, human.Name(arg))}
+			}
+		}
 		if !strings.ContainsAny(n, "*?[") {
 			if _, err := os.Lstat(n); err != nil {
 				if n == arg {
-					return nil, err // a plain name: os's own message names it
+					return err // a plain name: os's own message names it
 				}
-				return nil, fmt.Errorf("%s (from %s): %w", n, arg, fs.ErrNotExist)
+				return fmt.Errorf("%s (from %s): %w", n, human.Name(arg), fs.ErrNotExist)
 			}
-			out = append(out, n)
+			if err := r.add(n); err != nil {
+				return err
+			}
 			continue
 		}
 		m, err := filepath.Glob(n)
 		if err != nil {
-			return nil, fmt.Errorf("%q: %w", n, err)
+			return usageError{fmt.Errorf("%s: %w", human.Name(n), err)}
 		}
 		m = visible(n, m)
 		if len(m) == 0 {
-			return nil, fmt.Errorf("%s: %w", n, ErrNoMatch)
+			return fmt.Errorf("%s: %w", n, ErrNoMatch)
 		}
 		SortNatural(m)
-		out = append(out, m...)
+		for _, s := range m {
+			if err := r.add(s); err != nil {
+				return err
+			}
+		}
 	}
-	return out, nil
+	return nil
 }
 
-// readList reads an @FILE list.
-func readList(list string) ([]string, error) {
-	f, err := os.Open(list)
+// list reads an @FILE list. It is opened as a shard is (pathguard.Open):
+// a FIFO or a device would make the read wait for ever.
+func (r *resolver) list(list string) error {
+	if err := pathguard.CheckName(list); err != nil {
+		return usageError{fmt.Errorf("shard list: %w", err)}
+	}
+	f, err := pathguard.Open(list)
+	if errors.Is(err, pathguard.ErrNotRegular) {
+		return usageError{fmt.Errorf("shard list: %w", err)}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("shard list: %w", err)
+		return fmt.Errorf("shard list: %w", err)
 	}
 	defer f.Close()
+	return r.lines(list, f)
+}
+
+// lines resolves the lines of a list read from rd, one at a time, so that
+// a mistake is refused where it is, without reading further.
+func (r *resolver) lines(list string, rd io.Reader) error {
 	base := filepath.Dir(list)
-	var out []string
-	sc := bufio.NewScanner(f)
+	n := len(r.out)
+	sc := bufio.NewScanner(rd)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for line := 1; sc.Scan(); line++ {
+		if line%1024 == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return fmt.Errorf("%s:%d: %w", list, line, err)
+			}
+		}
 		s := strings.TrimSpace(sc.Text())
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}
 		if strings.HasPrefix(s, "@") {
-			return nil, fmt.Errorf("%s:%d: %q: a shard list names shards, not other lists", list, line, s)
+			return fmt.Errorf("%s:%d: %s: %w", list, line, human.Name(s), ErrListInList)
 		}
 		if !filepath.IsAbs(s) && !remote.IsURL(s) {
 			s = filepath.Join(base, s)
 		}
-		paths, err := resolveOne(s, false)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", list, line, err)
+		r.at = origin{list: list, line: line}
+		if err := r.one(s, false); err != nil {
+			return fmt.Errorf("%s:%d: %w", list, line, err)
 		}
-		out = append(out, paths...)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", list, err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = usageError{err}
+		}
+		return fmt.Errorf("%s: %w", list, err)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: the shard list names no shard: %w", list, fs.ErrNotExist)
+	if len(r.out) == n {
+		return fmt.Errorf("%s: the shard list names no shard: %w", list, fs.ErrNotExist)
 	}
-	return out, nil
+	return nil
 }
 
 // visible drops the hidden files a glob matched (names starting with a
@@ -153,27 +259,35 @@ func visible(pattern string, matches []string) []string {
 	return out
 }
 
-// resolveURL expands a URL's braces, and an S3 URL's globs.
-func resolveURL(arg string) ([]string, error) {
+// url expands a URL's braces, and an S3 URL's globs.
+func (r *resolver) url(arg string) error {
+	if len(arg) > maxURL {
+		return usageError{fmt.Errorf("%s: %w (the most is %d bytes)", human.Name(arg), pathguard.ErrNameTooLong, maxURL)}
+	}
 	names, err := Expand(arg)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []string
 	for _, n := range names {
 		if !strings.HasPrefix(n, "s3://") || !strings.ContainsAny(n, "*?[") {
-			out = append(out, n)
+			if err := r.add(n); err != nil {
+				return err
+			}
 			continue
 		}
-		m, err := remote.Glob(context.Background(), n)
+		m, err := remote.Glob(r.ctx, n)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if len(m) == 0 {
-			return nil, fmt.Errorf("%s: %w", n, ErrNoMatch)
+			return fmt.Errorf("%s: %w", n, ErrNoMatch)
 		}
 		SortNatural(m)
-		out = append(out, m...)
+		for _, s := range m {
+			if err := r.add(s); err != nil {
+				return err
+			}
+		}
 	}
-	return out, nil
+	return nil
 }

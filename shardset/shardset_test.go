@@ -1,13 +1,19 @@
 package shardset
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 func TestExpand(t *testing.T) {
@@ -255,4 +261,125 @@ func FuzzExpand(f *testing.F) {
 			t.Fatalf("Expand(%q) = %q", p, out)
 		}
 	})
+}
+
+// TestResolveFIFOList: an @LIST that is a FIFO is refused at once, naming
+// it, instead of waiting for a writer for ever.
+func TestResolveFIFOList(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "list.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := Resolve([]string{"@" + fifo}); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, pathguard.ErrNotRegular) || !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), fifo) {
+			t.Errorf("@FIFO: %v, want ErrNotRegular and ErrUsage naming %s", err, fifo)
+		}
+	case <-time.After(5 * time.Second):
+		w, _ := os.OpenFile(fifo, os.O_WRONLY, 0) // let the blocked open return
+		w.Close()
+		t.Fatal("@FIFO: still waiting after 5 s")
+	}
+}
+
+func TestResolveContext(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, dir, "a.tar")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ResolveContext(ctx, []string{filepath.Join(dir, "a.tar")}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// lineReader gives one line a Read, for ever, and counts the reads.
+type lineReader struct {
+	line  string
+	reads int
+}
+
+func (r *lineReader) Read(p []byte) (int, error) {
+	r.reads++
+	return copy(p, r.line), nil
+}
+
+// TestResolveDuplicateEarly: a list naming one shard again is refused at
+// its second line, as the list is read: without reading the rest.
+func TestResolveDuplicateEarly(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, dir, "a.tar")
+	list := filepath.Join(dir, "list.txt")
+	rd := &lineReader{line: "a.tar\n"}
+	r := resolver{ctx: context.Background(), seen: map[string]origin{}}
+	err := r.lines(list, rd)
+	if !errors.Is(err, pathguard.ErrSameInput) || !errors.Is(err, ErrUsage) ||
+		!strings.Contains(err.Error(), list+":2:") || !strings.Contains(err.Error(), "a.tar") || !strings.Contains(err.Error(), list+":1") {
+		t.Fatalf("duplicate: %v, want ErrSameInput at %s:2 naming a.tar and line 1", err, list)
+	}
+	if rd.reads != 2 {
+		t.Errorf("%d reads, want 2 (one a line)", rd.reads)
+	}
+
+	// The same through a file of 2,000,000 lines.
+	if err := os.WriteFile(list, bytes.Repeat([]byte("a.tar\n"), 2_000_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = Resolve([]string{"@" + list})
+	if !errors.Is(err, pathguard.ErrSameInput) || !strings.Contains(err.Error(), list+":2:") {
+		t.Fatalf("2,000,000 lines: %v, want ErrSameInput at line 2", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("2,000,000 lines refused after %v", d)
+	}
+	// Across arguments, and through a glob.
+	a := filepath.Join(dir, "a.tar")
+	if _, err := Resolve([]string{a, filepath.Join(dir, ".", "a.tar")}); !errors.Is(err, pathguard.ErrSameInput) || !strings.Contains(err.Error(), "argument 1") {
+		t.Errorf("twice as arguments: %v", err)
+	}
+	if _, err := Resolve([]string{a, filepath.Join(dir, "*.tar")}); !errors.Is(err, pathguard.ErrSameInput) {
+		t.Errorf("an argument and a glob: %v", err)
+	}
+}
+
+// TestResolveUsage: every mistake in what the user typed is ErrUsage,
+// and a huge name is refused with a message that cuts it.
+func TestResolveUsage(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, dir, "a.tar")
+	nested := filepath.Join(dir, "nested.txt")
+	os.WriteFile(nested, []byte("a.tar\n@other.txt\n"), 0o644)
+	huge := strings.Repeat("x", 100<<10)
+	hugeList := filepath.Join(dir, "huge.txt")
+	os.WriteFile(hugeList, []byte(huge+"\n"), 0o644)
+	long := filepath.Join(dir, strings.Repeat("y", 300)+".tar") // one element over NAME_MAX
+	for _, c := range []struct {
+		name string
+		args []string
+		is   error
+	}{
+		{"malformed brace", []string{filepath.Join(dir, "s-{0..1")}, ErrPattern},
+		{"stray brace", []string{"s-}.tar"}, ErrPattern},
+		{"list in a list", []string{"@" + nested}, ErrListInList},
+		{"100 KB name", []string{huge}, pathguard.ErrNameTooLong},
+		{"100 KB pattern", []string{"{" + huge + ",b}"}, pathguard.ErrNameTooLong},
+		{"100 KB list name", []string{"@" + huge}, pathguard.ErrNameTooLong},
+		{"100 KB line", []string{"@" + hugeList}, pathguard.ErrNameTooLong},
+		{"long element", []string{long}, pathguard.ErrNameTooLong},
+		{"100 KB URL", []string{"https://h/" + huge}, pathguard.ErrNameTooLong},
+	} {
+		_, err := Resolve(c.args)
+		if !errors.Is(err, ErrUsage) || !errors.Is(err, c.is) {
+			t.Errorf("%s: %v, want ErrUsage and %v", c.name, err, c.is)
+			continue
+		}
+		if n := len(err.Error()); n > 1000 {
+			t.Errorf("%s: a message of %d bytes", c.name, n)
+		}
+	}
+	if _, err := Resolve([]string{filepath.Join(dir, "absent.tar")}); !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrUsage) {
+		t.Errorf("a missing file: %v, want fs.ErrNotExist, not ErrUsage", err)
+	}
 }

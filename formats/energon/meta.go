@@ -1,6 +1,7 @@
 package energon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -186,6 +187,16 @@ func (e *NoSamplesError) Unwrap() error { return ErrNoSamples }
 // As energon does, the folder gets the dataset directory's permissions
 // and the files the first shard's, both made accessible to their owner.
 func WriteMeta(datasetDir string, shards []ShardSamples, opts MetaOptions) error {
+	return WriteMetaContext(context.Background(), datasetDir, shards, opts)
+}
+
+// WriteMetaContext is WriteMeta stopping when ctx is cancelled: the rows
+// of index.sqlite, millions for a large dataset, stop coming (its
+// temporary file is removed), and no later file is written.
+func WriteMetaContext(ctx context.Context, datasetDir string, shards []ShardSamples, opts MetaOptions) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := checkShards(shards); err != nil {
 		return err
 	}
@@ -226,16 +237,19 @@ func WriteMeta(datasetDir string, shards []ShardSamples, opts MetaOptions) error
 		h := newContentHash()
 		h.file(InfoJSONFile, info)
 		h.file(SplitYAMLFile, split)
-		tables(shards, func(table int, row []sqlitefile.Value) error {
+		tables(shards, withContext(ctx, func(table int, row []sqlitefile.Value) error {
 			h.row(indexTables[table].Name, row)
 			return nil
-		})
+		}))
 		uuid <- h.uuid()
 	}()
 	err = writeIndex(filepath.Join(dir, IndexFile), fileMode, func(fn func(table int, row []sqlitefile.Value) error) error {
-		return tables(shards, fn)
+		return tables(shards, withContext(ctx, fn))
 	})
 	u := <-uuid
+	if err == nil {
+		err = ctx.Err() // the digest may have stopped short
+	}
 	if err != nil {
 		return err
 	}

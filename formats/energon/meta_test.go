@@ -13,9 +13,12 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // pyIsReg is Python's TarInfo.isreg() on a scanned member: the regular
@@ -559,5 +562,81 @@ func compareHeaders(t *testing.T, got, want string) {
 	}
 	if g, w := read(got), read(want); !bytes.Equal(g, w) {
 		t.Errorf("database header\n got % x\nwant % x", g, w)
+	}
+}
+
+// TestReadMetaDuplicateShard: a split part naming a shard twice reads (the
+// loader takes it) and is reported.
+func TestReadMetaDuplicateShard(t *testing.T) {
+	src := filepath.Join("testdata", "ustar_basic", MetaDir)
+	ds := t.TempDir()
+	dir := filepath.Join(ds, MetaDir)
+	os.Mkdir(dir, 0o755)
+	for _, f := range []string{InfoJSONFile, IndexFile, UUIDFile, SplitYAMLFile} {
+		b, _ := os.ReadFile(filepath.Join(src, f))
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	m, err := ReadMeta(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckDuplicates(); err != nil {
+		t.Fatalf("energon's own: %v", err)
+	}
+	replaceIn(t, filepath.Join(dir, SplitYAMLFile), "- val_0000.tar", "- val_0000.tar\n  - train_0001.tar")
+	if m, err = ReadMeta(ds); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckDuplicates(); !errors.Is(err, ErrDuplicateShard) || !strings.Contains(err.Error(), `"train_0001.tar" at 1 and 3`) {
+		t.Errorf("a shard twice: %v", err)
+	}
+}
+
+// TestMetaContext: reading and writing .nv-meta take the caller's context,
+// and a FIFO in place of one of its files is refused, not waited on.
+func TestMetaContext(t *testing.T) {
+	src := filepath.Join("testdata", "ustar_basic", MetaDir)
+	copyMeta := func() (ds, dir string) {
+		ds = t.TempDir()
+		dir = filepath.Join(ds, MetaDir)
+		os.Mkdir(dir, 0o755)
+		for _, f := range []string{InfoJSONFile, IndexFile, UUIDFile, SplitYAMLFile} {
+			b, _ := os.ReadFile(filepath.Join(src, f))
+			os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		}
+		return ds, dir
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ds, _ := copyMeta()
+	if _, err := ReadMetaContext(ctx, ds); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReadMetaContext, cancelled: %v", err)
+	}
+	out := t.TempDir()
+	shards := []ShardSamples{{Name: "a.tar", Samples: []Sample{{Key: "k", Offset: 512, Size: 1}}, Parts: []Part{{Name: "k.txt", Offset: 512, Size: 1}}}}
+	if err := WriteMetaContext(ctx, out, shards, MetaOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("WriteMetaContext, cancelled: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, MetaDir, InfoJSONFile)); err == nil {
+		t.Error("WriteMetaContext, cancelled, wrote .info.json")
+	}
+	for _, f := range []string{InfoJSONFile, IndexFile, SplitYAMLFile} {
+		ds, dir := copyMeta()
+		os.Remove(filepath.Join(dir, f))
+		if err := syscall.Mkfifo(filepath.Join(dir, f), 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := ReadMeta(ds); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, pathguard.ErrNotRegular) {
+				t.Errorf("%s a FIFO: %v, want ErrNotRegular", f, err)
+			}
+		case <-time.After(5 * time.Second):
+			w, _ := os.OpenFile(filepath.Join(dir, f), os.O_WRONLY, 0)
+			w.Close()
+			t.Fatalf("%s a FIFO: ReadMeta still waiting after 5 s", f)
+		}
 	}
 }

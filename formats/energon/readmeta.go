@@ -1,11 +1,15 @@
 package energon
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // Meta is what a dataset's .nv-meta says.
@@ -35,23 +39,30 @@ type Split struct {
 	Shards   []string // brace-expanded, as energon's loader reads them
 }
 
-// ReadMeta reads the .nv-meta folder of the dataset in datasetDir, and
-// checks that its files agree as energon's loader needs them to: each
+// ReadMeta is ReadMetaContext without cancellation.
+func ReadMeta(datasetDir string) (*Meta, error) {
+	return ReadMetaContext(context.Background(), datasetDir)
+}
+
+// ReadMetaContext reads the .nv-meta folder of the dataset in datasetDir,
+// and checks that its files agree as energon's loader needs them to: each
 // shard's samples in index.sqlite are the shard_counts of .info.json, each
 // part belongs to a sample, and every shard of a split part is a shard of
 // .info.json. A file that is not energon's, or that disagrees, is
-// ErrFormat; a missing file is fs.ErrNotExist.
-func ReadMeta(datasetDir string) (*Meta, error) {
+// ErrFormat; a missing file is fs.ErrNotExist; one that is not a regular
+// file (a FIFO, which would block the read) is pathguard.ErrNotRegular.
+// Reading index.sqlite's rows stops when ctx is cancelled.
+func ReadMetaContext(ctx context.Context, datasetDir string) (*Meta, error) {
 	dir := filepath.Join(datasetDir, MetaDir)
 	m := &Meta{InfoFile: InfoJSONFile}
 	var root *node
-	data, err := os.ReadFile(filepath.Join(dir, InfoJSONFile))
+	data, err := readRegular(filepath.Join(dir, InfoJSONFile))
 	switch {
 	case err == nil:
 		root, err = parseJSON(data)
 	case errors.Is(err, fs.ErrNotExist):
 		m.InfoFile = InfoYAMLFile
-		if data, err = os.ReadFile(filepath.Join(dir, InfoYAMLFile)); err == nil {
+		if data, err = readRegular(filepath.Join(dir, InfoYAMLFile)); err == nil {
 			root, err = parseYAML(data)
 		}
 	}
@@ -71,18 +82,18 @@ func ReadMeta(datasetDir string) (*Meta, error) {
 	}
 
 	path := filepath.Join(dir, IndexFile)
-	if err := readIndex(path, m.Shards); err != nil {
+	if err := readIndex(ctx, path, m.Shards); err != nil {
 		return nil, fmt.Errorf("energon: %s: %w", path, err)
 	}
 
 	path = filepath.Join(dir, SplitYAMLFile)
-	data, err = os.ReadFile(path)
+	data, err = readRegular(path)
 	switch {
 	case err == nil:
 		root, err = parseYAML(data)
 	case errors.Is(err, fs.ErrNotExist):
 		path = filepath.Join(dir, SplitJSONFile)
-		if data, err = os.ReadFile(path); err == nil {
+		if data, err = readRegular(path); err == nil {
 			root, err = parseJSON(data)
 		}
 	}
@@ -94,7 +105,7 @@ func ReadMeta(datasetDir string) (*Meta, error) {
 	}
 
 	path = filepath.Join(dir, UUIDFile)
-	data, err = os.ReadFile(path)
+	data, err = readRegular(path)
 	switch {
 	case err == nil:
 		if !uuidForm.Match(data) {
@@ -105,6 +116,17 @@ func ReadMeta(datasetDir string) (*Meta, error) {
 		return nil, fmt.Errorf("energon: %w", err)
 	}
 	return m, nil
+}
+
+// readRegular reads a file that must be regular: a FIFO is refused
+// (pathguard.ErrNotRegular), not waited on.
+func readRegular(path string) ([]byte, error) {
+	f, err := pathguard.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // readSplit interprets split.yaml as energon's loader does: split_parts,
@@ -166,6 +188,29 @@ func (m *Meta) readSplit(n *node, known map[string]bool) error {
 	}
 	if !haveParts {
 		return fmt.Errorf("%w: no split_parts", ErrFormat)
+	}
+	return nil
+}
+
+// ErrDuplicateShard: a split part names one shard twice, so that
+// energon's loader reads its samples twice in that part. .info.json
+// cannot (its shard_counts are a mapping, and ReadMeta refuses a name
+// twice in it); split.yaml's brace patterns can.
+var ErrDuplicateShard = errors.New("a split part names a shard twice")
+
+// CheckDuplicates reports the first shard a split part names twice:
+// ErrDuplicateShard naming the part, the shard and its two places in the
+// part's expanded list, or nil. (A shard in two parts is not reported:
+// the parts are read apart.)
+func (m *Meta) CheckDuplicates() error {
+	for _, sp := range m.Splits {
+		seen := make(map[string]int, len(sp.Shards))
+		for i, s := range sp.Shards {
+			if j, dup := seen[s]; dup {
+				return fmt.Errorf("%w: split part %s: %s at %d and %d", ErrDuplicateShard, human.Name(sp.Name), human.Name(s), j, i)
+			}
+			seen[s] = i
+		}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	_ "modernc.org/sqlite" // database/sql driver "sqlite", to read the file
 
 	"github.com/itarconv/itarconv/formats/sqlitefile"
+	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
@@ -146,7 +147,8 @@ func column(t indexTable, name string) int {
 // openIndex opens an index.sqlite read-only, as energon's loader does
 // (immutable: no lock, no journal looked for).
 func openIndex(path string) (*sql.DB, error) {
-	if _, err := os.Stat(path); err != nil {
+	// SQLite would open a FIFO and wait for a writer.
+	if _, err := pathguard.Regular(path); err != nil {
 		return nil, err
 	}
 	uri, err := sqliteuri.File(path, "mode=ro&immutable=1")
@@ -162,17 +164,20 @@ func openIndex(path string) (*sql.DB, error) {
 }
 
 // readIndex reads the rows of index.sqlite into shards (their names set,
-// in tar_file_id order): samples by sample_index, parts in rowid order.
-func readIndex(path string, shards []ShardSamples) error {
+// in tar_file_id order): samples by sample_index, parts in rowid order. It
+// stops when ctx is cancelled.
+func readIndex(ctx context.Context, path string, shards []ShardSamples) error {
 	db, err := openIndex(path)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	ctx := context.Background()
 	for _, t := range indexTables {
 		var n int
 		err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", t.Name).Scan(&n)
+		if ctx.Err() != nil {
+			return ctx.Err() // not the file's fault
+		}
 		if err != nil {
 			return fmt.Errorf("%w: %s is no SQLite database: %v", ErrFormat, path, err)
 		}
@@ -229,6 +234,20 @@ func readIndex(path string, shards []ShardSamples) error {
 	}, func() {})
 }
 
+// withContext wraps a row function so that the rows stop, with ctx's
+// error, once ctx is cancelled (looked at every 4096 rows).
+func withContext(ctx context.Context, fn func(table int, row []sqlitefile.Value) error) func(table int, row []sqlitefile.Value) error {
+	n := 0
+	return func(table int, row []sqlitefile.Value) error {
+		if n++; n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		return fn(table, row)
+	}
+}
+
 // query reads a table of index.sqlite in rowid order, each row as its
 // tar_file_id, its text, its index and two numbers; a NULL or a value of
 // another type is ErrFormat.
@@ -238,6 +257,9 @@ func query(ctx context.Context, db *sql.DB, table string, fn func(id int64, text
 		q = "SELECT tar_file_id, part_name, sample_index, content_byte_offset, content_byte_size FROM sample_parts ORDER BY rowid"
 	}
 	rows, err := db.QueryContext(ctx, q)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if err != nil {
 		return fmt.Errorf("%w: table %s: %v", ErrFormat, table, err)
 	}
@@ -259,6 +281,9 @@ func query(ctx context.Context, db *sql.DB, table string, fn func(id int64, text
 		if err := fn(id, text, idx, a, b); err != nil {
 			return err
 		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("%w: table %s: %v", ErrFormat, table, err)

@@ -2,6 +2,8 @@ package sqlitefile
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 )
 
@@ -221,11 +223,11 @@ func (l *lexer) skipIfNotExists() bool {
 }
 
 // tableSQL checks a CREATE TABLE statement for table name and gives the
-// text sqlite_schema keeps of it.
-func tableSQL(name, sql string) (string, error) {
+// text sqlite_schema keeps of it, and its columns and keys.
+func tableSQL(name, sql string) (string, *tableDef, error) {
 	l := &lexer{s: sql}
-	bad := func(why string) (string, error) {
-		return "", fmt.Errorf("%w: table %q: %s: %q", ErrSchema, name, why, sql)
+	bad := func(why string) (string, *tableDef, error) {
+		return "", nil, fmt.Errorf("%w: table %q: %s: %q", ErrSchema, name, why, sql)
 	}
 	if !l.is(l.next(), "CREATE") {
 		return bad("not a CREATE TABLE statement")
@@ -253,9 +255,16 @@ func tableSQL(name, sql string) (string, error) {
 	if !l.isPunct(l.next(), '(') {
 		return bad("no column list (CREATE TABLE ... AS SELECT is not supported)")
 	}
-	closing, ok := l.skipParens(nil)
+	def := &tableDef{rowid: -1}
+	var items [][]token
+	closing, ok := l.skipParens(func(ts []token) { items = append(items, append([]token(nil), ts...)) })
 	if !ok {
 		return bad("unclosed column list")
+	}
+	for _, it := range items {
+		if why := def.item(l, it); why != "" {
+			return bad(why)
+		}
 	}
 	end := closing.end
 	save := l.pos
@@ -265,20 +274,263 @@ func tableSQL(name, sql string) (string, error) {
 			if l.is(t, "WITHOUT") {
 				return bad("WITHOUT ROWID tables are not supported")
 			}
+			if l.is(t, "STRICT") {
+				def.strict = true
+			}
 		}
 		l.pos = save
 		end = l.statementEnd()
 	}
-	return "CREATE TABLE " + sql[nt.start:end], nil
+	if def.strict {
+		for i := range def.cols {
+			if why := def.strictType(i); why != "" {
+				return bad(why)
+			}
+		}
+	}
+	return "CREATE TABLE " + sql[nt.start:end], def, nil
+}
+
+// tableDef is what the writer needs of a table's column list: each
+// column's name and what SQLite does to a value stored in it, and the
+// keys SQLite gives an automatic index.
+type tableDef struct {
+	cols   []column
+	keys   [][]int // the columns of each automatic index, in order
+	rowid  int     // the INTEGER PRIMARY KEY column, or -1
+	strict bool
+}
+
+type column struct {
+	name    string
+	typ     string // the declared type, upper case, words joined by a blank
+	aff     affinity
+	notNull bool
+}
+
+// affinity is a column's type affinity (https://www.sqlite.org/datatype3.html):
+// what SQLite converts a value to before it stores it.
+type affinity uint8
+
+const (
+	affBlob affinity = iota // no conversion
+	affText
+	affNumeric
+	affInteger
+	affReal
+)
+
+var affinityNames = [...]string{"BLOB", "TEXT", "NUMERIC", "INTEGER", "REAL"}
+
+// affinityOf is SQLite's rule for a declared type, in its order.
+func affinityOf(typ string) affinity {
+	switch {
+	case strings.Contains(typ, "INT"):
+		return affInteger
+	case strings.Contains(typ, "CHAR"), strings.Contains(typ, "CLOB"), strings.Contains(typ, "TEXT"):
+		return affText
+	case typ == "", strings.Contains(typ, "BLOB"):
+		return affBlob
+	case strings.Contains(typ, "REAL"), strings.Contains(typ, "FLOA"), strings.Contains(typ, "DOUB"):
+		return affReal
+	}
+	return affNumeric
+}
+
+// columnKeywords end a column's type name: they start its constraints.
+var columnKeywords = map[string]bool{
+	"CONSTRAINT": true, "PRIMARY": true, "NOT": true, "NULL": true, "UNIQUE": true, "CHECK": true,
+	"DEFAULT": true, "COLLATE": true, "REFERENCES": true, "GENERATED": true, "AS": true,
+}
+
+// item reads one item of a column list, a column or a table constraint,
+// and says what the writer cannot build of it ("" if nothing).
+func (d *tableDef) item(l *lexer, ts []token) string {
+	if len(ts) == 0 {
+		return "an empty column definition"
+	}
+	if l.is(ts[0], "CONSTRAINT") && len(ts) > 2 {
+		ts = ts[2:]
+	}
+	switch {
+	case l.is(ts[0], "PRIMARY"), l.is(ts[0], "UNIQUE"):
+		return d.tableKey(l, ts)
+	case l.is(ts[0], "CHECK"), l.is(ts[0], "FOREIGN"):
+		return ""
+	}
+	name, ok := l.name(ts[0])
+	if !ok {
+		return "a column without a name"
+	}
+	c := column{name: name}
+	i := 1
+	var typ []string
+	for ; i < len(ts) && (ts[i].kind == tkWord || ts[i].kind == tkIdent) && !columnKeywords[strings.ToUpper(l.text(ts[i]))]; i++ {
+		t, _ := l.name(ts[i])
+		typ = append(typ, strings.ToUpper(t))
+	}
+	if i < len(ts) && l.isPunct(ts[i], '(') { // VARCHAR(65535), DECIMAL(10, 5)
+		i = skipGroup(l, ts, i)
+	}
+	c.typ = strings.Join(typ, " ")
+	c.aff = affinityOf(c.typ)
+	col := len(d.cols)
+	d.cols = append(d.cols, c)
+	// The constraints, at the top level (what parentheses hold, a CHECK
+	// or a DEFAULT expression, is skipped).
+	for ; i < len(ts); i++ {
+		t := ts[i]
+		switch {
+		case l.isPunct(t, '('):
+			i = skipGroup(l, ts, i) - 1
+		case l.is(t, "DEFAULT"):
+			if i+1 < len(ts) && (l.isPunct(ts[i+1], '-') || l.isPunct(ts[i+1], '+')) {
+				i++
+			}
+			i++ // the value, or the ( of an expression, skipped next
+			if i < len(ts) && l.isPunct(ts[i], '(') {
+				i = skipGroup(l, ts, i) - 1
+			}
+		case l.is(t, "COLLATE"):
+			if i+1 < len(ts) {
+				if why := collation(l, ts[i+1], name); why != "" {
+					return why
+				}
+				i++
+			}
+		case l.is(t, "NOT") && i+1 < len(ts) && l.is(ts[i+1], "NULL"):
+			d.cols[col].notNull = true
+			i++
+		case l.is(t, "PRIMARY"):
+			i++ // KEY
+			if i+1 < len(ts) && l.is(ts[i+1], "DESC") {
+				return fmt.Sprintf("column %q: PRIMARY KEY DESC (the writer orders keys ascending)", name)
+			}
+			if c.typ == "INTEGER" && d.rowid < 0 {
+				d.rowid = col // the rowid's alias: no index
+			} else {
+				d.key([]int{col})
+			}
+		case l.is(t, "UNIQUE"):
+			d.key([]int{col})
+		case l.is(t, "GENERATED"), l.is(t, "AS"):
+			return fmt.Sprintf("column %q: generated columns are not supported", name)
+		}
+	}
+	return ""
+}
+
+// tableKey reads a table's PRIMARY KEY (...) or UNIQUE (...) constraint.
+func (d *tableDef) tableKey(l *lexer, ts []token) string {
+	pk := l.is(ts[0], "PRIMARY")
+	i := 1
+	if pk {
+		i++ // KEY
+	}
+	if i >= len(ts) || !l.isPunct(ts[i], '(') {
+		return "a key constraint without its column list"
+	}
+	end := skipGroup(l, ts, i) - 1 // the closing parenthesis
+	var cols []int
+	for j := i + 1; j < end; j++ {
+		n, ok := l.name(ts[j])
+		col := d.column(n)
+		if !ok || ts[j].kind == tkStr && col < 0 {
+			return "a key over an expression"
+		}
+		if col < 0 {
+			return fmt.Sprintf("a key over %q, which is no column", n)
+		}
+		cols = append(cols, col)
+		for j++; j < end && !l.isPunct(ts[j], ','); j++ {
+			switch {
+			case l.is(ts[j], "COLLATE") && j+1 < end:
+				if why := collation(l, ts[j+1], n); why != "" {
+					return why
+				}
+				j++
+			case l.is(ts[j], "DESC"):
+				return fmt.Sprintf("column %q: DESC in a key (the writer orders keys ascending)", n)
+			case l.is(ts[j], "ASC"):
+			default:
+				return "a key over an expression"
+			}
+		}
+	}
+	if len(cols) == 0 {
+		return "a key without columns"
+	}
+	if pk && len(cols) == 1 && d.cols[cols[0]].typ == "INTEGER" && d.rowid < 0 {
+		d.rowid = cols[0]
+		return ""
+	}
+	d.key(cols)
+	return ""
+}
+
+// key adds a key's automatic index, unless an earlier key has the same
+// columns: SQLite makes no second index for it.
+func (d *tableDef) key(cols []int) {
+	for _, k := range d.keys {
+		if slices.Equal(k, cols) {
+			return
+		}
+	}
+	d.keys = append(d.keys, cols)
+}
+
+// column is the place of the column named n (any case), or -1.
+func (d *tableDef) column(n string) int {
+	for i, c := range d.cols {
+		if strings.EqualFold(c.name, n) {
+			return i
+		}
+	}
+	return -1
+}
+
+// strictType refuses a type a STRICT table does not take.
+func (d *tableDef) strictType(i int) string {
+	switch d.cols[i].typ {
+	case "INT", "INTEGER", "REAL", "TEXT", "BLOB", "ANY":
+		return ""
+	}
+	return fmt.Sprintf("column %q: type %q in a STRICT table", d.cols[i].name, d.cols[i].typ)
+}
+
+// collation refuses a collation other than BINARY: the writer orders an
+// index's text by its bytes, as BINARY does, and would write an index
+// SQLite then reads in the wrong order.
+func collation(l *lexer, t token, col string) string {
+	if c, _ := l.name(t); !strings.EqualFold(c, "BINARY") {
+		return fmt.Sprintf("column %q: COLLATE %s (only BINARY is supported: the writer orders keys by their bytes)", col, c)
+	}
+	return ""
+}
+
+// skipGroup gives the place after the parenthesis that closes ts[i].
+func skipGroup(l *lexer, ts []token, i int) int {
+	depth := 0
+	for ; i < len(ts); i++ {
+		switch {
+		case l.isPunct(ts[i], '('):
+			depth++
+		case l.isPunct(ts[i], ')'):
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return i
 }
 
 // indexSQL checks a CREATE INDEX statement for index name on table over
 // ncols plain columns, unique or not, and gives the text sqlite_schema
-// keeps of it.
-func indexSQL(name, table string, ncols int, unique bool, sql string) (string, error) {
+// keeps of it and the names of the columns it indexes.
+func indexSQL(name, table string, ncols int, unique bool, sql string) (string, []string, error) {
 	l := &lexer{s: sql}
-	bad := func(why string) (string, error) {
-		return "", fmt.Errorf("%w: index %q: %s: %q", ErrSchema, name, why, sql)
+	bad := func(why string) (string, []string, error) {
+		return "", nil, fmt.Errorf("%w: index %q: %s: %q", ErrSchema, name, why, sql)
 	}
 	if !l.is(l.next(), "CREATE") {
 		return bad("not a CREATE INDEX statement")
@@ -314,6 +566,7 @@ func indexSQL(name, table string, ncols int, unique bool, sql string) (string, e
 		return bad("no column list")
 	}
 	items := 0
+	var names []string
 	var itemErr string
 	_, ok = l.skipParens(func(ts []token) {
 		items++
@@ -324,10 +577,12 @@ func indexSQL(name, table string, ncols int, unique bool, sql string) (string, e
 			itemErr = "an empty column"
 			return
 		}
-		if _, ok := l.name(ts[0]); !ok || ts[0].kind == tkStr {
+		n, ok := l.name(ts[0])
+		if !ok || ts[0].kind == tkStr {
 			itemErr = "a column that is not a name (indexes over expressions are not supported)"
 			return
 		}
+		names = append(names, n)
 		rest := ts[1:]
 		if len(rest) >= 2 && l.is(rest[0], "COLLATE") {
 			if c, _ := l.name(rest[1]); !strings.EqualFold(c, "BINARY") {
@@ -366,5 +621,125 @@ func indexSQL(name, table string, ncols int, unique bool, sql string) (string, e
 	if unique {
 		kw = "CREATE UNIQUE INDEX "
 	}
-	return kw + sql[nt.start:end], nil
+	return kw + sql[nt.start:end], names, nil
+}
+
+// suspect gives the kinds of value (bits 1<<Kind) that mismatch must look
+// at in column i; the others are stored as they are.
+func (d *tableDef) suspect(i int) uint8 {
+	const (
+		null  = 1 << KindNull
+		num   = 1<<KindInt | 1<<KindReal
+		text  = 1 << KindText
+		reals = 1 << KindReal
+	)
+	c := &d.cols[i]
+	var m uint8
+	if c.notNull {
+		m |= null
+	}
+	switch {
+	case d.strict:
+		if c.typ != "ANY" {
+			m |= 0xff &^ null
+		}
+	case c.aff == affText:
+		m |= num
+	case c.aff == affReal:
+		m |= text
+	case c.aff == affInteger, c.aff == affNumeric:
+		m |= text | reals
+	}
+	return m
+}
+
+// mismatch says why SQLite would not store v in column i as the writer
+// does ("" if it would): INSERT applies the column's affinity first,
+// and a STRICT table refuses what its type does not take. (A REAL column
+// takes integers: SQLite stores a REAL that is a whole number as an
+// integer too, and reads either back as a REAL.) rowid: the column is
+// the rowid's alias, where NULL stands for the next rowid.
+func (d *tableDef) mismatch(i int, v Value, rowid bool) string {
+	c := &d.cols[i]
+	if v.k == KindNull {
+		if c.notNull && !rowid {
+			return "NULL in a NOT NULL column"
+		}
+		return ""
+	}
+	if d.strict {
+		want := KindNull
+		switch c.typ {
+		case "INT", "INTEGER":
+			want = KindInt
+		case "TEXT":
+			want = KindText
+		case "BLOB":
+			want = KindBlob
+		case "REAL":
+			if v.k == KindInt {
+				return ""
+			}
+			want = KindReal
+		}
+		if want != KindNull && v.k != want {
+			return fmt.Sprintf("%v %s in a STRICT %s column", v.k, v.short(), c.typ)
+		}
+		return ""
+	}
+	switch c.aff {
+	case affText:
+		if v.k == KindInt || v.k == KindReal {
+			return fmt.Sprintf("%v %s in a column of TEXT affinity (%s): SQLite would store it as text", v.k, v.short(), c.typ)
+		}
+	case affInteger, affNumeric, affReal:
+		if v.k == KindText && numericText(v.s) {
+			return fmt.Sprintf("text %s in a column of %s affinity (%s): SQLite would store it as a number", v.short(), affinityNames[c.aff], c.typ)
+		}
+		if c.aff != affReal && v.k == KindReal && wholeFloat(v.Float64()) {
+			return fmt.Sprintf("REAL %s in a column of %s affinity (%s): SQLite would store it as an INTEGER", v.short(), affinityNames[c.aff], c.typ)
+		}
+	}
+	return ""
+}
+
+// numericText says whether SQLite's numeric affinities convert s: a
+// decimal integer or real literal, with blanks around it (not hex).
+func numericText(s string) bool {
+	s = strings.Trim(s, " \t\n\f\r\v")
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		e := i
+		for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		}
+		if i == e {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// wholeFloat: a REAL that SQLite's INTEGER and NUMERIC affinities turn
+// into an INTEGER (a whole number strictly inside the int64 range).
+func wholeFloat(f float64) bool {
+	return f == math.Trunc(f) && f > -9223372036854775808.0 && f < 9223372036854775807.0
 }

@@ -3,6 +3,7 @@ package sqlitefile
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/bits"
 	"strconv"
@@ -479,4 +480,15 @@ func decodeRecord(r []byte) []Value {
 		}
 	}
 	return vals
+}
+
+// short is String cut for a message: a long TEXT or BLOB does not grow it.
+func (v Value) short() string {
+	const keep = 64
+	if (v.k == KindText || v.k == KindBlob) && len(v.s) > keep {
+		head := v
+		head.s = v.s[:keep]
+		return fmt.Sprintf("%s... (%d bytes)", head, len(v.s))
+	}
+	return v.String()
 }

@@ -21,11 +21,19 @@
 // database (rollback journal, UTF-8, schema format 4, no free pages) that
 // passes PRAGMA integrity_check, as if sqlite3 had written it.
 //
-// The writer does not parse column definitions: the caller passes each
-// row's values in the types the columns' affinities would give them (as
-// INSERT would store them), and declares the indexes SQLite itself creates
-// for a table's UNIQUE and PRIMARY KEY constraints (Table.AutoIndex) and
-// the INTEGER PRIMARY KEY column that is the rowid (Table.RowidColumn).
+// The caller passes each row's values in the types the columns' affinities
+// would give them (as INSERT would store them), and declares the indexes
+// SQLite itself creates for a table's UNIQUE and PRIMARY KEY constraints
+// (Table.AutoIndex) and the INTEGER PRIMARY KEY column that is the rowid
+// (Table.RowidColumn). The writer reads the column definitions enough to
+// hold the caller to that: it refuses, with ErrSchema, what it would
+// write otherwise than SQLite (a COLLATE other than BINARY, DESC in a
+// key, a generated column, an index whose column numbers are not the
+// columns its statement names, automatic indexes or a rowid column that
+// are not the statement's), and, with ErrType, a value that SQLite would
+// store in another type (text "12" in an INTEGER column, 3.0 in a NUMERIC
+// one, a number in a TEXT one, anything but an integer in a STRICT
+// table's INTEGER column) or a NULL in a NOT NULL column.
 package sqlitefile
 
 import (
@@ -33,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -54,6 +63,11 @@ var (
 	ErrTooLarge = errors.New("sqlitefile: too large")
 	// ErrClosed: the writer was closed.
 	ErrClosed = errors.New("sqlitefile: writer closed")
+	// ErrType: a value that does not match its column: SQLite would
+	// convert it to another type before storing it (its column's
+	// affinity), or refuse it (a NULL in a NOT NULL column, a row of more
+	// values than columns).
+	ErrType = errors.New("sqlitefile: value does not match its column")
 )
 
 // DefaultPageSize is the page size SQLite itself defaults to.
@@ -194,6 +208,9 @@ type Table struct {
 	st    []uint64 // scratch: serial types of a row
 	rec   []byte   // scratch: a record that spills
 	root  uint32
+	def   *tableDef // what the CREATE statement declares; nil for sqlite_*
+	look  []uint8   // per column, the kinds of value checkRow looks at (1<<Kind)
+	ready bool      // the declarations were checked against def
 }
 
 // Table declares a table, created by createSQL (a CREATE TABLE statement
@@ -207,12 +224,16 @@ func (w *Writer) Table(name, createSQL string) *Table {
 		w.fail(err)
 		return t
 	}
-	sql, err := tableSQL(name, createSQL)
+	sql, def, err := tableSQL(name, createSQL)
 	if err != nil {
 		w.fail(err)
 		return t
 	}
-	t.sql = sql
+	t.sql, t.def = sql, def
+	t.look = make([]uint8, len(def.cols))
+	for i := range def.cols {
+		t.look[i] = def.suspect(i)
+	}
 	w.tables = append(w.tables, t)
 	w.order = append(w.order, t)
 	return t
@@ -279,6 +300,10 @@ func (t *Table) RowidColumn(col int) *Table {
 		t.w.fail(fmt.Errorf("%w: table %q: rowid column %d declared after rows or out of range", ErrSchema, t.name, col))
 		return t
 	}
+	if t.def != nil && t.def.rowid != col {
+		t.w.fail(fmt.Errorf("%w: table %q: column %d is not the statement's INTEGER PRIMARY KEY%s", ErrSchema, t.name, col, t.rowidName()))
+		return t
+	}
 	t.alias = col
 	idx := t.idx
 	t.idx, t.need = nil, 0
@@ -310,6 +335,13 @@ func (t *Table) Autoincrement() *Table {
 func (t *Table) AutoIndex(columns ...int) error {
 	name := fmt.Sprintf("sqlite_autoindex_%s_%d", t.name, len(t.auto)+1)
 	x, err := t.index(name, columns, true)
+	if err == nil && t.def != nil {
+		if n := len(t.auto); n >= len(t.def.keys) {
+			err = fmt.Errorf("%w: %s: the statement of table %q has %d UNIQUE or PRIMARY KEY constraints that SQLite gives an index", ErrSchema, name, t.name, len(t.def.keys))
+		} else if !slices.Equal(columns, t.def.keys[n]) {
+			err = fmt.Errorf("%w: %s: columns %v, but the statement's constraint %d is over columns %v", ErrSchema, name, columns, n+1, t.def.keys[n])
+		}
+	}
 	if err != nil {
 		t.w.fail(err)
 		return err
@@ -378,8 +410,14 @@ func (w *Writer) Index(name, table, createSQL string, columns []int, unique bool
 		if err != nil {
 			return err
 		}
-		if x.sql, err = indexSQL(name, t.name, len(columns), unique, createSQL); err != nil {
+		var names []string
+		if x.sql, names, err = indexSQL(name, t.name, len(columns), unique, createSQL); err != nil {
 			return err
+		}
+		for i, n := range names {
+			if c := t.def.column(n); c != columns[i] {
+				return fmt.Errorf("%w: index %q: column %d given for %q, which is column %d of table %q: %q", ErrSchema, name, columns[i], n, c, t.name, createSQL)
+			}
 		}
 		if err := w.declare(name); err != nil {
 			return err
@@ -408,7 +446,55 @@ func (t *Table) Append(values ...Value) error {
 	if t.w.err != nil {
 		return t.w.err
 	}
+	if !t.ready {
+		if err := t.declared(); err != nil {
+			t.w.fail(err)
+			return err
+		}
+	}
+	if len(values) > len(t.look) {
+		return fmt.Errorf("%w: table %q: a row of %d values, the table has %d columns", ErrType, t.name, len(values), len(t.look))
+	}
 	return t.add(values)
+}
+
+// declared checks, before the first row, that the caller declared what
+// the CREATE statement makes SQLite create: each automatic index and the
+// rowid's alias.
+func (t *Table) declared() error {
+	t.ready = true
+	if t.def == nil {
+		return nil
+	}
+	if n := len(t.def.keys); len(t.auto) != n {
+		return fmt.Errorf("%w: table %q: %d automatic indexes declared, the statement's UNIQUE and PRIMARY KEY constraints make %d", ErrSchema, t.name, len(t.auto), n)
+	}
+	if t.def.rowid >= 0 && t.alias < 0 {
+		return fmt.Errorf("%w: table %q: no RowidColumn declared%s", ErrSchema, t.name, t.rowidName())
+	}
+	return nil
+}
+
+func (t *Table) rowidName() string {
+	if t.def.rowid < 0 {
+		return " (it has none)"
+	}
+	return fmt.Sprintf(" (column %d, %q, is)", t.def.rowid, t.def.cols[t.def.rowid].name)
+}
+
+// checkRow refuses a row SQLite would store otherwise: a NULL in a NOT
+// NULL column, a value its column's affinity converts. add calls it for a
+// row that has a value of a kind its column's look bits name.
+func (t *Table) checkRow(values []Value) error {
+	for i, v := range values {
+		if t.look[i]&(1<<v.k) == 0 {
+			continue
+		}
+		if why := t.def.mismatch(i, v, i == t.alias); why != "" {
+			return fmt.Errorf("%w: table %q, column %q: %s", ErrType, t.name, t.def.cols[i].name, why)
+		}
+	}
+	return nil
 }
 
 // add is Append, for the tables Close writes too.
@@ -442,9 +528,14 @@ func (t *Table) add(values []Value) error {
 	}
 	st := t.st[:len(values)]
 	sum, body := 0, 0
+	look := t.look[:min(len(values), len(t.look))] // none for sqlite_*
+	suspect := uint8(0)
 	for i := range values {
 		// Value.serial, inline: this is the loop of every row.
 		v := &values[i]
+		if i < len(look) {
+			suspect |= look[i] & (1 << v.k)
+		}
 		var s uint64
 		var n int
 		switch v.k {
@@ -462,6 +553,11 @@ func (t *Table) add(values []Value) error {
 		st[i] = s
 		sum += varintLen(s)
 		body += n
+	}
+	if suspect != 0 {
+		if err := t.checkRow(values); err != nil {
+			return err
+		}
 	}
 	if a := t.alias; a >= 0 && a < len(values) {
 		// The rowid column holds NULL in the row.
@@ -546,13 +642,28 @@ func putRecord(b []byte, vals []Value, st []uint64, hdr int) {
 // Close writes what is left: each table's last leaf and interior pages,
 // each index's b-tree, sqlite_sequence if a table is AUTOINCREMENT, and
 // page 1 (the header and sqlite_schema). If f has a Truncate method, the
-// file is cut to the database's end. On an error the file is not a
-// database (its first page is left zero).
+// file is cut to the database's end.
+//
+// A failed Close (or one after an error that made the writer fail)
+// leaves f as the pages written so far left it: from the start offset,
+// in batches of about 1 MiB, the place of page 1 zero-filled, then
+// pages, possibly a batch cut short by the write that failed; nothing
+// was written at all if the rows never filled a batch. It is cut to no
+// size and not removed. A non-empty remnant is no database (SQLite
+// refuses a file whose first bytes are zero), but an empty file is one,
+// an empty database, to SQLite: so a caller removes the file, or writes
+// under a temporary name and renames it into place only when Close
+// succeeds.
 func (w *Writer) Close() error {
 	if w.closed {
 		return ErrClosed
 	}
 	w.closed = true
+	for _, t := range w.tables {
+		if !t.ready && w.err == nil {
+			w.fail(t.declared()) // a table with no rows
+		}
+	}
 	if w.err != nil {
 		return w.err
 	}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -687,5 +688,184 @@ func TestViewTrigger(t *testing.T) {
 	}
 	if got := query(t, db, "SELECT k, w FROM tv ORDER BY k"); fmt.Sprint(got) != "[[a 2] [b 8]]" {
 		t.Errorf("through the view: %v", got)
+	}
+}
+
+// refused runs fill on a new writer and gives the first error it or Close
+// returns.
+func refused(fill func(w *Writer) error) error {
+	w, _ := New(&memFile{}, Options{})
+	if err := fill(w); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// TestRefuseCollate: a collation other than BINARY, on a column or in a
+// key, is refused where the table is declared: the writer orders keys by
+// their bytes, and SQLite would read a NOCASE index in the wrong order.
+func TestRefuseCollate(t *testing.T) {
+	for _, sql := range []string{
+		"CREATE TABLE a(x TEXT COLLATE NOCASE UNIQUE)",
+		"CREATE TABLE a(x TEXT COLLATE RTRIM)",
+		"CREATE TABLE a(x TEXT, y, UNIQUE(x COLLATE NOCASE))",
+		"CREATE TABLE a(x TEXT, PRIMARY KEY(x COLLATE \"nocase\"))",
+	} {
+		err := refused(func(w *Writer) error { return w.Table("a", sql).Append(Text("A")) })
+		if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "COLLATE") {
+			t.Errorf("%s: %v, want ErrSchema naming COLLATE", sql, err)
+		}
+	}
+	if err := refused(func(w *Writer) error {
+		return w.Table("a", "CREATE TABLE a(x TEXT COLLATE BINARY)").Append(Text("A"))
+	}); err != nil {
+		t.Errorf("COLLATE BINARY: %v", err)
+	}
+}
+
+// TestRefuseDesc: DESC in a PRIMARY KEY or UNIQUE constraint is refused:
+// SQLite keeps such an index in descending order, the writer ascending.
+func TestRefuseDesc(t *testing.T) {
+	for _, sql := range []string{
+		"CREATE TABLE a(x TEXT PRIMARY KEY DESC)",
+		"CREATE TABLE a(x INTEGER PRIMARY KEY DESC)", // not the rowid, then
+		"CREATE TABLE a(x, y, PRIMARY KEY(x, y DESC))",
+		"CREATE TABLE a(x, y, UNIQUE(x DESC))",
+	} {
+		err := refused(func(w *Writer) error { return w.Table("a", sql).Append(Int(1), Int(2)) })
+		if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "DESC") {
+			t.Errorf("%s: %v, want ErrSchema naming DESC", sql, err)
+		}
+	}
+	if err := refused(func(w *Writer) error {
+		tb := w.Table("a", "CREATE TABLE a(x, y, PRIMARY KEY(x ASC, y))")
+		tb.AutoIndex(0, 1)
+		return tb.Append(Int(1), Int(2))
+	}); err != nil {
+		t.Errorf("ASC: %v", err)
+	}
+}
+
+// TestRefuseIndexColumns: the columns given for an index must be those
+// its statement names, and the automatic indexes and the rowid column
+// those of the table's statement.
+func TestRefuseIndexColumns(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		fill func(w *Writer) error
+	}{
+		{"index column", func(w *Writer) error {
+			w.Table("a", "CREATE TABLE a(x, y)")
+			return w.Index("i", "a", "CREATE INDEX i ON a(y)", []int{0}, false)
+		}},
+		{"index column order", func(w *Writer) error {
+			w.Table("a", "CREATE TABLE a(x, y)")
+			return w.Index("i", "a", "CREATE INDEX i ON a(y, x)", []int{0, 1}, false)
+		}},
+		{"index of no column", func(w *Writer) error {
+			w.Table("a", "CREATE TABLE a(x, y)")
+			return w.Index("i", "a", "CREATE INDEX i ON a(z)", []int{0}, false)
+		}},
+		{"auto index columns", func(w *Writer) error {
+			return w.Table("a", "CREATE TABLE a(x, y UNIQUE)").AutoIndex(0)
+		}},
+		{"auto index order", func(w *Writer) error {
+			tb := w.Table("a", "CREATE TABLE a(x UNIQUE, y, PRIMARY KEY(y, x))")
+			tb.AutoIndex(1, 0)
+			return tb.AutoIndex(0)
+		}},
+		{"auto index missing", func(w *Writer) error {
+			return w.Table("a", "CREATE TABLE a(x, y UNIQUE)").Append(Int(1), Int(2))
+		}},
+		{"auto index missing, no rows", func(w *Writer) error {
+			w.Table("a", "CREATE TABLE a(x, y, PRIMARY KEY(x, y))")
+			return nil
+		}},
+		{"auto index too many", func(w *Writer) error {
+			tb := w.Table("a", "CREATE TABLE a(x UNIQUE, y, UNIQUE(x))") // one index: the same columns
+			tb.AutoIndex(0)
+			return tb.AutoIndex(0)
+		}},
+		{"auto index for the rowid", func(w *Writer) error {
+			return w.Table("a", "CREATE TABLE a(id INTEGER PRIMARY KEY, y)").AutoIndex(0)
+		}},
+		{"rowid column", func(w *Writer) error {
+			w.Table("a", "CREATE TABLE a(id INTEGER PRIMARY KEY, y)").RowidColumn(1)
+			return nil
+		}},
+		{"rowid of a table without", func(w *Writer) error {
+			w.Table("a", "CREATE TABLE a(id INT PRIMARY KEY, y)").RowidColumn(0)
+			return nil
+		}},
+		{"rowid missing", func(w *Writer) error {
+			return w.Table("a", "CREATE TABLE a(y, id INTEGER, PRIMARY KEY(id))").Append(Int(1), Int(2))
+		}},
+	} {
+		if err := refused(c.fill); !errors.Is(err, ErrSchema) {
+			t.Errorf("%s: %v, want ErrSchema", c.name, err)
+		}
+	}
+}
+
+// TestRefuseAffinity: a value SQLite's INSERT would convert (its column's
+// affinity) or refuse is refused at Append, and the writer goes on; what
+// SQLite stores as given is taken. The premise is checked on SQLite.
+func TestRefuseAffinity(t *testing.T) {
+	db := open(t, filepath.Join(t.TempDir(), "twin.db"))
+	if got := query(t, db, "CREATE TABLE p(i INTEGER); INSERT INTO p VALUES('12'); SELECT typeof(i) FROM p"); got[0][0] != "integer" {
+		t.Fatalf("SQLite stores '12' in an INTEGER column as %v", got[0][0])
+	}
+	schema := "CREATE TABLE a(i INTEGER, n NUMERIC, r REAL, s VARCHAR(10), b BLOB, u, nn TEXT NOT NULL)"
+	for _, c := range []struct {
+		row  []Value
+		want string // "" if taken
+	}{
+		{[]Value{Text("12")}, `text '12' in a column of INTEGER affinity`},
+		{[]Value{Text(" -1.5e3 ")}, `text ' -1.5e3 '`},
+		{[]Value{Null(), Text("7")}, `column "n"`},
+		{[]Value{Null(), Real(3)}, `REAL 3 in a column of NUMERIC affinity`},
+		{[]Value{Real(-0.0)}, `REAL`},
+		{[]Value{Null(), Null(), Text(".5")}, `REAL affinity`},
+		{[]Value{Null(), Null(), Null(), Int(12)}, `integer 12 in a column of TEXT affinity (VARCHAR)`},
+		{[]Value{Null(), Null(), Null(), Real(0.5)}, `TEXT affinity`},
+		{[]Value{Null(), Null(), Null(), Null(), Null(), Null(), Null()}, `NULL in a NOT NULL column`},
+		{[]Value{Null(), Null(), Null(), Null(), Null(), Null(), Text("x"), Int(1)}, `8 values`},
+		{[]Value{Text("12x"), Real(2.5), Real(3), Text("12"), Text("12"), Text("12"), Text("x")}, ""},
+		{[]Value{Text("0x10"), Int(2), Int(3), Blob([]byte("12")), Int(1), Real(1), Text("")}, ""},
+		{[]Value{Text("1e"), Text("."), Text("-"), Text("abc"), Null(), Null(), Text("x")}, ""},
+		{[]Value{Real(1e300), Real(math.Inf(1)), Null(), Null(), Null(), Null(), Text("x")}, ""},
+	} {
+		w, _ := New(&memFile{}, Options{})
+		err := w.Table("a", schema).Append(c.row...)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%v: %v", c.row, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrType) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want ErrType saying %s", c.row, err, c.want)
+		}
+		if err := w.Close(); err != nil { // the row refused, the writer goes on
+			t.Errorf("%v: Close: %v", c.row, err)
+		}
+	}
+	strict := "CREATE TABLE s(i INTEGER, r REAL, t TEXT, b BLOB, a ANY) STRICT"
+	for _, row := range [][]Value{{Real(1)}, {Text("1")}, {Null(), Text("1.5")}, {Null(), Null(), Int(1)}, {Null(), Null(), Null(), Text("x")}} {
+		w, _ := New(&memFile{}, Options{})
+		if err := w.Table("s", strict).Append(row...); !errors.Is(err, ErrType) {
+			t.Errorf("STRICT %v: %v, want ErrType", row, err)
+		}
+	}
+	w, _ := New(&memFile{}, Options{})
+	if err := w.Table("s", strict).Append(Int(1), Int(2), Text("t"), Blob(nil), Text("a")); err != nil {
+		t.Errorf("STRICT: %v", err)
+	}
+	if err := refused(func(w *Writer) error { w.Table("s", "CREATE TABLE s(x VARCHAR) STRICT"); return nil }); !errors.Is(err, ErrSchema) {
+		t.Errorf("STRICT VARCHAR: %v", err)
+	}
+	if err := refused(func(w *Writer) error { w.Table("g", "CREATE TABLE g(x, y AS (x+1))"); return nil }); !errors.Is(err, ErrSchema) {
+		t.Errorf("generated column: %v", err)
 	}
 }

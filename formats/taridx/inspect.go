@@ -16,14 +16,27 @@ import (
 	"github.com/itarconv/itarconv/internal/human"
 )
 
-// Inspect describes the index at path.
-func Inspect(_ context.Context, path string) (registry.Report, error) {
+// Inspect describes the index at path. It stops when ctx is cancelled:
+// an index of millions of rows takes seconds to describe.
+func Inspect(ctx context.Context, path string) (registry.Report, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	x, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	info := describe(x)
+	info, err := describeContext(ctx, x)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	return &info, nil
+}
+
+// describe is describeContext without cancellation.
+func describe(x *Index) Info {
+	info, _ := describeContext(context.Background(), x)
+	return info
 }
 
 // ExtInfo is one extension of the table, with its rows and bytes.
@@ -84,11 +97,12 @@ type hashRow struct {
 // maxListedDuplicates bounds the duplicate keys listed in full.
 const maxListedDuplicates = 20
 
-// describeIndex gathers inspect's figures. Distinct keys and duplicates
+// describeContext gathers inspect's figures, checking ctx between its
+// passes over the rows. Distinct keys and duplicates
 // come from the row numbers sorted by (key, extension, row): 16 bytes a row
 // while sorting, 4 after, where maps of every key cost ten times that at
 // millions of rows.
-func describe(x *Index) Info {
+func describeContext(ctx context.Context, x *Index) (Info, error) {
 	h := x.Header
 	info := Info{
 		File: x.Path,
@@ -109,6 +123,11 @@ func describe(x *Index) Info {
 	var last Key
 	n := x.Len()
 	for i := 0; i < n; i++ {
+		if i%(1<<20) == 0 {
+			if err := ctx.Err(); err != nil {
+				return Info{}, err
+			}
+		}
 		r := x.Row(i)
 		info.Extensions[r.ExtID].Rows++
 		info.Extensions[r.ExtID].Bytes += r.Size
@@ -138,6 +157,9 @@ func describe(x *Index) Info {
 		ra, rb := x.Row(int(a.row)), x.Row(int(b.row))
 		return cmp.Or(cmp.Compare(ra.CrashID, rb.CrashID), cmp.Compare(ra.ExtID, rb.ExtID), cmp.Compare(a.row, b.row))
 	})
+	if err := ctx.Err(); err != nil {
+		return Info{}, err
+	}
 	byKey := make([]uint32, n)
 	for i, p := range pairs {
 		byKey[i] = p.row
@@ -181,7 +203,7 @@ func describe(x *Index) Info {
 	}
 	info.Contiguous = info.Runs == info.Keys
 	info.FlagMatches = info.Contiguous == h.Contiguous()
-	return info
+	return info, nil
 }
 
 // WriteText prints the description for a person.

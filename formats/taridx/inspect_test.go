@@ -1,6 +1,8 @@
 package taridx
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -113,4 +115,24 @@ func generatedIndex(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestInspectCancelled: Inspect takes the caller's context.
+func TestInspectCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	path := generatedIndex(t)
+	if _, err := Inspect(ctx, path); !errors.Is(err, context.Canceled) {
+		t.Errorf("Inspect, cancelled: %v", err)
+	}
+	x, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := describeContext(ctx, x); !errors.Is(err, context.Canceled) {
+		t.Errorf("describe, cancelled: %v", err)
+	}
+	if _, err := Inspect(context.Background(), path); err != nil {
+		t.Error(err)
+	}
 }

@@ -3,11 +3,16 @@ package wids
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Parse reads an index. It takes what the loader takes from an index of
@@ -221,4 +226,38 @@ func escapesOnly(s []byte, esc []bool) bool {
 func hex4(b []byte) rune {
 	v, _ := strconv.ParseUint(string(b[:4]), 16, 32)
 	return rune(v)
+}
+
+// ErrDuplicate: an index lists one shard twice. The loader takes such an
+// index and serves the shard's samples twice, under two ranges of sample
+// numbers: no index the tool writes does (its shards are the files given).
+var ErrDuplicate = errors.New("a shard listed twice")
+
+// Duplicate finds the first shard listed twice in shards: its URL and its
+// two places in the list (first < second). Two URLs are one shard when
+// they are the same once cleaned ("a.tar" and "./a.tar"; a URL with a
+// scheme is compared as it is). It takes linear time.
+func Duplicate(shards []Shard) (url string, first, second int, ok bool) {
+	seen := make(map[string]int, len(shards))
+	for i, s := range shards {
+		k := s.URL
+		if !strings.Contains(k, "://") {
+			k = path.Clean(k)
+		}
+		if j, dup := seen[k]; dup {
+			return s.URL, j, i, true
+		}
+		seen[k] = i
+	}
+	return "", 0, 0, false
+}
+
+// CheckDuplicates is Duplicate as an error: ErrDuplicate naming the shard
+// and its places in the shard list, or nil.
+func (ix *Index) CheckDuplicates() error {
+	url, first, second, ok := Duplicate(ix.Shards)
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("%w: %s at shardlist[%d] and shardlist[%d]", ErrDuplicate, human.Name(url), first, second)
 }

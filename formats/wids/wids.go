@@ -20,15 +20,17 @@ package wids
 
 import (
 	"cmp"
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // DefaultName is the file widsindex create writes when given no --output.
@@ -142,18 +144,36 @@ func (ix *Index) Bytes() []byte {
 	return append(b, "\n}"...)
 }
 
-// FileMD5 is the MD5 sum of the file at path, in the form of Shard.MD5Sum.
-// Computing it reads every byte of the shard; the loader of the tool's
-// version does not check it.
+// FileMD5 is FileMD5Context without cancellation.
 func FileMD5(path string) (string, error) {
-	f, err := os.Open(path)
+	return FileMD5Context(context.Background(), path)
+}
+
+// FileMD5Context is the MD5 sum of the file at path, in the form of
+// Shard.MD5Sum. Computing it reads every byte of the shard (the loader of
+// the tool's version does not check it); it stops when ctx is cancelled.
+// The file must be regular: a FIFO is refused (pathguard.ErrNotRegular),
+// not waited on.
+func FileMD5Context(ctx context.Context, path string) (string, error) {
+	f, err := pathguard.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := md5.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("md5 of %s: %w", path, err)
+	buf := make([]byte, 1<<20)
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("md5 of %s: %w", path, err)
+		}
+		n, err := f.Read(buf)
+		h.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("md5 of %s: %w", path, err)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

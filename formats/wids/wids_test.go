@@ -1,11 +1,17 @@
 package wids
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 func TestShortName(t *testing.T) {
@@ -224,4 +230,82 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDuplicate: an index naming one shard 20 times parses (the loader
+// takes it) and is reported as listing it twice.
+func TestDuplicate(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"wids_version": 1, "shardlist": [`)
+	for i := range 20 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"url": "train-0.tar", "nsamples": 3, "filesize": 10240}`)
+	}
+	b.WriteString("]}")
+	ix, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, first, second, ok := Duplicate(ix.Shards)
+	if !ok || url != "train-0.tar" || first != 0 || second != 1 {
+		t.Errorf("Duplicate = %q, %d, %d, %v; want train-0.tar, 0, 1", url, first, second, ok)
+	}
+	err = ix.CheckDuplicates()
+	if !errors.Is(err, ErrDuplicate) || !strings.Contains(err.Error(), `"train-0.tar" at shardlist[0] and shardlist[1]`) {
+		t.Errorf("CheckDuplicates: %v", err)
+	}
+	for _, c := range []struct {
+		urls []string
+		dup  bool
+	}{
+		{[]string{"a.tar", "b.tar", "./sub/../a.tar"}, true},
+		{[]string{"a.tar", "b.tar", "sub/a.tar"}, false},
+		{[]string{"http://h/a.tar", "http://h/b.tar"}, false},
+		{[]string{"http://h/a.tar", "https://h/b.tar", "http://h/a.tar"}, true},
+	} {
+		var shards []Shard
+		for _, u := range c.urls {
+			shards = append(shards, Shard{URL: u})
+		}
+		if _, _, _, ok := Duplicate(shards); ok != c.dup {
+			t.Errorf("Duplicate(%q) = %v, want %v", c.urls, ok, c.dup)
+		}
+	}
+	if err := New([]Shard{{URL: "a.tar"}, {URL: "b.tar"}}).CheckDuplicates(); err != nil {
+		t.Errorf("no duplicate: %v", err)
+	}
+}
+
+// TestFileMD5Context: the sum takes the caller's context, and a FIFO is
+// refused, not waited on.
+func TestFileMD5Context(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.tar")
+	os.WriteFile(file, []byte("abc"), 0o644)
+	if sum, err := FileMD5Context(context.Background(), file); err != nil || sum != "900150983cd24fb0d6963f7d28e17f72" {
+		t.Errorf("md5 of abc: %s, %v", sum, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := FileMD5Context(ctx, file); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	fifo := filepath.Join(dir, "f.tar")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := FileMD5(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, pathguard.ErrNotRegular) {
+			t.Errorf("FIFO: %v, want ErrNotRegular", err)
+		}
+	case <-time.After(5 * time.Second):
+		w, _ := os.OpenFile(fifo, os.O_WRONLY, 0)
+		w.Close()
+		t.Fatal("FIFO: still waiting after 5 s")
+	}
 }

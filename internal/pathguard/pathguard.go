@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 var (
@@ -21,12 +24,39 @@ var (
 	// ErrOutputIsInput: an output would replace or overlap a file the
 	// command reads.
 	ErrOutputIsInput = errors.New("the output would replace an input")
+	// ErrNameTooLong: a path longer than the system takes (MaxPath), or
+	// with an element longer than MaxElement: no file has such a name.
+	ErrNameTooLong = errors.New("name too long")
 )
+
+// The limits of a path, as Linux's PATH_MAX (which counts the
+// terminating NUL) and NAME_MAX set them.
+const (
+	MaxPath    = 4095
+	MaxElement = 255
+)
+
+// CheckName refuses a name no file can have (ErrNameTooLong), before any
+// system call sees it; the message cuts the name (human.Name), so that a
+// 100 KB argument gives a one-line error.
+func CheckName(path string) error {
+	if len(path) > MaxPath {
+		return fmt.Errorf("%s: %w (the most is %d bytes)", human.Name(path), ErrNameTooLong, MaxPath)
+	}
+	for rest := path; rest != ""; {
+		elem, after, _ := strings.Cut(rest, string(os.PathSeparator))
+		if len(elem) > MaxElement {
+			return fmt.Errorf("%s: %w: an element of %d bytes (the most is %d)", human.Name(path), ErrNameTooLong, len(elem), MaxElement)
+		}
+		rest = after
+	}
+	return nil
+}
 
 // Regular stats path (following symbolic links) and refuses anything but
 // a regular file, without opening it.
 func Regular(path string) (fs.FileInfo, error) {
-	fi, err := os.Stat(path)
+	fi, err := stat(path)
 	if err != nil {
 		return nil, err
 	}
@@ -34,6 +64,14 @@ func Regular(path string) (fs.FileInfo, error) {
 		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(fi.Mode()))
 	}
 	return fi, nil
+}
+
+// stat is os.Stat for a name that passes CheckName.
+func stat(path string) (fs.FileInfo, error) {
+	if err := CheckName(path); err != nil {
+		return nil, err
+	}
+	return os.Stat(path)
 }
 
 // Open opens path for reading if it is a regular file. The file is
@@ -77,39 +115,70 @@ func kind(m fs.FileMode) string {
 // inode), whatever names reach them.
 type Inputs struct {
 	paths []string
-	infos []fs.FileInfo
+	ids   map[fileID]int // index in paths
+	other []otherInput   // files without an identity, compared one by one
 }
 
+type otherInput struct {
+	fi fs.FileInfo
+	i  int // index in paths
+}
+
+// fileID is a file's identity: its device and inode.
+type fileID struct{ dev, ino uint64 }
+
 // Add records an input file. A file already in the set under any name is
-// ErrSameInput, naming both.
+// ErrSameInput, naming both. Each Add takes constant time where files
+// have an identity (Unix), so that a list of millions of shards is
+// checked in linear time.
 func (in *Inputs) Add(path string) error {
-	fi, err := os.Stat(path)
+	fi, err := stat(path)
 	if err != nil {
 		return err
 	}
+	return in.add(path, fi)
+}
+
+func (in *Inputs) add(path string, fi fs.FileInfo) error {
 	if p, ok := in.find(fi); ok {
 		if p == path {
 			return fmt.Errorf("%s: %w", path, ErrSameInput)
 		}
 		return fmt.Errorf("%s and %s: %w", p, path, ErrSameInput)
 	}
+	if id, ok := identity(fi); ok {
+		if in.ids == nil {
+			in.ids = map[fileID]int{}
+		}
+		in.ids[id] = len(in.paths)
+	} else {
+		in.other = append(in.other, otherInput{fi, len(in.paths)})
+	}
 	in.paths = append(in.paths, path)
-	in.infos = append(in.infos, fi)
 	return nil
 }
 
-// AddRegular is Add for a file that must be regular.
+// AddRegular is Add for a file that must be regular (ErrNotRegular
+// otherwise), with one stat.
 func (in *Inputs) AddRegular(path string) error {
-	if _, err := Regular(path); err != nil {
+	fi, err := Regular(path)
+	if err != nil {
 		return err
 	}
-	return in.Add(path)
+	return in.add(path, fi)
 }
 
 func (in *Inputs) find(fi fs.FileInfo) (string, bool) {
-	for i, g := range in.infos {
-		if os.SameFile(g, fi) {
-			return in.paths[i], true
+	if id, ok := identity(fi); ok {
+		i, ok := in.ids[id]
+		if !ok {
+			return "", false
+		}
+		return in.paths[i], true
+	}
+	for _, o := range in.other {
+		if os.SameFile(o.fi, fi) {
+			return in.paths[o.i], true
 		}
 	}
 	return "", false
@@ -125,7 +194,7 @@ func (in *Inputs) CheckOutputs(outs ...string) error {
 	for _, out := range outs {
 		fi, err := os.Stat(out)
 		if err != nil {
-			continue
+			continue // absent, or a name no file has
 		}
 		if fi.IsDir() {
 			continue

@@ -2,8 +2,10 @@ package pathguard
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -70,4 +72,73 @@ func TestInputs(t *testing.T) {
 	if in.Len() != 2 {
 		t.Errorf("%d inputs, want 2", in.Len())
 	}
+}
+
+// TestCheckName: a name no file can have is refused before any system
+// call, with a message that cuts it.
+func TestCheckName(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		path string
+		ok   bool
+	}{
+		{filepath.Join(dir, "a.tar"), true},
+		{filepath.Join(dir, strings.Repeat("x", MaxElement)), true},
+		{filepath.Join(dir, strings.Repeat("x", MaxElement+1)), false},
+		{strings.Repeat("d/", MaxPath/2-1) + "x", true},
+		{strings.Repeat("d/", MaxPath/2) + "xy", false},
+		{strings.Repeat("x", 100<<10), false},
+	} {
+		err := CheckName(c.path)
+		if (err == nil) != c.ok || err != nil && !errors.Is(err, ErrNameTooLong) {
+			t.Errorf("CheckName(%d bytes) = %v, want ok %v", len(c.path), err, c.ok)
+		}
+		if err != nil && len(err.Error()) > 1000 {
+			t.Errorf("a message of %d bytes", len(err.Error()))
+		}
+	}
+	huge := filepath.Join(dir, strings.Repeat("y", 100<<10))
+	var in Inputs
+	for _, err := range []error{
+		func() error { _, err := Regular(huge); return err }(),
+		func() error { _, err := Open(huge); return err }(),
+		in.Add(huge),
+		in.AddRegular(huge),
+	} {
+		if !errors.Is(err, ErrNameTooLong) || len(err.Error()) > 1000 {
+			t.Errorf("a 100 KB name: %.200v", err)
+		}
+	}
+}
+
+// TestInputsMany: inputs are found by identity through a map, not by
+// comparing each new file with every one before (quadratic at millions
+// of shards).
+func TestInputsMany(t *testing.T) {
+	dir := t.TempDir()
+	var in Inputs
+	for i := range 2000 {
+		p := filepath.Join(dir, fmt.Sprint(i))
+		os.WriteFile(p, nil, 0o644)
+		if err := in.AddRegular(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := identity(mustStat(t, dir)); ok && (len(in.ids) != 2000 || len(in.other) != 0) {
+		t.Errorf("%d identities in the map, %d compared one by one", len(in.ids), len(in.other))
+	}
+	if err := in.Add(filepath.Join(dir, "1999")); !errors.Is(err, ErrSameInput) {
+		t.Errorf("again: %v", err)
+	}
+	if in.Len() != 2000 {
+		t.Errorf("%d inputs", in.Len())
+	}
+}
+
+func mustStat(t *testing.T, p string) os.FileInfo {
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
 }
