@@ -100,7 +100,7 @@ func ShardsContext(ctx context.Context, paths []string, foldName string) ([]stri
 			return f.Shards, f.Name, nil
 		}
 	}
-	shards, err := shardset.Resolve(paths)
+	shards, err := shardset.ResolveContext(ctx, paths)
 	if err != nil {
 		return nil, "", err
 	}

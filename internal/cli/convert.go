@@ -153,7 +153,7 @@ func tarSources(args []string, foldName string) ([]string, string, error) {
 
 func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) error {
 	srcs, dst := args[:len(args)-1], args[len(args)-1]
-	srcs, err := expandShardArgs(srcs)
+	srcs, err := expandShardArgs(ctx, srcs)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -18,6 +19,15 @@ import (
 // a regular file (a FIFO would block the open forever), none given twice,
 // and no output that would replace one of them. What the user typed wrong
 // is a usage error; a bad file found in a directory is a data error.
+
+// userMistake tells the errors of the library packages that are about
+// what the user typed (a malformed pattern, a list naming a list, a name
+// no file can have, one shard twice): usage errors, whatever command met
+// them.
+func userMistake(err error) bool {
+	return errors.Is(err, shardset.ErrUsage) || errors.Is(err, pathguard.ErrNameTooLong) ||
+		errors.Is(err, pathguard.ErrSameInput) || errors.Is(err, pathguard.ErrOutputIsInput)
+}
 
 // guardErr makes the user's mistakes usage errors (exit 2).
 func guardErr(err error) error {
@@ -62,7 +72,7 @@ func guardShards(in *pathguard.Inputs, shards []string, explicit bool) error {
 // patterns, globs, @FILE lists: shardset.Resolve); an existing path, or a
 // name in none of these notations (a Barecat 0.2 base path), stays as it
 // is.
-func expandShardArgs(args []string) ([]string, error) {
+func expandShardArgs(ctx context.Context, args []string) ([]string, error) {
 	var out []string
 	stdin := 0
 	for _, a := range args {
@@ -71,11 +81,14 @@ func expandShardArgs(args []string) ([]string, error) {
 				return nil, usagef("standard input (-) is one stream: give it once")
 			}
 		}
+		if err := pathguard.CheckName(a); err != nil && a != "-" && !remote.IsURL(a) {
+			return nil, usageError{err}
+		}
 		if _, err := os.Lstat(a); err == nil || a == "-" || !strings.HasPrefix(a, "@") && !shardset.HasPattern(a) {
 			out = append(out, a)
 			continue
 		}
-		shards, err := shardset.Resolve([]string{a})
+		shards, err := shardset.ResolveContext(ctx, []string{a})
 		if errors.Is(err, shardset.ErrPattern) {
 			return nil, usageError{err}
 		}

@@ -101,7 +101,7 @@ type indexJob struct {
 	out    string
 }
 
-func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
+func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, error) {
 	if len(args) == 1 {
 		if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
 			return planIndexDir(fl, args[0])
@@ -113,7 +113,7 @@ func planIndex(fl indexFlags, args []string) ([]indexJob, error) {
 	if fl.output != "" && fl.outDir != "" {
 		return nil, usagef("-o names the index; --out-dir is where it goes when its name comes from the shards: give one")
 	}
-	shards, err := shardset.Resolve(args)
+	shards, err := shardset.ResolveContext(ctx, args)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +315,7 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	jobs, err := planIndex(fl, args)
+	jobs, err := planIndex(ctx, fl, args)
 	if err != nil {
 		return err
 	}

@@ -30,8 +30,8 @@ func (fl *foldFlags) register(cmd *cobra.Command) {
 
 // openFolds opens DIR (its indexed folds) or FILE.taridx, with optional
 // explicit shard files after it.
-func (fl *foldFlags) open(args []string) ([]*fold.Fold, error) {
-	shards, err := expandShardArgs(args[1:])
+func (fl *foldFlags) open(ctx context.Context, args []string) ([]*fold.Fold, error) {
+	shards, err := expandShardArgs(ctx, args[1:])
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func newLsCmd(e *env) *cobra.Command {
 					return err
 				}
 			}
-			folds, err := fl.open(args)
+			folds, err := fl.open(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
@@ -109,7 +109,7 @@ extension (a duplicate), the first is written unless --nth chooses another.`,
 					return err
 				}
 			}
-			folds, err := fl.open(append(args[:1:1], args[2:]...))
+			folds, err := fl.open(cmd.Context(), append(args[:1:1], args[2:]...))
 			if err != nil {
 				return err
 			}
@@ -189,7 +189,7 @@ in several shards, and names a loader cannot use.`,
 					return e.report(f.Verify(cmd.Context(), args[0]))
 				}
 			}
-			folds, err := fl.open(args)
+			folds, err := fl.open(cmd.Context(), args)
 			if err != nil {
 				return err
 			}

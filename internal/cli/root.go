@@ -118,7 +118,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	var ue usageError
 	// cobra's own refusals (an unknown command) are usage errors too.
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || userMistake(err) {
 		fmt.Fprintf(stderr, "itarconv: %v\n", err)
 		fmt.Fprintf(stderr, "Run 'itarconv --help' for usage.\n")
 		return ExitUsage
