@@ -505,7 +505,8 @@ func (m *Merged) StillMerged() error {
 }
 
 // writeJSON writes v as indented JSON to path, through a temporary file
-// synced and renamed into place.
+// synced and renamed into place, replacing an earlier one (a part's own
+// records, or the record of an earlier merge).
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -519,7 +520,7 @@ func writeJSON(path string, v any) error {
 		f.Abort()
 		return err
 	}
-	return f.Commit()
+	return f.CommitReplace()
 }
 
 // ReadInputs reads the inputs of the run the part belongs to (its
