@@ -139,7 +139,8 @@ type Manifest struct {
 	// Shards is this task's range of the inputs: [lo, hi).
 	Shards [2]int `json:"shards"`
 	// Written are outputs the task wrote in place, outside its part (a
-	// shard's own index, which depends on that shard alone).
+	// shard's own index, which depends on that shard alone), by absolute
+	// paths (WritePart makes a relative one absolute).
 	Written []File `json:"written,omitempty"`
 	// Files are the part's own files.
 	Files []File `json:"files"`
@@ -229,6 +230,18 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 	}()
 	if err := fill(tmp); err != nil {
 		return "", err
+	}
+	// Files written in place are named as the task named them, perhaps
+	// relative to its working directory: the merge, which runs elsewhere,
+	// must find them by absolute paths (a relative one is of the part).
+	for i, f := range m.Written {
+		if !filepath.IsAbs(f.Name) {
+			abs, err := filepath.Abs(f.Name)
+			if err != nil {
+				return "", err
+			}
+			m.Written[i].Name = abs
+		}
 	}
 	m.InputsDigest, m.NumInputs = inputsDigest(m.Inputs), len(m.Inputs)
 	if err := writeJSON(filepath.Join(tmp, InputsFile), m.Inputs); err != nil {

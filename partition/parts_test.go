@@ -223,3 +223,35 @@ func TestPartsMoved(t *testing.T) {
 		t.Errorf("parts moved: %v %q", err, s.Rerun[0])
 	}
 }
+
+// TestWrittenRelative: a file a task wrote in place, named relative to
+// its working directory (index --out-dir RELATIVE), is found by a merge
+// run from another directory.
+func TestWrittenRelative(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out", "x.taridx")
+	in := filepath.Join(dir, "in")
+	os.WriteFile(in, []byte("x"), 0o644)
+	inputs, err := StatInputs([]string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	os.Mkdir("out", 0o755)
+	os.WriteFile(filepath.Join("out", "in.idx"), []byte("idx"), 0o644)
+	m := &Manifest{Command: "index", Output: out, Task: 0, Tasks: 1, Options: json.RawMessage(`{}`), Inputs: inputs}
+	if _, err := WritePart(out, m, func(string) error {
+		m.Written = append(m.Written, File{Name: filepath.Join("out", "in.idx"), Size: 3})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	s, err := Find(out, true)
+	if err != nil || s.Complete() != nil {
+		t.Fatalf("a part with a file written in place by a relative name: %v, %v", err, s.Complete())
+	}
+	if got := s.Parts[0].Manifest.Written[0].Name; got != filepath.Join(dir, "out", "in.idx") {
+		t.Errorf("recorded as %s", got)
+	}
+}
