@@ -33,6 +33,10 @@ import (
 // or unreadable.
 var ErrParts = errors.New("the parts of the partitioned run are not all there")
 
+// ErrRunning: a task of the run is writing its part while a merge would
+// read it (run again, or not finished yet).
+var ErrRunning = errors.New("its task is running")
+
 // ManifestFile is the name of a part's manifest, written last.
 const ManifestFile = "manifest.json"
 
@@ -139,7 +143,8 @@ type Manifest struct {
 	// Shards is this task's range of the inputs: [lo, hi).
 	Shards [2]int `json:"shards"`
 	// Written are outputs the task wrote in place, outside its part (a
-	// shard's own index, which depends on that shard alone).
+	// shard's own index, which depends on that shard alone), by absolute
+	// paths (WritePart makes a relative one absolute).
 	Written []File `json:"written,omitempty"`
 	// Files are the part's own files.
 	Files []File `json:"files"`
@@ -153,6 +158,7 @@ type Manifest struct {
 type Part struct {
 	Dir      string
 	Manifest Manifest
+	raw      []byte // the manifest as read
 }
 
 // ToolVersion is this build's version, as manifests record it: the main
@@ -230,6 +236,18 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 	if err := fill(tmp); err != nil {
 		return "", err
 	}
+	// Files written in place are named as the task named them, perhaps
+	// relative to its working directory: the merge, which runs elsewhere,
+	// must find them by absolute paths (a relative one is of the part).
+	for i, f := range m.Written {
+		if !filepath.IsAbs(f.Name) {
+			abs, err := filepath.Abs(f.Name)
+			if err != nil {
+				return "", err
+			}
+			m.Written[i].Name = abs
+		}
+	}
 	m.InputsDigest, m.NumInputs = inputsDigest(m.Inputs), len(m.Inputs)
 	if err := writeJSON(filepath.Join(tmp, InputsFile), m.Inputs); err != nil {
 		return "", err
@@ -249,16 +267,10 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 		return "", err
 	}
 	final := filepath.Join(parts, name)
-	if _, err := os.Lstat(final); err == nil {
-		err = safefile.ReplaceDir(tmp, final)
-		committed = err == nil
-		return final, err
-	}
-	if err := os.Rename(tmp, final); err != nil {
+	if err := safefile.ReplaceDir(tmp, final); err != nil {
 		return "", fmt.Errorf("putting the part in place: %w", err)
 	}
 	committed = true
-	safefile.SyncDir(parts)
 	return final, nil
 }
 
@@ -295,6 +307,11 @@ type Set struct {
 	// Other are parts of an earlier run with another number of tasks,
 	// which merge removes.
 	Other []string
+	// Running are the parts that tasks running on this machine are
+	// writing now, by name, with the process: a merge waits for them.
+	// (Tasks on other machines are seen by Done, if they finish during
+	// the merge.)
+	Running map[string]int
 	// Merged is set when the parts directory holds only the record of a
 	// merge done (and no part newer than it).
 	Merged *Merged
@@ -316,7 +333,7 @@ type Merged struct {
 // too (all of them, when an input changed since). An error is returned
 // only when the directory cannot be read, or holds no part and no record.
 func Find(out string, restat bool) (*Set, error) {
-	s := &Set{Out: out, Dir: PartsDir(out), Rerun: map[int]string{}}
+	s := &Set{Out: out, Dir: PartsDir(out), Rerun: map[int]string{}, Running: map[string]int{}}
 	entries, err := os.ReadDir(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no parts of a partitioned run of %s (run its tasks with --task K/N first): %w", s.Dir, out, ErrParts)
@@ -334,6 +351,10 @@ func Find(out string, restat bool) (*Set, error) {
 			}
 			continue
 		}
+		if name, pid, ok := runningPart(e.Name()); ok {
+			s.Running[name] = pid
+			continue
+		}
 		k, n, ok := parsePartName(e.Name())
 		if !ok || !e.IsDir() {
 			continue
@@ -348,7 +369,7 @@ func Find(out string, restat bool) (*Set, error) {
 		}
 		found = append(found, p)
 	}
-	if len(found) == 0 && len(broken) == 0 {
+	if len(found) == 0 && len(broken) == 0 && len(s.Running) == 0 {
 		if s.Merged != nil {
 			return s, nil
 		}
@@ -429,9 +450,30 @@ func Find(out string, restat bool) (*Set, error) {
 		if s.Parts[k] == nil && s.Rerun[k] == "" {
 			s.Rerun[k] = "its part is missing"
 		}
+		if _, ok := s.Running[PartName(k, s.Tasks)]; ok {
+			delete(s.Rerun, k) // not to be run again: it runs
+		}
 	}
 	sort.Strings(s.Other)
 	return s, nil
+}
+
+// runningPart tells whether name, an entry of a parts directory, is the
+// temporary directory of a part that a task running on this machine is
+// writing, and returns the part's name and the task's process.
+func runningPart(name string) (part string, pid int, ok bool) {
+	pid, rest, live := safefile.LiveTemp(name)
+	if !live {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if i < 0 {
+		return "", 0, false
+	}
+	if _, _, ok := parsePartName(rest[:i]); !ok {
+		return "", 0, false
+	}
+	return rest[:i], pid, true
 }
 
 // Missing are the tasks to run (again) before the parts can be merged,
@@ -446,8 +488,12 @@ func (s *Set) Missing() []int {
 }
 
 // Complete returns nil when every task's part is there and current, else
-// an error wrapping ErrParts that names each task to rerun and why.
+// an error wrapping ErrParts that names each task to rerun and why, or,
+// while a task is writing its part, ErrRunning.
 func (s *Set) Complete() error {
+	if err := s.running(); err != nil {
+		return err
+	}
 	missing := s.Missing()
 	if len(missing) == 0 {
 		return nil
@@ -460,9 +506,128 @@ func (s *Set) Complete() error {
 		s.Dir, len(missing), s.Tasks, ErrParts, strings.Join(lines, "\n"))
 }
 
+// running is the error of a merge that finds a task writing its part.
+func (s *Set) running() error {
+	if len(s.Running) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(s.Running))
+	for name := range s.Running {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	more := ""
+	if len(names) > 1 {
+		more = fmt.Sprintf(" (and %d more parts)", len(names)-1)
+	}
+	return fmt.Errorf("%s: %w (process %d on this machine is writing the part)%s: merge once it is done",
+		filepath.Join(s.Dir, names[0]), ErrRunning, s.Running[names[0]], more)
+}
+
 // Done records a finished merge (the outputs it wrote) and removes the
 // parts, the parts of other runs and what killed tasks left.
+//
+// A task may run again during the merge (a job runner retrying it): the
+// parts merged are first moved aside, each checked to be the part read,
+// so that a part that replaced it is never removed, nor one being
+// replaced removed under its task. When one was replaced, or a task of
+// this machine is writing its part again, every part is put back, nothing
+// is recorded, and the error (ErrRunning) says to merge again.
 func (s *Set) Done(outputs []string) error {
+	claimed, err := s.claim()
+	if err != nil {
+		return err
+	}
+	if err := s.record(outputs); err != nil {
+		s.release(claimed)
+		return err
+	}
+	// Only what this merge read: a part a task committed since is the
+	// next merge's, and a temporary directory may be a running task's.
+	var errs []error
+	for _, dir := range claimed {
+		errs = append(errs, os.RemoveAll(dir))
+	}
+	return errors.Join(errs...)
+}
+
+// claim moves the parts merged, and those of other runs, aside under
+// names of this process, and returns those names by the part's. It puts
+// them back and fails when a part is not the one read, or when a task
+// writes its part again.
+func (s *Set) claim() (map[string]string, error) {
+	claimed := map[string]string{}
+	take := func(dir string) error {
+		aside := filepath.Join(s.Dir, strings.TrimSuffix(safefile.TempName("merging-"+filepath.Base(dir)), "*")+"x")
+		if err := os.Rename(dir, aside); err != nil {
+			return err
+		}
+		claimed[dir] = aside
+		return nil
+	}
+	for _, dir := range s.Other {
+		if err := take(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.release(claimed)
+			return nil, err
+		}
+	}
+	for _, p := range s.Parts {
+		if p == nil {
+			continue
+		}
+		var why string
+		if err := take(p.Dir); err != nil {
+			why = fmt.Sprintf("the part is gone during the merge (%v)", unwrapPath(err))
+		} else if b, err := os.ReadFile(filepath.Join(claimed[p.Dir], ManifestFile)); err != nil || !bytes.Equal(b, p.raw) {
+			why = "the part was replaced during the merge"
+		}
+		if why != "" {
+			s.release(claimed)
+			return nil, fmt.Errorf("%s: %w (%s): merge again once it is done", p.Dir, ErrRunning, why)
+		}
+	}
+	// A task that started during the merge: its part would come after
+	// the record of the merge, alone.
+	if entries, err := os.ReadDir(s.Dir); err == nil {
+		again := &Set{Dir: s.Dir, Running: map[string]int{}}
+		for _, e := range entries {
+			if name, pid, ok := runningPart(e.Name()); ok {
+				again.Running[name] = pid
+			}
+		}
+		if err := again.running(); err != nil {
+			s.release(claimed)
+			return nil, err
+		}
+	}
+	return claimed, nil
+}
+
+// release puts back the parts claim moved aside, unless a newer part took
+// the name meanwhile (the one aside is then stale, and removed).
+func (s *Set) release(claimed map[string]string) {
+	for dir, aside := range claimed {
+		if err := safefile.RenameNoReplace(aside, dir); errors.Is(err, safefile.ErrExists) {
+			os.RemoveAll(aside)
+		}
+	}
+}
+
+// unwrapPath is an *os.PathError's or *os.LinkError's error alone.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
+}
+
+// record writes the record of a finished merge of the outputs.
+func (s *Set) record(outputs []string) error {
 	m := Merged{Tasks: s.Tasks, Finished: time.Now().UTC()}
 	if len(s.Parts) > 0 && s.Parts[0] != nil {
 		m.Inputs = s.Parts[0].Manifest.InputsDigest
@@ -474,19 +639,7 @@ func (s *Set) Done(outputs []string) error {
 		}
 		m.Outputs = append(m.Outputs, File{Name: o, Size: fi.Size()})
 	}
-	if err := writeJSON(filepath.Join(s.Dir, mergedFile), m); err != nil {
-		return err
-	}
-	// Only what this merge read: a part a task committed since is the
-	// next merge's, and a temporary directory may be a running task's.
-	var errs []error
-	for _, p := range s.Parts {
-		errs = append(errs, os.RemoveAll(p.Dir))
-	}
-	for _, dir := range s.Other {
-		errs = append(errs, os.RemoveAll(dir))
-	}
-	return errors.Join(errs...)
+	return writeJSON(filepath.Join(s.Dir, mergedFile), m)
 }
 
 // StillMerged tells whether a recorded merge's outputs are all there, at
@@ -505,7 +658,8 @@ func (m *Merged) StillMerged() error {
 }
 
 // writeJSON writes v as indented JSON to path, through a temporary file
-// synced and renamed into place.
+// synced and renamed into place, replacing an earlier one (a part's own
+// records, or the record of an earlier merge).
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -519,7 +673,7 @@ func writeJSON(path string, v any) error {
 		f.Abort()
 		return err
 	}
-	return f.Commit()
+	return f.CommitReplace()
 }
 
 // ReadInputs reads the inputs of the run the part belongs to (its
@@ -549,7 +703,7 @@ func readPart(dir string) (*Part, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Part{Dir: dir}
+	p := &Part{Dir: dir, raw: b}
 	if err := json.Unmarshal(b, &p.Manifest); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestFile), err)
 	}

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 // writeTask writes task k of n's part of out over inputs, with one file
@@ -222,4 +226,135 @@ func TestPartsMoved(t *testing.T) {
 	if err != nil || s.Complete() == nil || !strings.Contains(s.Rerun[0], "is of a run into "+out) {
 		t.Errorf("parts moved: %v %q", err, s.Rerun[0])
 	}
+}
+
+// TestWrittenRelative: a file a task wrote in place, named relative to
+// its working directory (index --out-dir RELATIVE), is found by a merge
+// run from another directory.
+func TestWrittenRelative(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out", "x.taridx")
+	in := filepath.Join(dir, "in")
+	os.WriteFile(in, []byte("x"), 0o644)
+	inputs, err := StatInputs([]string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	os.Mkdir("out", 0o755)
+	os.WriteFile(filepath.Join("out", "in.idx"), []byte("idx"), 0o644)
+	m := &Manifest{Command: "index", Output: out, Task: 0, Tasks: 1, Options: json.RawMessage(`{}`), Inputs: inputs}
+	if _, err := WritePart(out, m, func(string) error {
+		m.Written = append(m.Written, File{Name: filepath.Join("out", "in.idx"), Size: 3})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	s, err := Find(out, true)
+	if err != nil || s.Complete() != nil {
+		t.Fatalf("a part with a file written in place by a relative name: %v, %v", err, s.Complete())
+	}
+	if got := s.Parts[0].Manifest.Written[0].Name; got != filepath.Join(dir, "out", "in.idx") {
+		t.Errorf("recorded as %s", got)
+	}
+}
+
+// liveTemp makes the temporary directory a task running on this machine
+// (a process that sleeps) writes part's name in, as WritePart names it.
+func liveTemp(t *testing.T, out, part string) string {
+	t.Helper()
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no 'sleep' command to get a live process id")
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	name := strings.Replace(strings.TrimSuffix(safefile.TempName(part), "*"), strconv.Itoa(os.Getpid())+".", strconv.Itoa(cmd.Process.Pid)+".", 1) + "123"
+	dir := filepath.Join(PartsDir(out), name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func threeParts(t *testing.T) (out string, inputs []string) {
+	dir := t.TempDir()
+	out = filepath.Join(dir, "out.taridx")
+	in := filepath.Join(dir, "in")
+	os.WriteFile(in, []byte("x"), 0o644)
+	for k := range 3 {
+		writeTask(t, out, k, 3, []string{in}, `{}`, fmt.Sprint("part ", k))
+	}
+	return out, []string{in}
+}
+
+// TestMergeMeetsRunningTask: a merge that finds a task writing its part
+// (run again by a job runner) refuses in one line naming the part, and
+// --missing does not ask to run it again.
+func TestMergeMeetsRunningTask(t *testing.T) {
+	out, _ := threeParts(t)
+	os.RemoveAll(filepath.Join(PartsDir(out), PartName(1, 3)))
+	liveTemp(t, out, PartName(1, 3))
+	s, err := Find(out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Missing(); len(m) != 0 {
+		t.Errorf("missing %v: a running task is not to be run again", m)
+	}
+	err = s.Complete()
+	part := filepath.Join(PartsDir(out), PartName(1, 3))
+	if !errors.Is(err, ErrRunning) || !strings.HasPrefix(err.Error(), part+": ") || !strings.Contains(err.Error(), "merge once it is done") ||
+		strings.Contains(err.Error(), "\n") {
+		t.Errorf("Complete: %v", err)
+	}
+}
+
+// TestDoneAfterRerun: a task that runs again during the merge, replacing
+// its part, or starting to write it, makes Done fail cleanly: every part
+// stays (the new one too), nothing is recorded, and the next merge
+// merges the new part.
+func TestDoneAfterRerun(t *testing.T) {
+	for _, finished := range []bool{true, false} {
+		out, inputs := threeParts(t)
+		s, err := Find(out, true)
+		if err != nil || s.Complete() != nil {
+			t.Fatal(err, s.Complete())
+		}
+		part := filepath.Join(PartsDir(out), PartName(1, 3))
+		if finished {
+			writeTask(t, out, 1, 3, inputs, `{}`, "part 1 again")
+		} else {
+			liveTemp(t, out, PartName(1, 3))
+		}
+		os.WriteFile(out, []byte("merged"), 0o644)
+		err = s.Done([]string{out})
+		if !errors.Is(err, ErrRunning) || !strings.HasPrefix(err.Error(), part+": ") || !strings.Contains(err.Error(), "merge") ||
+			strings.Contains(err.Error(), "\n") {
+			t.Errorf("finished %v: Done: %v", finished, err)
+		}
+		want := "part 1"
+		if finished {
+			want = "part 1 again"
+		}
+		if b, _ := os.ReadFile(filepath.Join(part, "data")); string(b) != want {
+			t.Errorf("finished %v: part 1 holds %q, want %q", finished, b, want)
+		}
+		entries, _ := os.ReadDir(PartsDir(out))
+		if len(entries) != 3+btoi(!finished) {
+			t.Errorf("finished %v: the parts directory holds %v", finished, entries)
+		}
+		if finished {
+			if s, err := Find(out, true); err != nil || s.Complete() != nil || s.Merged != nil {
+				t.Errorf("merging again: %v %v", err, s.Complete())
+			}
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

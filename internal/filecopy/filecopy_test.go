@@ -2,10 +2,12 @@ package filecopy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +54,43 @@ func TestRangeAndAppend(t *testing.T) {
 	}
 	if _, err := Range(dst, 0, src, int64(len(data))-3, 10); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("a range past the end: %v", err)
+	}
+}
+
+// TestBadRange: a size or offset read from a hostile file, negative, is
+// an error naming the file, not a panic; a huge one allocates nothing
+// from it and ends where the source does.
+func TestBadRange(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := os.Create(filepath.Join(dir, "src"))
+	defer src.Close()
+	src.Write([]byte("0123456789"))
+	dst, _ := os.Create(filepath.Join(dir, "dst"))
+	defer dst.Close()
+	for _, c := range [][3]int64{{0, 0, -5}, {0, -1, 3}, {-1, 0, 3}} {
+		if _, err := Range(dst, c[0], src, c[1], c[2]); !errors.Is(err, ErrRange) || !strings.Contains(err.Error(), src.Name()) {
+			t.Errorf("Range(%d, %d, %d): %v", c[0], c[1], c[2], err)
+		}
+	}
+	if err := Append(dst, src, 2, 1<<62); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("a claimed size of 2^62: %v", err)
+	}
+}
+
+// TestCancelled: a copy stops when its context is done.
+func TestCancelled(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := os.Create(filepath.Join(dir, "src"))
+	defer src.Close()
+	src.Write(make([]byte, 3<<20))
+	dst, _ := os.Create(filepath.Join(dir, "dst"))
+	defer dst.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if n, err := RangeContext(ctx, dst, 0, src, 0, 3<<20); n != 0 || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), src.Name()) {
+		t.Errorf("a cancelled copy: %d, %v", n, err)
+	}
+	if err := AppendContext(ctx, dst, src, 0, 3<<20); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled append: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package filecopy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,12 +12,16 @@ import (
 
 // kernelCopy copies what copy_file_range will, and says how much: 0 with
 // no error where the kernel or the file systems cannot, so that the
-// caller copies the rest itself.
-func kernelCopy(dst *os.File, dstOff int64, src *os.File, srcOff, n int64) (int64, error) {
+// caller copies the rest itself. It stops between chunks when ctx is
+// done.
+func kernelCopy(ctx context.Context, dst *os.File, dstOff int64, src *os.File, srcOff, n int64) (int64, error) {
 	var done int64
 	for done < n {
 		roff, woff := srcOff+done, dstOff+done
-		k, err := unix.CopyFileRange(int(src.Fd()), &roff, int(dst.Fd()), &woff, int(min(n-done, 1<<30)), 0)
+		if err := ctx.Err(); err != nil {
+			return done, fmt.Errorf("%s: copying %d bytes at %d: %w", src.Name(), n-done, roff, err)
+		}
+		k, err := unix.CopyFileRange(int(src.Fd()), &roff, int(dst.Fd()), &woff, int(min(n-done, chunk)), 0)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue

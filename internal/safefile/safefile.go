@@ -1,19 +1,29 @@
 // Package safefile writes a file so that it appears under its name only when
 // complete: bytes go to a temporary file in the same directory, which is
-// synced and renamed over the target on Commit. A failure, or a kill, leaves
+// synced and renamed to the target on Commit. A failure, or a kill, leaves
 // any earlier file of that name untouched and, after Abort, nothing behind.
+//
+// Commit never replaces a file: when the target appeared meanwhile (another
+// run writing the same output), it fails with ErrExists and that file stays
+// as its writer left it. Replacing is asked for by CommitReplace.
 package safefile
 
 import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 )
+
+// ErrExists is wrapped by the error of a Commit, CommitDir or
+// RenameNoReplace whose target is there already: nothing was replaced.
+// errors.Is(err, fs.ErrExist) holds for it too.
+var ErrExists = fmt.Errorf("%w, not replaced", fs.ErrExist)
 
 // File is an output file being written.
 type File struct {
@@ -39,11 +49,14 @@ func TempName(base string) string {
 // host, since the tasks of a partitioned run on several machines write
 // into one shared directory, and a process id says nothing of another
 // machine's processes.
-var owner = func() string {
+var owner = fmt.Sprintf("%d.%s", os.Getpid(), hostTag)
+
+// hostTag is the tag of this machine in temporary names.
+var hostTag = func() string {
 	host, _ := os.Hostname()
 	h := fnv.New32a()
 	h.Write([]byte(host))
-	return fmt.Sprintf("%d.%08x", os.Getpid(), h.Sum32())
+	return fmt.Sprintf("%08x", h.Sum32())
 }()
 
 // Create starts writing the file that will be named path.
@@ -84,21 +97,43 @@ func SweepLeftovers(dir string) {
 		return
 	}
 	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasPrefix(name, TempPrefix) {
-			continue
+		pid, host, _, ok := parseTemp(e.Name())
+		if !ok || (host != "" && host != hostTag) || pid == os.Getpid() || processAlive(pid) {
+			continue // another machine's process may well be alive there
 		}
-		id, _, ok := strings.Cut(strings.TrimPrefix(name, TempPrefix), "-")
-		pidText, host, tagged := strings.Cut(id, ".")
-		if tagged && host != strings.TrimPrefix(owner, strconv.Itoa(os.Getpid())+".") {
-			continue // another machine's: its process may well be alive there
-		}
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid == os.Getpid() || processAlive(pid) {
-			continue
-		}
-		os.RemoveAll(filepath.Join(dir, name))
+		os.RemoveAll(filepath.Join(dir, e.Name()))
 	}
+}
+
+// parseTemp reads a name made by TempName's pattern: the id of the
+// process that made it, the tag of its machine ("" in the names of an
+// itarconv before the tag, taken as this machine's by SweepLeftovers),
+// and what follows: the target's base name, '-', and a suffix.
+func parseTemp(name string) (pid int, host, rest string, ok bool) {
+	id, rest, ok := strings.Cut(strings.TrimPrefix(name, TempPrefix), "-")
+	if !ok || !strings.HasPrefix(name, TempPrefix) {
+		return 0, "", "", false
+	}
+	pidText, host, _ := strings.Cut(id, ".")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil {
+		return 0, "", "", false
+	}
+	return pid, host, rest, true
+}
+
+// LiveTemp tells whether name, an entry of a directory, is a temporary
+// file or directory that another process running now on this machine is
+// writing, and returns its process id and what follows the process in the
+// name: the base name of the target, '-', and a suffix. Names without the
+// machine's tag are not counted: their process ids may be another
+// machine's.
+func LiveTemp(name string) (pid int, rest string, live bool) {
+	pid, host, rest, ok := parseTemp(name)
+	if !ok || host != hostTag || pid == os.Getpid() || !processAlive(pid) {
+		return 0, "", false
+	}
+	return pid, rest, true
 }
 
 // Retarget changes the name the file gets on Commit (a name decided only
@@ -108,9 +143,16 @@ func (f *File) Retarget(path string) { f.target = path }
 // Target is the name the file gets on Commit.
 func (f *File) Target() string { return f.target }
 
-// Commit syncs the file, closes it and renames it into place, then syncs the
-// directory so that the rename survives a crash.
-func (f *File) Commit() error {
+// Commit syncs the file, closes it and renames it into place, unless the
+// target exists: then the error wraps ErrExists and the file there is left
+// as it is. It then syncs the directory so that the rename survives a
+// crash.
+func (f *File) Commit() error { return f.commit(false) }
+
+// CommitReplace is Commit replacing whatever file has the target's name.
+func (f *File) CommitReplace() error { return f.commit(true) }
+
+func (f *File) commit(replace bool) error {
 	if f.done {
 		return fmt.Errorf("safefile: %s already committed or aborted", f.target)
 	}
@@ -125,13 +167,41 @@ func (f *File) Commit() error {
 		err = os.Chmod(tmp, 0o644)
 	}
 	if err == nil {
-		err = os.Rename(tmp, f.target)
+		if replace {
+			err = os.Rename(tmp, f.target)
+		} else {
+			err = renameNoReplace(tmp, f.target)
+		}
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", f.target, err)
+		return fmt.Errorf("writing %s: %w", f.target, renameErr(err))
 	}
 	SyncDir(filepath.Dir(f.target))
+	return nil
+}
+
+// renameErr is ErrExists for a target that exists, else the error
+// without the temporary name (the caller names the target).
+func renameErr(err error) error {
+	if errors.Is(err, fs.ErrExist) {
+		return ErrExists
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return unwrapPath(err)
+}
+
+// RenameNoReplace renames old, a file or a directory, to new unless new
+// exists (then the error wraps ErrExists and names new): on Linux in one
+// step, elsewhere by a hard link for a file. The caller syncs the
+// directory (SyncDir).
+func RenameNoReplace(old, new string) error {
+	if err := renameNoReplace(old, new); err != nil {
+		return fmt.Errorf("writing %s: %w", new, renameErr(err))
+	}
 	return nil
 }
 
@@ -156,14 +226,43 @@ func SyncDir(dir string) {
 	}
 }
 
-// ReplaceDir puts the complete directory staged in place of final, an
-// existing directory, and removes the old one: on Linux the two are
-// exchanged in one step, so final is never missing or half written.
-func ReplaceDir(staged, final string) error {
-	if err := exchange(staged, final); err != nil {
-		return fmt.Errorf("replacing %s: %w", final, err)
+// CommitDir puts the complete directory staged in place as final, which
+// must not exist: when it does (another run put its output there
+// meanwhile), the error wraps ErrExists and nothing changes.
+func CommitDir(staged, final string) error {
+	if err := RenameNoReplace(staged, final); err != nil {
+		return err
 	}
 	SyncDir(filepath.Dir(final))
-	// staged now holds the old directory.
-	return os.RemoveAll(staged)
+	return nil
+}
+
+// ReplaceDir puts the complete directory staged in place of final and
+// removes the old one, if there was one: on Linux the two are exchanged
+// in one step, so final is never missing or half written.
+func ReplaceDir(staged, final string) error {
+	// final may come and go meanwhile (another writer, a merge taking a
+	// part away): a few turns settle it.
+	var err error
+	for range 3 {
+		if err = exchange(staged, final); err == nil {
+			SyncDir(filepath.Dir(final))
+			// staged now holds the old directory.
+			return os.RemoveAll(staged)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if _, serr := os.Lstat(staged); serr != nil {
+			break // staged itself is missing: the error says so
+		}
+		if err = renameNoReplace(staged, final); err == nil {
+			SyncDir(filepath.Dir(final))
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	return fmt.Errorf("replacing %s: %w", final, renameErr(err))
 }

@@ -22,3 +22,7 @@ func exchange(a, b string) error {
 	}
 	return os.Rename(aside, a)
 }
+
+// renameNoReplace renames old to new unless new exists: by a hard link
+// here, which no system makes over an existing name.
+func renameNoReplace(old, new string) error { return renameByLink(old, new) }
