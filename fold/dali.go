@@ -75,7 +75,7 @@ func writeFile(path string, b []byte) error {
 		f.Abort()
 		return fmt.Errorf("writing %s: %w", f.Target(), err)
 	}
-	return f.Commit()
+	return f.CommitReplace()
 }
 
 func (d daliLoader) shardOutput(shard string) string { return d.path(shard) }

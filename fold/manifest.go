@@ -236,7 +236,7 @@ func (m *Manifest) encode() ([]byte, error) {
 // name other shards).
 func commitManifest(indexPath string, f *safefile.File) error {
 	if f != nil {
-		return f.Commit()
+		return f.CommitReplace()
 	}
 	if err := os.Remove(ManifestPath(indexPath)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -80,7 +80,7 @@ func (x *ratarmountIndexer) End(int64) (int, error) {
 		f.Abort()
 		return 0, ratarmountErr(err)
 	}
-	return 1, f.Commit()
+	return 1, f.CommitReplace()
 }
 
 // ratarmountErr reports the archives ratarmount indexes not (empty ones)

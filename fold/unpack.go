@@ -90,7 +90,11 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 	}()
 	st := &WriteStats{Skipped: map[string]int64{}, Index: ist, Members: ist.Members}
 	for i, t := range temps {
-		if err := os.Rename(t, names[i]); err != nil {
+		rename := safefile.RenameNoReplace
+		if opts.Replace {
+			rename = os.Rename
+		}
+		if err := rename(t, names[i]); err != nil {
 			for _, done := range names[:i] {
 				os.Remove(done)
 			}

@@ -104,7 +104,7 @@ func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (*
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	w, err := tarfile.Create(tarfile.WriterOptions{Dir: opts.Dir, Fold: opts.Fold, ShardSize: opts.ShardSize, MaxMembers: opts.MaxMembers})
+	w, err := tarfile.Create(tarfile.WriterOptions{Dir: opts.Dir, Fold: opts.Fold, ShardSize: opts.ShardSize, MaxMembers: opts.MaxMembers, Replace: opts.Replace})
 	if err != nil {
 		return nil, err
 	}

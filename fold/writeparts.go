@@ -229,7 +229,7 @@ func StageParts(ctx context.Context, parts []string, opts WriteOptions) (*Pendin
 	if err != nil {
 		return nil, nil, err
 	}
-	cut := &cutter{dir: opts.Dir, fold: opts.Fold, limit: opts.ShardSize, maxMembers: opts.MaxMembers}
+	cut := &cutter{dir: opts.Dir, fold: opts.Fold, limit: opts.ShardSize, maxMembers: opts.MaxMembers, replace: opts.Replace}
 	fail := func(err error) (*Pending, *MergeStats, error) {
 		cut.Abort()
 		x.Abort()
@@ -289,6 +289,7 @@ type cutter struct {
 	dir, fold  string
 	limit      int64
 	maxMembers int
+	replace    bool // shards of the same names may be replaced
 
 	shards   []*safefile.File
 	n        int64 // bytes in the current shard
@@ -455,7 +456,11 @@ func (c *cutter) Commit() ([]string, error) {
 	}
 	c.done = true
 	for i, f := range c.shards {
-		if err := f.Commit(); err != nil {
+		commit := f.Commit
+		if c.replace {
+			commit = f.CommitReplace
+		}
+		if err := commit(); err != nil {
 			for _, rest := range c.shards[i+1:] {
 				rest.Abort()
 			}

@@ -286,7 +286,7 @@ func writeFile(path string, data []byte, mode fs.FileMode) error {
 	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("energon: writing %s: %w", path, err)
 	}
-	if err := f.Commit(); err != nil {
+	if err := f.CommitReplace(); err != nil {
 		return fmt.Errorf("energon: %w", err)
 	}
 	// Commit leaves 0644; energon's mode comes after the rename.

@@ -30,6 +30,10 @@ type WriterOptions struct {
 	MinDigits int
 	// MaxMembers, if set, also starts a new shard after that many members.
 	MaxMembers int
+	// Replace lets Commit replace shards of the same names; without it, a
+	// shard that appeared meanwhile (another run into the same new fold)
+	// fails the commit with safefile.ErrExists.
+	Replace bool
 }
 
 // Location is where a member was written.
@@ -353,7 +357,11 @@ func (w *Writer) Commit() ([]string, error) {
 	}
 	w.done = true
 	for i, f := range w.temps {
-		if err := f.Commit(); err != nil {
+		commit := f.Commit
+		if w.opts.Replace {
+			commit = f.CommitReplace
+		}
+		if err := commit(); err != nil {
 			for _, rest := range w.temps[i+1:] {
 				rest.Abort()
 			}

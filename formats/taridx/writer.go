@@ -387,7 +387,11 @@ func (w *Writer) Finish() error {
 	return nil
 }
 
-// Commit renames the file completed by Finish into place.
+// Commit renames the file completed by Finish into place, replacing an
+// earlier index of the same name: an index is derived from its shards, and
+// `index` rebuilds it in place. (Conversions that write a fold commit its
+// shards first, exclusively unless replacing, so two runs into one new
+// fold never both get this far.)
 func (w *Writer) Commit() error {
 	if !w.finished {
 		if w.err != nil && w.err != errWriterDone {
@@ -395,7 +399,7 @@ func (w *Writer) Commit() error {
 		}
 		return errors.New("taridx: Commit before Finish")
 	}
-	return w.out.Commit()
+	return w.out.CommitReplace()
 }
 
 // Abort discards the output.
