@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode"
 
 	"github.com/itarconv/itarconv/convert"
@@ -109,10 +110,12 @@ func missingDirs(path string) []string {
 }
 
 // removeCreated removes the directories a failed run created, if they are
-// empty (the outputs' own temporaries are gone by then).
+// empty (the outputs' own temporaries are gone by then). It removes
+// directories only (rmdir): where the output itself is a file, another
+// run may have put it there meanwhile.
 func removeCreated(dirs []string) {
 	for _, d := range dirs {
-		if os.Remove(d) != nil {
+		if syscall.Rmdir(d) != nil {
 			return
 		}
 	}
