@@ -58,6 +58,13 @@ type Input struct {
 
 // StatInputs records the inputs at paths as they are now.
 func StatInputs(paths []string) ([]Input, error) {
+	return StatInputsContext(context.Background(), paths)
+}
+
+// StatInputsContext is StatInputs asking remote shards' servers under ctx.
+// A URL is recorded without its user info (remote.StoredURL): a part's
+// manifest is a file we keep.
+func StatInputsContext(ctx context.Context, paths []string) ([]Input, error) {
 	// filepath.Abs asks for the working directory each time (a stat or
 	// two): a run of many shards asks once.
 	wd, err := os.Getwd()
@@ -87,12 +94,16 @@ func StatInputs(paths []string) ([]Input, error) {
 	for k, i := range urls {
 		names[k] = paths[i]
 	}
-	sizes, _, err := remote.StatAll(context.Background(), names, remote.Options{})
+	sizes, _, err := remote.StatAll(ctx, names, remote.Options{})
 	if err != nil {
 		return nil, err
 	}
 	for k, i := range urls {
-		in[i] = Input{Path: paths[i], Size: sizes[k]}
+		stored, err := remote.StoredURL(paths[i], true)
+		if err != nil {
+			return nil, err
+		}
+		in[i] = Input{Path: stored, Size: sizes[k]}
 	}
 	return in, nil
 }

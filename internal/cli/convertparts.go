@@ -75,7 +75,7 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 	if err != nil {
 		return err
 	}
-	inputs, err := partition.StatInputs(paths)
+	inputs, err := partition.StatInputsContext(ctx, paths)
 	if err != nil {
 		return err
 	}

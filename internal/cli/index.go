@@ -360,7 +360,7 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		if partitioned {
 			// A task opens only its own shards: a run of thousands of
 			// tasks must not have each read every shard's head.
-			if inputs, err = partition.StatInputs(job.shards); err != nil {
+			if inputs, err = partition.StatInputsContext(ctx, job.shards); err != nil {
 				return err
 			}
 			sizes := make([]int64, len(inputs))

@@ -11,6 +11,7 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/partition"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // indexPartOptions are the index options a task records in its part's
@@ -64,9 +65,14 @@ func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptio
 	}
 	// Absolute paths: the merge restores the loaders' states of shards
 	// by the paths the manifest records.
+	// A URL's input is recorded without its user info: the task reads it
+	// by the URL given.
 	shards := make([]string, len(inputs))
 	for i, in := range inputs {
 		shards[i] = in.Path
+		if remote.IsURL(job.shards[i]) {
+			shards[i] = job.shards[i]
+		}
 	}
 	job.shards = shards
 	return e.runTask("index", anchor, t, inputs, po, func(dir string, m *partition.Manifest) (any, int, int, error) {

@@ -57,6 +57,10 @@ func TestNoSecretInFiles(t *testing.T) {
 			t.Errorf("a secret in the output: %s", text)
 		}
 	}
+	// A task of a partitioned run keeps its inputs in its part's manifest.
+	if code, _, stderr := run(t, append([]string{"index", "-q", "--task", "1/2", "-o", filepath.Join(out, "p.taridx")}, urls...)...); code != 0 {
+		t.Fatalf("index --task over URLs with user info: exit %d: %s", code, stderr)
+	}
 	seen := 0
 	filepath.Walk(out, func(p string, fi os.FileInfo, err error) error {
 		if err != nil || fi.IsDir() {
@@ -69,7 +73,7 @@ func TestNoSecretInFiles(t *testing.T) {
 		}
 		return nil
 	})
-	if seen < 3 {
+	if seen < 5 {
 		t.Errorf("%d files written, want the index, its manifest, wids' and energon's", seen)
 	}
 	// A refused request: the message names the URL without its secrets.
