@@ -43,9 +43,12 @@ func (d *tblDataset) Rows(listing bool) (dataset.PayloadSource, error) {
 	return s, nil
 }
 
-func (d *tblDataset) List(_ context.Context, fn func(registry.Entry) error) error {
+func (d *tblDataset) List(ctx context.Context, fn func(registry.Entry) error) error {
 	names := &Source{Reader: d.r}
 	for i := range d.r.Len() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		name, err := names.SampleName(i)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package tbl
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -72,7 +73,7 @@ func FuzzReader(f *testing.F) {
 				t.Fatalf("sample %d: metadata: %v", i, err)
 			}
 		}
-		verr := r.Verify()
+		verr := r.Verify(context.Background())
 		if (verr == nil) != (firstErr == nil) || verr != nil && verr.Error() != firstErr.Error() {
 			t.Fatalf("Verify: %v; first ReadSample error: %v", verr, firstErr)
 		}

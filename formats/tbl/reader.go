@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -622,11 +623,15 @@ func (sr *sampleReader) Read(p []byte) (int, error) {
 
 // Verify reads every sample and checks it as ReadSample does, returning the
 // first error. Uncompressed samples are streamed through a fixed buffer, so
-// memory stays flat whatever their size.
-func (r *Reader) Verify() error {
+// memory stays flat whatever their size. It stops with ctx's error once ctx
+// is done.
+func (r *Reader) Verify(ctx context.Context) error {
 	buf := make([]byte, min(1<<20, r.dataEnd))
 	var dec []byte
 	for i := range r.Len() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		s := r.Sample(i)
 		if s.Compressed {
 			var err error
@@ -637,6 +642,9 @@ func (r *Reader) Verify() error {
 		}
 		crc := uint16(crc16Init)
 		for done := int64(0); done < int64(s.StoredSize); {
+			if done > 0 && ctx.Err() != nil { // a large sample, read a MiB at a time
+				return ctx.Err()
+			}
 			chunk := buf[:min(int64(len(buf)), int64(s.StoredSize)-done)]
 			if err := r.readAt(chunk, s.Offset+done, i); err != nil {
 				return err

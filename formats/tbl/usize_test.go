@@ -2,6 +2,7 @@ package tbl
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,7 +41,7 @@ func TestUncompressedSizeZero(t *testing.T) {
 		t.Errorf("ViewSamples: sample 1 is %d bytes, not the stored ones", len(v.Data[1]))
 	}
 	v.Release()
-	if err := r.Verify(); err != nil {
+	if err := r.Verify(context.Background()); err != nil {
 		t.Errorf("Verify: %v", err)
 	}
 }
