@@ -64,7 +64,7 @@ func TestTBLRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Verify(context.Background()); err != nil {
+		if err := r.Verify(); err != nil {
 			t.Errorf("%+v: verify: %v", opts, err)
 		}
 		back := filepath.Join(t.TempDir(), "back")

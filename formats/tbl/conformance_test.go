@@ -3,7 +3,6 @@ package tbl
 import (
 	"archive/tar"
 	"bytes"
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -220,7 +219,7 @@ func TestConformanceRead(t *testing.T) {
 						t.Errorf("sample %d: metadata %v, %v", i, m, err)
 					}
 				}
-				if err := r.Verify(context.Background()); err != nil {
+				if err := r.Verify(); err != nil {
 					t.Error(err)
 				}
 			})

@@ -33,11 +33,11 @@ func TestVerifyCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if err := r.Verify(ctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("Reader.Verify: %v, want context.Canceled", err)
+	if err := r.VerifyContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Reader.VerifyContext: %v, want context.Canceled", err)
 	}
-	if err := r.Verify(context.Background()); err != nil {
-		t.Errorf("Reader.Verify: %v", err)
+	if err := r.VerifyContext(context.Background()); err != nil {
+		t.Errorf("Reader.VerifyContext: %v", err)
 	}
 	if _, err := Verify(ctx, path); !errors.Is(err, context.Canceled) || errors.Is(err, registry.ErrVerify) {
 		t.Errorf("Verify: %v, want context.Canceled (and no damage reported)", err)

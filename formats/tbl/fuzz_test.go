@@ -2,7 +2,6 @@ package tbl
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"os"
@@ -73,7 +72,7 @@ func FuzzReader(f *testing.F) {
 				t.Fatalf("sample %d: metadata: %v", i, err)
 			}
 		}
-		verr := r.Verify(context.Background())
+		verr := r.Verify()
 		if (verr == nil) != (firstErr == nil) || verr != nil && verr.Error() != firstErr.Error() {
 			t.Fatalf("Verify: %v; first ReadSample error: %v", verr, firstErr)
 		}

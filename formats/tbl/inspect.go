@@ -128,7 +128,7 @@ func Verify(ctx context.Context, path string) (registry.Report, error) {
 		return nil, err
 	}
 	defer r.Close()
-	err = r.Verify(ctx)
+	err = r.VerifyContext(ctx)
 	if err == nil {
 		err = checkJSON(ctx, r)
 	}

@@ -371,7 +371,7 @@ func TestWritePartEdges(t *testing.T) {
 	if name, err := src.SampleName(r.Len() - 1); err != nil || name != "x255.jpg"+MetaSuffix {
 		t.Errorf("part 0's last sample %q, %v", name, err)
 	}
-	if err := r.Verify(context.Background()); err != nil {
+	if err := r.Verify(); err != nil {
 		t.Error(err)
 	}
 }

@@ -621,11 +621,15 @@ func (sr *sampleReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Verify reads every sample and checks it as ReadSample does, returning the
-// first error. Uncompressed samples are streamed through a fixed buffer, so
-// memory stays flat whatever their size. It stops with ctx's error once ctx
-// is done.
-func (r *Reader) Verify(ctx context.Context) error {
+// Verify is VerifyContext for a caller that has no context: it cannot be
+// stopped before it is done.
+func (r *Reader) Verify() error { return r.VerifyContext(context.Background()) }
+
+// VerifyContext reads every sample and checks it as ReadSample does,
+// returning the first error. Uncompressed samples are streamed through a
+// fixed buffer, so memory stays flat whatever their size. It stops with
+// ctx's error once ctx is done.
+func (r *Reader) VerifyContext(ctx context.Context) error {
 	buf := make([]byte, min(1<<20, r.dataEnd))
 	var dec []byte
 	for i := range r.Len() {

@@ -2,7 +2,6 @@ package tbl
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -193,7 +192,7 @@ func TestCorrupt(t *testing.T) {
 				defer r.Close()
 				_, err = r.ReadSample(c.read, nil)
 				checkErr(t, "ReadSample", err, path, c.err, c.sample, c.offset)
-				err = r.Verify(context.Background())
+				err = r.Verify()
 				checkErr(t, "Verify", err, path, c.err, c.sample, c.offset)
 				if sr, oerr := r.OpenSample(c.read); oerr != nil {
 					err = oerr
@@ -303,7 +302,7 @@ func TestReaderUse(t *testing.T) {
 	}
 	_, err = io.ReadAll(sr)
 	checkErr(t, "OpenSample", err, path2, ErrTruncated, 1, 300)
-	err = r3.Verify(context.Background())
+	err = r3.Verify()
 	checkErr(t, "Verify", err, path2, ErrTruncated, 1, 300)
 
 	// Without FlagHasChecksums, as TurboLoader's reader, the CRC-16 fields
@@ -313,7 +312,7 @@ func TestReaderUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r2.Verify(context.Background()); err != nil {
+	if err := r2.Verify(); err != nil {
 		t.Errorf("Verify without checksums: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package tbl
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -41,7 +40,7 @@ func TestUncompressedSizeZero(t *testing.T) {
 		t.Errorf("ViewSamples: sample 1 is %d bytes, not the stored ones", len(v.Data[1]))
 	}
 	v.Release()
-	if err := r.Verify(context.Background()); err != nil {
+	if err := r.Verify(); err != nil {
 		t.Errorf("Verify: %v", err)
 	}
 }

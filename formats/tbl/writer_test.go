@@ -2,7 +2,6 @@ package tbl
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -293,7 +292,7 @@ func TestRoundTrip(t *testing.T) {
 					}
 				}
 			}
-			if err := r.Verify(context.Background()); err != nil {
+			if err := r.Verify(); err != nil {
 				t.Error(err)
 			}
 			// With LZ4, the zeros and the partly repetitive sample shrink;

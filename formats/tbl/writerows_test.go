@@ -160,7 +160,7 @@ func TestWriteRowsFromAnySource(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := r.Verify(context.Background()); err != nil {
+				if err := r.Verify(); err != nil {
 					t.Errorf("%s: %v", name, err)
 				}
 				if m, err := r.Metadata(1); err != nil || len(m) != 2 || m[1].Type != MetaCustom {
