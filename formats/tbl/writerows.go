@@ -107,7 +107,9 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 		return nil, err
 	}
 	defer registry.CloseSource(src)
-	w, err := Create(out, WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n)})
+	// A format code v1 does not define comes only from a metadata member
+	// giving a sample's own code back: it is written as it was.
+	w, err := Create(out, WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n), KeepFormat: true})
 	if err != nil {
 		return nil, err
 	}
@@ -212,9 +214,9 @@ type metaPairing struct {
 type pendingMeta struct {
 	target string // the sample the member extends
 	name   string
-	blocks []MetaEntry // the second pass's
-	raw    []byte      // the member's bytes, should it be a sample after all
-	where  string      // its shard, for messages
+	member Member // the second pass's
+	raw    []byte // the member's bytes, should it be a sample after all
+	where  string // its shard, for messages
 	offset int64
 }
 
@@ -384,21 +386,18 @@ func (s *rowsSink) metaMember(where string, r *dataset.Row, out *rowPrepared, da
 	if s.opts.NoMetaMembers || !IsMetaMember(r.Name, r.Size, data) {
 		return false, nil
 	}
-	blocks, err := DecodeMetaMember(data)
+	m, err := DecodeMember(data)
 	if err != nil {
 		return false, fmt.Errorf("%s: offset %d: %q: %w", where, r.Offset, r.Name, err)
 	}
-	out.metaMember = &pendingMeta{name: string(r.Name), blocks: blocks, raw: bytes.Clone(data), where: where, offset: r.Offset}
+	out.metaMember = &pendingMeta{name: string(r.Name), member: m, raw: bytes.Clone(data), where: where, offset: r.Offset}
 	return true, nil
 }
 
 // prepareSample works out a sample's format, dimensions, checksum and LZ4
 // block, and the metadata block that keeps its name.
 func (s *rowsSink) prepareSample(name string, data []byte) (Prepared, []MetaEntry, error) {
-	format := FormatFromName(name)
-	if s.opts.Version == 1 && format > TIFF {
-		format = FormatUnknown // v1 knows formats up to TIFF
-	}
+	format := nameFormat(s.opts.Version, name)
 	var width, height uint16
 	var meta []MetaEntry
 	if s.opts.Version == 2 {
@@ -452,16 +451,19 @@ func (s *rowsSink) write(b *dataset.Batch, prep *rowsBatch) error {
 		if p.metaMember != nil {
 			continue // waits for the row after it
 		}
-		meta := p.meta
+		meta, smp := p.meta, p.sample
 		if res == pairedMatched {
 			s.stats.MetaMembers++
-			if s.opts.Version == 2 && !s.opts.NoNames {
-				meta = prev.blocks
-			} else {
+			switch m := &prev.member; {
+			case !m.Stated: // the name's block, as without the member
+			case s.opts.Version == 2 && !s.opts.NoNames:
+				meta = m.Blocks
+			case len(m.Blocks) > 0:
 				s.stats.MetaDropped++
 			}
+			prev.member.apply(&smp, s.opts.Version)
 		}
-		if err := s.add(p.sample, meta); err != nil {
+		if err := s.add(smp, meta); err != nil {
 			return fmt.Errorf("%s: offset %d: %q: %w", prep.where, r.Offset, r.Name, err)
 		}
 	}
