@@ -15,6 +15,7 @@ import (
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/bloom"
 	"github.com/itarconv/itarconv/internal/mapped"
 )
@@ -23,8 +24,9 @@ import (
 var ErrDuplicatePath = barecat.ErrDuplicatePath
 
 // ErrHardlinkTarget: a hard link whose target is no earlier file of the
-// dataset (tar extracts such a link only if the target exists already).
-var ErrHardlinkTarget = errors.New("hard link to no earlier file")
+// dataset (tar extracts such a link only if the target exists already);
+// the TBL writer's, so that one sentinel serves every target.
+var ErrHardlinkTarget = tbl.ErrHardlinkTarget
 
 // Duplicate policies for TarToBarecat.
 const (

@@ -95,6 +95,10 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 			return src, nil
 		}, opts)
 		st, err := tbl.WritePart(ctx, newSource, dir, ro)
+		if errors.Is(err, tbl.ErrHardlinkTarget) {
+			// One run finds a link's target in any earlier shard.
+			err = fmt.Errorf("%w (a task sees its own shards %d to %d only: convert in one run): %w", err, lo, hi-1, ErrNoPartition)
+		}
 		return lo, hi, st, err
 	}
 	d, err := o.openSource(srcs, filepath.Dir(filepath.Clean(dst)))

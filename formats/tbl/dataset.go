@@ -160,6 +160,9 @@ func Result(st *RowsStats, what string) *registry.Result {
 	if len(skipped) > 0 {
 		extra = " (not converted: " + strings.Join(skipped, ", ") + ")"
 	}
+	if st.Hardlinks > 0 {
+		extra = fmt.Sprintf(" (%d hard links as files)", st.Hardlinks) + extra
+	}
 	res.Summary = fmt.Sprintf("%s: TBL v%d, %d samples, %s from %s%s", st.Output, st.Version, st.Samples, human.Bytes(st.Bytes), what, extra)
 	if st.MetaDropped > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: the metadata of %d samples (their .tblmeta.json members) is not kept: this TBL has no metadata section", st.Output, st.MetaDropped))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/itarconv/itarconv/dataset"
@@ -24,7 +25,8 @@ type RowsOptions struct {
 	// any other, rather than giving their blocks to the sample after them.
 	NoMetaMembers bool
 	// Select, if set, decides which rows become samples in place of the
-	// default (every file row): it returns why a row is not one, or ""
+	// default (every file row, and every hard link, a sample with its
+	// target's bytes): it returns why a row is not one, or ""
 	// when it is. It is called from several goroutines at once, in both
 	// passes. (A converter that selects as another tool does sets it.)
 	Select   func(shard int, r *dataset.Row) (skip string, err error)
@@ -46,10 +48,25 @@ type RowsStats struct {
 	// metadata section (v1, NoNames) could not keep.
 	MetaMembers int64 `json:"metadata_members"`
 	MetaDropped int64 `json:"metadata_dropped"`
+	// Hardlinks counts the hard links written as samples with their
+	// target's bytes.
+	Hardlinks int64 `json:"hardlinks"`
+}
+
+// ErrHardlinkTarget: a hard link whose target is no earlier file of the
+// dataset (tar extracts such a link only if the target exists already).
+var ErrHardlinkTarget = errors.New("hard link to no earlier file")
+
+// linkPath is the path a member name or a hard link's target names, as
+// extracting the tar resolves it: "./a//b" is "a/b".
+func linkPath(name []byte) string {
+	return path.Clean(string(name))
 }
 
 // WriteRows writes any source into one TBL file at out: every file row
-// becomes a sample, in the source's order. newSource makes the source of
+// becomes a sample, in the source's order, and so does every hard link,
+// with the bytes of the latest file of its target's path before it (as
+// extracting a tar gives it). newSource makes the source of
 // each of the two passes: a first one counts the samples (TBL's header
 // and index come first: its source may list rows without their bytes,
 // counting is true), the second copies them, one sample in memory at a
@@ -74,10 +91,16 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 	sel := &selector{sel: opts.Select, skipped: map[string]int64{}, src: counting}
 	sel.files, _ = counting.(dataset.ShardFiles)
 	var pairing metaPairing
+	// The paths hard links name: the copying pass keeps where the latest
+	// file of each lies.
+	targets := map[string]*dataset.Row{}
 	count := dataset.RowFunc(func(shard int, r *dataset.Row) error {
 		ok, err := sel.take(shard, r)
 		if err != nil {
 			return err
+		}
+		if ok && r.Kind == dataset.KindHardlink {
+			targets[linkPath(r.Linkname)] = nil
 		}
 		meta := false
 		if ok && !opts.NoMetaMembers {
@@ -115,7 +138,7 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 	}
 	sink := &rowsSink{w: w, src: src, sel: &selector{sel: opts.Select, skipped: map[string]int64{}},
 		opts: opts, stats: &RowsStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames},
-		edges: edges}
+		edges: edges, targets: targets}
 	sink.files, _ = src.(dataset.ShardFiles)
 	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err == nil && edges != nil {
@@ -159,7 +182,7 @@ func (s *selector) reason(shard int, r *dataset.Row) (string, error) {
 	if s.sel != nil {
 		return s.sel(shard, r)
 	}
-	if r.Kind != dataset.KindFile {
+	if r.Kind != dataset.KindFile && r.Kind != dataset.KindHardlink {
 		return r.Kind.String(), nil
 	}
 	return "", nil
@@ -170,7 +193,7 @@ func (s *selector) reason(shard int, r *dataset.Row) (string, error) {
 // read from the shard's file, or through OpenPayload on the writer's
 // goroutine).
 func (s *selector) isMetaMember(shard int, r *dataset.Row) (bool, error) {
-	if !IsMetaMember(r.Name, r.Size, []byte(MetaMagic)) {
+	if r.Kind != dataset.KindFile || !IsMetaMember(r.Name, r.Size, []byte(MetaMagic)) {
 		return false, nil
 	}
 	head := r.Inline
@@ -259,6 +282,9 @@ type rowsSink struct {
 	stats   *RowsStats
 	pairing metaPairing // Write's, in dataset order
 	edges   *partEdges  // WritePart's, else nil
+	// targets holds, for each path a hard link names, where the bytes of
+	// the latest sample of that path so far lie (nil before there is one).
+	targets map[string]*dataset.Row
 }
 
 // rowPrepared is one row of a batch, ready to append.
@@ -272,6 +298,9 @@ type rowPrepared struct {
 	// late: the payload is not in the row; the writer reads it
 	// (OpenPayload is the writer's alone).
 	late bool
+	// link: a hard link, whose target's bytes the writer reads (linkTo).
+	link   bool
+	linkTo *dataset.Row
 }
 
 // rowsBatch is what Prepare worked out for a batch.
@@ -295,6 +324,10 @@ func (s *rowsSink) Prepare(b *dataset.Batch) error {
 			return err
 		}
 		out[i].skip = why
+		if why == "" && r.Kind == dataset.KindHardlink {
+			out[i].link = true
+			continue
+		}
 		if why == "" && r.Size > 0 && r.Inline == nil {
 			if lo < 0 {
 				lo = r.DataOffset
@@ -308,7 +341,7 @@ func (s *rowsSink) Prepare(b *dataset.Batch) error {
 		for i := range b.Rows {
 			r := &b.Rows[i]
 			switch {
-			case out[i].skip != "":
+			case out[i].skip != "" || out[i].link:
 			case r.Inline == nil && r.Size > 0:
 				out[i].late = true
 			default:
@@ -335,7 +368,7 @@ func (s *rowsSink) Prepare(b *dataset.Batch) error {
 	var r *dataset.Row
 	err = mapped.Guard(func() error {
 		for i := range b.Rows {
-			if r = &b.Rows[i]; out[i].skip == "" {
+			if r = &b.Rows[i]; out[i].skip == "" && !out[i].link {
 				if err := s.prepare(p.where, r, &out[i], f, p.region); err != nil {
 					return err
 				}
@@ -427,6 +460,11 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 func (s *rowsSink) write(b *dataset.Batch, prep *rowsBatch) error {
 	for i := range prep.samples {
 		p, r := &prep.samples[i], &b.Rows[i]
+		if p.link {
+			if err := s.readLink(prep.where, r, p); err != nil {
+				return err
+			}
+		}
 		if p.late {
 			// Read on the writer: a metadata member too, which the
 			// first pass found by its first bytes.
@@ -466,7 +504,52 @@ func (s *rowsSink) write(b *dataset.Batch, prep *rowsBatch) error {
 		if err := s.add(smp, meta); err != nil {
 			return fmt.Errorf("%s: offset %d: %q: %w", prep.where, r.Offset, r.Name, err)
 		}
+		s.keepTarget(b.Shard, r, p)
 	}
+	return nil
+}
+
+// keepTarget remembers where the bytes of a sample lie when a hard link
+// names its path.
+func (s *rowsSink) keepTarget(shard int, r *dataset.Row, p *rowPrepared) {
+	if len(s.targets) == 0 {
+		return
+	}
+	t := linkPath(r.Name)
+	if _, ok := s.targets[t]; !ok {
+		return
+	}
+	if p.link {
+		s.targets[t] = p.linkTo // a link to a link: the same bytes
+		return
+	}
+	at := &dataset.Row{Name: r.Name, Kind: dataset.KindFile, DataFile: r.DataFile, Offset: r.Offset, DataOffset: r.DataOffset, Size: r.Size}
+	if r.Inline != nil {
+		at.Inline = bytes.Clone(r.Inline)
+	}
+	s.targets[t] = at
+}
+
+// readLink reads the bytes of a hard link's target, the latest sample of
+// that path before it, and prepares the link as a sample of its own name.
+func (s *rowsSink) readLink(where string, r *dataset.Row, p *rowPrepared) error {
+	at := s.targets[linkPath(r.Linkname)]
+	if at == nil {
+		return fmt.Errorf("%s: offset %d: %q to %q: %w", where, r.Offset, r.Name, r.Linkname, ErrHardlinkTarget)
+	}
+	data := at.Inline
+	if data == nil && at.Size > 0 {
+		var err error
+		if data, err = dataset.ReadPayload(s.src, at); err != nil {
+			return fmt.Errorf("%s: %q, the target of hard link %q: %w", where, at.Name, r.Name, err)
+		}
+	}
+	var err error
+	if p.sample, p.meta, err = s.prepareSample(string(r.Name), data); err != nil {
+		return fmt.Errorf("%s: offset %d: %q: %w", where, r.Offset, r.Name, err)
+	}
+	p.linkTo = at
+	s.stats.Hardlinks++
 	return nil
 }
 
