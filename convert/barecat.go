@@ -146,8 +146,19 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	return sink.stats, nil
 }
 
-// memberPath is the archive path of a file or hard link member.
+// ErrUnsafeName: a member name that would land outside the directory it is
+// extracted into (absolute, with a ".." component) or empty: every
+// conversion from tar refuses it, naming the shard and the member.
+var ErrUnsafeName = tarfile.ErrUnsafeName
+
+// memberPath is the archive path of a member. A file or hard link whose
+// name no target keeps is refused as it is into TBL (tbl.CheckName).
 func memberPath(shards []string, shard int, r *Row) (string, error) {
+	if r.Kind != KindDir {
+		if err := tbl.CheckName(shards[shard], r); err != nil {
+			return "", fmt.Errorf("%w (%w)", err, barecat.ErrInvalidPath)
+		}
+	}
 	p, err := barecat.NormalizePath(string(r.Name))
 	if err != nil {
 		return "", fmt.Errorf("%s: offset %d: %w", shards[shard], r.Offset, err)

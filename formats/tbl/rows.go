@@ -57,7 +57,8 @@ const tblChunk = 256
 
 func (s *Source) NumShards() int { return max(1, (s.Reader.Len()+tblChunk-1)/tblChunk) }
 func (s *Source) ShardName(shard int) string {
-	return fmt.Sprintf("samples %d-%d", shard*tblChunk, min(s.Reader.Len(), (shard+1)*tblChunk)-1)
+	// The file first: a message about a row names where it is.
+	return fmt.Sprintf("%s, samples %d-%d", s.Reader.path, shard*tblChunk, min(s.Reader.Len(), (shard+1)*tblChunk)-1)
 }
 
 // Scan reads a chunk of samples on a worker: names from the metadata, and

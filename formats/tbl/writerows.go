@@ -12,6 +12,8 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/mapped"
 )
 
@@ -57,6 +59,20 @@ type RowsStats struct {
 // dataset (tar extracts such a link only if the target exists already).
 var ErrHardlinkTarget = errors.New("hard link to no earlier file")
 
+// CheckName refuses a row whose name a tar fold could not give back, as
+// every converter from tar refuses it (tarfile.CheckName: absolute, with
+// a ".." component, or empty), naming where it was found: the shard and
+// the record's offset there.
+func CheckName(where string, r *dataset.Row) error {
+	if tarfile.CheckName(r.Name) == nil {
+		return nil
+	}
+	if r.Offset >= 0 {
+		where = fmt.Sprintf("%s: offset %d", where, r.Offset)
+	}
+	return fmt.Errorf("%s: %s: %w (absolute, empty or with a \"..\" component: it could not come back out)", where, human.NameBytes(r.Name), tarfile.ErrUnsafeName)
+}
+
 // linkPath is the path a member name or a hard link's target names, as
 // extracting the tar resolves it: "./a//b" is "a/b".
 func linkPath(name []byte) string {
@@ -98,6 +114,12 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 		ok, err := sel.take(shard, r)
 		if err != nil {
 			return err
+		}
+		if ok {
+			// Refused before anything is written, as every target refuses it.
+			if err := CheckName(counting.ShardName(shard), r); err != nil {
+				return err
+			}
 		}
 		if ok && r.Kind == dataset.KindHardlink {
 			targets[linkPath(r.Linkname)] = nil
