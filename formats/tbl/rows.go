@@ -29,6 +29,11 @@ type Source struct {
 	// NoData lists the rows without the samples' bytes (a pass that only
 	// counts or names them); OpenPayload still reads any one.
 	NoData bool
+	// NameChanged, if set, tells whether the target stores a name
+	// otherwise (Barecat writes "./a" as "a"): in a file with metadata,
+	// such a sample's blocks, its name's among them, then travel in a
+	// metadata member, which gives the name back as it was.
+	NameChanged func(name string) bool
 
 	held dataset.Held // the mappings of batches not yet written
 
@@ -84,7 +89,7 @@ func (s *Source) Scan(ctx context.Context, shard int, emit func([]dataset.Row) e
 		name, blocks, err := s.sampleName(i, smp)
 		var m Member
 		if err == nil {
-			if s.Reader.HasMetadata() && !onlyName(blocks, name) {
+			if s.Reader.HasMetadata() && (!onlyName(blocks, name) || s.NameChanged != nil && s.NameChanged(name)) {
 				m.Blocks, m.Stated = blocks, true
 			}
 			err = s.indexFields(&m, name, smp, views.Data[i-from])
