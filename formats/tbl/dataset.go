@@ -53,7 +53,10 @@ func (d *tblDataset) List(ctx context.Context, fn func(registry.Entry) error) er
 		if err != nil {
 			return err
 		}
-		s := d.r.Sample(i)
+		s, err := d.r.entry(i)
+		if err != nil {
+			return err
+		}
 		err = fn(registry.Entry{Name: name, Size: int64(s.Size),
 			Fields: []registry.Field{{Key: "sample", Value: i}, {Key: "format", Value: strings.ToLower(s.Format.String())}}})
 		if err != nil {

@@ -47,7 +47,10 @@ func Inspect(ctx context.Context, path string) (registry.Report, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		s := r.Sample(i)
+		s, err := r.entry(i)
+		if err != nil {
+			return nil, err
+		}
 		info.Formats[strings.ToLower(s.Format.String())]++
 		info.StoredBytes += uint64(s.StoredSize)
 		info.UncompressedSize += uint64(s.Size)

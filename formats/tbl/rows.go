@@ -85,8 +85,12 @@ func (s *Source) Scan(ctx context.Context, shard int, emit func([]dataset.Row) e
 			views.Release()
 			return ctx.Err()
 		}
-		smp := s.Reader.Sample(i)
-		name, blocks, err := s.sampleName(i, smp)
+		smp, err := s.Reader.entry(i)
+		var name string
+		var blocks []MetaEntry
+		if err == nil {
+			name, blocks, err = s.sampleName(i, smp)
+		}
 		var m Member
 		if err == nil {
 			if s.Reader.HasMetadata() && (!onlyName(blocks, name) || s.NameChanged != nil && s.NameChanged(name)) {
@@ -248,8 +252,8 @@ func (s *Source) PayloadFile(r *dataset.Row) (*os.File, int64, bool) {
 	if f == nil || r.Offset != -1 || r.DataFile < 0 || r.DataFile >= s.Reader.Len() {
 		return nil, 0, false
 	}
-	smp := s.Reader.Sample(r.DataFile)
-	if smp.Compressed || smp.Offset != r.DataOffset || int64(smp.StoredSize) != r.Size {
+	smp, err := s.Reader.entry(r.DataFile)
+	if err != nil || smp.Compressed || smp.Offset != r.DataOffset || int64(smp.StoredSize) != r.Size {
 		return nil, 0, false // a metadata member, or a compressed sample
 	}
 	return f, smp.Offset, true
