@@ -238,7 +238,11 @@ func (s *Source) givenName(i int, count bool) (string, []MetaEntry, error) {
 		if key, found := other["key"]; found {
 			var k string
 			if json.Unmarshal(key, &k) == nil && k != "" {
-				name = k + "." + s.Reader.Sample(i).Format.Ext()
+				smp, err := s.Reader.entry(i)
+				if err != nil {
+					return "", nil, err
+				}
+				name = k + "." + smp.Format.Ext()
 			}
 		}
 	}
