@@ -15,6 +15,7 @@ import (
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/bloom"
 	"github.com/itarconv/itarconv/internal/mapped"
 )
@@ -23,8 +24,9 @@ import (
 var ErrDuplicatePath = barecat.ErrDuplicatePath
 
 // ErrHardlinkTarget: a hard link whose target is no earlier file of the
-// dataset (tar extracts such a link only if the target exists already).
-var ErrHardlinkTarget = errors.New("hard link to no earlier file")
+// dataset (tar extracts such a link only if the target exists already);
+// the TBL writer's, so that one sentinel serves every target.
+var ErrHardlinkTarget = tbl.ErrHardlinkTarget
 
 // Duplicate policies for TarToBarecat.
 const (
@@ -144,8 +146,19 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	return sink.stats, nil
 }
 
-// memberPath is the archive path of a file or hard link member.
+// ErrUnsafeName: a member name that would land outside the directory it is
+// extracted into (absolute, with a ".." component) or empty: every
+// conversion from tar refuses it, naming the shard and the member.
+var ErrUnsafeName = tarfile.ErrUnsafeName
+
+// memberPath is the archive path of a member. A file or hard link whose
+// name no target keeps is refused as it is into TBL (tbl.CheckName).
 func memberPath(shards []string, shard int, r *Row) (string, error) {
+	if r.Kind != KindDir {
+		if err := tbl.CheckName(shards[shard], r); err != nil {
+			return "", fmt.Errorf("%w (%w)", err, barecat.ErrInvalidPath)
+		}
+	}
 	p, err := barecat.NormalizePath(string(r.Name))
 	if err != nil {
 		return "", fmt.Errorf("%s: offset %d: %w", shards[shard], r.Offset, err)

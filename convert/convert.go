@@ -434,6 +434,7 @@ func throughRegistry(ctx context.Context, srcs []string, dst string, o ConvertOp
 	if err != nil {
 		return nil, err
 	}
+	d = keepNames(d, o.To)
 	res, err := tgt.Create(ctx, named{d, strings.Join(srcs, " ")}, dst, registry.CreateOptions{Workers: o.Workers, Overwrite: o.Overwrite,
 		ShardSize: o.ShardSize, Progress: o.Progress, Format: format})
 	if err != nil {
@@ -441,6 +442,33 @@ func throughRegistry(ctx context.Context, srcs []string, dst string, o ConvertOp
 	}
 	res.Warnings = append(d.Warnings(), res.Warnings...)
 	return res, nil
+}
+
+// keepNames makes a TBL source keep, in metadata members, the names that
+// the target would store otherwise (Barecat normalizes paths), so that
+// converting back gives them as they were.
+func keepNames(d registry.Dataset, to string) registry.Dataset {
+	if to != "barecat" {
+		return d
+	}
+	return barecatNames{d}
+}
+
+// barecatNames is a dataset whose TBL rows keep the names Barecat changes.
+type barecatNames struct{ registry.Dataset }
+
+func (b barecatNames) Rows(listing bool) (PayloadSource, error) {
+	src, err := b.Dataset.Rows(listing)
+	if s, ok := src.(*tbl.Source); ok {
+		s.NameChanged = barecatChanges
+	}
+	return src, err
+}
+
+// barecatChanges tells whether Barecat stores a path otherwise.
+func barecatChanges(name string) bool {
+	p, err := barecat.NormalizePath(name)
+	return err == nil && p != name
 }
 
 // named is an opened dataset with the paths it was opened from.

@@ -95,6 +95,10 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 			return src, nil
 		}, opts)
 		st, err := tbl.WritePart(ctx, newSource, dir, ro)
+		if errors.Is(err, tbl.ErrHardlinkTarget) {
+			// One run finds a link's target in any earlier shard.
+			err = fmt.Errorf("%w (a task sees its own shards %d to %d only: convert in one run): %w", err, lo, hi-1, ErrNoPartition)
+		}
 		return lo, hi, st, err
 	}
 	d, err := o.openSource(srcs, filepath.Dir(filepath.Clean(dst)))
@@ -112,7 +116,7 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	in := sliced{named{d, strings.Join(srcs, " ")}, lo, hi}
+	in := sliced{named{keepNames(d, o.To), strings.Join(srcs, " ")}, lo, hi}
 	st, err = registry.Lookup(o.To).CreatePart(ctx, in, dir, registry.CreateOptions{Workers: o.Workers,
 		ShardSize: o.ShardSize, Progress: o.Progress, Format: format})
 	if ps, ok := st.(*barecat.PartStats); ok && err == nil && o.From == "tar" && ps.Skipped["hardlink"] > 0 {

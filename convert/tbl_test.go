@@ -45,19 +45,20 @@ func TestTBLCompatTurboLoader(t *testing.T) {
 }
 
 // TestTBLRoundTrip: tar -> TBL v2 -> tar keeps names and bytes (with and
-// without LZ4); tar -> v1 keeps bytes and order, and names come back from
+// without LZ4), a hard link becoming a file with its target's bytes, as
+// into Barecat; tar -> v1 keeps bytes and order, and names come back from
 // the sample index.
 func TestTBLRoundTrip(t *testing.T) {
 	_, shards := sampleShards(t)
-	want := []string{"./imgs/a.jpg", "./imgs/日本.cls", "./empty.txt", "deep/er/" + strings.Repeat("x", 150) + ".bin"}
-	bodies := []string{"jpeg-a", "7", "", strings.Repeat("z", 3000)}
+	want := []string{"./imgs/a.jpg", "./imgs/日本.cls", "./empty.txt", "deep/er/" + strings.Repeat("x", 150) + ".bin", "hard.jpg"}
+	bodies := []string{"jpeg-a", "7", "", strings.Repeat("z", 3000), "jpeg-a"}
 	for _, opts := range []TBLOptions{{Version: 2}, {Version: 2, LZ4: true}, {Version: 1}} {
 		out := filepath.Join(t.TempDir(), "x.tbl")
 		st, err := TarToTBL(context.Background(), shards, out, opts)
 		if err != nil {
 			t.Fatalf("%+v: %v", opts, err)
 		}
-		if st.Samples != 4 || st.Skipped["dir"] != 2 || st.Skipped["symlink"] != 1 || st.Skipped["hardlink"] != 1 {
+		if st.Samples != 5 || st.Hardlinks != 1 || st.Skipped["dir"] != 2 || st.Skipped["symlink"] != 1 || st.Skipped["hardlink"] != 0 {
 			t.Errorf("%+v: stats %+v", opts, st)
 		}
 		r, err := tbl.Open(out)
@@ -78,13 +79,13 @@ func TestTBLRoundTrip(t *testing.T) {
 			t.Errorf("%+v: %d batches' mappings never released", opts, src.Held())
 		}
 		entries := readTarDir(t, fst.Shards)
-		if len(entries) != 4 {
+		if len(entries) != 5 {
 			t.Fatalf("%+v: %d members back", opts, len(entries))
 		}
 		for i, e := range entries {
 			wantName := want[i] // names come back exactly as they were
 			if opts.Version == 1 {
-				wantName = []string{"000000000.jpg", "000000001.bin", "000000002.bin", "000000003.bin"}[i]
+				wantName = []string{"000000000.jpg", "000000001.bin", "000000002.bin", "000000003.bin", "000000004.jpg"}[i]
 			}
 			if e.name != wantName || e.body != bodies[i] {
 				t.Errorf("%+v: member %d is %q (%d bytes), want %q", opts, i, e.name, len(e.body), wantName)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/tbl"
 )
 
 // ToBarecat converts any source into a Barecat archive at out, in one pass
@@ -13,6 +14,9 @@ import (
 func ToBarecat(ctx context.Context, src PayloadSource, out string, opts BarecatOptions) (*BarecatStats, error) {
 	if opts.Wrap || opts.OnDuplicate != DuplicateError {
 		return nil, fmt.Errorf("wrapping and duplicate policies apply to tar shards")
+	}
+	if s, ok := src.(*tbl.Source); ok && s.NameChanged == nil {
+		s.NameChanged = barecatChanges // names come back as they were
 	}
 	st, err := barecat.WriteRows(ctx, src, out, barecat.RowsOptions{ShardSize: opts.ShardSize, Overwrite: opts.Overwrite,
 		Workers: opts.Workers, Progress: opts.Progress})

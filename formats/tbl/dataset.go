@@ -43,14 +43,20 @@ func (d *tblDataset) Rows(listing bool) (dataset.PayloadSource, error) {
 	return s, nil
 }
 
-func (d *tblDataset) List(_ context.Context, fn func(registry.Entry) error) error {
+func (d *tblDataset) List(ctx context.Context, fn func(registry.Entry) error) error {
 	names := &Source{Reader: d.r}
 	for i := range d.r.Len() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		name, err := names.SampleName(i)
 		if err != nil {
 			return err
 		}
-		s := d.r.Sample(i)
+		s, err := d.r.entry(i)
+		if err != nil {
+			return err
+		}
 		err = fn(registry.Entry{Name: name, Size: int64(s.Size),
 			Fields: []registry.Field{{Key: "sample", Value: i}, {Key: "format", Value: strings.ToLower(s.Format.String())}}})
 		if err != nil {
@@ -156,6 +162,9 @@ func Result(st *RowsStats, what string) *registry.Result {
 	extra := ""
 	if len(skipped) > 0 {
 		extra = " (not converted: " + strings.Join(skipped, ", ") + ")"
+	}
+	if st.Hardlinks > 0 {
+		extra = fmt.Sprintf(" (%d hard links as files)", st.Hardlinks) + extra
 	}
 	res.Summary = fmt.Sprintf("%s: TBL v%d, %d samples, %s from %s%s", st.Output, st.Version, st.Samples, human.Bytes(st.Bytes), what, extra)
 	if st.MetaDropped > 0 {

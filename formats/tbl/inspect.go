@@ -33,7 +33,7 @@ type Info struct {
 
 // Inspect describes the file at path: version, counts by format,
 // compression, metadata; opening it checks the whole index.
-func Inspect(_ context.Context, path string) (registry.Report, error) {
+func Inspect(ctx context.Context, path string) (registry.Report, error) {
 	r, err := Open(path) // validates the header and the whole index
 	if err != nil {
 		return nil, err
@@ -44,7 +44,13 @@ func Inspect(_ context.Context, path string) (registry.Report, error) {
 		Formats: map[string]int{}, MetadataTypes: map[string]int{}, Flags: h.Flags, IndexOK: true,
 		MetadataBytes: h.MetadataSize}
 	for i := 0; i < r.Len(); i++ {
-		s := r.Sample(i)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s, err := r.entry(i)
+		if err != nil {
+			return nil, err
+		}
 		info.Formats[strings.ToLower(s.Format.String())]++
 		info.StoredBytes += uint64(s.StoredSize)
 		info.UncompressedSize += uint64(s.Size)
@@ -119,15 +125,18 @@ type VerifyResult struct {
 // Verify reads every sample of the file at path: bounds, LZ4 blocks, the
 // header CRC-32 and every CRC-16 (v2), and the JSON-typed metadata blocks.
 // Damage found is the result and an error wrapping registry.ErrVerify.
-func Verify(_ context.Context, path string) (registry.Report, error) {
+func Verify(ctx context.Context, path string) (registry.Report, error) {
 	r, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	err = r.Verify()
+	err = r.VerifyContext(ctx)
 	if err == nil {
-		err = checkJSON(r)
+		err = checkJSON(ctx, r)
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // not damage: the caller gave up
 	}
 	if err != nil {
 		return &VerifyResult{File: path, Problem: err.Error()}, fmt.Errorf("%s: %v: %w", path, err, registry.ErrVerify)
@@ -152,10 +161,13 @@ func (v *VerifyResult) WriteText(out io.Writer) error {
 
 // checkJSON reports the JSON-typed metadata blocks that do not parse:
 // the format says they are JSON, and a loader that reads them fails.
-func checkJSON(r *Reader) error {
+func checkJSON(ctx context.Context, r *Reader) error {
 	var n int
 	var first []string
 	for i := 0; i < r.Len() && r.HasMetadata(); i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		meta, err := r.Metadata(i)
 		if err != nil {
 			return err

@@ -104,6 +104,9 @@ type mergePart struct {
 	dropLast bool        // its last sample is a metadata member given to a later part's first sample
 	head     []MetaEntry // the blocks of its first sample, given by an earlier part's member
 	headSet  bool
+	// headFields holds the index fields that member gives its first
+	// sample, if any.
+	headFields *Member
 }
 
 func (p *mergePart) errf(file string, off int64, format string, args ...any) error {
@@ -268,14 +271,22 @@ func (m *merger) pair() error {
 				w.dropLast = true
 				m.mstats.BoundaryMembers++
 				m.stats.MetaMembers++
-				if !m.names() {
-					m.stats.MetaDropped++
-				} else {
+				t := w.info.Trailing
+				switch {
+				case t.NoBlocks: // the sample keeps its name's block
+				case !m.names():
+					if t.Blocks > 0 {
+						m.stats.MetaDropped++
+					}
+				default:
 					blocks, err := w.trailingBlocks()
 					if err != nil {
 						return err
 					}
 					p.head, p.headSet = blocks, true
+				}
+				if mm := t.member(); mm.HasFormat || mm.HasDims {
+					p.headFields = &mm
 				}
 			}
 		}
@@ -474,6 +485,9 @@ func (m *merger) scanIndex(ctx context.Context, p *mergePart, fn func(i int64, e
 		e, err := sc.next(int(m.entLen))
 		if err != nil {
 			return p.errf(partTBLName, at, "index entry %d: %v", i, err)
+		}
+		if i == 0 && p.headFields != nil {
+			p.headFields.applyEntry(e, v)
 		}
 		s := decodeEntry(e, v, int(i))
 		if s.Offset != next {

@@ -94,6 +94,24 @@ type trailingMember struct {
 	Name   []byte `json:"name"`
 	Blocks int64  `json:"blocks"` // in trailing.meta
 	Size   int64  `json:"size"`   // trailing.meta's size in bytes
+	// NoBlocks: the member states no blocks (Member.Stated is false).
+	NoBlocks bool `json:"no_blocks,omitempty"`
+	// The index fields it gives (Member), where it gives them.
+	Format *uint8  `json:"format,omitempty"`
+	Width  *uint16 `json:"width,omitempty"`
+	Height *uint16 `json:"height,omitempty"`
+}
+
+// member is what the trailing member says, its blocks aside.
+func (t *trailingMember) member() Member {
+	m := Member{Stated: !t.NoBlocks}
+	if t.Format != nil {
+		m.Format, m.HasFormat = Format(*t.Format), true
+	}
+	if t.Width != nil && t.Height != nil {
+		m.Width, m.Height, m.HasDims = *t.Width, *t.Height, true
+	}
+	return m
 }
 
 // partInfo is part.json.
@@ -150,11 +168,20 @@ func WritePart(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 		info.First = &edges.first
 	}
 	if m := edges.last; m != nil {
-		blocks := appendBlocks(nil, 0, m.blocks)
+		mm := &m.member
+		blocks := appendBlocks(nil, 0, mm.Blocks)
 		if err := writeWhole(filepath.Join(dir, partTrailingName), blocks); err != nil {
 			return nil, err
 		}
-		info.Trailing = &trailingMember{Name: []byte(m.name), Blocks: int64(len(m.blocks)), Size: int64(len(blocks))}
+		t := &trailingMember{Name: []byte(m.name), Blocks: int64(len(mm.Blocks)), Size: int64(len(blocks)), NoBlocks: !mm.Stated}
+		if mm.HasFormat {
+			f := uint8(mm.Format)
+			t.Format = &f
+		}
+		if mm.HasDims {
+			t.Width, t.Height = &mm.Width, &mm.Height
+		}
+		info.Trailing = t
 	}
 	data, err := json.MarshalIndent(&info, "", "  ")
 	if err != nil {

@@ -99,7 +99,9 @@ func richSamples() []srcSample {
 	ss[511], ss[512] = memberSample("x511.png"), plain("x511.png", 2) // no blocks: the sample gets none
 	ss[767], ss[768] = two("lonely.bin"), plain("other.bin", 3)       // not its sample: a sample itself
 	ss[1023], ss[1024] = two("y.skip"), plain("y.skip", 4)            // its sample skipped by Select
-	ss[1279], ss[1280] = two("z.jpg"), plain("z.jpg", 5)
+	// Index fields and no blocks (the name's block stays), across shards.
+	ss[1279] = srcSample{name: "z.jpg" + MetaSuffix, data: EncodeMember(Member{Format: RAWU8, HasFormat: true, Width: 9, Height: 8, HasDims: true})}
+	ss[1280] = plain("z.jpg", 5)
 	ss[1535], ss[1536], ss[1537] = two("v.jpg"), two("w.jpg"), plain("w.jpg", 6) // a member, then one that opens a shard
 	ss[1599] = two("end.bin")                                                    // the dataset ends on a member
 	return ss

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,29 +18,59 @@ import (
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
-// Reader reads a TBL file. It keeps the header and index in memory (16 or
-// 24 bytes a sample, decoded on access) and the location of each metadata
-// block; sample bytes are read on demand with positioned reads, so its
-// methods are safe for concurrent use.
+// Reader reads a TBL file. Open checks the whole index and metadata
+// section; afterwards the reader keeps next to nothing a sample: the index
+// entries of a file whose samples lie in file order (every writer's) are
+// read again when used, a window of them at a time, and the metadata
+// blocks of one whose blocks lie in sample order (every writer's) are
+// found from where each group of metaGroupLen samples' blocks starts.
+// Other files keep their index in memory (16 or 24 bytes a sample) and
+// the place of every metadata block. Sample bytes are read on demand with
+// positioned reads, so its methods are safe for concurrent use.
 type Reader struct {
 	path    string
 	f       *os.File // closed by Close; nil when reading from an io.ReaderAt
 	ra      io.ReaderAt
 	hdr     Header
 	entLen  int
-	index   []byte
+	closed  bool
 	dataEnd int64 // the metadata section's start, or the file's end
-	// metaFirst holds, 8 bytes a sample, where each sample's run of
-	// metadata blocks lies: the run's length in bytes (headers included)
-	// above metaOffBits, and its offset from the section's start + 1 below
-	// (0: no metadata), for files whose blocks of a sample lie together
-	// (every writer's), in runs under 16 MiB. Other files get meta, every
+	// index is the whole index, for a file whose samples are not in file
+	// order; nil otherwise, when windows hold the entries used lately.
+	index   []byte
+	winMu   sync.Mutex
+	windows [indexWindows]window
+	// hasMeta holds, a bit a sample, the has-metadata flags, while Open
+	// checks the metadata section.
+	hasMeta []uint64
+	// metaGroup[g] is where, from the metadata section's start, the blocks
+	// of samples g*metaGroupLen and later start (the last entry is the
+	// section's size), for files whose blocks lie in sample order; groups
+	// caches the blocks of groups read lately. Other files get meta, every
 	// block's place, sorted by sample.
-	metaFirst []byte
+	metaGroup []int64
+	groups    [indexWindows]window
 	meta      []metaRef
 	// release gives back the tables kept outside the Go heap (Close).
 	release []func()
 }
+
+// A window holds the bytes of consecutive index entries, or of a group's
+// metadata blocks, from lo.
+type window struct {
+	lo  int
+	buf []byte
+}
+
+const (
+	indexWindows = 8    // windows kept, each holding
+	windowLen    = 4096 // entries
+	// metaGroupLen is how many samples' blocks a metadata group holds;
+	// metaGroupMax how many bytes of them are read at once (larger groups
+	// are walked block by block).
+	metaGroupLen = 64
+	metaGroupMax = 1 << 20
+)
 
 // metaRef locates one metadata block's bytes.
 type metaRef struct {
@@ -207,10 +238,6 @@ func newReader(name string, ra io.ReaderAt, size int64) (*Reader, error) {
 			r.dataEnd = int64(h.MetadataOffset)
 		}
 	}
-	r.index = r.alloc(int(want - int64(hl)))
-	if err := r.readAt(r.index, int64(hl), -1); err != nil {
-		return nil, err
-	}
 	if err := r.checkIndex(); err != nil {
 		return nil, err
 	}
@@ -223,6 +250,7 @@ func newReader(name string, ra io.ReaderAt, size int64) (*Reader, error) {
 			return nil, err
 		}
 	}
+	r.hasMeta = nil
 	ok = true
 	return r, nil
 }
@@ -236,9 +264,19 @@ func (r *Reader) checkIndex() error {
 	compressedOK := r.hdr.Flags&FlagCompressed != 0
 	metaOK := r.hdr.Flags&FlagHasMetadata != 0
 	prevEnd, inOrder := dataStart, true
+	if metaOK {
+		r.hasMeta = make([]uint64, (r.Len()+63)/64)
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(r.ra, hl, int64(r.Len())*el), 64<<10)
+	e := make([]byte, el)
 	for i := range r.Len() {
-		e := r.index[int64(i)*el : int64(i+1)*el]
 		base := hl + int64(i)*el
+		if k, err := io.ReadFull(br, e); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return r.fail(ErrTruncated, -1, base+int64(k), "the file ends inside the index")
+			}
+			return fmt.Errorf("%s: %w", r.path, err)
+		}
 		off, stored := le.Uint64(e), le.Uint32(e[8:])
 		if v == 1 {
 			for k := 13; k < 16; k++ {
@@ -262,6 +300,9 @@ func (r *Reader) checkIndex() error {
 			case flags&SampleHasMetadata != 0 && !metaOK:
 				return r.fail(ErrCorrupt, i, base+21, "has-metadata flag, but the file has no metadata section")
 			}
+			if flags&SampleHasMetadata != 0 {
+				r.hasMeta[i/64] |= 1 << (i % 64)
+			}
 		}
 		if off < dataStart {
 			return r.fail(ErrCorrupt, i, base, "data offset %d is inside the header or index (data starts at %d)", off, dataStart)
@@ -282,6 +323,12 @@ func (r *Reader) checkIndex() error {
 	}
 	if inOrder {
 		return nil
+	}
+	// Samples out of file order (no writer's): the index stays in memory
+	// for the overlap check and every later use.
+	r.index = r.alloc(int(int64(r.Len()) * el))
+	if err := r.readAt(r.index, hl, -1); err != nil {
+		return err
 	}
 	return r.checkOverlap()
 }
@@ -336,19 +383,13 @@ func (r *Reader) stored(i int) uint32 {
 	return binary.LittleEndian.Uint32(r.index[i*r.entLen+8:])
 }
 
-// errScattered: a sample's metadata blocks do not lie together, or the
-// run is too long or too far for metaFirst.
-var errScattered = errors.New("metadata blocks of a sample apart")
-
-const (
-	metaOffBits = 40 // a section of up to 1 TiB
-	metaRunMax  = 1<<(64-metaOffBits) - 1
-)
+// errScattered: the metadata blocks do not lie in sample order.
+var errScattered = errors.New("metadata blocks out of sample order")
 
 // scanMetadata walks the metadata section once, checking its blocks and
-// recording where each sample's first block starts; where one sample's
-// blocks lie apart (errScattered), it is run again with refs set, to
-// record every block's place.
+// recording where each group of samples' blocks starts; where the blocks
+// are not in sample order (errScattered), it is run again with refs set,
+// to record every block's place.
 func (r *Reader) scanMetadata(refs bool) error {
 	le := binary.LittleEndian
 	start := int64(r.hdr.MetadataOffset)
@@ -356,8 +397,9 @@ func (r *Reader) scanMetadata(refs bool) error {
 	n := r.Len()
 	br := bufio.NewReaderSize(io.NewSectionReader(r.ra, start, end-start), 64<<10)
 	seen := make([]uint64, (n+63)/64)
+	groups := (n + metaGroupLen - 1) / metaGroupLen
 	if !refs {
-		r.metaFirst = r.alloc(8 * n)
+		r.metaGroup = make([]int64, 0, groups+1)
 	}
 	prev := int64(-1)
 	var bh [MetaBlockLen]byte
@@ -368,7 +410,7 @@ func (r *Reader) scanMetadata(refs bool) error {
 		if k, err := io.ReadFull(br, bh[:]); err != nil {
 			return r.readErr(pos+int64(k), err)
 		}
-		si, size, typ, res := le.Uint64(bh[:]), le.Uint32(bh[8:]), le.Uint16(bh[12:]), le.Uint16(bh[14:])
+		si, size, res := le.Uint64(bh[:]), le.Uint32(bh[8:]), le.Uint16(bh[14:])
 		switch {
 		case si >= uint64(n):
 			return r.fail(ErrCorrupt, -1, pos, "metadata block for sample %d, but the file has %d samples", si, n)
@@ -376,27 +418,21 @@ func (r *Reader) scanMetadata(refs bool) error {
 			return r.fail(ErrCorrupt, int(si), pos+14, "metadata block's reserved field is %#04x, not zero", res)
 		case int64(size) > end-pos-MetaBlockLen:
 			return r.fail(ErrCorrupt, int(si), pos+8, "metadata block of %d bytes at %d runs past the end of the metadata section at %d", size, pos+MetaBlockLen, end)
-		case r.flags(int(si))&SampleHasMetadata == 0:
+		case r.hasMeta[si/64]&(1<<(si%64)) == 0:
 			return r.fail(ErrCorrupt, int(si), pos, "metadata block for a sample without the has-metadata flag")
 		}
 		switch {
 		case refs:
-			r.meta = append(r.meta, metaRef{off: pos + MetaBlockLen, size: size, sample: uint32(si), typ: typ})
-		case int64(si) != prev:
-			if seen[si/64]&(1<<(si%64)) != 0 || pos-start+1 >= 1<<metaOffBits {
-				r.metaFirst = nil
-				return errScattered
+			r.meta = append(r.meta, metaRef{off: pos + MetaBlockLen, size: size, sample: uint32(si), typ: le.Uint16(bh[12:])})
+		case int64(si) < prev:
+			r.metaGroup = nil
+			return errScattered
+		default:
+			// Groups up to this block's start here (those without blocks
+			// too: they end where they start).
+			for g := int64(len(r.metaGroup)); g*metaGroupLen <= int64(si); g++ {
+				r.metaGroup = append(r.metaGroup, pos-start)
 			}
-			le.PutUint64(r.metaFirst[8*si:], uint64(pos-start)+1)
-			fallthrough
-		default: // the run grows by this block
-			e := le.Uint64(r.metaFirst[8*si:])
-			run := e>>metaOffBits + MetaBlockLen + uint64(size)
-			if run > metaRunMax {
-				r.metaFirst = nil
-				return errScattered
-			}
-			le.PutUint64(r.metaFirst[8*si:], run<<metaOffBits|e&(1<<metaOffBits-1))
 		}
 		prev = int64(si)
 		seen[si/64] |= 1 << (si % 64)
@@ -406,8 +442,13 @@ func (r *Reader) scanMetadata(refs bool) error {
 		pos += MetaBlockLen + int64(size)
 	}
 	for i := range n {
-		if r.flags(i)&SampleHasMetadata != 0 && seen[i/64]&(1<<(i%64)) == 0 {
+		if r.hasMeta[i/64]&(1<<(i%64)) != 0 && seen[i/64]&(1<<(i%64)) == 0 {
 			return r.fail(ErrCorrupt, i, int64(HeaderSizeV2+i*EntrySizeV2+21), "has-metadata flag, but no metadata block names the sample")
+		}
+	}
+	if !refs {
+		for len(r.metaGroup) <= groups {
+			r.metaGroup = append(r.metaGroup, end-start)
 		}
 	}
 	slices.SortStableFunc(r.meta, func(a, b metaRef) int { return cmp.Compare(a.sample, b.sample) })
@@ -415,7 +456,10 @@ func (r *Reader) scanMetadata(refs bool) error {
 }
 
 func (r *Reader) releaseTables() {
-	r.index, r.metaFirst = nil, nil
+	r.index, r.metaGroup, r.meta, r.hasMeta = nil, nil, nil, nil
+	r.winMu.Lock()
+	r.windows, r.groups = [indexWindows]window{}, [indexWindows]window{}
+	r.winMu.Unlock()
 	for _, release := range r.release {
 		release()
 	}
@@ -441,8 +485,6 @@ func (r *Reader) readErr(off int64, err error) error {
 	return fmt.Errorf("%s: %w", r.path, err)
 }
 
-func (r *Reader) flags(i int) uint8 { return r.index[i*r.entLen+21] }
-
 // Version is 1 or 2.
 func (r *Reader) Version() int { return r.hdr.Version }
 
@@ -453,19 +495,47 @@ func (r *Reader) Header() Header { return r.hdr }
 func (r *Reader) Len() int { return int(r.hdr.NumSamples) }
 
 // Sample returns the index entry of sample i, with Meta nil. It panics if i
-// is out of range, as indexing a slice does.
+// is out of range, as indexing a slice does. Should the entry no longer
+// read (the file shrank since Open), it has Offset -1 and sizes 0:
+// ReadSample and the others then say why.
 func (r *Reader) Sample(i int) Sample {
 	if i < 0 || i >= r.Len() {
 		panic(fmt.Sprintf("tbl: sample %d out of range [0, %d)", i, r.Len()))
 	}
-	if r.index == nil {
+	if r.closed {
 		panic("tbl: Sample of a closed reader")
 	}
-	return decodeEntry(r.index[i*r.entLen:], r.hdr.Version, i)
+	s, err := r.entry(i)
+	if err != nil {
+		return Sample{Index: i, Offset: -1}
+	}
+	return s
+}
+
+// entry reads index entry i (in range), from the index in memory or
+// from a window of entries read lately, read again if need be.
+func (r *Reader) entry(i int) (Sample, error) {
+	if r.index != nil {
+		return decodeEntry(r.index[i*r.entLen:], r.hdr.Version, i), nil
+	}
+	lo := i / windowLen * windowLen
+	r.winMu.Lock()
+	defer r.winMu.Unlock()
+	w := &r.windows[i/windowLen%indexWindows]
+	if w.buf == nil || w.lo != lo {
+		n := min(r.Len()-lo, windowLen) * r.entLen
+		buf := grow(w.buf, n)
+		w.buf = nil
+		if err := r.readAt(buf, int64(headerLen(r.hdr.Version)+lo*r.entLen), i); err != nil {
+			return Sample{}, err
+		}
+		w.lo, w.buf = lo, buf
+	}
+	return decodeEntry(w.buf[(i-lo)*r.entLen:], r.hdr.Version, i), nil
 }
 
 func (r *Reader) checkIndexArg(i int) error {
-	if r.index == nil {
+	if r.closed {
 		return fmt.Errorf("%s: %w", r.path, os.ErrClosed)
 	}
 	if i < 0 || i >= r.Len() {
@@ -480,7 +550,7 @@ func (r *Reader) Metadata(i int) ([]MetaEntry, error) {
 	if err := r.checkIndexArg(i); err != nil {
 		return nil, err
 	}
-	if r.metaFirst != nil {
+	if r.metaGroup != nil {
 		return r.metadataFrom(i)
 	}
 	lo := sort.Search(len(r.meta), func(k int) bool { return r.meta[k].sample >= uint32(i) })
@@ -496,28 +566,83 @@ func (r *Reader) Metadata(i int) ([]MetaEntry, error) {
 	return out, nil
 }
 
-// metadataFrom reads sample i's run of blocks in one read (its place and
-// length were found, and its blocks checked, by Open).
+// metadataFrom finds sample i's blocks in its group's (their place was
+// found, and the blocks checked, by Open): from the group's bytes read
+// lately, else read now; a group too large to read at once is walked a
+// block at a time.
 func (r *Reader) metadataFrom(i int) ([]MetaEntry, error) {
-	le := binary.LittleEndian
-	e := le.Uint64(r.metaFirst[8*i:])
-	if e == 0 {
-		return nil, nil
+	g := i / metaGroupLen
+	lo, hi := r.metaGroup[g], r.metaGroup[g+1]
+	base := int64(r.hdr.MetadataOffset)
+	if hi-lo > metaGroupMax {
+		return r.walkMetadata(i, base+lo, base+hi)
 	}
-	run := make([]byte, e>>metaOffBits)
-	if err := r.readAt(run, int64(r.hdr.MetadataOffset)+int64(e&(1<<metaOffBits-1))-1, i); err != nil {
-		return nil, err
-	}
-	var out []MetaEntry
-	for len(run) >= MetaBlockLen {
-		size := le.Uint32(run[8:])
-		if le.Uint64(run) != uint64(i) || uint64(size) > uint64(len(run)-MetaBlockLen) {
-			return nil, r.fail(ErrCorrupt, i, -1, "the metadata section changed since the file was opened")
+	r.winMu.Lock()
+	defer r.winMu.Unlock()
+	w := &r.groups[g%indexWindows]
+	if w.buf == nil || w.lo != g {
+		buf := grow(w.buf, int(hi-lo))
+		w.buf = nil
+		if err := r.readAt(buf, base+lo, i); err != nil {
+			return nil, err
 		}
-		out = append(out, MetaEntry{Type: le.Uint16(run[12:]), Data: run[MetaBlockLen : MetaBlockLen+size : MetaBlockLen+size]})
+		w.lo, w.buf = g, buf
+	}
+	le := binary.LittleEndian
+	var out []MetaEntry
+	for run := w.buf; len(run) > 0; {
+		if len(run) < MetaBlockLen {
+			return nil, r.changed(i)
+		}
+		si, size := le.Uint64(run), le.Uint32(run[8:])
+		if uint64(size) > uint64(len(run)-MetaBlockLen) {
+			return nil, r.changed(i)
+		}
+		if si > uint64(i) {
+			break
+		}
+		if si == uint64(i) {
+			out = append(out, MetaEntry{Type: le.Uint16(run[12:]), Data: bytes.Clone(run[MetaBlockLen : MetaBlockLen+size])})
+		}
 		run = run[MetaBlockLen+size:]
 	}
 	return out, nil
+}
+
+// walkMetadata finds sample i's blocks between from and to in the file,
+// reading the blocks' headers one by one.
+func (r *Reader) walkMetadata(i int, from, to int64) ([]MetaEntry, error) {
+	le := binary.LittleEndian
+	var out []MetaEntry
+	var bh [MetaBlockLen]byte
+	for pos := from; pos < to; {
+		if to-pos < MetaBlockLen {
+			return nil, r.changed(i)
+		}
+		if err := r.readAt(bh[:], pos, i); err != nil {
+			return nil, err
+		}
+		si, size := le.Uint64(bh[:]), le.Uint32(bh[8:])
+		if int64(size) > to-pos-MetaBlockLen {
+			return nil, r.changed(i)
+		}
+		if si > uint64(i) {
+			break
+		}
+		if si == uint64(i) {
+			data := make([]byte, size)
+			if err := r.readAt(data, pos+MetaBlockLen, i); err != nil {
+				return nil, err
+			}
+			out = append(out, MetaEntry{Type: le.Uint16(bh[12:]), Data: data})
+		}
+		pos += MetaBlockLen + int64(size)
+	}
+	return out, nil
+}
+
+func (r *Reader) changed(i int) error {
+	return r.fail(ErrCorrupt, i, -1, "the metadata section changed since the file was opened")
 }
 
 // scratch holds LZ4 blocks while they are decoded.
@@ -538,7 +663,10 @@ func (r *Reader) ReadSample(i int, dst []byte) ([]byte, error) {
 	if err := r.checkIndexArg(i); err != nil {
 		return nil, err
 	}
-	s := r.Sample(i)
+	s, err := r.entry(i)
+	if err != nil {
+		return nil, err
+	}
 	buf := grow(dst, int(s.Size))
 	if !s.Compressed {
 		if err := r.readAt(buf, s.Offset, i); err != nil {
@@ -580,7 +708,10 @@ func (r *Reader) OpenSample(i int) (io.Reader, error) {
 	if err := r.checkIndexArg(i); err != nil {
 		return nil, err
 	}
-	s := r.Sample(i)
+	s, err := r.entry(i)
+	if err != nil {
+		return nil, err
+	}
 	if s.Compressed {
 		b, err := r.ReadSample(i, nil)
 		if err != nil {
@@ -620,16 +751,26 @@ func (sr *sampleReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Verify reads every sample and checks it as ReadSample does, returning the
-// first error. Uncompressed samples are streamed through a fixed buffer, so
-// memory stays flat whatever their size.
-func (r *Reader) Verify() error {
+// Verify is VerifyContext for a caller that has no context: it cannot be
+// stopped before it is done.
+func (r *Reader) Verify() error { return r.VerifyContext(context.Background()) }
+
+// VerifyContext reads every sample and checks it as ReadSample does,
+// returning the first error. Uncompressed samples are streamed through a
+// fixed buffer, so memory stays flat whatever their size. It stops with
+// ctx's error once ctx is done.
+func (r *Reader) VerifyContext(ctx context.Context) error {
 	buf := make([]byte, min(1<<20, r.dataEnd))
 	var dec []byte
 	for i := range r.Len() {
-		s := r.Sample(i)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s, err := r.entry(i)
+		if err != nil {
+			return err
+		}
 		if s.Compressed {
-			var err error
 			if dec, err = r.ReadSample(i, dec); err != nil {
 				return err
 			}
@@ -637,6 +778,9 @@ func (r *Reader) Verify() error {
 		}
 		crc := uint16(crc16Init)
 		for done := int64(0); done < int64(s.StoredSize); {
+			if done > 0 && ctx.Err() != nil { // a large sample, read a MiB at a time
+				return ctx.Err()
+			}
 			chunk := buf[:min(int64(len(buf)), int64(s.StoredSize)-done)]
 			if err := r.readAt(chunk, s.Offset+done, i); err != nil {
 				return err
@@ -657,7 +801,7 @@ func (r *Reader) Close() error {
 		return nil
 	}
 	err := r.f.Close()
-	r.f = nil
+	r.f, r.closed = nil, true
 	// The tables go with the file: a use after Close finds them empty.
 	r.releaseTables()
 	return err

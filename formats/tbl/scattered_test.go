@@ -45,8 +45,8 @@ func TestScatteredMetadata(t *testing.T) {
 		if scattered {
 			want = [][]MetaEntry{{a, c}, {b}}
 		}
-		if (r.metaFirst == nil) != scattered {
-			t.Errorf("scattered %v: table of first blocks %v", scattered, r.metaFirst != nil)
+		if (r.metaGroup == nil) != scattered {
+			t.Errorf("scattered %v: table of groups %v", scattered, r.metaGroup != nil)
 		}
 		for i := range 2 {
 			m, err := r.Metadata(i)

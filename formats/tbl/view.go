@@ -29,7 +29,10 @@ func (r *Reader) ViewSamples(from, to int) (*Views, error) {
 	lo, hi := int64(-1), int64(0)
 	var decoded int
 	for i := from; i < to; i++ {
-		s := r.Sample(i)
+		s, err := r.entry(i)
+		if err != nil {
+			return nil, err
+		}
 		if s.StoredSize > 0 {
 			if lo < 0 {
 				lo = s.Offset
@@ -54,7 +57,10 @@ func (r *Reader) ViewSamples(from, to int) (*Views, error) {
 	var s Sample
 	err = mapped.Guard(func() error {
 		for i := from; i < to; i++ {
-			s = r.Sample(i)
+			var err error
+			if s, err = r.entry(i); err != nil {
+				return err
+			}
 			data := []byte{}
 			if s.StoredSize > 0 {
 				// (an empty sample's offset may lie outside the region)

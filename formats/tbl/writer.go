@@ -28,6 +28,10 @@ type WriterOptions struct {
 	// they spill to a temporary file beside the output (default 1 MiB):
 	// the metadata section follows the data, so it is known only at the end.
 	SpoolMemory int
+	// KeepFormat writes format codes version 1 does not define (MP4 and
+	// up) as they are, as TurboLoader's writer does, rather than refusing
+	// them: a converter giving a file's own codes back sets it.
+	KeepFormat bool
 }
 
 // lz4MaxInput is the largest block LZ4 compresses (LZ4_MAX_INPUT_SIZE).
@@ -169,7 +173,7 @@ func (w *Writer) check(format Format, size int64, meta []MetaEntry) error {
 		return w.fail(fmt.Errorf("sample %d: size %d", i, size))
 	case size >= MaxSampleSize:
 		return w.fail(fmt.Errorf("sample %d: %d bytes: samples must be under 4 GiB: %w", i, size, ErrUnrepresentable))
-	case w.opts.Version == 1 && format > TIFF:
+	case w.opts.Version == 1 && format > TIFF && !w.opts.KeepFormat:
 		return w.fail(fmt.Errorf("sample %d: format %v does not exist in version 1: %w", i, format, ErrUnrepresentable))
 	case w.opts.Version == 1 && len(meta) > 0:
 		return w.fail(fmt.Errorf("sample %d: version 1 has no metadata: %w", i, ErrUnrepresentable))

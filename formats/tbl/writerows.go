@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/mapped"
 )
 
@@ -24,7 +27,8 @@ type RowsOptions struct {
 	// any other, rather than giving their blocks to the sample after them.
 	NoMetaMembers bool
 	// Select, if set, decides which rows become samples in place of the
-	// default (every file row): it returns why a row is not one, or ""
+	// default (every file row, and every hard link, a sample with its
+	// target's bytes): it returns why a row is not one, or ""
 	// when it is. It is called from several goroutines at once, in both
 	// passes. (A converter that selects as another tool does sets it.)
 	Select   func(shard int, r *dataset.Row) (skip string, err error)
@@ -46,10 +50,39 @@ type RowsStats struct {
 	// metadata section (v1, NoNames) could not keep.
 	MetaMembers int64 `json:"metadata_members"`
 	MetaDropped int64 `json:"metadata_dropped"`
+	// Hardlinks counts the hard links written as samples with their
+	// target's bytes.
+	Hardlinks int64 `json:"hardlinks"`
+}
+
+// ErrHardlinkTarget: a hard link whose target is no earlier file of the
+// dataset (tar extracts such a link only if the target exists already).
+var ErrHardlinkTarget = errors.New("hard link to no earlier file")
+
+// CheckName refuses a row whose name a tar fold could not give back, as
+// every converter from tar refuses it (tarfile.CheckName: absolute, with
+// a ".." component, or empty), naming where it was found: the shard and
+// the record's offset there.
+func CheckName(where string, r *dataset.Row) error {
+	if tarfile.CheckName(r.Name) == nil {
+		return nil
+	}
+	if r.Offset >= 0 {
+		where = fmt.Sprintf("%s: offset %d", where, r.Offset)
+	}
+	return fmt.Errorf("%s: %s: %w (absolute, empty or with a \"..\" component: it could not come back out)", where, human.NameBytes(r.Name), tarfile.ErrUnsafeName)
+}
+
+// linkPath is the path a member name or a hard link's target names, as
+// extracting the tar resolves it: "./a//b" is "a/b".
+func linkPath(name []byte) string {
+	return path.Clean(string(name))
 }
 
 // WriteRows writes any source into one TBL file at out: every file row
-// becomes a sample, in the source's order. newSource makes the source of
+// becomes a sample, in the source's order, and so does every hard link,
+// with the bytes of the latest file of its target's path before it (as
+// extracting a tar gives it). newSource makes the source of
 // each of the two passes: a first one counts the samples (TBL's header
 // and index come first: its source may list rows without their bytes,
 // counting is true), the second copies them, one sample in memory at a
@@ -74,10 +107,22 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 	sel := &selector{sel: opts.Select, skipped: map[string]int64{}, src: counting}
 	sel.files, _ = counting.(dataset.ShardFiles)
 	var pairing metaPairing
+	// The paths hard links name: the copying pass keeps where the latest
+	// file of each lies.
+	targets := map[string]*dataset.Row{}
 	count := dataset.RowFunc(func(shard int, r *dataset.Row) error {
 		ok, err := sel.take(shard, r)
 		if err != nil {
 			return err
+		}
+		if ok {
+			// Refused before anything is written, as every target refuses it.
+			if err := CheckName(counting.ShardName(shard), r); err != nil {
+				return err
+			}
+		}
+		if ok && r.Kind == dataset.KindHardlink {
+			targets[linkPath(r.Linkname)] = nil
 		}
 		meta := false
 		if ok && !opts.NoMetaMembers {
@@ -107,13 +152,15 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 		return nil, err
 	}
 	defer registry.CloseSource(src)
-	w, err := Create(out, WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n)})
+	// A format code v1 does not define comes only from a metadata member
+	// giving a sample's own code back: it is written as it was.
+	w, err := Create(out, WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n), KeepFormat: true})
 	if err != nil {
 		return nil, err
 	}
 	sink := &rowsSink{w: w, src: src, sel: &selector{sel: opts.Select, skipped: map[string]int64{}},
 		opts: opts, stats: &RowsStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames},
-		edges: edges}
+		edges: edges, targets: targets}
 	sink.files, _ = src.(dataset.ShardFiles)
 	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err == nil && edges != nil {
@@ -157,7 +204,7 @@ func (s *selector) reason(shard int, r *dataset.Row) (string, error) {
 	if s.sel != nil {
 		return s.sel(shard, r)
 	}
-	if r.Kind != dataset.KindFile {
+	if r.Kind != dataset.KindFile && r.Kind != dataset.KindHardlink {
 		return r.Kind.String(), nil
 	}
 	return "", nil
@@ -168,7 +215,7 @@ func (s *selector) reason(shard int, r *dataset.Row) (string, error) {
 // read from the shard's file, or through OpenPayload on the writer's
 // goroutine).
 func (s *selector) isMetaMember(shard int, r *dataset.Row) (bool, error) {
-	if !IsMetaMember(r.Name, r.Size, []byte(MetaMagic)) {
+	if r.Kind != dataset.KindFile || !IsMetaMember(r.Name, r.Size, []byte(MetaMagic)) {
 		return false, nil
 	}
 	head := r.Inline
@@ -212,9 +259,9 @@ type metaPairing struct {
 type pendingMeta struct {
 	target string // the sample the member extends
 	name   string
-	blocks []MetaEntry // the second pass's
-	raw    []byte      // the member's bytes, should it be a sample after all
-	where  string      // its shard, for messages
+	member Member // the second pass's
+	raw    []byte // the member's bytes, should it be a sample after all
+	where  string // its shard, for messages
 	offset int64
 }
 
@@ -257,6 +304,9 @@ type rowsSink struct {
 	stats   *RowsStats
 	pairing metaPairing // Write's, in dataset order
 	edges   *partEdges  // WritePart's, else nil
+	// targets holds, for each path a hard link names, where the bytes of
+	// the latest sample of that path so far lie (nil before there is one).
+	targets map[string]*dataset.Row
 }
 
 // rowPrepared is one row of a batch, ready to append.
@@ -270,6 +320,9 @@ type rowPrepared struct {
 	// late: the payload is not in the row; the writer reads it
 	// (OpenPayload is the writer's alone).
 	late bool
+	// link: a hard link, whose target's bytes the writer reads (linkTo).
+	link   bool
+	linkTo *dataset.Row
 }
 
 // rowsBatch is what Prepare worked out for a batch.
@@ -293,6 +346,10 @@ func (s *rowsSink) Prepare(b *dataset.Batch) error {
 			return err
 		}
 		out[i].skip = why
+		if why == "" && r.Kind == dataset.KindHardlink {
+			out[i].link = true
+			continue
+		}
 		if why == "" && r.Size > 0 && r.Inline == nil {
 			if lo < 0 {
 				lo = r.DataOffset
@@ -306,7 +363,7 @@ func (s *rowsSink) Prepare(b *dataset.Batch) error {
 		for i := range b.Rows {
 			r := &b.Rows[i]
 			switch {
-			case out[i].skip != "":
+			case out[i].skip != "" || out[i].link:
 			case r.Inline == nil && r.Size > 0:
 				out[i].late = true
 			default:
@@ -333,7 +390,7 @@ func (s *rowsSink) Prepare(b *dataset.Batch) error {
 	var r *dataset.Row
 	err = mapped.Guard(func() error {
 		for i := range b.Rows {
-			if r = &b.Rows[i]; out[i].skip == "" {
+			if r = &b.Rows[i]; out[i].skip == "" && !out[i].link {
 				if err := s.prepare(p.where, r, &out[i], f, p.region); err != nil {
 					return err
 				}
@@ -384,21 +441,18 @@ func (s *rowsSink) metaMember(where string, r *dataset.Row, out *rowPrepared, da
 	if s.opts.NoMetaMembers || !IsMetaMember(r.Name, r.Size, data) {
 		return false, nil
 	}
-	blocks, err := DecodeMetaMember(data)
+	m, err := DecodeMember(data)
 	if err != nil {
 		return false, fmt.Errorf("%s: offset %d: %q: %w", where, r.Offset, r.Name, err)
 	}
-	out.metaMember = &pendingMeta{name: string(r.Name), blocks: blocks, raw: bytes.Clone(data), where: where, offset: r.Offset}
+	out.metaMember = &pendingMeta{name: string(r.Name), member: m, raw: bytes.Clone(data), where: where, offset: r.Offset}
 	return true, nil
 }
 
 // prepareSample works out a sample's format, dimensions, checksum and LZ4
 // block, and the metadata block that keeps its name.
 func (s *rowsSink) prepareSample(name string, data []byte) (Prepared, []MetaEntry, error) {
-	format := FormatFromName(name)
-	if s.opts.Version == 1 && format > TIFF {
-		format = FormatUnknown // v1 knows formats up to TIFF
-	}
+	format := nameFormat(s.opts.Version, name)
 	var width, height uint16
 	var meta []MetaEntry
 	if s.opts.Version == 2 {
@@ -428,6 +482,11 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 func (s *rowsSink) write(b *dataset.Batch, prep *rowsBatch) error {
 	for i := range prep.samples {
 		p, r := &prep.samples[i], &b.Rows[i]
+		if p.link {
+			if err := s.readLink(prep.where, r, p); err != nil {
+				return err
+			}
+		}
 		if p.late {
 			// Read on the writer: a metadata member too, which the
 			// first pass found by its first bytes.
@@ -452,19 +511,67 @@ func (s *rowsSink) write(b *dataset.Batch, prep *rowsBatch) error {
 		if p.metaMember != nil {
 			continue // waits for the row after it
 		}
-		meta := p.meta
+		meta, smp := p.meta, p.sample
 		if res == pairedMatched {
 			s.stats.MetaMembers++
-			if s.opts.Version == 2 && !s.opts.NoNames {
-				meta = prev.blocks
-			} else {
+			switch m := &prev.member; {
+			case !m.Stated: // the name's block, as without the member
+			case s.opts.Version == 2 && !s.opts.NoNames:
+				meta = m.Blocks
+			case len(m.Blocks) > 0:
 				s.stats.MetaDropped++
 			}
+			prev.member.apply(&smp, s.opts.Version)
 		}
-		if err := s.add(p.sample, meta); err != nil {
+		if err := s.add(smp, meta); err != nil {
 			return fmt.Errorf("%s: offset %d: %q: %w", prep.where, r.Offset, r.Name, err)
 		}
+		s.keepTarget(b.Shard, r, p)
 	}
+	return nil
+}
+
+// keepTarget remembers where the bytes of a sample lie when a hard link
+// names its path.
+func (s *rowsSink) keepTarget(shard int, r *dataset.Row, p *rowPrepared) {
+	if len(s.targets) == 0 {
+		return
+	}
+	t := linkPath(r.Name)
+	if _, ok := s.targets[t]; !ok {
+		return
+	}
+	if p.link {
+		s.targets[t] = p.linkTo // a link to a link: the same bytes
+		return
+	}
+	at := &dataset.Row{Name: r.Name, Kind: dataset.KindFile, DataFile: r.DataFile, Offset: r.Offset, DataOffset: r.DataOffset, Size: r.Size}
+	if r.Inline != nil {
+		at.Inline = bytes.Clone(r.Inline)
+	}
+	s.targets[t] = at
+}
+
+// readLink reads the bytes of a hard link's target, the latest sample of
+// that path before it, and prepares the link as a sample of its own name.
+func (s *rowsSink) readLink(where string, r *dataset.Row, p *rowPrepared) error {
+	at := s.targets[linkPath(r.Linkname)]
+	if at == nil {
+		return fmt.Errorf("%s: offset %d: %q to %q: %w", where, r.Offset, r.Name, r.Linkname, ErrHardlinkTarget)
+	}
+	data := at.Inline
+	if data == nil && at.Size > 0 {
+		var err error
+		if data, err = dataset.ReadPayload(s.src, at); err != nil {
+			return fmt.Errorf("%s: %q, the target of hard link %q: %w", where, at.Name, r.Name, err)
+		}
+	}
+	var err error
+	if p.sample, p.meta, err = s.prepareSample(string(r.Name), data); err != nil {
+		return fmt.Errorf("%s: offset %d: %q: %w", where, r.Offset, r.Name, err)
+	}
+	p.linkTo = at
+	s.stats.Hardlinks++
 	return nil
 }
 
