@@ -344,7 +344,7 @@ func tarToTBL(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 		return nil, err
 	}
 	opts := o.TBL
-	opts.Workers, opts.Scan, opts.Progress = o.Workers, o.Scan, o.Progress
+	opts.Workers, opts.Scan, opts.Progress, opts.Overwrite = o.Workers, o.Scan, o.Progress, o.Overwrite
 	opts.Spool = o.spool(dst)
 	defer opts.Spool.Close()
 	st, err := TarToTBL(ctx, shards, dst, opts)

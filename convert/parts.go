@@ -144,6 +144,7 @@ func MergeConverted(ctx context.Context, srcs []string, dst string, o ConvertOpt
 			return nil, fmt.Errorf("%s: %w", dst, fs.ErrExist)
 		}
 		_, ro := tblSetup(nil, o.TBL)
+		ro.Overwrite = o.Overwrite
 		st, ms, err := tbl.MergeParts(ctx, parts, dst, ro)
 		if err != nil {
 			return nil, err

@@ -23,7 +23,9 @@ type TBLOptions struct {
 	// header's name field as a C string), for byte-identical output.
 	CompatTurboLoader bool
 	Workers           int
-	Scan              tarfile.Options
+	// Overwrite replaces an existing output (--force).
+	Overwrite bool
+	Scan      tarfile.Options
 	// Spool reads compressed tar shards through decompressed copies.
 	Spool    *compressed.Spool
 	Progress func(Progress)
@@ -64,7 +66,7 @@ func tblSetup(newSource func(counting bool) (PayloadSource, error), opts TBLOpti
 	if opts.Version == 0 {
 		opts.Version = 2
 	}
-	o := tbl.RowsOptions{Version: opts.Version, LZ4: opts.LZ4, NoNames: opts.NoNames, Workers: opts.Workers, Progress: opts.Progress}
+	o := tbl.RowsOptions{Version: opts.Version, LZ4: opts.LZ4, NoNames: opts.NoNames, Workers: opts.Workers, Progress: opts.Progress, Overwrite: opts.Overwrite}
 	if opts.CompatTurboLoader {
 		// Upstream never writes the metadata section, nor knows metadata
 		// members.

@@ -110,7 +110,7 @@ func (d *tblDataset) Close() error { return d.r.Close() }
 // (registry.Format.Create). Its options are a RowsOptions.
 func create(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
 	opts, _ := o.Format.(RowsOptions)
-	opts.Workers, opts.Progress = o.Workers, o.Progress
+	opts.Workers, opts.Progress, opts.Overwrite = o.Workers, o.Progress, o.Overwrite
 	st, err := WriteRows(ctx, in.Rows, path, opts)
 	if err != nil {
 		return nil, err
@@ -130,6 +130,7 @@ func createPart(ctx context.Context, in registry.Input, dir string, o registry.C
 // (registry.Format.MergeParts).
 func mergeParts(ctx context.Context, parts []string, path string, o registry.CreateOptions) (*registry.Result, error) {
 	opts, _ := o.Format.(RowsOptions)
+	opts.Overwrite = o.Overwrite
 	st, ms, err := MergeParts(ctx, parts, path, opts)
 	if err != nil {
 		return nil, err

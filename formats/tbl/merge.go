@@ -369,7 +369,11 @@ func (m *merger) link(ctx context.Context, p *mergePart) error {
 	if err := os.Link(p.f.Name(), tmp); err != nil {
 		return m.write(ctx) // another file system, or no links: copy
 	}
-	if err := os.Rename(tmp, m.out); err != nil {
+	rename := safefile.RenameNoReplace
+	if m.opts.Overwrite {
+		rename = os.Rename
+	}
+	if err := rename(tmp, m.out); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", m.out, err)
 	}
@@ -390,6 +394,9 @@ func (m *merger) write(ctx context.Context) error {
 	if err := m.writeBody(ctx, f.File); err != nil {
 		f.Abort()
 		return err
+	}
+	if m.opts.Overwrite {
+		return f.CommitReplace()
 	}
 	return f.Commit()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -518,7 +519,8 @@ func TestMergePartsErrors(t *testing.T) {
 }
 
 // TestMergePartsOutput: as WriteRows, a merge replaces a file at the
-// output once the new one is complete; it never changes the parts; a
+// output once the new one is complete (Overwrite), and is refused there
+// without it; it never changes the parts; a
 // single part with samples becomes the output as it is.
 func TestMergePartsOutput(t *testing.T) {
 	ctx := context.Background()
@@ -530,7 +532,13 @@ func TestMergePartsOutput(t *testing.T) {
 	if err := os.WriteFile(out, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, ms, err := MergeParts(ctx, parts, out, RowsOptions{LZ4: true})
+	if _, _, err := MergeParts(ctx, parts, out, RowsOptions{LZ4: true}); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("a merge onto an existing file without Overwrite: %v", err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "old" {
+		t.Fatalf("the refused merge changed the existing file: %q", b)
+	}
+	st, ms, err := MergeParts(ctx, parts, out, RowsOptions{LZ4: true, Overwrite: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestViewSamples(t *testing.T) {
 func TestViewSamplesErrors(t *testing.T) {
 	dir := t.TempDir()
 	ss := roundTripSamples(false)
-	for _, opts := range []WriterOptions{{Version: 2}, {Version: 2, LZ4: true}} {
+	for _, opts := range []WriterOptions{{Version: 2, Replace: true}, {Version: 2, LZ4: true, Replace: true}} {
 		path := filepath.Join(dir, "v.tbl")
 		writeFile(t, path, opts, ss)
 		r, err := Open(path)

@@ -32,6 +32,10 @@ type WriterOptions struct {
 	// up) as they are, as TurboLoader's writer does, rather than refusing
 	// them: a converter giving a file's own codes back sets it.
 	KeepFormat bool
+	// Replace lets Close replace a file of the output's name; without it,
+	// one that appeared meanwhile (another run into the same new output)
+	// fails the close with safefile.ErrExists, and stays as it was.
+	Replace bool
 }
 
 // lz4MaxInput is the largest block LZ4 compresses (LZ4_MAX_INPUT_SIZE).
@@ -282,6 +286,9 @@ func (w *Writer) Close() error {
 		return err
 	}
 	w.err = errWriterDone
+	if w.opts.Replace {
+		return w.out.CommitReplace()
+	}
 	return w.out.Commit()
 }
 

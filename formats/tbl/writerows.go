@@ -31,9 +31,12 @@ type RowsOptions struct {
 	// target's bytes): it returns why a row is not one, or ""
 	// when it is. It is called from several goroutines at once, in both
 	// passes. (A converter that selects as another tool does sets it.)
-	Select   func(shard int, r *dataset.Row) (skip string, err error)
-	Workers  int
-	Progress func(dataset.Progress)
+	Select func(shard int, r *dataset.Row) (skip string, err error)
+	// Overwrite replaces a file of the output's name (--force); without
+	// it, the output is committed only where none exists.
+	Overwrite bool
+	Workers   int
+	Progress  func(dataset.Progress)
 }
 
 // RowsStats describes a TBL file WriteRows wrote.
@@ -154,7 +157,7 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 	defer registry.CloseSource(src)
 	// A format code v1 does not define comes only from a metadata member
 	// giving a sample's own code back: it is written as it was.
-	w, err := Create(out, WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n), KeepFormat: true})
+	w, err := Create(out, WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n), KeepFormat: true, Replace: opts.Overwrite})
 	if err != nil {
 		return nil, err
 	}
