@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 const (
@@ -105,7 +107,7 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 	}
 	if e.Name != "" {
-		fmt.Fprintf(&b, "%q: ", e.Name)
+		fmt.Fprintf(&b, "%s: ", human.Name(e.Name))
 	}
 	fmt.Fprintf(&b, "%v", e.Err)
 	if e.Detail != "" {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
 
@@ -638,7 +639,7 @@ func (r *FileReader) Read(p []byte) (int, error) {
 		if err == nil || err == io.EOF {
 			r.err = newErr(r.shardPath, r.f.Path, ErrBounds, "the shard ended at byte %d, inside the file", r.f.Offset+r.off)
 		} else {
-			r.err = fmt.Errorf("%s: reading %q: %w", r.shardPath, r.f.Path, err)
+			r.err = fmt.Errorf("%s: reading %s: %w", r.shardPath, human.Name(r.f.Path), err)
 		}
 		return n, r.err
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Report is what Verify found.
@@ -194,7 +196,7 @@ func (a *Archive) verifyDirsTree(ctx context.Context, rep *Report, add func(*Err
 				want.NumSubdirs, want.NumFiles, want.NumFilesTree, want.SizeTree))
 		}
 		if d.Path != "" && !haveDir[sqlParent(d.Path)] {
-			add(newErr(a.indexPath, d.Path, ErrCorrupt, "the parent directory %q has no row", sqlParent(d.Path)))
+			add(newErr(a.indexPath, d.Path, ErrCorrupt, "the parent directory %s has no row", human.Name(sqlParent(d.Path))))
 		}
 	}
 	for _, n := range nodes {

@@ -3,6 +3,8 @@ package barecat
 import (
 	"context"
 	"strings"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // dirFrame is a directory on the walk's stack: what its files give so
@@ -151,7 +153,7 @@ func (a *Archive) verifyDirsSorted(ctx context.Context, rep *Report, add func(*E
 			f := enter(row.Path)
 			f.row = &row
 			if parent := stack[len(stack)-2]; parent.row == nil {
-				add(newErr(a.indexPath, row.Path, ErrCorrupt, "the parent directory %q has no row", parent.path))
+				add(newErr(a.indexPath, row.Path, ErrCorrupt, "the parent directory %s has no row", human.Name(parent.path)))
 			}
 			if err := nextD(); err != nil {
 				return err

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/internal/bloom"
+	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
@@ -574,7 +575,7 @@ func (w *Writer) AddLink(f File, target string) (int64, error) {
 		return 0, w.fail(err)
 	}
 	if !ok {
-		return 0, newErr(w.path, f.Path, ErrMissingFile, "a link to %q, which is not a file added before", target)
+		return 0, newErr(w.path, f.Path, ErrMissingFile, "a link to %s, which is not a file added before", human.Name(target))
 	}
 	f.Size = tf.Size
 	if s := w.shards[tf.Shard]; s.target != nil {
@@ -970,10 +971,10 @@ func (w *Writer) copyData(data io.Reader, size int64, name string) (uint32, erro
 		case err == io.EOF:
 			return 0, newErr(w.path, name, ErrShortData, "%d of %d bytes", size-left, size)
 		case err != nil:
-			return 0, fmt.Errorf("%s: reading the data of %q: %w", w.path, name, err)
+			return 0, fmt.Errorf("%s: reading the data of %s: %w", w.path, human.Name(name), err)
 		case n == 0:
 			if idle++; idle > 100 {
-				return 0, fmt.Errorf("%s: reading the data of %q: %w", w.path, name, io.ErrNoProgress)
+				return 0, fmt.Errorf("%s: reading the data of %s: %w", w.path, human.Name(name), io.ErrNoProgress)
 			}
 		}
 	}

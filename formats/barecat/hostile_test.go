@@ -1,0 +1,49 @@
+package barecat
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestVerifyHugePath: one huge path (16 MiB, escaping the tree, in a
+// directory that has no row) is reported with its name cut and its length
+// given, and the memory Verify and its messages take does not grow with
+// it beyond a few copies (the path read from the index, its parent).
+func TestVerifyHugePath(t *testing.T) {
+	const n = 16 << 20
+	dir := copyDir(t, confDir(t, "basic"))
+	index := filepath.Join(dir, "basic.barecat")
+	execSQL(t, index, "UPDATE config SET value_int = 0 WHERE key = 'use_triggers'",
+		fmt.Sprintf("UPDATE files SET path = '../' || replace(hex(zeroblob(%d)), '0', 'a') || '/f' WHERE path = 'a.txt'", n/2),
+		"UPDATE config SET value_int = 1 WHERE key = 'use_triggers'")
+	a := mustOpen(t, index)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rep, err := a.Verify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string // as verify prints them
+	for _, p := range rep.Problems {
+		msgs = append(msgs, p.Error())
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4*n {
+		t.Errorf("Verify and its messages allocated %d MiB for a %d MiB path", grew>>20, n>>20)
+	}
+	found := false
+	for _, m := range msgs {
+		if len(m) > 2048 {
+			t.Errorf("a message of %d bytes: %.200s...", len(m), m)
+		}
+		found = found || strings.Contains(m, fmt.Sprintf("(%d bytes)", n+5))
+	}
+	if !found || len(msgs) < 2 {
+		t.Errorf("no message gives the path's length %d: %.300q", n+5, msgs)
+	}
+}
