@@ -2,11 +2,15 @@ package barecat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // TestVerifyHugePath: one huge path (16 MiB, escaping the tree, in a
@@ -45,5 +49,25 @@ func TestVerifyHugePath(t *testing.T) {
 	}
 	if !found || len(msgs) < 2 {
 		t.Errorf("no message gives the path's length %d: %.300q", n+5, msgs)
+	}
+}
+
+// TestOpenFIFO: an index that is a FIFO is refused at once, not opened
+// (which would wait for a writer for ever).
+func TestOpenFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.barecat")
+	mkfifo(t, p)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Open(p)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, pathguard.ErrNotRegular) || !strings.Contains(err.Error(), p) {
+			t.Errorf("Open of a FIFO: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Open of a FIFO blocks")
 	}
 }

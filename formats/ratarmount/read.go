@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/formats/sqlitefile"
+	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/sqliteuri"
 	_ "modernc.org/sqlite" // registers the database/sql driver "sqlite", for Read
 )
@@ -142,7 +143,9 @@ func Read(path string) (ix *Index, err error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %w: %s", path, ErrFormat, fmt.Sprintf(format, args...))
 	}
-	f, err := os.Open(path)
+	// A FIFO, device or directory is refused before it is opened: opening
+	// a FIFO would block until a writer came.
+	f, err := pathguard.Open(path)
 	if err != nil {
 		return nil, err
 	}
