@@ -15,6 +15,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/internal/filecopy"
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // MergeStats describes how MergeParts made the archive: what it copied,
@@ -277,7 +278,7 @@ var linkFile = os.Link
 // place makes the part's file src the archive's file rel.
 func (mg *merger) place(o *outDir, rel string, p *mergePart, src string, size int64) error {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) || strings.Contains(rel, "\\") {
-		return fmt.Errorf("%q is not a path inside the archive", rel)
+		return fmt.Errorf("%s is not a path inside the archive", human.Name(rel))
 	}
 	dst := filepath.Join(o.tmp, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {

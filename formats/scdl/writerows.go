@@ -17,6 +17,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -959,7 +960,7 @@ func newOutDir(final string) (*outDir, error) {
 // create makes the file rel (slash-separated, inside the archive).
 func (o *outDir) create(rel string) (*os.File, error) {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) || strings.Contains(rel, "\\") {
-		return nil, fmt.Errorf("%q is not a path inside the archive", rel)
+		return nil, fmt.Errorf("%s is not a path inside the archive", human.Name(rel))
 	}
 	p := filepath.Join(o.tmp, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
