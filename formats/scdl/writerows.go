@@ -86,6 +86,9 @@ func WriteRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 func replacingDir(dst string, overwrite bool, write func(out string) (*RowsStats, error)) (*RowsStats, error) {
 	out := dst
 	if _, err := os.Lstat(dst); err == nil && overwrite {
+		if err := replaceable(dst); err != nil {
+			return nil, err
+		}
 		parent, base := filepath.Split(filepath.Clean(dst))
 		safefile.SweepLeftovers(cmp.Or(parent, "."))
 		out = filepath.Join(parent, strings.TrimSuffix(safefile.TempName(base), "*")+"new")
