@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -69,5 +70,48 @@ func TestOpenFIFO(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Open of a FIFO blocks")
+	}
+}
+
+// TestOverwriteOnlyAnArchive: Overwrite (--force) replaces a Barecat
+// archive, never a file of the index's name that is no index, nor a
+// directory where a shard would go: both survive, refused with
+// ErrNotArchive naming them.
+func TestOverwriteOnlyAnArchive(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.barecat")
+	os.WriteFile(out, []byte("my notes"), 0o644)
+	if _, err := Create(out, WriterOptions{Overwrite: true}); !errors.Is(err, ErrNotArchive) || !strings.Contains(err.Error(), out) {
+		t.Errorf("Overwrite of a notes file: %v", err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "my notes" {
+		t.Errorf("the notes file holds %q", b)
+	}
+	// A real archive, then a directory where its second shard would go.
+	os.Remove(out)
+	w, err := Create(out, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Add(File{Path: "a", Size: 1}, strings.NewReader("a"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	keep := ShardPath(out, 1)
+	os.MkdirAll(filepath.Join(keep, ".git"), 0o755)
+	if _, err := Create(out, WriterOptions{Overwrite: true}); !errors.Is(err, ErrNotArchive) || !strings.Contains(err.Error(), keep) {
+		t.Errorf("Overwrite with a directory as a shard: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(keep, ".git")); err != nil {
+		t.Errorf("the directory went: %v", err)
+	}
+	os.RemoveAll(keep)
+	w, err = Create(out, WriterOptions{Overwrite: true})
+	if err != nil {
+		t.Fatalf("Overwrite of an archive: %v", err)
+	}
+	w.Add(File{Path: "b", Size: 1}, strings.NewReader("b"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -204,6 +204,8 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 				return nil, &Error{Path: p, Err: fs.ErrExist, Detail: "an archive is already there (--force replaces it)"}
 			}
 		}
+	} else if err := replaceable(path); err != nil {
+		return nil, err
 	}
 	// Temporary files of runs that were killed (their process is gone)
 	// can be gigabytes of shard: they go before this run adds its own.
