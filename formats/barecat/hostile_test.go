@@ -115,3 +115,28 @@ func TestOverwriteOnlyAnArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWriterCanceled: a Writer made by CreateContext stops when its
+// context is canceled: Add and Close fail with the context's error, and
+// nothing is left in the directory.
+func TestWriterCanceled(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := CreateContext(ctx, filepath.Join(dir, "c.barecat"), WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(File{Path: "a", Size: 1}, strings.NewReader("a")); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := w.Add(File{Path: "b", Size: 1}, strings.NewReader("b")); !errors.Is(err, context.Canceled) {
+		t.Errorf("Add after cancel: %v", err)
+	}
+	if err := w.Close(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Close after cancel: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}

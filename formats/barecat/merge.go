@@ -64,7 +64,7 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := Create(out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite})
+	w, err := CreateContext(ctx, out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -59,7 +59,7 @@ func RowDir(p string, r *dataset.Row) Dir {
 // (ErrDuplicatePath). Tar shards have their own converter, TarToBarecat,
 // with duplicate policies, hard links and --wrap.
 func WriteRows(ctx context.Context, src dataset.PayloadSource, out string, opts RowsOptions) (*RowsStats, error) {
-	w, err := Create(out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite})
+	w, err := CreateContext(ctx, out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite})
 	if err != nil {
 		return nil, err
 	}
