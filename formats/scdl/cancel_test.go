@@ -2,9 +2,12 @@ package scdl
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -84,5 +87,45 @@ func TestOverwriteOnlyAnArchive(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(root); len(ents) != 3 {
 		t.Errorf("%d entries in %s, want notes, file and arch", len(ents), root)
+	}
+}
+
+// TestFreshHugeNGenes: one cell whose .json claims n_genes 2^31-2 (or a
+// gene index as large) is refused, naming the source, not met by
+// allocating a name for each gene.
+func TestFreshHugeNGenes(t *testing.T) {
+	noSync(t)
+	for _, c := range []struct {
+		json  string
+		genes []uint64
+	}{
+		{`{"row": 0, "n_genes": 2147483646}`, []uint64{1}},
+		{`{"row": 0}`, []uint64{2147483000}},
+	} {
+		rows := freshCells(3)
+		key := CellKey(0)
+		for i := range rows {
+			switch rows[i].name {
+			case key + ".json":
+				rows[i].data = []byte(c.json)
+			case key + ".genes.npy":
+				rows[i].data = npyGenes("<i8", c.genes)
+			case key + ".values.npy":
+				rows[i].data = binary.LittleEndian.AppendUint32(appendNPYHeader(nil, "<f4", 1), math.Float32bits(1))
+			}
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		src := &memSource{name: "huge", shards: [][]memRow{rows}}
+		_, err := WriteRows(context.Background(), func(bool) (dataset.PayloadSource, error) { return src, nil },
+			filepath.Join(t.TempDir(), "out"), RowsOptions{})
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "huge") {
+			t.Errorf("%s: %v", c.json, err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 256<<20 {
+			t.Errorf("%s: allocated %d MiB", c.json, grew>>20)
+		}
 	}
 }

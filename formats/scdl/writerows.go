@@ -883,8 +883,12 @@ func freshFromCells(ctx context.Context, newSource func(counting bool) (dataset.
 		return fmt.Errorf("%s: no cells: bionemo-scdl cannot write or open an archive of 0 cells: %w", name, ErrEmpty)
 	case nnz == 0:
 		return fmt.Errorf("%s: %d cells but no non-zero value: bionemo-scdl cannot write or open an archive of 0 values: %w", name, cells, ErrEmpty)
-	case maxGene >= math.MaxInt32:
-		return fmt.Errorf("gene index %d: too many genes", maxGene)
+	case maxGene >= maxFreshGenes:
+		return fmt.Errorf("%s: gene index %d: more genes than a var_features index is made for (%d): %w", name, maxGene, maxFreshGenes, ErrUnsupported)
+	case nGenes > maxFreshGenes:
+		// As many names as genes are made: one cell's n_genes is not a
+		// reason to allocate gigabytes.
+		return fmt.Errorf("%s: n_genes %d: more genes than a var_features index is made for (%d): %w", name, nGenes, maxFreshGenes, ErrUnsupported)
 	}
 	nGenes = max(nGenes, int(maxGene)+1)
 	// bionemo-scdl counts rows in the var_features index: without one it
