@@ -642,7 +642,7 @@ func (c *growingCopy) fetchPart(ctx context.Context, k int64, buf []byte) error 
 			return err
 		}
 		if _, err := c.f.WriteAt(buf[:n], pos); err != nil {
-			return fmt.Errorf("writing a copy in %s: %w", c.s.Dir, err)
+			return fmt.Errorf("%s: writing its copy %s at byte %d: %w", rf.Name(), c.f.Name(), pos, err)
 		}
 		pos += n
 	}
