@@ -14,42 +14,56 @@ import (
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
-// TestVerifyHugePath: one huge path (16 MiB, escaping the tree, in a
-// directory that has no row) is reported with its name cut and its length
-// given, and the memory Verify and its messages take does not grow with
-// it beyond a few copies (the path read from the index, its parent).
+// TestVerifyHugePath: one huge path (16 MiB, escaping the tree) is
+// reported by its row and length, never read, and a long one (300 kB, not
+// normalized) with its name cut and its length given; the memory Verify
+// and its messages take does not grow with the huge one, and a long name
+// in a short directory still counts in it.
 func TestVerifyHugePath(t *testing.T) {
-	const n = 16 << 20
+	const n, m = 16 << 20, 300000
 	dir := copyDir(t, confDir(t, "basic"))
 	index := filepath.Join(dir, "basic.barecat")
-	execSQL(t, index, "UPDATE config SET value_int = 0 WHERE key = 'use_triggers'",
-		fmt.Sprintf("UPDATE files SET path = '../' || replace(hex(zeroblob(%d)), '0', 'a') || '/f' WHERE path = 'a.txt'", n/2),
-		"UPDATE config SET value_int = 1 WHERE key = 'use_triggers'")
+	// One path past maxPathBytes, reported by its row, never read; one
+	// below it, read, and named cut.
+	execSQL(t, index, fmt.Sprintf("UPDATE files SET path = '../' || replace(hex(zeroblob(%d)), '0', 'a') || '/f' WHERE path = 'a.txt'", n/2),
+		fmt.Sprintf("UPDATE files SET path = 'dir1//' || replace(hex(zeroblob(%d)), '0', 'b') WHERE path = 'dir1/b.bin'", m/2),
+		// A long name in a short directory: still counted in it.
+		fmt.Sprintf("UPDATE files SET path = 'dir1/sub/' || replace(hex(zeroblob(%d)), '0', 'c') WHERE path = 'dir1/sub/c.bin'", maxPathBytes))
 	a := mustOpen(t, index)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	rep, err := a.Verify(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var msgs []string // as verify prints them
-	for _, p := range rep.Problems {
-		msgs = append(msgs, p.Error())
-	}
-	runtime.ReadMemStats(&after)
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4*n {
-		t.Errorf("Verify and its messages allocated %d MiB for a %d MiB path", grew>>20, n>>20)
-	}
-	found := false
-	for _, m := range msgs {
-		if len(m) > 2048 {
-			t.Errorf("a message of %d bytes: %.200s...", len(m), m)
+	// Directories checked in memory, and by the sorted walk.
+	for _, treeDirs := range []int{maxTreeDirs, 1} {
+		old := maxTreeDirs
+		maxTreeDirs = treeDirs
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		rep, err := a.Verify(context.Background())
+		if err != nil {
+			t.Fatal(err)
 		}
-		found = found || strings.Contains(m, fmt.Sprintf("(%d bytes)", n+5))
-	}
-	if !found || len(msgs) < 2 {
-		t.Errorf("no message gives the path's length %d: %.300q", n+5, msgs)
+		var msgs []string // as verify prints them
+		for _, p := range rep.Problems {
+			msgs = append(msgs, p.Error())
+		}
+		runtime.ReadMemStats(&after)
+		maxTreeDirs = old
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > n/2 {
+			t.Errorf("Verify and its messages allocated %d MiB for a %d MiB path", grew>>20, n>>20)
+		}
+		long, cut := false, false
+		for i, msg := range msgs {
+			if errors.Is(rep.Problems[i], ErrStats) {
+				t.Errorf("a long name counted wrong: %s", msg)
+			}
+			if len(msg) > 2048 {
+				t.Errorf("a message of %d bytes: %.200s...", len(msg), msg)
+			}
+			long = long || strings.Contains(msg, fmt.Sprintf("a path of %d bytes", n+5))
+			cut = cut || strings.Contains(msg, fmt.Sprintf(`bbbb"... (%d bytes)`, m+6))
+		}
+		if !long || !cut {
+			t.Errorf("no message gives the paths' lengths %d and %d: %.300q", n+5, m+6, msgs)
+		}
 	}
 }
 
