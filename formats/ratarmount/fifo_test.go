@@ -1,7 +1,9 @@
 package ratarmount
 
 import (
+	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,5 +29,27 @@ func TestReadFIFO(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Read of a FIFO blocks")
+	}
+}
+
+// TestReadContextCanceled: ReadContext stops with the context's error.
+func TestReadContextCanceled(t *testing.T) {
+	shard := bigArchive(t, 100)
+	b := build(t, shard)
+	fi, err := os.Stat(shard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "a.tar.index.sqlite")
+	if err := b.WriteTo(p, fi); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadContext(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if ix, err := ReadContext(ctx, p); !errors.Is(err, context.Canceled) {
+		t.Errorf("ReadContext, canceled: %v, %v", ix != nil, err)
 	}
 }
