@@ -89,7 +89,7 @@ func (w *Writer) spill() error {
 	}
 	err := w.conn.Raw(func(dc any) error {
 		var err error
-		w.insDir, err = dc.(driver.ConnPrepareContext).PrepareContext(context.Background(),
+		w.insDir, err = dc.(driver.ConnPrepareContext).PrepareContext(w.ctx,
 			`INSERT INTO `+scratchName+`.dirmeta (path, mode, uid, gid, mtime_ns) VALUES (?, ?, ?, ?, ?)`)
 		return err
 	})
@@ -146,7 +146,7 @@ func (w *Writer) addSpilledDir(p string, d Dir) error {
 				return err
 			}
 			var one int
-			err := w.conn.QueryRowContext(context.Background(), `SELECT count(*) FROM `+scratchName+`.dirmeta WHERE path = ?`, p).Scan(&one)
+			err := w.conn.QueryRowContext(w.ctx, `SELECT count(*) FROM `+scratchName+`.dirmeta WHERE path = ?`, p).Scan(&one)
 			if err != nil {
 				return w.fail(w.sqlErr("reading directories", err))
 			}
@@ -216,7 +216,7 @@ func (w *Writer) finishDirs() error {
 	}
 	// What the tree checked as paths arrived: no path is both.
 	var clash string
-	err := w.conn.QueryRowContext(context.Background(), `SELECT d.path FROM main.dirs AS d
+	err := w.conn.QueryRowContext(w.ctx, `SELECT d.path FROM main.dirs AS d
 		WHERE EXISTS (SELECT 1 FROM main.files AS f WHERE f.path = d.path) ORDER BY d.path LIMIT 1`).Scan(&clash)
 	if err == nil {
 		return newErr(w.path, clash, ErrConflict, "a file, and a directory of other files")

@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 const (
@@ -87,6 +89,10 @@ var (
 	ErrMissingFile = errors.New("no such file in the archive")
 	// ErrClosed: the Writer or Archive was already closed or aborted.
 	ErrClosed = errors.New("closed")
+	// ErrNotArchive: a file that Overwrite (--force) would replace is not
+	// a Barecat index or shard: Overwrite replaces an archive, nothing
+	// else of the same name.
+	ErrNotArchive = errors.New("not a Barecat archive, so not replaced")
 )
 
 // Error locates a problem: the file on disk (an index or a shard) and,
@@ -105,7 +111,7 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 	}
 	if e.Name != "" {
-		fmt.Fprintf(&b, "%q: ", e.Name)
+		fmt.Fprintf(&b, "%s: ", human.Name(e.Name))
 	}
 	fmt.Fprintf(&b, "%v", e.Err)
 	if e.Detail != "" {

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/itarconv/itarconv/internal/filecopy"
+	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -63,7 +64,7 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := Create(out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite})
+	w, err := CreateContext(ctx, out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +207,7 @@ func planMerge(ctx context.Context, dirs []string, shardSize int64) (*mergePlan,
 			}
 			if r.size > plan.limit {
 				f.Close()
-				return nil, pr.errAt(at, "file %q of %d bytes, past the shard size limit %d", r.path, r.size, plan.limit)
+				return nil, pr.errAt(at, "file %s of %d bytes, past the shard size limit %d", human.Name(r.path), r.size, plan.limit)
 			}
 			gs, _, started := pl.place(r.size)
 			if started {
@@ -285,7 +286,7 @@ func replayPart(ctx context.Context, w *Writer, mp *mergePart, pr *partReader, p
 			return err
 		}
 		where := func(err error) error {
-			return fmt.Errorf("%s (row %d): %q: %w", mp.dir, n, r.path, err)
+			return fmt.Errorf("%s (row %d): %s: %w", mp.dir, n, human.Name(r.path), err)
 		}
 		if r.kind == recDir {
 			d := Dir{Path: r.path, Mode: r.mode, HasMode: r.flags&hasMode != 0, UID: r.uid, HasUID: r.flags&hasUID != 0,
@@ -302,7 +303,7 @@ func replayPart(ctx context.Context, w *Writer, mp *mergePart, pr *partReader, p
 			Mode: r.mode, HasMode: r.flags&hasMode != 0, UID: r.uid, HasUID: r.flags&hasUID != 0,
 			GID: r.gid, HasGID: r.flags&hasGID != 0, MtimeNs: r.mtimeNs, HasMtime: r.flags&hasMtime != 0})
 		if errors.Is(err, ErrDuplicate) {
-			return fmt.Errorf("%w %q: %s (row %d)", ErrDuplicatePath, r.path, mp.dir, n)
+			return fmt.Errorf("%w %s: %s (row %d)", ErrDuplicatePath, human.Name(r.path), mp.dir, n)
 		}
 		if err != nil {
 			return where(err)

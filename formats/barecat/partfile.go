@@ -11,6 +11,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // A part of a partitioned run (WritePart, MergeParts) is a directory:
@@ -444,10 +446,10 @@ func (pr *partReader) next() (r partRow, shard int, off int64, err error) {
 				return r, 0, 0, nil
 			}
 			if pr.shard == 0 {
-				return r, 0, 0, pr.errAt(at, "file %q before any local shard", r.path)
+				return r, 0, 0, pr.errAt(at, "file %s before any local shard", human.Name(r.path))
 			}
 			if r.size > math.MaxInt64-pr.fill || r.size > math.MaxInt64-pr.n.bytes {
-				return r, 0, 0, pr.errAt(at, "file %q of %d bytes overflows its shard", r.path, r.size)
+				return r, 0, 0, pr.errAt(at, "file %s of %d bytes overflows its shard", human.Name(r.path), r.size)
 			}
 			off = pr.fill
 			pr.fill += r.size
@@ -465,7 +467,7 @@ func (pr *partReader) next() (r partRow, shard int, off int64, err error) {
 				return r, 0, 0, err
 			}
 			if _, dup := pr.skip[kind]; dup || len(pr.skip) >= 64 {
-				return r, 0, 0, pr.errAt(at, "skipped rows of kind %q listed twice (or too many kinds)", kind)
+				return r, 0, 0, pr.errAt(at, "skipped rows of kind %s listed twice (or too many kinds)", human.Name(kind))
 			}
 			pr.skip[kind] = n
 		case recEnd:

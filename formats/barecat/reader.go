@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
 
@@ -105,7 +107,9 @@ func (a *Archive) open() error {
 	fail := func(kind error, format string, args ...any) error {
 		return newErr(a.indexPath, "", kind, format, args...)
 	}
-	f, err := os.Open(a.indexPath)
+	// A FIFO, device or directory is refused before it is opened: opening
+	// a FIFO would block until a writer came.
+	f, err := pathguard.Open(a.indexPath)
 	if err != nil {
 		return err
 	}
@@ -565,7 +569,7 @@ func (a *Archive) shard(n int) (*os.File, error) {
 		return nil, newErr(a.indexPath, "", ErrClosed, "archive closed")
 	}
 	if a.shards[n] == nil {
-		f, err := os.Open(a.shardPaths[n])
+		f, err := pathguard.Open(a.shardPaths[n]) // swapped for a FIFO since Open: refused
 		if err != nil {
 			return nil, err
 		}
@@ -638,7 +642,7 @@ func (r *FileReader) Read(p []byte) (int, error) {
 		if err == nil || err == io.EOF {
 			r.err = newErr(r.shardPath, r.f.Path, ErrBounds, "the shard ended at byte %d, inside the file", r.f.Offset+r.off)
 		} else {
-			r.err = fmt.Errorf("%s: reading %q: %w", r.shardPath, r.f.Path, err)
+			r.err = fmt.Errorf("%s: reading %s: %w", r.shardPath, human.Name(r.f.Path), err)
 		}
 		return n, r.err
 	}

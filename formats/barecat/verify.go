@@ -2,9 +2,13 @@ package barecat
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Report is what Verify found.
@@ -26,6 +30,69 @@ func (r *Report) OK() bool { return len(r.Problems) == 0 }
 // maxProblems bounds the report of a badly broken archive.
 const maxProblems = 10000
 
+// maxPathBytes bounds the paths Verify reads. No file system takes a
+// longer one, and a longer one in a hostile index would be copied by
+// every scan, sort and check of it (one 50 MiB path cost 1 GiB of memory,
+// most of it SQLite's integrity check): rows past it are reported, by
+// rowid and length, and left out of the other checks.
+const maxPathBytes = 1 << 20
+
+// shortPath selects the rows whose path Verify reads, when some are
+// longer than maxPathBytes (octet_length reads no more of the value).
+var shortPath = fmt.Sprintf("octet_length(path) <= %d", maxPathBytes)
+
+// longPaths reports the files and dirs rows whose path is longer than
+// maxPathBytes and, for the files among them whose directory is not long
+// itself, counts their sizes in tree (if not nil), as the directories'
+// counters do. Their directory is found from the path's first
+// maxPathBytes characters when the rest holds no "/": the parent column
+// would be computed from the whole path, at a cost of many copies.
+func (a *Archive) longPaths(ctx context.Context, add func(*Error), tree *dirTree) (files, dirs int64, err error) {
+	for _, table := range []string{"files", "dirs"} {
+		q := fmt.Sprintf(`SELECT rowid, octet_length(path) FROM %s WHERE NOT %s`, table, shortPath)
+		if table == "files" {
+			q = fmt.Sprintf(`SELECT rowid, octet_length(path),
+				CASE WHEN instr(substr(path, %[1]d + 1), '/') = 0 THEN substr(path, 1, %[1]d) END, size
+				FROM files WHERE NOT %[2]s`, maxPathBytes, shortPath)
+		}
+		rows, err := a.db.QueryContext(ctx, q)
+		if err != nil {
+			return 0, 0, a.queryErr(ctx, table, err)
+		}
+		for rows.Next() {
+			var rowid, length int64
+			var parent sql.NullString // the path's head, holding its last "/"
+			var size sql.NullInt64
+			dest := []any{&rowid, &length}
+			if table == "files" {
+				dest = append(dest, &parent, &size)
+			}
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return 0, 0, a.queryErr(ctx, table, err)
+			}
+			if table == "files" {
+				files++
+			} else {
+				dirs++
+			}
+			add(newErr(a.indexPath, "", ErrInvalidPath, "%s row %d: a path of %d bytes, longer than any file system takes (%d); not read", table, rowid, length, maxPathBytes))
+			if p := sqlParent(parent.String); tree != nil && parent.Valid && len(p) <= maxPathBytes {
+				if err := tree.addFile(p, size.Int64); err != nil {
+					rows.Close()
+					return 0, 0, err
+				}
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return 0, 0, a.queryErr(ctx, table, err)
+		}
+	}
+	return files, dirs, nil
+}
+
 // Verify checks the whole archive, as barecat's verify does and more:
 // every file row is well formed and inside its shard, every file with a
 // crc32c is read and matches it, every directory's four counters equal
@@ -33,7 +100,9 @@ const maxProblems = 10000
 // integrity check does), every file's directory and every directory's
 // parent has a row, no path is both a file and a directory, paths are
 // normalized, modes, uids and gids are ones a file system has (CheckFile), use_triggers is on, and SQLite's own integrity check
-// passes. Files are read in shard order. The error is for what stops the
+// passes. A path longer than maxPathBytes is a problem of its own, and
+// its row is left out of the other checks (but for its size, counted in
+// its directory). Files are read in shard order. The error is for what stops the
 // check (an unreadable index, ctx); what is wrong with the archive is in
 // the Report.
 func (a *Archive) Verify(ctx context.Context) (*Report, error) {
@@ -51,7 +120,21 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 		return nil, a.queryErr(ctx, "dirs", err)
 	}
 	sorted := numDirs > int64(maxTreeDirs)
-	err := a.scanFiles(ctx, ByAddress, func(f File, bad *Error) error {
+	var longTree *dirTree
+	if !sorted {
+		longTree = tree
+	}
+	longFiles, longDirs, err := a.longPaths(ctx, add, longTree)
+	if err != nil {
+		return nil, err
+	}
+	long := longFiles + longDirs
+	rep.Files += longFiles
+	files := `SELECT ` + fileColumns + ` FROM files ORDER BY shard, offset`
+	if long > 0 {
+		files = `SELECT ` + fileColumns + ` FROM files WHERE ` + shortPath + ` ORDER BY shard, offset`
+	}
+	err = a.queryFiles(ctx, files, nil, func(f File, bad *Error) error {
 		rep.Files++
 		if bad != nil {
 			add(bad)
@@ -108,15 +191,20 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 	}
 
 	if sorted {
-		err = a.verifyDirsSorted(ctx, rep, add)
+		err = a.verifyDirsSorted(ctx, rep, add, long > 0)
 	} else {
-		err = a.verifyDirsTree(ctx, rep, add, tree)
+		err = a.verifyDirsTree(ctx, rep, add, tree, long > 0)
 	}
 	if err != nil {
 		return nil, err
 	}
+	rep.Dirs += longDirs
 
-	err = a.queryStrings(ctx, clashQuery, func(p string) {
+	clashes := clashQuery
+	if long > 0 {
+		clashes = strings.Replace(clashQuery, "WHERE EXISTS", "WHERE octet_length(d.path) <= "+fmt.Sprint(maxPathBytes)+" AND EXISTS", 1)
+	}
+	err = a.queryStrings(ctx, clashes, func(p string) {
 		add(newErr(a.indexPath, p, ErrConflict, "a file and a directory"))
 	})
 	if err != nil {
@@ -132,13 +220,18 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 		add(newErr(a.indexPath, "", ErrCorrupt, "use_triggers is %d: barecat's triggers will not keep the directory statistics", v))
 	}
 
-	err = a.queryStrings(ctx, `PRAGMA integrity_check`, func(msg string) {
-		if msg != "ok" {
-			add(newErr(a.indexPath, "", ErrCorrupt, "SQLite integrity check: %s", msg))
+	if long > 0 {
+		// It would read every long path several times over.
+		add(newErr(a.indexPath, "", ErrCorrupt, "SQLite integrity check not run: %d rows hold paths longer than %d bytes", long, maxPathBytes))
+	} else {
+		err = a.queryStrings(ctx, `PRAGMA integrity_check`, func(msg string) {
+			if msg != "ok" {
+				add(newErr(a.indexPath, "", ErrCorrupt, "SQLite integrity check: %s", msg))
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
-	})
-	if err != nil {
-		return nil, err
 	}
 	if len(rep.Problems) == maxProblems {
 		rep.Problems = append(rep.Problems, newErr(a.indexPath, "", ErrCorrupt,
@@ -149,10 +242,14 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 
 // verifyDirsTree checks the directories against the tree of the files'
 // directories, in memory (directories are few).
-func (a *Archive) verifyDirsTree(ctx context.Context, rep *Report, add func(*Error), tree *dirTree) error {
+func (a *Archive) verifyDirsTree(ctx context.Context, rep *Report, add func(*Error), tree *dirTree, long bool) error {
 	var dirs []Dir
 	subdirs := map[string]int64{}
-	err := a.Dirs(ctx, func(d Dir) error {
+	tail := `WHERE 1 ORDER BY path`
+	if long {
+		tail = `WHERE ` + shortPath + ` ORDER BY path`
+	}
+	err := a.queryDirs(ctx, tail, func(d Dir) error {
 		dirs = append(dirs, d)
 		if err := a.CheckDir(d); err != nil {
 			add(a.asError(err))
@@ -194,7 +291,7 @@ func (a *Archive) verifyDirsTree(ctx context.Context, rep *Report, add func(*Err
 				want.NumSubdirs, want.NumFiles, want.NumFilesTree, want.SizeTree))
 		}
 		if d.Path != "" && !haveDir[sqlParent(d.Path)] {
-			add(newErr(a.indexPath, d.Path, ErrCorrupt, "the parent directory %q has no row", sqlParent(d.Path)))
+			add(newErr(a.indexPath, d.Path, ErrCorrupt, "the parent directory %s has no row", human.Name(sqlParent(d.Path))))
 		}
 	}
 	for _, n := range nodes {

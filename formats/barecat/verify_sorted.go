@@ -3,6 +3,8 @@ package barecat
 import (
 	"context"
 	"strings"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // dirFrame is a directory on the walk's stack: what its files give so
@@ -20,7 +22,13 @@ type dirFrame struct {
 // of the files (a GROUP BY) and the dirs rows are read side by side, both
 // sorted by path + "/" so that every directory comes just before its
 // subtree, and a stack of the open directories adds up each subtree.
-func (a *Archive) verifyDirsSorted(ctx context.Context, rep *Report, add func(*Error)) error {
+func (a *Archive) verifyDirsSorted(ctx context.Context, rep *Report, add func(*Error), long bool) error {
+	// Rows with long paths are left out (see longPaths); files with a long
+	// name in a short directory are counted in it.
+	dirsWhere, filesWhere := "", ""
+	if long {
+		dirsWhere, filesWhere = " AND "+shortPath, " AND "+strings.Replace(shortPath, "path", "parent", 1)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type dirOrErr struct {
@@ -30,7 +38,7 @@ func (a *Archive) verifyDirsSorted(ctx context.Context, rep *Report, add func(*E
 	dirs := make(chan dirOrErr, 64)
 	go func() {
 		defer close(dirs)
-		err := a.queryDirs(ctx, `WHERE path <> '' ORDER BY path || '/'`, func(d Dir) error {
+		err := a.queryDirs(ctx, `WHERE path <> ''`+dirsWhere+` ORDER BY path || '/'`, func(d Dir) error {
 			select {
 			case dirs <- dirOrErr{d: d}:
 				return nil
@@ -103,7 +111,7 @@ func (a *Archive) verifyDirsSorted(ctx context.Context, rep *Report, add func(*E
 	}
 
 	counts, err := a.db.QueryContext(ctx, `SELECT parent, count(*), coalesce(sum(size), 0) FROM files
-		WHERE parent <> '' GROUP BY parent ORDER BY parent || '/'`)
+		WHERE parent <> ''`+filesWhere+` GROUP BY parent ORDER BY parent || '/'`)
 	if err != nil {
 		return a.queryErr(ctx, "files", err)
 	}
@@ -151,7 +159,7 @@ func (a *Archive) verifyDirsSorted(ctx context.Context, rep *Report, add func(*E
 			f := enter(row.Path)
 			f.row = &row
 			if parent := stack[len(stack)-2]; parent.row == nil {
-				add(newErr(a.indexPath, row.Path, ErrCorrupt, "the parent directory %q has no row", parent.path))
+				add(newErr(a.indexPath, row.Path, ErrCorrupt, "the parent directory %s has no row", human.Name(parent.path)))
 			}
 			if err := nextD(); err != nil {
 				return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/internal/filecopy"
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // PartStats describes the part WritePart wrote: what its rows contribute,
@@ -133,7 +134,7 @@ func (s *partSink) Write(b *dataset.Batch) error {
 			continue
 		}
 		where := func(err error) error {
-			return fmt.Errorf("%s: %q: %w", s.src.ShardName(b.Shard), r.Name, err)
+			return fmt.Errorf("%s: %s: %w", s.src.ShardName(b.Shard), human.NameBytes(r.Name), err)
 		}
 		p, err := NormalizePath(string(r.Name))
 		if err != nil {
@@ -245,7 +246,7 @@ func (s *partSink) copyReader(r *dataset.Row, p string) (uint32, error) {
 		return 0, newErr(s.dir, p, ErrShortData, "%d of %d bytes", n, r.Size)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("%s: reading the data of %q: %w", s.dir, p, err)
+		return 0, fmt.Errorf("%s: reading the data of %s: %w", s.dir, human.Name(p), err)
 	}
 	return h.Sum32(), nil
 }

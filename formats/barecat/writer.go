@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/internal/bloom"
+	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
@@ -62,6 +63,9 @@ type Writer struct {
 	path, dir, base string
 	opts            WriterOptions
 	limit           int64
+	// ctx is CreateContext's: it stops the load's SQL and Close (the
+	// index's sort and build, which take a while for many files).
+	ctx context.Context
 
 	db       *sql.DB
 	conn     *sql.Conn   // the one connection; the load is one transaction on it
@@ -189,11 +193,18 @@ const (
 // Create starts an archive whose index will be path and whose shards will
 // be path-shard-NNNNN.
 func Create(path string, opts WriterOptions) (*Writer, error) {
+	return CreateContext(context.Background(), path, opts)
+}
+
+// CreateContext is Create with a context that stops the Writer: once it
+// is canceled, Add, Flush and Close fail with its error, and Close leaves
+// nothing behind.
+func CreateContext(ctx context.Context, path string, opts WriterOptions) (*Writer, error) {
 	if opts.ShardSizeLimit < 0 {
 		return nil, fmt.Errorf("barecat: negative shard size limit %d", opts.ShardSizeLimit)
 	}
 	w := &Writer{path: path, dir: filepath.Dir(path), base: filepath.Base(path), opts: opts,
-		limit: opts.ShardSizeLimit, seed: maphash.MakeSeed()}
+		limit: opts.ShardSizeLimit, seed: maphash.MakeSeed(), ctx: ctx}
 	if w.limit == 0 {
 		w.limit = UnlimitedShardSize
 	}
@@ -203,6 +214,8 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 				return nil, &Error{Path: p, Err: fs.ErrExist, Detail: "an archive is already there (--force replaces it)"}
 			}
 		}
+	} else if err := replaceable(path); err != nil {
+		return nil, err
 	}
 	// Temporary files of runs that were killed (their process is gone)
 	// can be gigabytes of shard: they go before this run adds its own.
@@ -237,7 +250,7 @@ func (w *Writer) openIndex() error {
 		return err
 	}
 	w.db.SetMaxOpenConns(1)
-	ctx := context.Background()
+	ctx := w.ctx
 	if w.conn, err = w.db.Conn(ctx); err != nil {
 		return w.sqlErr("opening", err)
 	}
@@ -368,7 +381,7 @@ func (w *Writer) stopLoop() {
 }
 
 func (w *Writer) exec(q string, args ...any) (sql.Result, error) {
-	return w.conn.ExecContext(context.Background(), q, args...)
+	return w.conn.ExecContext(w.ctx, q, args...)
 }
 
 // closeStmts closes the driver statements.
@@ -405,6 +418,9 @@ func (w *Writer) usable() error {
 	}
 	if w.done {
 		return newErr(w.path, "", ErrClosed, "writer closed or aborted")
+	}
+	if err := w.ctx.Err(); err != nil {
+		return w.fail(err)
 	}
 	return nil
 }
@@ -574,7 +590,7 @@ func (w *Writer) AddLink(f File, target string) (int64, error) {
 		return 0, w.fail(err)
 	}
 	if !ok {
-		return 0, newErr(w.path, f.Path, ErrMissingFile, "a link to %q, which is not a file added before", target)
+		return 0, newErr(w.path, f.Path, ErrMissingFile, "a link to %s, which is not a file added before", human.Name(target))
 	}
 	f.Size = tf.Size
 	if s := w.shards[tf.Shard]; s.target != nil {
@@ -662,7 +678,7 @@ func (w *Writer) lookup(p string, h uint64) (File, bool, error) {
 	}
 	f := File{Path: p}
 	var crc sql.NullInt64
-	err := w.conn.QueryRowContext(context.Background(), `SELECT shard, offset, size, crc32c FROM files WHERE path = ?`, p).
+	err := w.conn.QueryRowContext(w.ctx, `SELECT shard, offset, size, crc32c FROM files WHERE path = ?`, p).
 		Scan(&f.Shard, &f.Offset, &f.Size, &crc)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -737,7 +753,7 @@ func (w *Writer) insertRows(rows []File) error {
 		hasDirs = hasDirs || rows[i].Shard == dirRow
 	}
 	err := w.conn.Raw(func(any) error {
-		ctx := context.Background()
+		ctx := w.ctx
 		if len(rows) == insertBatch && !hasDirs {
 			_, err := w.insBatch.(driver.StmtExecContext).ExecContext(ctx, args)
 			return err
@@ -970,10 +986,10 @@ func (w *Writer) copyData(data io.Reader, size int64, name string) (uint32, erro
 		case err == io.EOF:
 			return 0, newErr(w.path, name, ErrShortData, "%d of %d bytes", size-left, size)
 		case err != nil:
-			return 0, fmt.Errorf("%s: reading the data of %q: %w", w.path, name, err)
+			return 0, fmt.Errorf("%s: reading the data of %s: %w", w.path, human.Name(name), err)
 		case n == 0:
 			if idle++; idle > 100 {
-				return 0, fmt.Errorf("%s: reading the data of %q: %w", w.path, name, io.ErrNoProgress)
+				return 0, fmt.Errorf("%s: reading the data of %s: %w", w.path, human.Name(name), io.ErrNoProgress)
 			}
 		}
 	}
@@ -1095,6 +1111,9 @@ func (w *Writer) Close() error {
 	}
 	err := w.err
 	if err == nil {
+		err = w.ctx.Err()
+	}
+	if err == nil {
 		err = w.finish()
 	}
 	w.done = true
@@ -1183,7 +1202,7 @@ func (w *Writer) finishIndex() error {
 	// VIRTUAL column is not stored), with the schema version bumped so
 	// that the connection reads the schema again.
 	var version int64
-	if err := w.conn.QueryRowContext(context.Background(), `PRAGMA schema_version`).Scan(&version); err != nil {
+	if err := w.conn.QueryRowContext(w.ctx, `PRAGMA schema_version`).Scan(&version); err != nil {
 		return w.sqlErr("reading schema_version", err)
 	}
 	if _, err := w.exec(`PRAGMA writable_schema = ON`); err != nil {

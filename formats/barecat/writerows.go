@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // ErrDuplicatePath: two rows of the source have the same path.
@@ -58,7 +59,7 @@ func RowDir(p string, r *dataset.Row) Dir {
 // (ErrDuplicatePath). Tar shards have their own converter, TarToBarecat,
 // with duplicate policies, hard links and --wrap.
 func WriteRows(ctx context.Context, src dataset.PayloadSource, out string, opts RowsOptions) (*RowsStats, error) {
-	w, err := Create(out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite})
+	w, err := CreateContext(ctx, out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite})
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +128,7 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 			continue
 		}
 		where := func(err error) error {
-			return fmt.Errorf("%s: %q: %w", s.src.ShardName(b.Shard), r.Name, err)
+			return fmt.Errorf("%s: %s: %w", s.src.ShardName(b.Shard), human.NameBytes(r.Name), err)
 		}
 		p, err := NormalizePath(string(r.Name))
 		if err != nil {
@@ -145,7 +146,7 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 			c := prep[i]
 			err := s.w.AddCopy(RowFile(p, r), c.src, c.off, c.crc)
 			if errors.Is(err, ErrDuplicate) {
-				return fmt.Errorf("%w %q: %s", ErrDuplicatePath, p, s.src.ShardName(b.Shard))
+				return fmt.Errorf("%w %s: %s", ErrDuplicatePath, human.Name(p), s.src.ShardName(b.Shard))
 			}
 			if err != nil {
 				return where(err)
@@ -165,7 +166,7 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 			c.Close()
 		}
 		if errors.Is(err, ErrDuplicate) {
-			return fmt.Errorf("%w %q: %s", ErrDuplicatePath, p, s.src.ShardName(b.Shard))
+			return fmt.Errorf("%w %s: %s", ErrDuplicatePath, human.Name(p), s.src.ShardName(b.Shard))
 		}
 		if err != nil {
 			return where(err)

@@ -45,11 +45,16 @@ type Spool struct {
 	mu      sync.Mutex
 	entries map[string]*spoolEntry
 	// prefetchCtx is Prefetch's; stop ends it (Close), which then waits
-	// for the fetchers.
+	// for the fetchers: every goroutine Prefetch starts, and Prefetch
+	// itself.
 	prefetchCtx context.Context
 	stop        context.CancelFunc
 	fetchers    sync.WaitGroup
+	closed      bool // by Close: no copy starts after it
 }
+
+// ErrClosed: a shard asked of a Spool after its Close.
+var ErrClosed = errors.New("spool closed")
 
 type spoolEntry struct {
 	once  sync.Once
@@ -67,11 +72,21 @@ type spoolEntry struct {
 }
 
 // NewSpool makes a spool writing its copies into dir: the conversion's
-// target directory, so that they live on the output's file system. stdin
-// is read for the shard named Stdin.
+// target directory, so that they live on the output's file system ("" is
+// os.TempDir()). stdin is read for the shard named Stdin.
+//
+// Its copies are named as safefile names temporary files (its prefix,
+// this process's id and host): a run killed before Close (SIGKILL, a
+// power cut) leaves them, and the next spool in that directory removes
+// those whose process, on this host, is gone.
 func NewSpool(dir string, stdin io.Reader) *Spool {
-	return &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}}
+	s := &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}}
+	safefile.SweepLeftovers(s.dir())
+	return s
 }
+
+// dir is where the copies go.
+func (s *Spool) dir() string { return cmp.Or(s.Dir, os.TempDir()) }
 
 // Needed reports whether any shard is compressed, a URL or standard
 // input: a conversion reading them needs a Spool.
@@ -123,6 +138,13 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 	}
 	var queue []item
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	// Close waits for Prefetch, and for what it starts.
+	s.fetchers.Add(1)
+	defer s.fetchers.Done()
 	if s.stop == nil {
 		s.prefetchCtx, s.stop = context.WithCancel(ctx)
 	}
@@ -163,7 +185,7 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 	}
 	var next atomic.Int64
 	for range min(fetchAhead, len(others)) {
-		go func() {
+		s.fetchers.Go(func() {
 			for {
 				k := int(next.Add(1) - 1)
 				if k >= len(others) {
@@ -173,7 +195,7 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 				s.make(pctx, it.name, it.e)
 				close(it.e.queued)
 			}
-		}()
+		})
 	}
 }
 
@@ -218,6 +240,13 @@ func (s *Spool) Plain(ctx context.Context, path string) (string, error) {
 // wait for it.
 func (s *Spool) make(ctx context.Context, path string, e *spoolEntry) {
 	e.once.Do(func() {
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			e.err = fmt.Errorf("%s: %w", path, ErrClosed)
+			return
+		}
 		if path != Stdin && !remote.IsURL(path) {
 			if e.codec, e.err = DetectFile(path); e.err != nil || e.codec == None {
 				e.path = path
@@ -238,38 +267,37 @@ func (s *Spool) Codec(path string) Codec {
 }
 
 func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (string, error) {
+	var in io.Reader
+	switch {
+	case name == Stdin:
+		r, done := contextReader(ctx, s.stdin)
+		defer done()
+		in = r
+	case remote.IsURL(name):
+		rf, err := e.opened, e.openErr
+		if rf == nil && err == nil {
+			rf, err = remote.Open(ctx, name, remote.Options{})
+		}
+		if err != nil {
+			return "", err
+		}
+		if e.codec = Sniff(rf.Head()); e.codec == None {
+			return s.fetch(ctx, rf)
+		}
+		r := rf.Reader()
+		defer r.Close()
+		in = r
+	}
 	base := filepath.Base(name)
 	if name == Stdin {
 		base = "stdin"
 	}
 	f, err := os.CreateTemp(s.Dir, safefile.TempName(base+".plain.tar"))
 	if err != nil {
-		return "", fmt.Errorf("%s: a decompressed copy in %s: %w", name, s.Dir, err)
+		return "", fmt.Errorf("%s: a decompressed copy in %s: %w", name, s.dir(), err)
 	}
-	w := &flushWriter{bufio.NewWriterSize(f, 1<<20), s.Dir}
-	if name == Stdin || remote.IsURL(name) {
-		var in io.Reader
-		if name == Stdin {
-			r, done := contextReader(ctx, s.stdin)
-			defer done()
-			in = r
-		} else {
-			rf, err := e.opened, e.openErr
-			if rf == nil && err == nil {
-				rf, err = remote.Open(ctx, name, remote.Options{})
-			}
-			if err != nil {
-				f.Close()
-				os.Remove(f.Name())
-				return "", err
-			}
-			if e.codec = Sniff(rf.Head()); e.codec == None {
-				return s.fetch(ctx, rf, f)
-			}
-			r := rf.Reader()
-			defer r.Close()
-			in = r
-		}
+	w := &flushWriter{bufio.NewWriterSize(f, 1<<20), s.dir()}
+	if in != nil {
 		br := bufio.NewReaderSize(in, 1<<20)
 		head, _ := br.Peek(HeadSize)
 		e.codec = Sniff(head)
@@ -315,7 +343,11 @@ const fetchAhead = 2
 
 // fetch copies a plain remote shard into f, as Prefetch does (by parts,
 // on every connection), for a shard asked for without it.
-func (s *Spool) fetch(ctx context.Context, rf *remote.File, f *os.File) (path string, err error) {
+func (s *Spool) fetch(ctx context.Context, rf *remote.File) (path string, err error) {
+	f, err := s.createCopy(rf)
+	if err != nil {
+		return "", err
+	}
 	c := s.newCopy(rf, f, func(p string, e error) { path, err = p, e })
 	fetchInOrder(ctx, []*growingCopy{c})
 	return path, err
@@ -337,12 +369,16 @@ func contextReader(ctx context.Context, r io.Reader) (io.Reader, func()) {
 	}
 }
 
-// Close removes every decompressed copy.
+// Close removes every copy, made or being made, whatever became of it
+// (a failed or canceled copy is removed as it fails): copies Prefetch
+// makes are stopped and waited for; one a caller of Plain is making ends
+// with that caller's context, and Close waits for it.
 func (s *Spool) Close() error {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
+	s.closed = true
 	if s.stop != nil {
 		s.stop() // copies in flight end at their next read
 	}
@@ -426,26 +462,36 @@ func (g *Growth) set(filled int64, done bool, err error) {
 	g.mu.Unlock()
 }
 
-// growingCopy is one remote shard copied part by part.
+// growingCopy is one remote shard copied part by part. Nothing in it is
+// sized from the size the server claims: parts are handed out by a
+// counter, and only the parts written ahead of the first missing one
+// are remembered.
 type growingCopy struct {
-	s    *Spool
-	rf   *remote.File
-	f    *os.File
-	g    *Growth
-	done func(path string, err error) // told once: the whole copy, or why not
-	mu   sync.Mutex
-	got  []bool // the parts written
-	next int    // the first part not written
-	err  error
-	left int // parts not yet written or failed
+	s     *Spool
+	rf    *remote.File
+	f     *os.File
+	g     *Growth
+	done  func(path string, err error) // told once: the whole copy, or why not
+	parts int64
+
+	mu       sync.Mutex
+	handed   int64          // the parts handed out to be fetched
+	ahead    map[int64]bool // parts written past next
+	next     int64          // the first part not written
+	inflight int            // parts handed out, not yet written or failed
+	err      error
+	finished bool
 }
+
+// ErrTooLarge: a remote shard claims more bytes than its copy could hold.
+var ErrTooLarge = errors.New("claims more bytes than the disk holding its copy has free")
 
 // startCopy creates the copy of a plain remote shard Prefetch grows.
 func (s *Spool) startCopy(e *spoolEntry) (*growingCopy, error) {
 	rf := e.opened
-	f, err := os.CreateTemp(s.Dir, safefile.TempName(path.Base(rf.Name())+".plain.tar"))
+	f, err := s.createCopy(rf)
 	if err != nil {
-		return nil, fmt.Errorf("%s: a copy in %s: %w", rf.Name(), s.Dir, err)
+		return nil, err
 	}
 	c := s.newCopy(rf, f, func(p string, err error) {
 		e.path, e.err = p, err
@@ -458,35 +504,69 @@ func (s *Spool) startCopy(e *spoolEntry) (*growingCopy, error) {
 	return c, nil
 }
 
+// createCopy creates the file a plain remote shard is copied into, once
+// its claimed size is known to fit in the spool's directory: a server
+// that claims 2^62 bytes is refused at once, naming its URL, rather than
+// filling the disk.
+func (s *Spool) createCopy(rf *remote.File) (*os.File, error) {
+	if free, ok := freeSpace(s.dir()); ok && rf.Size() > 0 && uint64(rf.Size()) > free {
+		return nil, fmt.Errorf("%s: %d bytes (Content-Range), %d free in %s: %w", rf.Name(), rf.Size(), free, s.dir(), ErrTooLarge)
+	}
+	f, err := os.CreateTemp(s.Dir, safefile.TempName(path.Base(rf.Name())+".plain.tar"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: a copy in %s: %w", rf.Name(), s.dir(), err)
+	}
+	return f, nil
+}
+
 // newCopy prepares the copy of rf into f; fetchInOrder makes it.
 func (s *Spool) newCopy(rf *remote.File, f *os.File, done func(path string, err error)) *growingCopy {
-	parts := int((rf.Size() + copyPart - 1) / copyPart)
-	g := &Growth{path: f.Name(), size: rf.Size(), changed: make(chan struct{})}
-	return &growingCopy{s: s, rf: rf, f: f, g: g, done: done, got: make([]bool, parts), left: parts}
+	size := max(rf.Size(), 0)
+	g := &Growth{path: f.Name(), size: size, changed: make(chan struct{})}
+	return &growingCopy{s: s, rf: rf, f: f, g: g, done: done, parts: size/copyPart + min(size%copyPart, 1), ahead: map[int64]bool{}}
+}
+
+// take hands out the copy's next part to fetch; none once all are handed
+// out, or once one failed (the copy fails, its other parts are not
+// asked for).
+func (c *growingCopy) take() (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil || c.handed == c.parts {
+		return 0, false
+	}
+	c.inflight++
+	c.handed++
+	return c.handed - 1, true
 }
 
 // wrote records part k written, or failed.
-func (c *growingCopy) wrote(k int, err error) {
+func (c *growingCopy) wrote(k int64, err error) {
 	c.mu.Lock()
+	c.inflight--
 	if err != nil && c.err == nil {
 		c.err = err
 	}
-	c.got[k] = err == nil
-	for c.next < len(c.got) && c.got[c.next] {
-		c.next++
-	}
-	c.left--
-	filled, left, cerr := min(int64(c.next)*copyPart, c.g.size), c.left, c.err
-	c.mu.Unlock()
-	if left > 0 {
-		if cerr != nil {
-			c.g.set(filled, true, cerr) // a scan waiting past it stops now
-		} else {
-			c.g.set(filled, false, nil)
+	if err == nil {
+		c.ahead[k] = true
+		for c.ahead[c.next] {
+			delete(c.ahead, c.next)
+			c.next++
 		}
+	}
+	filled, cerr := min(c.next*copyPart, c.g.size), c.err
+	last := c.inflight == 0 && (cerr != nil || c.handed == c.parts) && !c.finished
+	c.finished = c.finished || last
+	c.mu.Unlock()
+	if last {
+		c.finish()
 		return
 	}
-	c.finish()
+	if cerr != nil {
+		c.g.set(filled, true, cerr) // a scan waiting past it stops now
+	} else {
+		c.g.set(filled, false, nil)
+	}
 }
 
 // finish puts the whole copy in place as Plain gives it.
@@ -506,31 +586,39 @@ func (c *growingCopy) finish() {
 // fetchInOrder fetches the copies' parts in order, shard by shard, on as
 // many requests at once as there are connections.
 func fetchInOrder(ctx context.Context, copies []*growingCopy) {
-	type part struct {
-		c *growingCopy
-		k int
-	}
-	var parts []part
+	var (
+		mu   sync.Mutex
+		cur  int
+		want int64
+	)
 	for _, c := range copies {
-		if len(c.got) == 0 {
+		if c.parts == 0 {
+			c.finished = true
 			c.finish() // an empty file: nothing to fetch
 		}
-		for k := range c.got {
-			parts = append(parts, part{c, k})
-		}
+		want += min(c.parts, 1<<20) // enough to size the workers, never overflowing
 	}
-	var next atomic.Int64
+	// next hands out the next part of the first copy that has one left.
+	next := func() (*growingCopy, int64, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		for ; cur < len(copies); cur++ {
+			if k, ok := copies[cur].take(); ok {
+				return copies[cur], k, true
+			}
+		}
+		return nil, 0, false
+	}
 	var wg sync.WaitGroup
-	for range min(len(parts), remote.Options{}.ConnectionsOrDefault()) {
+	for range min(want, int64(remote.Options{}.ConnectionsOrDefault())) {
 		wg.Go(func() {
 			buf := make([]byte, 256<<10)
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(parts) {
+				c, k, ok := next()
+				if !ok {
 					return
 				}
-				p := parts[i]
-				p.c.wrote(p.k, p.c.fetchPart(ctx, p.k, buf))
+				c.wrote(k, c.fetchPart(ctx, k, buf))
 			}
 		})
 	}
@@ -539,15 +627,12 @@ func fetchInOrder(ctx context.Context, copies []*growingCopy) {
 
 // fetchPart writes part k of the copy, in one request (resumed where a
 // connection breaks).
-func (c *growingCopy) fetchPart(ctx context.Context, k int, buf []byte) error {
-	c.mu.Lock()
-	failed := c.err != nil
-	c.mu.Unlock()
-	if failed || ctx.Err() != nil {
-		return cmp.Or(ctx.Err(), errSkipped)
+func (c *growingCopy) fetchPart(ctx context.Context, k int64, buf []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	rf := c.rf
-	off := int64(k) * copyPart
+	off := k * copyPart
 	end := min(off+copyPart, rf.Size())
 	r := rf.Range(off, end-off)
 	defer r.Close()
@@ -557,12 +642,9 @@ func (c *growingCopy) fetchPart(ctx context.Context, k int, buf []byte) error {
 			return err
 		}
 		if _, err := c.f.WriteAt(buf[:n], pos); err != nil {
-			return fmt.Errorf("writing a copy in %s: %w", c.s.Dir, err)
+			return fmt.Errorf("%s: writing its copy %s at byte %d: %w", rf.Name(), c.f.Name(), pos, err)
 		}
 		pos += n
 	}
 	return nil
 }
-
-// errSkipped: a part not fetched, as another of its shard failed.
-var errSkipped = errors.New("not fetched: another part of the shard failed")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/itarconv/itarconv/formats/sqlitefile"
 	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Builder gathers the rows of one archive's index from the archive's
@@ -103,7 +104,7 @@ func (b *Builder) Add(m *tarfile.Member) error {
 		return b.err
 	}
 	if err := b.add(m); err != nil {
-		b.err = fmt.Errorf("member %q at offset %d: %w", m.Name, m.HeaderOffset, err)
+		b.err = fmt.Errorf("member %s at offset %d: %w", human.NameBytes(m.Name), m.HeaderOffset, err)
 		return b.err
 	}
 	return nil
@@ -487,7 +488,7 @@ func (b *Builder) sparseMapEnd(m *tarfile.Member) (int64, error) {
 	s, _ := line()
 	fields, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || !pyIntSyntax.MatchString(s) {
-		return 0, unsupported("GNU pax 1.0 sparse map count %q", s)
+		return 0, unsupported("GNU pax 1.0 sparse map count %s", human.Name(s))
 	}
 	for i := int64(0); i < 2*fields; i++ {
 		s, err := line()
@@ -495,7 +496,7 @@ func (b *Builder) sparseMapEnd(m *tarfile.Member) (int64, error) {
 			return 0, err
 		}
 		if !pyIntSyntax.MatchString(s) {
-			return 0, unsupported("GNU pax 1.0 sparse map number %q", s)
+			return 0, unsupported("GNU pax 1.0 sparse map number %s", human.Name(s))
 		}
 	}
 	return m.DataOffset + int64(len(buf)), nil
@@ -525,7 +526,7 @@ func (b *Builder) addXattrs(offsetHeader int64, eff paxDict) error {
 	for _, a := range attrs {
 		if !utf8.ValidString(a.Key) {
 			// Python's sqlite3 cannot store it: ratarmount stops.
-			return unsupported("extended attribute name %q is not UTF-8", a.Key)
+			return unsupported("extended attribute name %s is not UTF-8", human.Name(a.Key))
 		}
 		id, ok := b.keyIDs[a.Key]
 		if !ok {

@@ -1,6 +1,7 @@
 package ratarmount
 
 import (
+	"context"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
@@ -57,7 +58,7 @@ func dump(t testing.TB, path string) map[string][]string {
 	defer db.Close()
 	out := map[string][]string{}
 	var tables []string
-	err = query(db, `SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master ORDER BY rowid`, func(v []any) error {
+	err = query(context.Background(), db, `SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master ORDER BY rowid`, func(v []any) error {
 		// rootpage is where a b-tree starts in this file, not a property
 		// of the index: SQLite finds a table or an index by its name in
 		// sqlite_master, and ratarmount never reads rootpage. The writer
@@ -76,7 +77,7 @@ func dump(t testing.TB, path string) map[string][]string {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	err = query(db, `PRAGMA integrity_check`, func(v []any) error {
+	err = query(context.Background(), db, `PRAGMA integrity_check`, func(v []any) error {
 		out["integrity_check"] = append(out["integrity_check"], values(v))
 		return nil
 	})
@@ -84,7 +85,7 @@ func dump(t testing.TB, path string) map[string][]string {
 		t.Fatalf("%s: %v", path, err)
 	}
 	for _, tb := range tables {
-		err := query(db, fmt.Sprintf(`SELECT rowid, * FROM %q ORDER BY rowid`, tb), func(v []any) error {
+		err := query(context.Background(), db, fmt.Sprintf(`SELECT rowid, * FROM %q ORDER BY rowid`, tb), func(v []any) error {
 			out[tb] = append(out[tb], values(v))
 			return nil
 		})

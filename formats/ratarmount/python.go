@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // splitName gives the (path, name) of a member's row: ratarmount's
@@ -168,12 +170,12 @@ var b64Unpadded = regexp.MustCompile(`^[A-Za-z0-9+/]*={0,2}$`)
 // rejects with an error that stops ratarmount, are refused.
 func decodeB64(s string) ([]byte, error) {
 	if !b64Unpadded.MatchString(s) {
-		return nil, fmt.Errorf("base64 value %q has characters outside the base64 alphabet", s)
+		return nil, fmt.Errorf("base64 value %s has characters outside the base64 alphabet", human.Name(s))
 	}
 	s += strings.Repeat("=", (4-len(s)%4)%4)
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return nil, fmt.Errorf("base64 value %q: %v", s, err)
+		return nil, fmt.Errorf("base64 value %s: %v", human.Name(s), err)
 	}
 	return b, nil
 }
@@ -192,11 +194,11 @@ func paxInt(v string) (int64, error) {
 		return 0, nil
 	}
 	if !pyIntSyntax.MatchString(v) {
-		return 0, fmt.Errorf("%q is not a plain decimal integer", v)
+		return 0, fmt.Errorf("%s is not a plain decimal integer", human.Name(v))
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%q: out of range", v)
+		return 0, fmt.Errorf("%s: out of range", human.Name(v))
 	}
 	return n, nil
 }
@@ -210,11 +212,11 @@ func paxFloat(v string) (float64, error) {
 		return 0, nil
 	}
 	if !pyFloatSyntax.MatchString(v) {
-		return 0, fmt.Errorf("%q is not a plain decimal number", v)
+		return 0, fmt.Errorf("%s is not a plain decimal number", human.Name(v))
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%q: out of range", v)
+		return 0, fmt.Errorf("%s: out of range", human.Name(v))
 	}
 	return f, nil
 }
@@ -251,7 +253,7 @@ func headerNumber(field []byte) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 8, 64)
 	if err != nil {
-		return 0, fmt.Errorf("field %q is not an octal number", s)
+		return 0, fmt.Errorf("field %s is not an octal number", human.Name(s))
 	}
 	return n, nil
 }

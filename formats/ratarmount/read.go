@@ -2,6 +2,7 @@ package ratarmount
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/formats/sqlitefile"
+	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/sqliteuri"
 	_ "modernc.org/sqlite" // registers the database/sql driver "sqlite", for Read
 )
@@ -139,10 +142,21 @@ const sqliteMagic = "SQLite format 3\x00"
 // backend differs, is ErrFormat, as is an unfinished index (ratarmount's
 // temporary tables still there).
 func Read(path string) (ix *Index, err error) {
+	return ReadContext(context.Background(), path)
+}
+
+// ReadContext is Read, stopped by ctx (an index of millions of members
+// takes a while to read).
+func ReadContext(ctx context.Context, path string) (ix *Index, err error) {
 	bad := func(format string, args ...any) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		return fmt.Errorf("%s: %w: %s", path, ErrFormat, fmt.Sprintf(format, args...))
 	}
-	f, err := os.Open(path)
+	// A FIFO, device or directory is refused before it is opened: opening
+	// a FIFO would block until a writer came.
+	f, err := pathguard.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +178,7 @@ func Read(path string) (ix *Index, err error) {
 	db.SetMaxOpenConns(1)
 
 	objects := map[string]string{}
-	rows, err := db.Query(`SELECT type, name FROM sqlite_master`)
+	rows, err := db.QueryContext(ctx, `SELECT type, name FROM sqlite_master`)
 	if err != nil {
 		return nil, bad("reading the schema: %v", err)
 	}
@@ -189,7 +203,7 @@ func Read(path string) (ix *Index, err error) {
 			return nil, bad("no table %s", t)
 		}
 		var cols []string
-		rows, err := db.Query(`SELECT name FROM pragma_table_info(?)`, t)
+		rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, t)
 		if err != nil {
 			return nil, bad("reading the columns of %s: %v", t, err)
 		}
@@ -210,14 +224,14 @@ func Read(path string) (ix *Index, err error) {
 	}
 
 	ix = &Index{}
-	err = query(db, `SELECT name, version, major, minor, patch FROM versions ORDER BY rowid`, func(v []any) error {
+	err = query(ctx, db, `SELECT name, version, major, minor, patch FROM versions ORDER BY rowid`, func(v []any) error {
 		var ver Version
 		var ok1, ok2 bool
 		if ver.Name, ok1 = v[0].(string); !ok1 {
-			return fmt.Errorf("version name %v", v[0])
+			return fmt.Errorf("version name %s", value(v[0]))
 		}
 		if ver.Version, ok2 = v[1].(string); !ok2 {
-			return fmt.Errorf("version of %s: %v", ver.Name, v[1])
+			return fmt.Errorf("version of %s: %s", human.Name(ver.Name), value(v[1]))
 		}
 		ver.Major, _ = v[2].(int64)
 		ver.Minor, _ = v[3].(int64)
@@ -233,14 +247,14 @@ func Read(path string) (ix *Index, err error) {
 		return nil, bad("no index version")
 	}
 	if v := ix.Versions[i]; v.Major != 0 || v.Minor < 6 || v.Minor > 7 {
-		return nil, bad("index version %s (%d.%d.%d); this reader knows 0.6 and 0.7", v.Version, v.Major, v.Minor, v.Patch)
+		return nil, bad("index version %s (%d.%d.%d); this reader knows 0.6 and 0.7", human.Name(v.Version), v.Major, v.Minor, v.Patch)
 	}
 
-	err = query(db, `SELECT key, value FROM metadata ORDER BY rowid`, func(v []any) error {
+	err = query(ctx, db, `SELECT key, value FROM metadata ORDER BY rowid`, func(v []any) error {
 		k, ok1 := v[0].(string)
 		val, ok2 := v[1].(string)
 		if !ok1 || !ok2 {
-			return fmt.Errorf("row %v is not text", v)
+			return fmt.Errorf("row (%s, %s) is not text", value(v[0]), value(v[1]))
 		}
 		ix.Metadata = append(ix.Metadata, KeyValue{k, val})
 		return nil
@@ -249,14 +263,14 @@ func Read(path string) (ix *Index, err error) {
 		return nil, bad("table metadata: %v", err)
 	}
 	if name, ok := ix.Meta("backendName"); ok && name != BackendName {
-		return nil, bad("index of backend %q, not %q", name, BackendName)
+		return nil, bad("index of backend %s, not %q", human.Name(name), BackendName)
 	}
 	if _, err := ix.TarStats(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 
 	n := 0
-	err = query(db, `SELECT `+strings.Join(quoted(columns[TableFiles]), ", ")+` FROM files ORDER BY rowid`, func(v []any) error {
+	err = query(ctx, db, `SELECT `+strings.Join(quoted(columns[TableFiles]), ", ")+` FROM files ORDER BY rowid`, func(v []any) error {
 		n++
 		f, err := fileRow(v)
 		if err != nil {
@@ -269,14 +283,14 @@ func Read(path string) (ix *Index, err error) {
 		return nil, bad("table files: %v", err)
 	}
 
-	err = query(db, `SELECT d.offsetheader, k.name, d.value FROM xattrsdata AS d JOIN xattrkeys AS k ON k.id = d.keyid ORDER BY d.rowid`, func(v []any) error {
+	err = query(ctx, db, `SELECT d.offsetheader, k.name, d.value FROM xattrsdata AS d JOIN xattrkeys AS k ON k.id = d.keyid ORDER BY d.rowid`, func(v []any) error {
 		var x XAttr
 		var ok bool
 		if x.OffsetHeader, ok = v[0].(int64); !ok {
-			return fmt.Errorf("offsetheader %v", v[0])
+			return fmt.Errorf("offsetheader %s", value(v[0]))
 		}
 		if x.Key, ok = v[1].(string); !ok {
-			return fmt.Errorf("key %v", v[1])
+			return fmt.Errorf("key %s", value(v[1]))
 		}
 		switch t := v[2].(type) {
 		case []byte:
@@ -284,7 +298,7 @@ func Read(path string) (ix *Index, err error) {
 		case string:
 			x.Value = []byte(t)
 		default:
-			return fmt.Errorf("value %v", v[2])
+			return fmt.Errorf("value %s", value(v[2]))
 		}
 		ix.XAttrs = append(ix.XAttrs, x)
 		return nil
@@ -293,6 +307,20 @@ func Read(path string) (ix *Index, err error) {
 		return nil, bad("xattrs: %v", err)
 	}
 	return ix, nil
+}
+
+// value prints a column's value for a message: text and blobs cut (a
+// hostile index can hold a value of any size).
+func value(v any) string {
+	switch x := v.(type) {
+	case string:
+		return human.Name(x)
+	case []byte:
+		return "blob " + human.NameBytes(x)
+	case nil:
+		return "NULL"
+	}
+	return fmt.Sprint(v)
 }
 
 func quoted(names []string) []string {
@@ -305,8 +333,8 @@ func quoted(names []string) []string {
 
 // query runs q and hands fn each row's values as the driver gives them:
 // int64, float64, string, []byte or nil.
-func query(db *sql.DB, q string, fn func([]any) error) error {
-	rows, err := db.Query(q)
+func query(ctx context.Context, db *sql.DB, q string, fn func([]any) error) error {
+	rows, err := db.QueryContext(ctx, q)
 	if err != nil {
 		return err
 	}

@@ -201,7 +201,7 @@ func TestTableKeys(t *testing.T) {
 	}
 	ints := func(q string, args ...any) [][]int64 {
 		var out [][]int64
-		err := query(db, fmt.Sprintf(q, args...), func(v []any) error {
+		err := query(context.Background(), db, fmt.Sprintf(q, args...), func(v []any) error {
 			var row []int64
 			for _, x := range v {
 				n, _ := x.(int64)

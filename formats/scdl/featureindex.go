@@ -62,3 +62,9 @@ func scalarStringNPY(s string) []byte {
 	}
 	return b
 }
+
+// maxFreshGenes bounds the genes of a fresh var_features index, which
+// names each of them: far above any organism's genes or any assay's
+// features (millions of ATAC peaks), far below what a hostile gene index
+// or n_genes would make this allocate.
+const maxFreshGenes = 1 << 24

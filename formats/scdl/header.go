@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Magic opens every header.sch.
@@ -127,7 +129,7 @@ func (d *decoder) str(what string) (string, error) {
 	}
 	s := d.b[d.off : d.off+int(n)]
 	if !utf8.Valid(s) {
-		return "", errorf("", int64(d.off), ErrFormat, "%s %q is not valid UTF-8", what, s)
+		return "", errorf("", int64(d.off), ErrFormat, "%s %s is not valid UTF-8", what, human.NameBytes(s))
 	}
 	d.off += int(n)
 	return string(s), nil
@@ -218,7 +220,7 @@ func DecodeHeader(b []byte) (*Header, error) {
 		if a.Name, err = d.str(what + " name"); err != nil {
 			return nil, err
 		}
-		what = fmt.Sprintf("array %q", a.Name)
+		what = "array " + human.Name(a.Name)
 		if a.Length, err = d.u64(what + " length"); err != nil {
 			return nil, err
 		}
@@ -239,7 +241,7 @@ func DecodeHeader(b []byte) (*Header, error) {
 		if fi.Name, err = d.str(what + " name"); err != nil {
 			return nil, err
 		}
-		what = fmt.Sprintf("feature index %q", fi.Name)
+		what = "feature index " + human.Name(fi.Name)
 		if fi.Length, err = d.u64(what + " length"); err != nil {
 			return nil, err
 		}
@@ -343,11 +345,11 @@ func (h *Header) validate() error {
 			return err
 		}
 		if names[a.Name] != "" {
-			return bad("array name %q twice", a.Name)
+			return bad("array name %s twice", human.Name(a.Name))
 		}
 		names[a.Name] = "array"
 		if !a.DType.Valid() {
-			return bad("array %q: dtype %d is not an ArrayDType (1-9)", a.Name, a.DType)
+			return bad("array %s: dtype %d is not an ArrayDType (1-9)", human.Name(a.Name), a.DType)
 		}
 		if err := checkShape("array "+a.Name, a.Shape); err != nil {
 			return err
@@ -359,26 +361,26 @@ func (h *Header) validate() error {
 		}
 		switch names[fi.Name] {
 		case "array":
-			return bad("feature index %q has the name of an array", fi.Name)
+			return bad("feature index %s has the name of an array", human.Name(fi.Name))
 		case "feature index":
-			return bad("feature index name %q twice", fi.Name)
+			return bad("feature index name %s twice", human.Name(fi.Name))
 		}
 		names[fi.Name] = "feature index"
 		if !fi.DType.Valid() {
-			return bad("feature index %q: dtype %d is not an ArrayDType (1-9)", fi.Name, fi.DType)
+			return bad("feature index %s: dtype %d is not an ArrayDType (1-9)", human.Name(fi.Name), fi.DType)
 		}
 		if uint64(len(fi.Files)) > math.MaxUint32 {
-			return bad("feature index %q: more than 2^32-1 files", fi.Name)
+			return bad("feature index %s: more than 2^32-1 files", human.Name(fi.Name))
 		}
 		for i, f := range fi.Files {
 			if isBlank(f) {
-				return bad("feature index %q: file path %d is empty", fi.Name, i)
+				return bad("feature index %s: file path %d is empty", human.Name(fi.Name), i)
 			}
 			if !utf8.ValidString(f) {
-				return bad("feature index %q: file path %q is not valid UTF-8", fi.Name, f)
+				return bad("feature index %s: file path %s is not valid UTF-8", human.Name(fi.Name), human.Name(f))
 			}
 			if uint64(len(f)) > math.MaxUint32 {
-				return bad("feature index %q: file path %d is too long", fi.Name, i)
+				return bad("feature index %s: file path %d is too long", human.Name(fi.Name), i)
 			}
 		}
 		if err := checkShape("feature index "+fi.Name, fi.Shape); err != nil {
@@ -391,9 +393,9 @@ func (h *Header) validate() error {
 func checkName(kind, name string) error {
 	switch {
 	case isBlank(name):
-		return errorf("", -1, ErrInvalid, "%s name %q is empty or blank", kind, name)
+		return errorf("", -1, ErrInvalid, "%s name %s is empty or blank", kind, human.Name(name))
 	case !utf8.ValidString(name):
-		return errorf("", -1, ErrInvalid, "%s name %q is not valid UTF-8", kind, name)
+		return errorf("", -1, ErrInvalid, "%s name %s is not valid UTF-8", kind, human.Name(name))
 	case len(name) > maxNameLen:
 		return errorf("", -1, ErrInvalid, "%s name of %d bytes is longer than %d", kind, len(name), maxNameLen)
 	}

@@ -65,10 +65,14 @@ type Info struct {
 var arrayFiles = map[string]string{ArrayData: DataFile, ArrayRowPtr: RowPtrFile, ArrayColPtr: ColPtrFile}
 
 // describe reads an archive's header and checks it against the files,
-// collecting every mismatch; it fails only when the header cannot be read.
-func describe(dir string) (*Info, error) {
+// collecting every mismatch; it fails only when the header cannot be read,
+// or ctx is done.
+func describe(ctx context.Context, dir string) (*Info, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	hpath := filepath.Join(dir, HeaderFile)
-	b, err := os.ReadFile(hpath)
+	b, err := readSmallFile(hpath, maxHeaderSize) // a FIFO is refused, not opened
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +119,7 @@ func describe(dir string) (*Info, error) {
 		info.FeatureIndices = append(info.FeatureIndices, FeatureInfo{Name: fi.Name, DType: fi.DType.String(), Length: fi.Length, Files: fi.Files, Shape: fi.Shape})
 		for _, f := range fi.Files {
 			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f))); err != nil {
-				bad("%s: missing (%v), but feature index %q lists it", f, unwrapErr(err), fi.Name)
+				bad("%s: missing (%v), but feature index %s lists it", human.Name(f), unwrapErr(err), human.Name(fi.Name))
 			}
 		}
 	}
@@ -130,7 +134,10 @@ func describe(dir string) (*Info, error) {
 			}
 		}
 	}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err == nil && !d.IsDir() {
 			info.Files++
 			if st, err := os.Stat(p); err == nil {
@@ -139,10 +146,19 @@ func describe(dir string) (*Info, error) {
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	// The deeper checks (row_ptr, gene indices against the blocks) are
 	// Open's: its first error is one more mismatch, unless one found
 	// above already explains it.
-	a, err := Open(dir)
+	a, err := OpenContext(ctx, dir)
+	if cerr := ctx.Err(); cerr != nil {
+		if err == nil {
+			a.Close()
+		}
+		return nil, cerr
+	}
 	if err != nil {
 		if len(info.Mismatches) == 0 {
 			bad("%v", err)
@@ -230,8 +246,8 @@ func (info *Info) WriteText(out io.Writer) error {
 // Inspect describes the archive at path: header, array sizes, cells, genes
 // per block, nnz, density, and every mismatch between header and files,
 // which is also an error wrapping registry.ErrVerify.
-func Inspect(_ context.Context, path string) (registry.Report, error) {
-	info, err := describe(path)
+func Inspect(ctx context.Context, path string) (registry.Report, error) {
+	info, err := describe(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -252,26 +268,37 @@ type VerifyResult struct {
 // Verify opens the archive (header, arrays and feature indices checked
 // against each other) and reads every row (each row's span of values
 // within the arrays). Damage found is the result and an error wrapping
-// registry.ErrVerify.
-func Verify(_ context.Context, dir string) (registry.Report, error) {
-	info, err := describe(dir)
+// registry.ErrVerify. A canceled ctx stops it, with ctx's error.
+func Verify(ctx context.Context, dir string) (registry.Report, error) {
+	info, err := describe(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
 	res := &VerifyResult{Dir: dir, Problems: append([]string{}, info.Mismatches...)}
 	if len(res.Problems) == 0 {
-		a, err := Open(dir)
+		a, err := OpenContext(ctx, dir)
+		if cerr := ctx.Err(); cerr != nil {
+			if err == nil {
+				a.Close()
+			}
+			return nil, cerr
+		}
 		if err != nil {
 			res.Problems = append(res.Problems, err.Error())
 		} else {
 			it := a.Rows(0, a.NumRows())
 			for it.Next() {
-				res.Rows++
+				if res.Rows++; res.Rows%4096 == 0 && ctx.Err() != nil {
+					break
+				}
+			}
+			a.Close()
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
 			if err := it.Err(); err != nil {
 				res.Problems = append(res.Problems, err.Error())
 			}
-			a.Close()
 		}
 	}
 	res.OK = len(res.Problems) == 0

@@ -15,6 +15,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/internal/filecopy"
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // MergeStats describes how MergeParts made the archive: what it copied,
@@ -277,7 +278,7 @@ var linkFile = os.Link
 // place makes the part's file src the archive's file rel.
 func (mg *merger) place(o *outDir, rel string, p *mergePart, src string, size int64) error {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) || strings.Contains(rel, "\\") {
-		return fmt.Errorf("%q is not a path inside the archive", rel)
+		return fmt.Errorf("%s is not a path inside the archive", human.Name(rel))
 	}
 	dst := filepath.Join(o.tmp, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -717,11 +718,12 @@ func (mg *merger) freshPlan(name string) (*freshPlan, error) {
 	switch {
 	case plan.nnz == 0:
 		return nil, fmt.Errorf("%s: %d cells but no non-zero value: bionemo-scdl cannot write or open an archive of 0 values: %w", name, plan.cells, ErrEmpty)
-	case maxGene >= math.MaxInt32:
-		return nil, fmt.Errorf("gene index %d: too many genes", maxGene)
-	case nGenes >= math.MaxInt32:
-		// As many names as genes are made: refuse what cannot be a count.
-		return nil, fmt.Errorf("n_genes %d: too many genes", nGenes)
+	case maxGene >= maxFreshGenes:
+		return nil, fmt.Errorf("%s: gene index %d: more genes than a var_features index is made for (%d): %w", name, maxGene, maxFreshGenes, ErrUnsupported)
+	case nGenes > maxFreshGenes:
+		// As many names as genes are made: one cell's n_genes is not a
+		// reason to allocate gigabytes.
+		return nil, fmt.Errorf("%s: n_genes %d: more genes than a var_features index is made for (%d): %w", name, nGenes, maxFreshGenes, ErrUnsupported)
 	}
 	plan.nGenes = max(int(nGenes), int(maxGene)+1)
 	return &plan, nil

@@ -621,6 +621,15 @@ func TestMergePartsOverwrite(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(out, "old")); string(b) != "old" {
 		t.Fatal("the existing output was touched")
 	}
+	// Overwrite replaces an archive, not a directory holding other files.
+	if _, _, err := MergeParts(context.Background(), dirs, out, RowsOptions{Overwrite: true}); !errors.Is(err, ErrNotArchive) {
+		t.Fatalf("a directory of other files with Overwrite: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "old")); string(b) != "old" {
+		t.Fatal("the existing output was touched")
+	}
+	os.RemoveAll(out)
+	copyDir(t, single, out)
 	st, ms, err := MergeParts(context.Background(), dirs, out, RowsOptions{Overwrite: true})
 	if err != nil {
 		t.Fatal(err)

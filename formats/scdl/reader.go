@@ -1,6 +1,7 @@
 package scdl
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
@@ -72,8 +74,14 @@ var neighborArrays = map[string]bool{"NEIGHBOR_INDICES": true, "NEIGHBOR_INDICES
 //
 // Errors are *Error naming the file concerned.
 func Open(dir string) (*Archive, error) {
+	return OpenContext(context.Background(), dir)
+}
+
+// OpenContext is Open, stopped by ctx: Open reads the whole of row_ptr
+// and col_ptr, which takes a while for a large archive.
+func OpenContext(ctx context.Context, dir string) (*Archive, error) {
 	a := &Archive{dir: dir}
-	if err := a.open(); err != nil {
+	if err := a.open(ctx); err != nil {
 		a.Close()
 		return nil, err
 	}
@@ -82,7 +90,7 @@ func Open(dir string) (*Archive, error) {
 
 func (a *Archive) path(name string) string { return filepath.Join(a.dir, filepath.FromSlash(name)) }
 
-func (a *Archive) open() error {
+func (a *Archive) open(ctx context.Context) error {
 	hpath := a.path(HeaderFile)
 	b, err := readSmallFile(hpath, maxHeaderSize)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -111,7 +119,7 @@ func (a *Archive) open() error {
 			arrays[ai.Name] = ai
 		case neighborArrays[ai.Name]:
 		default:
-			return errorf(hpath, -1, ErrUnsupported, "array name %q: bionemo-scdl's loader knows DATA, ROWPTR, COLPTR and NEIGHBOR_*", ai.Name)
+			return errorf(hpath, -1, ErrUnsupported, "array name %s: bionemo-scdl's loader knows DATA, ROWPTR, COLPTR and NEIGHBOR_*", human.Name(ai.Name))
 		}
 	}
 	for _, name := range []string{ArrayData, ArrayRowPtr, ArrayColPtr} {
@@ -153,11 +161,11 @@ func (a *Archive) open() error {
 	if err := a.readBlocks(); err != nil {
 		return err
 	}
-	bounds, err := a.checkRowPtr()
+	bounds, err := a.checkRowPtr(ctx)
 	if err != nil {
 		return err
 	}
-	if err := a.checkGenes(bounds); err != nil {
+	if err := a.checkGenes(ctx, bounds); err != nil {
 		return err
 	}
 	a.files, err = listFiles(a.dir)
@@ -335,7 +343,7 @@ var chunkElems = 1 << 16
 
 // checkRowPtr reads row_ptr once: it starts at 0, never decreases and ends
 // at nnz. It returns row_ptr at each block's start and end.
-func (a *Archive) checkRowPtr() (bounds []uint64, err error) {
+func (a *Archive) checkRowPtr(ctx context.Context) (bounds []uint64, err error) {
 	path := a.path(RowPtrFile)
 	size := a.rowDT.ItemSize()
 	buf := make([]byte, chunkElems*size)
@@ -350,6 +358,9 @@ func (a *Archive) checkRowPtr() (bounds []uint64, err error) {
 	next := 0 // index into want
 	var prev uint64
 	for i := 0; i <= a.nrows; i += chunkElems {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		n := min(chunkElems, a.nrows+1-i)
 		if a.rp != nil {
 			buf = a.rp[i*size:]
@@ -383,13 +394,16 @@ func (a *Archive) checkRowPtr() (bounds []uint64, err error) {
 
 // checkGenes reads col_ptr once: every gene index is below the number of
 // genes of its row's block.
-func (a *Archive) checkGenes(bounds []uint64) error {
+func (a *Archive) checkGenes(ctx context.Context, bounds []uint64) error {
 	path := a.path(ColPtrFile)
 	size := a.colDT.ItemSize()
 	buf := make([]byte, chunkElems*size)
 	for k, b := range a.blocks {
 		lo, hi := bounds[2*k], bounds[2*k+1]
 		for at := lo; at < hi; at += uint64(chunkElems) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			n := min(uint64(chunkElems), hi-at)
 			chunk := buf[:int(n)*size]
 			if err := readAt(a.colPtr, path, chunk, int64(at)*int64(size)); err != nil {

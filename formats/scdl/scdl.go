@@ -169,6 +169,10 @@ var (
 	// ErrInvalid: the writer or MarshalBinary was given something bionemo's
 	// writer would refuse, or was misused.
 	ErrInvalid = errors.New("invalid SCDL input")
+	// ErrNotArchive: an existing output that Overwrite (--force) would
+	// replace is not an SCDL archive: Overwrite replaces an archive,
+	// never a directory that holds anything else.
+	ErrNotArchive = errors.New("not an SCDL archive, so not replaced")
 )
 
 // Error locates a problem in an SCDL archive.

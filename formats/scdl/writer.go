@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -262,13 +263,13 @@ func (w *Writer) AddFile(rel string, r io.Reader) error {
 		return w.invalid("AddFile after Close or Abort")
 	}
 	if !filepath.IsLocal(filepath.FromSlash(rel)) || strings.Contains(rel, "\\") || rel != filepath.ToSlash(filepath.Clean(rel)) {
-		return w.invalid("file name %q is not a clean relative path inside the archive", rel)
+		return w.invalid("file name %s is not a clean relative path inside the archive", human.Name(rel))
 	}
 	if reserved[rel] {
-		return w.invalid("file %q is written by the Writer itself", rel)
+		return w.invalid("file %s is written by the Writer itself", human.Name(rel))
 	}
 	if w.added[rel] {
-		return w.invalid("file %q added twice", rel)
+		return w.invalid("file %s added twice", human.Name(rel))
 	}
 	p := filepath.Join(w.tmp, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -353,7 +354,7 @@ func (w *Writer) finish() error {
 	for _, fi := range h.FeatureIndices {
 		for _, f := range fi.Files {
 			if !w.added[f] {
-				return w.invalid("the header lists %s in feature index %q, but no such file was added", f, fi.Name)
+				return w.invalid("the header lists %s in feature index %s, but no such file was added", human.Name(f), human.Name(fi.Name))
 			}
 		}
 	}

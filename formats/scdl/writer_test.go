@@ -301,7 +301,7 @@ func TestWriterErrors(t *testing.T) {
 		{"no rows", WriterOptions{NGenes: []int{3}}, nil, nil, ErrEmpty, []string{"no cells"}},
 		{"no values", WriterOptions{NGenes: []int{3}}, [][2][]byte{{nil, nil}}, nil, ErrEmpty, []string{"1 cells but no non-zero value"}},
 		{"header lists a missing file", WriterOptions{NGenes: []int{3}, FeatureIndices: []FeatureIndexInfo{{Name: "var_features", DType: StringArray, Files: []string{"var_features/labels.json"}}}},
-			[][2][]byte{row(0)}, nil, ErrInvalid, []string{"lists var_features/labels.json"}},
+			[][2][]byte{row(0)}, nil, ErrInvalid, []string{`lists "var_features/labels.json"`}},
 		{"invalid feature index", WriterOptions{NGenes: []int{3}, FeatureIndices: []FeatureIndexInfo{{Name: " ", DType: StringArray}}},
 			[][2][]byte{row(0)}, nil, ErrInvalid, []string{"feature index name"}},
 		{"cumulative sum disagrees", WriterOptions{NGenes: []int{3}}, [][2][]byte{row(0), row(1)},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -85,6 +86,9 @@ func WriteRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 func replacingDir(dst string, overwrite bool, write func(out string) (*RowsStats, error)) (*RowsStats, error) {
 	out := dst
 	if _, err := os.Lstat(dst); err == nil && overwrite {
+		if err := replaceable(dst); err != nil {
+			return nil, err
+		}
 		parent, base := filepath.Split(filepath.Clean(dst))
 		safefile.SweepLeftovers(cmp.Or(parent, "."))
 		out = filepath.Join(parent, strings.TrimSuffix(safefile.TempName(base), "*")+"new")
@@ -879,8 +883,12 @@ func freshFromCells(ctx context.Context, newSource func(counting bool) (dataset.
 		return fmt.Errorf("%s: no cells: bionemo-scdl cannot write or open an archive of 0 cells: %w", name, ErrEmpty)
 	case nnz == 0:
 		return fmt.Errorf("%s: %d cells but no non-zero value: bionemo-scdl cannot write or open an archive of 0 values: %w", name, cells, ErrEmpty)
-	case maxGene >= math.MaxInt32:
-		return fmt.Errorf("gene index %d: too many genes", maxGene)
+	case maxGene >= maxFreshGenes:
+		return fmt.Errorf("%s: gene index %d: more genes than a var_features index is made for (%d): %w", name, maxGene, maxFreshGenes, ErrUnsupported)
+	case nGenes > maxFreshGenes:
+		// As many names as genes are made: one cell's n_genes is not a
+		// reason to allocate gigabytes.
+		return fmt.Errorf("%s: n_genes %d: more genes than a var_features index is made for (%d): %w", name, nGenes, maxFreshGenes, ErrUnsupported)
 	}
 	nGenes = max(nGenes, int(maxGene)+1)
 	// bionemo-scdl counts rows in the var_features index: without one it
@@ -959,7 +967,7 @@ func newOutDir(final string) (*outDir, error) {
 // create makes the file rel (slash-separated, inside the archive).
 func (o *outDir) create(rel string) (*os.File, error) {
 	if !filepath.IsLocal(filepath.FromSlash(rel)) || strings.Contains(rel, "\\") {
-		return nil, fmt.Errorf("%q is not a path inside the archive", rel)
+		return nil, fmt.Errorf("%s is not a path inside the archive", human.Name(rel))
 	}
 	p := filepath.Join(o.tmp, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
