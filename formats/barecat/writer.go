@@ -1317,9 +1317,16 @@ func (w *Writer) commit() error {
 		}
 		return err
 	}
+	// Without Overwrite nothing is replaced: of two runs into one new
+	// archive, the second finds the first's shard or index and is
+	// refused, leaving the first's whole.
+	rename := safefile.RenameNoReplace
+	if w.opts.Overwrite {
+		rename = os.Rename
+	}
 	for i, s := range w.shards {
 		final := ShardPath(w.path, i)
-		if err := os.Rename(s.tmp, final); err != nil {
+		if err := rename(s.tmp, final); err != nil {
 			return undo(err)
 		}
 		renamed = append(renamed, final)
@@ -1344,7 +1351,7 @@ func (w *Writer) commit() error {
 		}
 	}
 	syncDir(w.dir)
-	if err := os.Rename(w.tmpIndex, w.path); err != nil {
+	if err := rename(w.tmpIndex, w.path); err != nil {
 		return undo(err)
 	}
 	w.tmpIndex = ""

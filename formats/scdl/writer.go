@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -393,12 +394,14 @@ func (w *Writer) finish() error {
 		return err
 	}
 	syncDir(w.tmp)
-	// rename(2) replaces an empty directory: check that dir is still free.
-	if _, err := os.Lstat(w.dir); err == nil {
-		return errorf(w.dir, -1, ErrInvalid, "appeared while the archive was written")
-	}
-	if err := os.Rename(w.tmp, w.dir); err != nil {
-		return fmt.Errorf("writing %s: %w", w.dir, err)
+	// Exclusive: rename(2) would replace an empty directory, and one that
+	// appeared meanwhile (another run into the same new archive) is never
+	// replaced.
+	if err := safefile.RenameNoReplace(w.tmp, w.dir); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return errorf(w.dir, -1, ErrInvalid, "appeared while the archive was written (not replaced)")
+		}
+		return err
 	}
 	syncDir(filepath.Dir(w.dir))
 	return nil

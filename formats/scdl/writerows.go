@@ -1002,11 +1002,10 @@ func (o *outDir) commit() error {
 	if err := os.Chmod(o.tmp, 0o755); err != nil {
 		return err
 	}
-	if _, err := os.Lstat(o.final); err == nil {
-		return fmt.Errorf("%s appeared while the archive was written", o.final)
-	}
-	if err := os.Rename(o.tmp, o.final); err != nil {
-		return fmt.Errorf("writing %s: %w", o.final, err)
+	// Exclusive: a directory that appeared meanwhile (another run into
+	// the same new archive), even an empty one, is never replaced.
+	if err := safefile.RenameNoReplace(o.tmp, o.final); err != nil {
+		return err
 	}
 	o.done = true
 	if d, err := os.Open(filepath.Dir(o.final)); err == nil {

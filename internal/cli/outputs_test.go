@@ -83,11 +83,20 @@ func TestSCDLOverwriteRule(t *testing.T) {
 	if code, _, stderr := run(t, "convert", "-q", "--to", "scdl", dir, back); code != ExitData || !strings.Contains(stderr, "exists; --force replaces it") {
 		t.Errorf("import over a directory: exit %d, %q", code, stderr)
 	}
-	if code, _, stderr := run(t, "convert", "-q", "--force", "--to", "scdl", dir, back); code != 0 {
-		t.Fatalf("import --force: exit %d: %s", code, stderr)
+	// --force replaces an SCDL archive only: a directory of something
+	// else is refused and keeps what it holds.
+	if code, _, stderr := run(t, "convert", "-q", "--force", "--to", "scdl", dir, back); code != ExitData || !strings.Contains(stderr, "not an SCDL archive") {
+		t.Errorf("import --force over a directory that is no archive: exit %d, %q", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(back, "old")); err == nil {
-		t.Error("the old directory's file is still there")
+	if b, err := os.ReadFile(filepath.Join(back, "old")); err != nil || string(b) != "old" {
+		t.Errorf("the refused --force changed the directory: %q, %v", b, err)
+	}
+	back = filepath.Join(t.TempDir(), "back")
+	if code, _, stderr := run(t, "convert", "-q", "--to", "scdl", dir, back); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "convert", "-q", "--force", "--to", "scdl", dir, back); code != 0 {
+		t.Fatalf("import --force over an archive: exit %d: %s", code, stderr)
 	}
 	want, _ := os.ReadFile(filepath.Join(src, "header.sch"))
 	if got, _ := os.ReadFile(filepath.Join(back, "header.sch")); !bytes.Equal(got, want) {

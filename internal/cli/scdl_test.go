@@ -226,7 +226,7 @@ func TestInspectSCDL(t *testing.T) {
 	}
 	if info.Cells != 50 || info.NNZ != 285 || len(info.Mismatches) != 2 ||
 		!strings.Contains(info.Mismatches[0], "col_ptr.npy: 2 bytes, but the header's COLPTR array holds 285 uint8 elements (285 bytes)") ||
-		!strings.Contains(info.Mismatches[1], "var_features/labels.json: missing") {
+		!strings.Contains(info.Mismatches[1], `"var_features/labels.json": missing`) {
 		t.Errorf("%+v", info)
 	}
 	good := scdlCase(t, "basic_50x30_f32")
