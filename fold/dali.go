@@ -2,6 +2,7 @@ package fold
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -31,11 +32,11 @@ func (d daliLoader) Outputs(shards []string) []string {
 	return outs
 }
 
-func (d daliLoader) Shard(path string) ShardIndexer {
+func (d daliLoader) Shard(_ context.Context, path string) ShardIndexer {
 	return &daliIndexer{out: d.path(path)}
 }
 
-func (daliLoader) Finish([]string) (int, error) { return 0, nil }
+func (daliLoader) Finish(context.Context, []string) (int, error) { return 0, nil }
 
 type daliIndexer struct {
 	out string // "" for an index kept in memory
@@ -98,7 +99,7 @@ func init() {
 			}
 			return es, nil
 		},
-		expect: func(_ string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
+		expect: func(ctx context.Context, _ string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
 			return perShard(shards, func(string) *daliIndexer { return &daliIndexer{} },
 				func(shard string, d *daliIndexer) ([]loaderEntry, error) {
 					var out bytes.Buffer

@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"context"
 	"encoding/gob"
 	"errors"
 	"fmt"
@@ -58,7 +59,7 @@ func (e *energonLoader) Outputs(shards []string) []string {
 	return outs
 }
 
-func (e *energonLoader) Shard(path string) ShardIndexer {
+func (e *energonLoader) Shard(_ context.Context, path string) ShardIndexer {
 	x := &energonIndexer{out: e.idxPath(path)}
 	e.mu.Lock()
 	e.shards[path] = x
@@ -108,7 +109,7 @@ func (x *energonIndexer) End(end int64) (int, error) {
 
 // Finish writes .nv-meta, or nothing when energon could not use the
 // dataset (a sample key in two places, a shard without samples).
-func (e *energonLoader) Finish(shards []string) (int, error) {
+func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error) {
 	if len(shards) == 0 {
 		return 0, nil
 	}
@@ -149,7 +150,7 @@ func (e *energonLoader) Finish(shards []string) (int, error) {
 		return 0
 	})
 	dir := e.metaDir(shards)
-	err := energon.WriteMeta(dir, all, energon.MetaOptions{})
+	err := energon.WriteMetaContext(ctx, dir, all, energon.MetaOptions{})
 	if errors.Is(err, energon.ErrDuplicateKey) || errors.Is(err, energon.ErrNoSamples) || errors.Is(err, energon.ErrName) {
 		return 0, fmt.Errorf("%s not written: %w: %w", filepath.Join(dir, energon.MetaDir), ErrLoaderDataset, err)
 	}
@@ -216,7 +217,7 @@ func init() {
 			}
 			return energonIdxEntries(shards[0], starts, end), nil
 		},
-		expect: func(_ string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
+		expect: func(ctx context.Context, _ string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
 			return perShard(shards, func(string) *energonIndexer { return &energonIndexer{} },
 				func(p string, x *energonIndexer) ([]loaderEntry, error) {
 					starts, end, err := energon.ParseIdx(x.b.Bytes(x.end))
@@ -260,7 +261,7 @@ func init() {
 			}
 			return es, nil
 		},
-		expect: func(path string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
+		expect: func(ctx context.Context, path string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
 			return perShard(shards, func(string) *energonIndexer { return &energonIndexer{} },
 				func(p string, x *energonIndexer) ([]loaderEntry, error) {
 					return energonSampleEntries(p, x.b.Shard(filepath.Base(p), x.end)), nil

@@ -131,7 +131,7 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 	}
 	if opts.Loaders != nil {
 		opts.Loaders.Plan(shards)
-		src.Members = func(path string) MemberSink { return opts.Loaders.shard(path) }
+		src.Members = func(path string) MemberSink { return opts.Loaders.shard(ctx, path) }
 	}
 	err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {

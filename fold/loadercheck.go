@@ -125,7 +125,7 @@ type loaderKind struct {
 	read func(path string, shards []string) ([]loaderEntry, error)
 	// expect scans: a sink per shard, then what an index of the shards,
 	// written now, would say.
-	expect func(path string, shards []string) (sink func(shard string) MemberSink, entries func() ([]loaderEntry, error))
+	expect func(ctx context.Context, path string, shards []string) (sink func(shard string) MemberSink, entries func() ([]loaderEntry, error))
 }
 
 var loaderKinds []*loaderKind
@@ -186,7 +186,7 @@ func CheckLoaderIndex(ctx context.Context, path string, shards []string, workers
 		}
 		present = append(present, s)
 	}
-	sink, entries := k.expect(path, present)
+	sink, entries := k.expect(ctx, path, present)
 	keys := NewKeyCheck()
 	src := NewTarShards(present, tarfile.Options{})
 	src.Members = func(shard string) MemberSink { return multiSink{sink(shard), keys.Shard(shard)} }

@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -29,12 +30,13 @@ type Loader interface {
 	// for the given shards of the dataset, in the order they were planned.
 	Outputs(shards []string) []string
 	// Shard starts the index of the shard at path. Its methods run on the
-	// worker that scans the shard, so shards are indexed in parallel.
-	Shard(path string) ShardIndexer
+	// worker that scans the shard, so shards are indexed in parallel, under
+	// ctx, the scan's (a remote shard's reads and stats take it).
+	Shard(ctx context.Context, path string) ShardIndexer
 	// Finish writes what spans the dataset, the shards (each ended without
 	// error) in the order they were planned; written reports how many files
 	// it wrote.
-	Finish(shards []string) (written int, err error)
+	Finish(ctx context.Context, shards []string) (written int, err error)
 }
 
 // ShardIndexer builds one shard's index. Member takes the shard's members
@@ -136,17 +138,17 @@ func (l *Loaders) Outputs() ([]string, error) {
 }
 
 // shard starts every loader's index of the shard at path.
-func (l *Loaders) shard(path string) *shardIndexers {
+func (l *Loaders) shard(ctx context.Context, path string) *shardIndexers {
 	x := &shardIndexers{l: l, path: path}
 	for _, k := range l.kinds {
-		x.ix = append(x.ix, k.Shard(path))
+		x.ix = append(x.ix, k.Shard(ctx, path))
 	}
 	return x
 }
 
 // Finish writes what spans the dataset, loader by loader, and returns the
 // counts of all the files written, and every loader's error.
-func (l *Loaders) Finish() (*LoaderStats, error) {
+func (l *Loaders) Finish(ctx context.Context) (*LoaderStats, error) {
 	l.mu.Lock()
 	shards := append([]string(nil), l.shards...)
 	l.mu.Unlock()
@@ -154,7 +156,7 @@ func (l *Loaders) Finish() (*LoaderStats, error) {
 	for _, k := range l.kinds {
 		// One loader's refusal of the dataset is no reason to leave the
 		// others' indexes unwritten.
-		n, err := k.Finish(shards)
+		n, err := k.Finish(ctx, shards)
 		l.count(k.Name(), n)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s index: %w", k.Name(), err))

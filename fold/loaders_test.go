@@ -44,7 +44,7 @@ func indexLoaders(t *testing.T, shards []string, kinds ...Loader) (*LoaderStats,
 	if _, err := BuildIndex(context.Background(), shards, "", IndexOptions{Workers: 2, Loaders: l}); err != nil {
 		t.Fatal(err)
 	}
-	return l.Finish()
+	return l.Finish(context.Background())
 }
 
 // TestWidsOracle: from one pass, the wids index is the one widsindex

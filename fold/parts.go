@@ -63,7 +63,7 @@ func IndexPart(ctx context.Context, shards []string, lo, hi int, withTARIDX bool
 	}
 	if opts.Loaders != nil {
 		opts.Loaders.Plan(mine)
-		src.Members = func(path string) MemberSink { return opts.Loaders.shard(path) }
+		src.Members = func(path string) MemberSink { return opts.Loaders.shard(ctx, path) }
 	}
 	if err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 		return nil, err

@@ -60,7 +60,7 @@ func TestIndexPartsEqualOneRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, wantErr := l.Finish()
+				_, wantErr := l.Finish(context.Background())
 				wantFiles := takeOutputs(t, dir)
 				if len(wantFiles) < 2*len(shards)+3 {
 					t.Fatalf("one run wrote only %d files", len(wantFiles))
@@ -80,7 +80,7 @@ func TestIndexPartsEqualOneRun(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					_, gotErr := l.Finish()
+					_, gotErr := l.Finish(context.Background())
 					if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 						t.Errorf("%d tasks: the loaders' error %v, one run's %v", n, gotErr, wantErr)
 					}

@@ -36,23 +36,24 @@ func (r ratarmountLoader) Outputs(shards []string) []string {
 	return outs
 }
 
-func (r ratarmountLoader) Shard(path string) ShardIndexer {
-	return newRatarmountIndexer(path, r.path(path))
+func (r ratarmountLoader) Shard(ctx context.Context, path string) ShardIndexer {
+	return newRatarmountIndexer(ctx, path, r.path(path))
 }
 
 // newRatarmountIndexer indexes the shard at path into out, or keeps the
 // index in memory when out is "".
-func newRatarmountIndexer(path, out string) *ratarmountIndexer {
-	x := &ratarmountIndexer{shard: path, out: out}
+func newRatarmountIndexer(ctx context.Context, path, out string) *ratarmountIndexer {
+	x := &ratarmountIndexer{ctx: ctx, shard: path, out: out}
 	x.b.Archive = &x.archive
-	x.archive.path = path
+	x.archive.path, x.archive.ctx = path, ctx
 	return x
 }
 
-func (ratarmountLoader) Finish([]string) (int, error) { return 0, nil }
+func (ratarmountLoader) Finish(context.Context, []string) (int, error) { return 0, nil }
 
 type ratarmountIndexer struct {
-	shard, out string // out: "" for an index kept in memory
+	ctx        context.Context // the scan's
+	shard, out string          // out: "" for an index kept in memory
 	b          ratarmount.Builder
 	archive    lazyFile
 }
@@ -68,7 +69,7 @@ func (x *ratarmountIndexer) End(int64) (int, error) {
 	if x.out == "" {
 		return 0, nil
 	}
-	st, err := shardInfo(context.Background(), x.shard)
+	st, err := shardInfo(x.ctx, x.shard)
 	if err != nil {
 		return 0, err
 	}
@@ -97,13 +98,14 @@ func ratarmountErr(err error) error {
 // a shard's bytes only for a rare kind of sparse member.
 type lazyFile struct {
 	path string
+	ctx  context.Context // the scan's
 	once sync.Once
 	f    io.ReaderAt
 	err  error
 }
 
 func (l *lazyFile) ReadAt(p []byte, off int64) (int, error) {
-	l.once.Do(func() { l.f, l.err = openAny(context.Background(), l.path) })
+	l.once.Do(func() { l.f, l.err = openAny(l.ctx, l.path) })
 	if l.err != nil {
 		return 0, l.err
 	}
@@ -145,8 +147,8 @@ func init() {
 			}
 			return es, nil
 		},
-		expect: func(_ string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
-			return perShard(shards, func(p string) *ratarmountIndexer { return newRatarmountIndexer(p, "") },
+		expect: func(ctx context.Context, _ string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
+			return perShard(shards, func(p string) *ratarmountIndexer { return newRatarmountIndexer(ctx, p, "") },
 				func(p string, x *ratarmountIndexer) ([]loaderEntry, error) {
 					st, err := os.Stat(p)
 					if err != nil {

@@ -42,6 +42,7 @@ type widsLoader struct {
 }
 
 type widsShard struct {
+	ctx   context.Context // the scan's
 	path  string
 	md5   bool
 	count wids.Counter
@@ -62,8 +63,8 @@ func (w *widsLoader) out(shards []string) string {
 
 func (w *widsLoader) Outputs(shards []string) []string { return []string{w.out(shards)} }
 
-func (w *widsLoader) Shard(path string) ShardIndexer {
-	s := &widsShard{path: path, md5: w.md5}
+func (w *widsLoader) Shard(ctx context.Context, path string) ShardIndexer {
+	s := &widsShard{ctx: ctx, path: path, md5: w.md5}
 	w.mu.Lock()
 	w.shards[path] = s
 	w.mu.Unlock()
@@ -82,7 +83,7 @@ func (s *widsShard) End(int64) (int, error) {
 	if s.err != nil {
 		return 0, nil
 	}
-	size, err := shardSize(context.Background(), s.path)
+	size, err := shardSize(s.ctx, s.path)
 	if err != nil {
 		return 0, err
 	}
@@ -92,7 +93,7 @@ func (s *widsShard) End(int64) (int, error) {
 		return 0, nil
 	}
 	if s.md5 {
-		s.shard.MD5Sum, err = shardMD5(s.path)
+		s.shard.MD5Sum, err = shardMD5(s.ctx, s.path)
 	}
 	s.count = wids.Counter{} // the names it kept serve this shard's count only
 	return 0, err
@@ -135,7 +136,7 @@ func (w *widsLoader) loadShard(dec *gob.Decoder, path string) error {
 
 // Finish writes the index, or none (ErrLoaderDataset) when the loader
 // could not read a shard: the tool writes none then either.
-func (w *widsLoader) Finish(shards []string) (int, error) {
+func (w *widsLoader) Finish(ctx context.Context, shards []string) (int, error) {
 	out := w.out(shards)
 	var list []wids.Shard
 	var bad []string
@@ -232,14 +233,14 @@ func init() {
 			}
 			return es, nil
 		},
-		expect: func(path string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
+		expect: func(ctx context.Context, path string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
 			md5 := false
 			if ix, err := readWids(path); err == nil {
 				for _, s := range ix.Shards {
 					md5 = md5 || s.MD5Sum != ""
 				}
 			}
-			return perShard(shards, func(p string) *widsShard { return &widsShard{path: p, md5: md5} },
+			return perShard(shards, func(p string) *widsShard { return &widsShard{ctx: ctx, path: p, md5: md5} },
 				func(p string, s *widsShard) ([]loaderEntry, error) {
 					if s.err != nil {
 						return nil, &loaderFormatError{fmt.Errorf("%s: %w", p, s.err)}
@@ -282,11 +283,11 @@ func widsWhat(s wids.Shard) string {
 }
 
 // shardMD5 is the MD5 sum of a shard's bytes (a remote one streamed).
-func shardMD5(path string) (string, error) {
+func shardMD5(ctx context.Context, path string) (string, error) {
 	if !remote.IsURL(path) {
-		return wids.FileMD5(path)
+		return wids.FileMD5Context(ctx, path)
 	}
-	f, err := remote.Open(context.Background(), path, remote.Options{})
+	f, err := remote.Open(ctx, path, remote.Options{})
 	if err != nil {
 		return "", err
 	}

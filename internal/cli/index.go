@@ -404,7 +404,7 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	}
 	var loaders *fold.LoaderStats
 	if opts.Loaders != nil {
-		loaders, err = opts.Loaders.Finish()
+		loaders, err = opts.Loaders.Finish(ctx)
 		e.reportLoaders(loaders)
 		if err != nil {
 			return err

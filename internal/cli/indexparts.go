@@ -137,7 +137,7 @@ func mergeIndex(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) 
 	}
 	var loaders *fold.LoaderStats
 	if opts.Loaders != nil {
-		loaders, err = opts.Loaders.Finish()
+		loaders, err = opts.Loaders.Finish(ctx)
 		e.reportLoaders(loaders)
 		if err != nil {
 			return nil, err

@@ -79,3 +79,29 @@ func TestConvertChecksManifest(t *testing.T) {
 		t.Errorf("%s written from a stale index", out)
 	}
 }
+
+// TestHugeClaimConvert: a server claiming 2^62 bytes in Content-Range
+// fails `convert` with exit 1, one line naming the URL, and nothing left
+// beside the output (before: "runtime: out of memory", a stack trace,
+// exit 2 and temporaries left).
+func TestHugeClaimConvert(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var a, b int64
+		if _, err := fmt.Sscanf(r.Header.Get("Range"), "bytes=%d-%d", &a, &b); err != nil || b < a || b-a > 1<<16 {
+			b = a + 1<<16
+		}
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", a, b, int64(1)<<62))
+		w.Header().Set("Content-Length", fmt.Sprint(b-a+1))
+		w.WriteHeader(http.StatusPartialContent)
+		w.Write(make([]byte, b-a+1))
+	}))
+	t.Cleanup(srv.Close)
+	out := t.TempDir()
+	code, _, stderr := run(t, "convert", "-q", srv.URL+"/huge.tar", filepath.Join(out, "x.tbl"))
+	if code != ExitData || !strings.Contains(stderr, srv.URL+"/huge.tar") || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "goroutine") {
+		t.Errorf("exit %d: %q", code, stderr)
+	}
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf("left beside the output: %v", left)
+	}
+}
