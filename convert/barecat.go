@@ -114,7 +114,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 		}
 	}
 	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite}
-	w, err := barecat.Create(out, wopts)
+	w, err := barecat.CreateContext(ctx, out, wopts)
 	if err != nil {
 		return nil, err
 	}

@@ -362,7 +362,7 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	if len(srcs) != 1 {
 		return nil, fmt.Errorf("SCDL is one directory, not %d paths", len(srcs))
 	}
-	a, err := scdl.Open(srcs[0])
+	a, err := scdl.OpenContext(ctx, srcs[0])
 	if err != nil {
 		return nil, err
 	}

@@ -87,8 +87,8 @@ func init() {
 		detect: func(path string) bool {
 			return strings.HasSuffix(path, ".idx") && startsWith(path, dali.Version+" ")
 		},
-		shards: func(path string) ([]string, error) { return siblingShard(path, dali.IndexPath) },
-		read: func(path string, shards []string) ([]loaderEntry, error) {
+		shards: func(ctx context.Context, path string) ([]string, error) { return siblingShard(path, dali.IndexPath) },
+		read: func(ctx context.Context, path string, shards []string) ([]loaderEntry, error) {
 			b, err := os.ReadFile(path)
 			if err != nil {
 				return nil, err

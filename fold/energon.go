@@ -203,10 +203,10 @@ func init() {
 		detect: func(path string) bool {
 			return strings.HasSuffix(path, ".tar"+energon.IdxSuffix) && !startsWith(path, "v1.")
 		},
-		shards: func(path string) ([]string, error) {
+		shards: func(ctx context.Context, path string) ([]string, error) {
 			return []string{strings.TrimSuffix(path, energon.IdxSuffix)}, nil
 		},
-		read: func(path string, shards []string) ([]loaderEntry, error) {
+		read: func(ctx context.Context, path string, shards []string) ([]loaderEntry, error) {
 			b, err := os.ReadFile(path)
 			if err != nil {
 				return nil, err
@@ -236,8 +236,8 @@ func init() {
 			st, err := os.Stat(path)
 			return err == nil && st.IsDir()
 		},
-		shards: func(path string) ([]string, error) {
-			m, err := readEnergonMeta(path)
+		shards: func(ctx context.Context, path string) ([]string, error) {
+			m, err := readEnergonMeta(ctx, path)
 			if err != nil {
 				return nil, err
 			}
@@ -247,8 +247,8 @@ func init() {
 			}
 			return shards, nil
 		},
-		read: func(path string, shards []string) ([]loaderEntry, error) {
-			m, err := readEnergonMeta(path)
+		read: func(ctx context.Context, path string, shards []string) ([]loaderEntry, error) {
+			m, err := readEnergonMeta(ctx, path)
 			if err != nil {
 				return nil, err
 			}
@@ -270,8 +270,8 @@ func init() {
 	})
 }
 
-func readEnergonMeta(path string) (*energon.Meta, error) {
-	m, err := energon.ReadMeta(filepath.Dir(filepath.Clean(path)))
+func readEnergonMeta(ctx context.Context, path string) (*energon.Meta, error) {
+	m, err := energon.ReadMetaContext(ctx, filepath.Dir(filepath.Clean(path)))
 	if errors.Is(err, energon.ErrFormat) {
 		return nil, &loaderFormatError{err}
 	}

@@ -120,9 +120,9 @@ type loaderKind struct {
 	// detect tells an index file (or directory) of the loader.
 	detect func(path string) bool
 	// shards finds the shards the index describes, when none are given.
-	shards func(path string) ([]string, error)
+	shards func(ctx context.Context, path string) ([]string, error)
 	// read is what the index at path says of the shards.
-	read func(path string, shards []string) ([]loaderEntry, error)
+	read func(ctx context.Context, path string, shards []string) ([]loaderEntry, error)
 	// expect scans: a sink per shard, then what an index of the shards,
 	// written now, would say.
 	expect func(ctx context.Context, path string, shards []string) (sink func(shard string) MemberSink, entries func() ([]loaderEntry, error))
@@ -163,12 +163,12 @@ func CheckLoaderIndex(ctx context.Context, path string, shards []string, workers
 	rep := &LoaderReport{Loader: k.name, Index: path, Unit: k.unit, Problems: []LoaderProblem{}}
 	if len(shards) == 0 {
 		var err error
-		if shards, err = k.shards(path); err != nil {
+		if shards, err = k.shards(ctx, path); err != nil {
 			return nil, err
 		}
 	}
 	rep.Shards = shards
-	got, readErr := k.read(path, shards)
+	got, readErr := k.read(ctx, path, shards)
 	var format *loaderFormatError
 	if errors.As(readErr, &format) {
 		// The loader could not read it either: a finding, not a failure.

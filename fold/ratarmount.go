@@ -126,11 +126,11 @@ func init() {
 		detect: func(path string) bool {
 			return strings.HasSuffix(path, ratarmount.Suffix) && startsWith(path, "SQLite format 3\x00")
 		},
-		shards: func(path string) ([]string, error) {
+		shards: func(ctx context.Context, path string) ([]string, error) {
 			return []string{strings.TrimSuffix(path, ratarmount.Suffix)}, nil
 		},
-		read: func(path string, shards []string) ([]loaderEntry, error) {
-			ix, err := ratarmount.Read(path)
+		read: func(ctx context.Context, path string, shards []string) ([]loaderEntry, error) {
+			ix, err := ratarmount.ReadContext(ctx, path)
 			if errors.Is(err, ratarmount.ErrFormat) {
 				return nil, &loaderFormatError{err}
 			} else if err != nil {

@@ -211,7 +211,7 @@ func init() {
 			b, err := readHead(path, 4096)
 			return err == nil && strings.HasPrefix(strings.TrimSpace(string(b)), "{") && strings.Contains(string(b), `"`+wids.Kind+`"`)
 		},
-		shards: func(path string) ([]string, error) {
+		shards: func(ctx context.Context, path string) ([]string, error) {
 			ix, err := readWids(path)
 			if err != nil {
 				return nil, err
@@ -222,7 +222,7 @@ func init() {
 			}
 			return shards, nil
 		},
-		read: func(path string, _ []string) ([]loaderEntry, error) {
+		read: func(ctx context.Context, path string, _ []string) ([]loaderEntry, error) {
 			ix, err := readWids(path)
 			if err != nil {
 				return nil, err

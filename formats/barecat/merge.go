@@ -431,7 +431,7 @@ func (plan *mergePlan) copyRanges(ctx context.Context, dst *os.File, ranges []pa
 				return err
 			}
 			k := min(r.n-done, writebackChunk)
-			if _, err := filecopy.Range(dst, at, src, r.off+done, k); err != nil {
+			if _, err := filecopy.RangeContext(ctx, dst, at, src, r.off+done, k); err != nil {
 				return fmt.Errorf("%s: %w", plan.parts[r.part].dir, err)
 			}
 			if fsync {

@@ -415,7 +415,7 @@ func (m *merger) writeBody(ctx context.Context, out *os.File) error {
 			size -= p.lastSize
 		}
 		if size > 0 {
-			if _, err := filecopy.Range(out, at, p.f, int64(p.hdr.HeaderSize), size); err != nil {
+			if _, err := filecopy.RangeContext(ctx, out, at, p.f, int64(p.hdr.HeaderSize), size); err != nil {
 				return fmt.Errorf("copying %s's data into %s: %w", p.f.Name(), m.out, err)
 			}
 		}
