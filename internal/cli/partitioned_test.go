@@ -437,3 +437,28 @@ func TestMergeChecksShardIndexes(t *testing.T) {
 		t.Errorf("--missing: exit %d: %q", code, msg)
 	}
 }
+
+// TestRelativeOutDirMerges: tasks of `index --format dali,taridx` given a
+// relative --out-dir, merged from another working directory; before, every
+// part was "gone" (the shards' own indexes were recorded by relative
+// names).
+func TestRelativeOutDirMerges(t *testing.T) {
+	root := t.TempDir()
+	data, work := filepath.Join(root, "data"), filepath.Join(root, "work")
+	os.Mkdir(data, 0o755)
+	os.MkdirAll(filepath.Join(work, "out"), 0o755)
+	makeShards(t, data, 5, 7, 3)
+	t.Chdir(work)
+	for k := range 2 {
+		if code, _, stderr := run(t, "index", "-q", "--task", fmt.Sprintf("%d/2", k), "--format", "dali,taridx", "--out-dir", "out", "../data"); code != 0 {
+			t.Fatalf("task %d: exit %d: %s", k, code, stderr)
+		}
+	}
+	t.Chdir(root)
+	if code, _, stderr := run(t, "merge", "-q", filepath.Join("work", "out", "data.taridx")); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "verify", filepath.Join(work, "out", "data.taridx")); code != 0 {
+		t.Errorf("verify: exit %d: %s%s", code, stdout, stderr)
+	}
+}
