@@ -15,6 +15,8 @@ import (
 	"github.com/itarconv/itarconv/formats/energon"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/remote"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Energon is Megatron-Energon's index of the dataset, as `energon prepare
@@ -121,7 +123,7 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 			continue
 		}
 		if x.unknown != "" {
-			return 0, fmt.Errorf("%s: member %q: a pax sparse member of format 1.0, whose part energon places past its sparse map: not supported: %w", p, x.unknown, ErrLoaderDataset)
+			return 0, fmt.Errorf("%s: member %s: a pax sparse member of format 1.0, whose part energon places past its sparse map: not supported: %w", p, human.Name(x.unknown), ErrLoaderDataset)
 		}
 		rel, err := filepath.Rel(base, p)
 		if err != nil {

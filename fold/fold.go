@@ -19,6 +19,8 @@ import (
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/remote"
 	"github.com/itarconv/itarconv/shardset"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // ErrNotFound: no row has the requested key and extension.
@@ -171,7 +173,7 @@ func (f *Fold) Lookup(name string) ([]Member, error) {
 			return out, err
 		}
 	}
-	return nil, fmt.Errorf("%s: %q: %w", f.Index.Path, name, ErrNotFound)
+	return nil, fmt.Errorf("%s: %s: %w", f.Index.Path, human.Name(name), ErrNotFound)
 }
 
 func (f *Fold) lookup(name string, mode taridx.StemMode) ([]Member, error) {

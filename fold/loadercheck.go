@@ -15,6 +15,8 @@ import (
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/remote"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Kinds of LoaderProblem.
@@ -57,7 +59,7 @@ func (p LoaderProblem) String() string {
 	if p.Name == "" {
 		return fmt.Sprintf("%s: %s: %s", p.Shard, p.Kind, p.What)
 	}
-	return fmt.Sprintf("%s: %s %q: %s", p.Shard, p.Kind, p.Name, p.What)
+	return fmt.Sprintf("%s: %s %s: %s", p.Shard, p.Kind, human.Name(p.Name), p.What)
 }
 
 // LoaderReport is what CheckLoaderIndex found: the index's content, and

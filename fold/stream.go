@@ -9,6 +9,8 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/tarfile"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // StreamOptions tune WriteStream.
@@ -70,11 +72,11 @@ func (s *streamSink) write(b *dataset.Batch) error {
 			return fmt.Errorf("%s: %w", s.src.ShardName(b.Shard), err)
 		}
 		if err := s.tw.WriteHeader(tarfile.Header(m)); err != nil {
-			return fmt.Errorf("writing the tar stream: %q: %w", m.Name, err)
+			return fmt.Errorf("writing the tar stream: %s: %w", human.NameBytes(m.Name), err)
 		}
 		if m.Size > 0 {
 			if err := s.copyPayload(r); err != nil {
-				return fmt.Errorf("%s: %q: %w", s.src.ShardName(b.Shard), m.Name, err)
+				return fmt.Errorf("%s: %s: %w", s.src.ShardName(b.Shard), human.NameBytes(m.Name), err)
 			}
 		}
 		s.stats.Members++

@@ -13,6 +13,8 @@ import (
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/remote"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // batchRows is how many rows a source hands over at once.
@@ -183,7 +185,7 @@ func readPayloads(f io.ReaderAt, rows []dataset.Row) error {
 			if err == nil || err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return fmt.Errorf("offset %d: %q: reading its payload: %w", rows[i].Offset, rows[i].Name, err)
+			return fmt.Errorf("offset %d: %s: reading its payload: %w", rows[i].Offset, human.NameBytes(rows[i].Name), err)
 		}
 		for k := i; k < j; k++ {
 			if r := &rows[k]; r.Kind == dataset.KindFile {

@@ -13,6 +13,8 @@ import (
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/remote"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Kinds of Problem.
@@ -107,11 +109,11 @@ func rowMatches(v *headerView, r taridx.Row, ext string) (what string, byDefault
 	case v.member && uint64(v.size) != r.Size:
 		return fmt.Sprintf("size %d in the index, %d in the tar header", r.Size, v.size), false
 	case v.member && !v.regular && uint64(v.fieldSize) != r.Size:
-		return fmt.Sprintf("member %q has type %q, not a regular file", v.name, v.typ), false
+		return fmt.Sprintf("member %s has type %q, not a regular file", human.Name(v.name), v.typ), false
 	case v.member:
-		return fmt.Sprintf("member is named %q, which does not match the row's key and extension %q", v.name, ext), false
+		return fmt.Sprintf("member is named %s, which does not match the row's key and extension %q", human.Name(v.name), ext), false
 	}
-	return fmt.Sprintf("header block %q (size %d) does not match the row", v.field, v.fieldSize), false
+	return fmt.Sprintf("header block %s (size %d) does not match the row", human.Name(v.field), v.fieldSize), false
 }
 
 // byShard groups the index's rows by fid, each group sorted by offset (row
@@ -261,16 +263,16 @@ func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) 
 		base := filepath.Base(f.Shards[fid])
 		if fid > lastFid {
 			rep.ExtraShards++
-			what := fmt.Sprintf("a shard of the fold that the index does not cover (its last shard is fid %d): %d members, the first %q", lastFid, n, extras[0].name)
+			what := fmt.Sprintf("a shard of the fold that the index does not cover (its last shard is fid %d): %d members, the first %s", lastFid, n, human.Name(extras[0].name))
 			if lastFid < 0 {
-				what = fmt.Sprintf("a shard of the fold that the index does not cover (it has no rows): %d members, the first %q", n, extras[0].name)
+				what = fmt.Sprintf("a shard of the fold that the index does not cover (it has no rows): %d members, the first %s", n, human.Name(extras[0].name))
 			}
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemExtraShard, Shard: base, Fid: fid, Row: -1, What: what})
 			continue
 		}
 		for _, e := range extras {
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemExtraMember, Shard: base, Fid: fid, Row: -1, Offset: e.off,
-				What: fmt.Sprintf("member %q (%d bytes) is not in the index", e.name, e.size)})
+				What: fmt.Sprintf("member %s (%d bytes) is not in the index", human.Name(e.name), e.size)})
 		}
 		if more := n - int64(len(extras)); more > 0 {
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemExtraMember, Shard: base, Fid: fid, Row: -1, Offset: extras[len(extras)-1].off,

@@ -16,6 +16,8 @@ import (
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/mapped"
 	"github.com/itarconv/itarconv/internal/safefile"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // ErrExists: the output directory holds shards of the fold that the
@@ -388,7 +390,7 @@ func (s *tarFoldSink) write(b *dataset.Batch) error {
 		e := prep[i].e
 		e.Fid, e.Offset = uint16(loc.Shard), uint64(loc.HeaderOffset)
 		if err := s.add(e); err != nil {
-			return fmt.Errorf("indexing %q: %w", r.Name, err)
+			return fmt.Errorf("indexing %s: %w", human.NameBytes(r.Name), err)
 		}
 		s.tally.bytes += r.Size
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/internal/pathguard"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Type flags (the header's byte 156).
@@ -500,7 +502,7 @@ func (s *Scanner) member(off int64, blk []byte, typeflag byte, size int64) (*Mem
 				}
 			}
 			if perr != nil {
-				return nil, s.fail(off, ErrHeader, "pax record %s=%q: %v", r.Key, r.Value, perr)
+				return nil, s.fail(off, ErrHeader, "pax record %s=%s: %v", r.Key, human.Name(r.Value), perr)
 			}
 		}
 		if major, ok := m.PAXValue("GNU.sparse.major"); ok {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/internal/safefile"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // ErrUnsafeName: a member name that would land outside the output
@@ -83,9 +85,9 @@ func CheckName[S ~string | ~[]byte](name S) error {
 	}
 	switch {
 	case len(clean) == 0 || len(clean) == 1 && clean[0] == '.':
-		return fmt.Errorf("%w: %q is empty", ErrUnsafeName, name)
+		return fmt.Errorf("%w: %s is empty", ErrUnsafeName, human.Name(string(name)))
 	case name[0] == '/':
-		return fmt.Errorf("%w: %q is absolute", ErrUnsafeName, name)
+		return fmt.Errorf("%w: %s is absolute", ErrUnsafeName, human.Name(string(name)))
 	}
 	// Look for a ".." component without splitting the name.
 	for start := 0; start < len(clean); {
@@ -94,7 +96,7 @@ func CheckName[S ~string | ~[]byte](name S) error {
 			end++
 		}
 		if end-start == 2 && clean[start] == '.' && clean[start+1] == '.' {
-			return fmt.Errorf("%w: %q has a \"..\" component", ErrUnsafeName, name)
+			return fmt.Errorf("%w: %s has a \"..\" component", ErrUnsafeName, human.Name(string(name)))
 		}
 		start = end + 1
 	}
@@ -179,7 +181,7 @@ func (w *Writer) Add(m Member, data io.Reader) (Location, error) {
 // after which the writer holds no reference to it.
 func (w *Writer) AddBytes(m Member, payload []byte) (Location, error) {
 	if m.Typeflag == tar.TypeReg && int64(len(payload)) != m.Size {
-		return Location{}, fmt.Errorf("%q: %d payload bytes for a member of %d", m.Name, len(payload), m.Size)
+		return Location{}, fmt.Errorf("%s: %d payload bytes for a member of %d", human.NameBytes(m.Name), len(payload), m.Size)
 	}
 	return w.add(m, nil, payload)
 }
@@ -240,7 +242,7 @@ func (w *Writer) addMember(m Member, data io.Reader, payload []byte) (Location, 
 	}
 	h := Header(m)
 	if err := w.tw.WriteHeader(h); err != nil {
-		return Location{}, fmt.Errorf("%s: header of %q: %w", w.temps[len(w.temps)-1].Target(), m.Name, err)
+		return Location{}, fmt.Errorf("%s: header of %s: %w", w.temps[len(w.temps)-1].Target(), human.NameBytes(m.Name), err)
 	}
 	loc := Location{Shard: len(w.temps) - 1, HeaderOffset: w.out.n - 512}
 	if h.Size > 0 {
@@ -249,7 +251,7 @@ func (w *Writer) addMember(m Member, data io.Reader, payload []byte) (Location, 
 			err = fmt.Errorf("payload ended after %d of %d bytes", n, h.Size)
 		}
 		if err != nil {
-			return Location{}, fmt.Errorf("%q: %w", m.Name, err)
+			return Location{}, fmt.Errorf("%s: %w", human.NameBytes(m.Name), err)
 		}
 	}
 	return loc, nil
@@ -429,7 +431,7 @@ func putOctal(b []byte, x int64) {
 func (w *Writer) addUSTAR(m *Member, data io.Reader, payload []byte) (Location, error) {
 	// A member archive/tar wrote before may still owe its padding.
 	if err := w.tw.Flush(); err != nil {
-		return Location{}, fmt.Errorf("%s: %q: %w", w.temps[len(w.temps)-1].Target(), m.Name, err)
+		return Location{}, fmt.Errorf("%s: %s: %w", w.temps[len(w.temps)-1].Target(), human.NameBytes(m.Name), err)
 	}
 	b := &w.blk
 	*b = [512]byte{}
@@ -490,7 +492,7 @@ func (w *Writer) addUSTAR(m *Member, data io.Reader, payload []byte) (Location, 
 		err = fmt.Errorf("payload ended after %d of %d bytes", n, m.Size)
 	}
 	if err != nil {
-		return Location{}, fmt.Errorf("%q: %w", m.Name, err)
+		return Location{}, fmt.Errorf("%s: %w", human.NameBytes(m.Name), err)
 	}
 	if pad := -m.Size & 511; pad > 0 {
 		if _, err := w.out.Write(zeros[:pad]); err != nil {
