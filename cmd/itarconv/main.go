@@ -9,5 +9,6 @@ import (
 )
 
 func main() {
+	quietCrashes()
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }
