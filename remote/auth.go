@@ -172,6 +172,11 @@ type netrcEntry struct {
 // macro runs to the next blank line); a token may be double-quoted, with
 // \" \\ \n \r \t escapes; # starts a comment. Its errors never quote a
 // token, which may be a password.
+//
+// It is written here rather than taken from a package: the Go netrc
+// packages there are (bgentry/go-netrc, fhs/go-netrc, jdx/go-netrc) were
+// last changed years ago and do not read curl's double-quoted tokens, so a
+// password with a space in it, valid for curl, would not be read the same.
 func parseNetrc(s string) ([]netrcEntry, error) {
 	var entries []netrcEntry
 	var cur *netrcEntry
