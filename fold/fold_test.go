@@ -195,3 +195,20 @@ func TestVerifyConcatenated(t *testing.T) {
 		t.Errorf("list: %d rows, %v", n, err)
 	}
 }
+
+// TestCanceled: Verify, List and Copy stop with the caller's context
+// (before, their header walks and opens ran under context.Background).
+func TestCanceled(t *testing.T) {
+	_, f := caseDir(t, "ustar_basic", IndexOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := f.Verify(ctx, VerifyOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Verify: %v, want context.Canceled", err)
+	}
+	if err := f.List(ctx, tarfile.Options{}, func(Entry) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("List: %v, want context.Canceled", err)
+	}
+	if _, err := f.Verify(context.Background(), VerifyOptions{}); err != nil {
+		t.Errorf("Verify uncanceled: %v", err)
+	}
+}
