@@ -16,8 +16,10 @@ type stamp struct {
 
 // Prepare makes sure dir holds the shards of d, and nothing else: it
 // reuses them when the stamp file (stampName, in dir) of an earlier run
-// matches, and generates them otherwise. reused tells which.
-func (d Dataset) Prepare(dir, stampName string) (paths []string, reused bool, err error) {
+// matches, and generates them otherwise. reused tells which. (A function,
+// not a method: Dataset is shardgen's type, and reusing a kept directory is
+// a need of the development benchmarks only.)
+func Prepare(d Dataset, dir, stampName string) (paths []string, reused bool, err error) {
 	want := stamp{Dataset: d}
 	if b, err := os.ReadFile(filepath.Join(dir, stampName)); err == nil {
 		var got stamp

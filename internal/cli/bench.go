@@ -15,7 +15,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/itarconv/itarconv/bench/formatbench"
+	"github.com/itarconv/itarconv/formatcompare"
 )
 
 type benchFlags struct {
@@ -63,7 +63,7 @@ with --out, else the system's; --work-dir chooses) removed unless --keep.`,
 	f.IntVar(&fl.reads, "reads", 10_000, "random reads per repetition")
 	f.IntVar(&fl.reps, "reps", 3, "repetitions of every timing (the median is reported)")
 	f.Int64Var(&fl.seed, "seed", 1, "seed of the random read list")
-	f.StringVar(&fl.formats, "formats", strings.Join(formatbench.AllFormats, ","), "formats to compare")
+	f.StringVar(&fl.formats, "formats", strings.Join(formatcompare.AllFormats, ","), "formats to compare")
 	f.StringVar(&fl.workDir, "work-dir", "", "directory for the conversions (default: in --out, else the system's temporary directory)")
 	f.BoolVar(&fl.keep, "keep", false, "keep the conversions (and the synthetic source)")
 	f.BoolVar(&fl.noCold, "no-cold", false, "skip the cold-cache random reads")
@@ -75,7 +75,7 @@ with --out, else the system's; --work-dir chooses) removed unless --keep.`,
 }
 
 func runBench(cmd *cobra.Command, e *env, fl benchFlags, args []string) error {
-	opts := formatbench.Options{Reads: fl.reads, Reps: fl.reps, Seed: fl.seed, Workers: fl.workers,
+	opts := formatcompare.Options{Reads: fl.reads, Reps: fl.reps, Seed: fl.seed, Workers: fl.workers,
 		NoCold: fl.noCold, Keep: fl.keep, Corrupt: fl.corrupt, Command: commandLine(cmd, args)}
 	switch {
 	case fl.reads < 1 || fl.reps < 1 || fl.workers < 1:
@@ -92,8 +92,8 @@ func runBench(cmd *cobra.Command, e *env, fl benchFlags, args []string) error {
 		if name == "" {
 			continue
 		}
-		if formatbench.Label(name) == name {
-			return usagef("--formats: unknown format %q (%s)", name, strings.Join(formatbench.AllFormats, ", "))
+		if formatcompare.Label(name) == name {
+			return usagef("--formats: unknown format %q (%s)", name, strings.Join(formatcompare.AllFormats, ", "))
 		}
 		opts.Formats = append(opts.Formats, name)
 	}
@@ -109,7 +109,7 @@ func runBench(cmd *cobra.Command, e *env, fl benchFlags, args []string) error {
 		if hi < lo || fl.shards < 1 {
 			return usagef("--max-size must be at least --min-size, --shards at least 1")
 		}
-		opts.Synthetic = &formatbench.Synthetic{Samples: fl.synthetic, Shards: fl.shards, MinSize: int(lo), MaxSize: int(hi), Seed: 1}
+		opts.Synthetic = &formatcompare.Synthetic{Samples: fl.synthetic, Shards: fl.shards, MinSize: int(lo), MaxSize: int(hi), Seed: 1}
 	} else {
 		shards, fold, err := tarSources(args, fl.fold)
 		if err != nil {
@@ -176,7 +176,7 @@ func runBench(cmd *cobra.Command, e *env, fl benchFlags, args []string) error {
 		}
 	}
 
-	rep, runErr := formatbench.Run(cmd.Context(), opts)
+	rep, runErr := formatcompare.Run(cmd.Context(), opts)
 	if rep == nil {
 		return runErr
 	}
@@ -195,7 +195,7 @@ func runBench(cmd *cobra.Command, e *env, fl benchFlags, args []string) error {
 	if fl.out != "" {
 		e.infof("report: %s/report.md, report.json and 4 charts\n", fl.out)
 	}
-	if errors.Is(runErr, formatbench.ErrFailed) {
+	if errors.Is(runErr, formatcompare.ErrFailed) {
 		return fmt.Errorf("bench: %w", runErr)
 	}
 	return runErr

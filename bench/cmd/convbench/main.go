@@ -250,7 +250,7 @@ func runBench(cfg config) error {
 	j := &job{d: d, bin: bin, dataDir: filepath.Join(dataDir, fmt.Sprintf("convbench-%s-%d", d.Name, d.Members)), work: work}
 	t0 = time.Now()
 	var reused bool
-	j.shards, reused, err = d.Prepare(j.dataDir, "convbench.json")
+	j.shards, reused, err = bench.Prepare(d, j.dataDir, "convbench.json")
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,7 @@ func runBench(cfg config) error {
 		// made from it.
 		small := d.Scaled(d.Members / 8)
 		j.smallDir, j.smallN = filepath.Join(dataDir, fmt.Sprintf("convbench-%s-%d", small.Name, small.Members)), int64(small.Members)
-		if j.smallShards, _, err = small.Prepare(j.smallDir, "convbench.json"); err != nil {
+		if j.smallShards, _, err = bench.Prepare(small, j.smallDir, "convbench.json"); err != nil {
 			return err
 		}
 		j.smallTBL = filepath.Join(work, "small.tbl")

@@ -156,7 +156,7 @@ func runBench(cfg config) error {
 		dirs[i] = filepath.Join(dataDir, fmt.Sprintf("%s-%d", d.Name, d.Members))
 		t0 := time.Now()
 		var reused bool
-		shards[i], reused, err = d.Prepare(dirs[i], "indexbench.json")
+		shards[i], reused, err = bench.Prepare(d, dirs[i], "indexbench.json")
 		if err != nil {
 			return err
 		}

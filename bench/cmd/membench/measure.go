@@ -159,7 +159,7 @@ func measure(cfg config) ([]*row, error) {
 		d := dataset(n)
 		dir := filepath.Join(cfg.base, d.Name)
 		t0 := time.Now()
-		_, reused, err := d.Prepare(dir, stampName)
+		_, reused, err := bench.Prepare(d, dir, stampName)
 		if err != nil {
 			return nil, err
 		}

@@ -413,7 +413,7 @@ func runBench(cfg config, repro string) error {
 // prepare generates dataset d into dir, or reuses it, and says which.
 func prepare(d bench.Dataset, dir string) ([]string, error) {
 	t0 := time.Now()
-	shards, reused, err := d.Prepare(dir, stampName)
+	shards, reused, err := bench.Prepare(d, dir, stampName)
 	if err != nil {
 		return nil, err
 	}

@@ -344,7 +344,7 @@ func runBench(cfg config, repro string) error {
 	d := bench.DatasetA.Scaled(cfg.small)
 	smallDir := filepath.Join(cfg.dir, fmt.Sprintf("%s-%d", d.Name, d.Members))
 	t0 = time.Now()
-	shards, reused, err := d.Prepare(smallDir, stampName)
+	shards, reused, err := bench.Prepare(d, smallDir, stampName)
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,4 @@
-// Package formatbench compares the dataset formats itarconv writes on one
-// fold of tar shards: it converts the fold into each format with the
-// library's own conversions, then times, side by side in one run, the
-// build, the bytes on disk, opening the index, random-access reads of one
-// seeded list of samples (page cache warm, and cold where the kernel lets
-// the files' pages be dropped) and a sequential read of every sample, each
-// through the format's own reader. Every byte read is checked against a
-// hash of the source's payload: a format that returns wrong bytes is a
-// failure, not a result.
-package formatbench
+package formatcompare
 
 import (
 	"context"
@@ -24,7 +15,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/itarconv/itarconv/bench"
+	"github.com/itarconv/itarconv/formatcompare/shardgen"
 )
 
 // ErrFailed: at least one format could not be built or returned wrong
@@ -206,7 +197,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	shards, foldName, dsSource := opts.Shards, opts.Fold, ""
 	if opts.Synthetic != nil {
 		sy := *opts.Synthetic
-		d := bench.Dataset{Name: "synthetic", Fold: "train", Members: sy.Samples &^ 1, Shards: max(sy.Shards, 1),
+		d := shardgen.Dataset{Name: "synthetic", Fold: "train", Members: sy.Samples &^ 1, Shards: max(sy.Shards, 1),
 			MinSize: sy.MinSize, MaxSize: sy.MaxSize, Seed: sy.Seed}
 		dir := filepath.Join(opts.WorkDir, "source")
 		written = append(written, dir)

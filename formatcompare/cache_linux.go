@@ -1,6 +1,6 @@
 //go:build linux
 
-package formatbench
+package formatcompare
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package formatbench
+package formatcompare
 
 import (
 	"context"
