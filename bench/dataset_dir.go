@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -39,7 +40,7 @@ func Prepare(d Dataset, dir, stampName string) (paths []string, reused bool, err
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, false, err
 	}
-	paths, err = d.Generate(dir)
+	paths, err = d.Generate(context.Background(), dir)
 	if err != nil {
 		return nil, false, err
 	}

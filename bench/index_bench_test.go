@@ -18,7 +18,7 @@ import (
 func BenchmarkBuildIndex(b *testing.B) {
 	for _, d := range []Dataset{DatasetA.Scaled(20_000), DatasetB.Scaled(20_000)} {
 		dir := b.TempDir()
-		paths, err := d.Generate(dir)
+		paths, err := d.Generate(context.Background(), dir)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func BenchmarkBuildIndex(b *testing.B) {
 // it settles on (small members: chunks; large ones: one read per header).
 func TestWalkHeaders(t *testing.T) {
 	for _, d := range []Dataset{DatasetA.Scaled(1_000), DatasetB.Scaled(4_000)} {
-		paths, err := d.Generate(t.TempDir())
+		paths, err := d.Generate(context.Background(), t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestWalkHeaders(t *testing.T) {
 // reading and checking the headers, nothing else.
 func BenchmarkWalkHeaders(b *testing.B) {
 	for _, d := range []Dataset{DatasetA.Scaled(20_000), DatasetB.Scaled(20_000)} {
-		paths, err := d.Generate(b.TempDir())
+		paths, err := d.Generate(context.Background(), b.TempDir())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -202,7 +202,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		dir := filepath.Join(opts.WorkDir, "source")
 		written = append(written, dir)
 		var err error
-		if shards, err = d.Generate(dir); err != nil {
+		if shards, err = d.Generate(ctx, dir); err != nil {
 			return nil, err
 		}
 		foldName, dsSource = "train", "synthetic"

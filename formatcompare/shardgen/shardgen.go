@@ -10,6 +10,7 @@ package shardgen
 import (
 	"archive/tar"
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"math/rand"
@@ -73,8 +74,9 @@ var modTime = time.Unix(1_700_000_000, 0)
 
 // WriteShard writes shard i of d to w. Each shard has its own generator,
 // seeded from the dataset's seed and the shard number, so shards can be
-// written in any order or in parallel and still come out identical.
-func (d Dataset) WriteShard(w io.Writer, i int) error {
+// written in any order or in parallel and still come out identical. It
+// stops with ctx's error, between two samples, when ctx is done.
+func (d Dataset) WriteShard(ctx context.Context, w io.Writer, i int) error {
 	if d.Members%2 != 0 || d.Shards < 1 || d.MinSize < 0 || d.MaxSize < d.MinSize {
 		return fmt.Errorf("dataset %s: bad parameters %+v", d.Name, d)
 	}
@@ -94,6 +96,9 @@ func (d Dataset) WriteShard(w io.Writer, i int) error {
 	}
 	first, end := d.sampleRange(i)
 	for s := first; s < end; s++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		for _, ext := range [2]string{"jpg", "cls"} {
 			size := d.MinSize + rng.Intn(d.MaxSize-d.MinSize+1)
 			hdr.Name = fmt.Sprintf("s%07d.%s", s, ext)
@@ -117,8 +122,9 @@ func (d Dataset) WriteShard(w io.Writer, i int) error {
 }
 
 // Generate writes every shard of d into dir (created if needed), two
-// shards at a time, and returns their paths in fid order.
-func (d Dataset) Generate(dir string) ([]string, error) {
+// shards at a time, and returns their paths in fid order. When ctx is done
+// it stops, leaving no partial shard, and returns ctx's error.
+func (d Dataset) Generate(ctx context.Context, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -128,15 +134,24 @@ func (d Dataset) Generate(dir string) ([]string, error) {
 	var wg sync.WaitGroup
 	for i := range paths {
 		paths[i] = d.ShardPath(dir, i)
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs[i] = d.writeShardFile(paths[i], i)
+			errs[i] = d.writeShardFile(ctx, paths[i], i)
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -145,7 +160,7 @@ func (d Dataset) Generate(dir string) ([]string, error) {
 	return paths, nil
 }
 
-func (d Dataset) writeShardFile(path string, i int) error {
+func (d Dataset) writeShardFile(ctx context.Context, path string, i int) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -153,7 +168,7 @@ func (d Dataset) writeShardFile(path string, i int) error {
 	// archive/tar issues a write per header, payload and padding: without a
 	// large buffer those would be millions of system calls for dataset B.
 	bw := bufio.NewWriterSize(f, 1<<20)
-	err = d.WriteShard(bw, i)
+	err = d.WriteShard(ctx, bw, i)
 	if err == nil {
 		err = bw.Flush()
 	}

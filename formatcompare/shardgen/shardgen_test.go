@@ -2,7 +2,9 @@ package shardgen
 
 import (
 	"archive/tar"
+	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +26,7 @@ func TestGenerateDeterministic(t *testing.T) {
 	hash := func(d Dataset) string {
 		h := sha256.New()
 		for i := range d.Shards {
-			if err := d.WriteShard(h, i); err != nil {
+			if err := d.WriteShard(context.Background(), h, i); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -42,7 +44,7 @@ func TestGenerateDeterministic(t *testing.T) {
 
 	// Generate (parallel, buffered) must write what WriteShard streams.
 	dir := t.TempDir()
-	paths, err := d.Generate(dir)
+	paths, err := d.Generate(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestGenerateDeterministic(t *testing.T) {
 func TestGeneratePinned(t *testing.T) {
 	h := sha256.New()
 	for i := range tiny.Shards {
-		if err := tiny.WriteShard(h, i); err != nil {
+		if err := tiny.WriteShard(context.Background(), h, i); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,7 +80,7 @@ func TestGeneratePinned(t *testing.T) {
 // samples in order, .jpg before .cls, sizes within bounds, ustar headers.
 func TestGenerateLayout(t *testing.T) {
 	d := large.Scaled(202) // 101 samples: shards of unequal sizes
-	paths, err := d.Generate(t.TempDir())
+	paths, err := d.Generate(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,4 +145,42 @@ func withFile(path string, fn func(io.Reader) error) error {
 	}
 	defer f.Close()
 	return fn(f)
+}
+
+// cancelAfter cancels its context once n bytes have been written to it.
+type cancelAfter struct {
+	n      int
+	cancel context.CancelFunc
+}
+
+func (w *cancelAfter) Write(p []byte) (int, error) {
+	if w.n -= len(p); w.n <= 0 {
+		w.cancel()
+	}
+	return len(p), nil
+}
+
+// TestGenerateCanceled: a canceled generation stops between two samples
+// and leaves no shard behind, whole or partial.
+func TestGenerateCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelAfter{n: 1, cancel: cancel}
+	if err := large.WriteShard(ctx, w, 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("WriteShard: %v, want %v", err, context.Canceled)
+	}
+	// The sample begun is finished: two members, each a header, a payload
+	// and its padding.
+	if over := -w.n; over > 2*(large.MaxSize+1024) {
+		t.Errorf("WriteShard went on for %d bytes after the cancel", over)
+	}
+
+	dir := t.TempDir()
+	paths, err := large.Generate(ctx, dir)
+	if !errors.Is(err, context.Canceled) || paths != nil {
+		t.Fatalf("Generate: %v, %v; want %v", paths, err, context.Canceled)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) > 0 {
+		t.Errorf("a canceled Generate left %v", left)
+	}
 }
