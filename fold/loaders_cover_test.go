@@ -1,7 +1,6 @@
 package fold
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
@@ -11,34 +10,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/itarconv/itarconv/formats/dali"
 	"github.com/itarconv/itarconv/formats/energon"
 	"github.com/itarconv/itarconv/formats/ratarmount"
 	"github.com/itarconv/itarconv/formats/wids"
 )
-
-// writeShard writes a tar shard of the given files (name, body, ...).
-func writeShard(t *testing.T, path string, files ...string) {
-	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for i := 0; i < len(files); i += 2 {
-		h := &tar.Header{Name: files[i], Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(files[i+1])),
-			ModTime: time.Unix(1700000000, 0), Format: tar.FormatUSTAR}
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		tw.Write([]byte(files[i+1]))
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // webShards writes two WebDataset shards (samples of a .jpg and a .cls)
 // and returns them.
