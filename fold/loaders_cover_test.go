@@ -1,0 +1,219 @@
+package fold
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/itarconv/itarconv/formats/dali"
+	"github.com/itarconv/itarconv/formats/energon"
+	"github.com/itarconv/itarconv/formats/ratarmount"
+	"github.com/itarconv/itarconv/formats/wids"
+)
+
+// webShards writes two WebDataset shards (samples of a .jpg and a .cls)
+// and returns them.
+func webShards(t *testing.T, dir string) []string {
+	t.Helper()
+	a := filepath.Join(dir, "data-000.tar")
+	b := filepath.Join(dir, "data-001.tar")
+	writeShard(t, a, "s0.jpg", "jpeg zero", "s0.cls", "0", "s1.jpg", "jpeg one!", "s1.cls", "1")
+	writeShard(t, b, "s2.jpg", strings.Repeat("2", 700), "s2.cls", "2")
+	return []string{a, b}
+}
+
+func problemKinds(rep *LoaderReport) string {
+	var ks []string
+	for _, p := range rep.Problems {
+		ks = append(ks, p.Kind+" "+p.Name)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, "; ")
+}
+
+// TestLoaderIndexesCheck: the indexes every loader writes in one pass are
+// found as their loader's, match their shards, and once a shard gains a
+// sample, each index reports what it lacks or has stale; a shard gone, or
+// listed twice, is a problem of its own.
+func TestLoaderIndexesCheck(t *testing.T) {
+	dir := t.TempDir()
+	shards := webShards(t, dir)
+	l := NewLoaders(DALI(""), Energon(""), Wids("", true), Ratarmount(""))
+	if got := fmt.Sprint(l.Names()); got != "[dali energon wids ratarmount]" {
+		t.Errorf("names %s", got)
+	}
+	l.Plan(shards)
+	l.Plan(shards[:1]) // planned twice: indexed once
+	outs, err := l.Outputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOuts := []string{dali.IndexPath(shards[0]), dali.IndexPath(shards[1]),
+		energon.IdxPath(shards[0]), energon.IdxPath(shards[1]), filepath.Join(dir, wids.DefaultName),
+		ratarmount.IndexPath(shards[0]), ratarmount.IndexPath(shards[1])}
+	for _, w := range wantOuts {
+		found := false
+		for _, o := range outs {
+			found = found || o == w
+		}
+		if !found {
+			t.Errorf("outputs %v lack %s", outs, w)
+		}
+	}
+	if sf := l.ShardFiles(shards[:1]); len(sf) != 3 {
+		t.Errorf("files of shard 0 alone: %v, want DALI's, energon's and ratarmount's", sf)
+	}
+	if _, err := BuildIndex(context.Background(), shards, "", IndexOptions{Workers: 2, Loaders: l}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := l.Finish(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Written["dali"] != 2 || st.Written["ratarmount"] != 2 || st.Written["wids"] != 1 || st.Written["energon"] != 2+4 {
+		t.Errorf("written %v", st.Written)
+	}
+
+	indexes := map[string]string{
+		dali.IndexPath(shards[1]):            "dali",
+		energon.IdxPath(shards[1]):           "energon",
+		filepath.Join(dir, energon.MetaDir):  "energon",
+		filepath.Join(dir, wids.DefaultName): "wids",
+		ratarmount.IndexPath(shards[1]):      "ratarmount",
+	}
+	ctx := context.Background()
+	for ix, loader := range indexes {
+		if name, ok := DetectLoaderIndex(ix); !ok || name != loader {
+			t.Errorf("%s detected as %q %v, want %s", ix, name, ok, loader)
+		}
+		rep, err := CheckLoaderIndex(ctx, ix, nil, 2)
+		if err != nil {
+			t.Fatalf("%s: %v", ix, err)
+		}
+		if !rep.OK() || rep.Entries == 0 || rep.Loader != loader {
+			t.Errorf("%s: fresh index: %d entries, problems %v", ix, rep.Entries, rep.Problems)
+		}
+		var text bytes.Buffer
+		rep.WriteText(&text)
+		if !strings.Contains(text.String(), ": OK\n") {
+			t.Errorf("%s: text %q", ix, text.String())
+		}
+	}
+	if _, ok := DetectLoaderIndex(shards[0]); ok {
+		t.Error("a tar shard detected as a loader's index")
+	}
+	if _, err := CheckLoaderIndex(ctx, shards[0], nil, 1); !errors.Is(err, ErrNotLoaderIndex) {
+		t.Errorf("a tar shard checked as an index: %v", err)
+	}
+
+	// Shard 1 gains a sample at its end: every index of it is stale.
+	writeShard(t, shards[1], "s2.jpg", strings.Repeat("2", 700), "s2.cls", "2", "s3.jpg", "three", "s3.cls", "3")
+	want := map[string]string{
+		dali.IndexPath(shards[1]):            "missing s3.cls; missing s3.jpg",
+		energon.IdxPath(shards[1]):           "missing sample at offset 2560; stale end of the archive",
+		filepath.Join(dir, energon.MetaDir):  "missing s3",
+		filepath.Join(dir, wids.DefaultName): "stale shard",
+		ratarmount.IndexPath(shards[1]):      "missing s3.cls; missing s3.jpg; stale archive",
+	}
+	for ix, kinds := range want {
+		rep, err := CheckLoaderIndex(ctx, ix, nil, 2)
+		if err != nil {
+			t.Fatalf("%s: %v", ix, err)
+		}
+		if got := problemKinds(rep); got != kinds {
+			t.Errorf("%s: problems %q, want %q (%v)", filepath.Base(ix), got, kinds, rep.Problems)
+		}
+		var text bytes.Buffer
+		rep.WriteText(&text)
+		if !strings.Contains(text.String(), fmt.Sprintf("STALE: %d problems", len(rep.Problems))) || !strings.Contains(text.String(), rep.Problems[0].String()) {
+			t.Errorf("%s: text %q", ix, text.String())
+		}
+	}
+
+	// A shard listed twice, under another name of the same file; and a
+	// shard gone.
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	alias := filepath.Join(dir, "sub") + "/../data-000.tar"
+	rep, err := CheckLoaderIndex(ctx, dali.IndexPath(shards[0]), []string{shards[0], alias}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) == 0 || rep.Problems[0].Kind != LoaderDuplicate || !strings.Contains(rep.Problems[0].What, "after shard 0") {
+		t.Errorf("a shard listed twice: %v", rep.Problems)
+	}
+	os.Remove(shards[0])
+	rep, err = CheckLoaderIndex(ctx, filepath.Join(dir, energon.MetaDir), nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) == 0 || rep.Problems[0].Kind != LoaderShard || rep.Problems[0].Shard != shards[0] {
+		t.Errorf("a shard gone: %v", rep.Problems)
+	}
+	if _, err := CheckLoaderIndex(ctx, dali.IndexPath(shards[0]), nil, 1); err == nil || !strings.Contains(err.Error(), "no tar shard beside it") {
+		t.Errorf("a DALI index without its shard: %v", err)
+	}
+}
+
+// TestLoaderIndexUnreadable: an index its loader could not read is a
+// finding (LoaderUnreadable), not a failure of the check.
+func TestLoaderIndexUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	shards := webShards(t, dir)
+	ix := filepath.Join(dir, wids.DefaultName)
+	os.WriteFile(ix, []byte(`{"__kind__": "`+wids.Kind+`", "wids_version": 1, "shardlist": [{"url": 7}]}`), 0o644)
+	if name, ok := DetectLoaderIndex(ix); !ok || name != "wids" {
+		t.Fatalf("detected %q %v", name, ok)
+	}
+	rep, err := CheckLoaderIndex(context.Background(), ix, shards, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 1 || rep.Problems[0].Kind != LoaderUnreadable || rep.OK() {
+		t.Errorf("problems %v", rep.Problems)
+	}
+}
+
+// TestLoaderOutputsClash: shards of the same name from two directories,
+// indexed into one output directory, would overwrite each other's index:
+// refused with ErrOutputClash naming both.
+func TestLoaderOutputsClash(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		os.Mkdir(filepath.Join(dir, d), 0o755)
+	}
+	out := t.TempDir()
+	l := NewLoaders(DALI(out))
+	l.Plan([]string{filepath.Join(dir, "a", "x.tar"), filepath.Join(dir, "b", "x.tar")})
+	_, err := l.Outputs()
+	if !errors.Is(err, ErrOutputClash) || !strings.Contains(err.Error(), filepath.Join(out, "x.idx")) {
+		t.Errorf("clash: %v", err)
+	}
+}
+
+// TestDALIEmptyShard: DALI writes no index of a shard without a regular
+// member; the shard is reported as not indexed, not as an error.
+func TestDALIEmptyShard(t *testing.T) {
+	dir := t.TempDir()
+	shard := filepath.Join(dir, "empty.tar")
+	writeShard(t, shard)
+	l := NewLoaders(DALI(""))
+	if _, err := BuildIndex(context.Background(), []string{shard}, "", IndexOptions{Loaders: l}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := l.Finish(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Written["dali"] != 0 || len(st.None["dali"]) != 1 || !strings.Contains(st.None["dali"][0], shard) {
+		t.Errorf("stats %+v", st)
+	}
+	if _, err := os.Stat(dali.IndexPath(shard)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an index of an empty shard: %v", err)
+	}
+}
