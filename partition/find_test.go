@@ -292,3 +292,16 @@ func TestRunIDDeterministic(t *testing.T) {
 		t.Errorf("an edited manifest: %q", s.Rerun[1])
 	}
 }
+
+// TestHugeTaskCount: a directory named as a part of a run of more tasks
+// than any run has sizes nothing: it is no part. Before, a merge made a
+// slot for each of its 10^11 tasks.
+func TestHugeTaskCount(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.taridx")
+	if err := os.MkdirAll(filepath.Join(PartsDir(out), PartName(0, 100000000000)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Find(out, true); !errors.Is(err, ErrParts) || !strings.Contains(err.Error(), "no parts") {
+		t.Errorf("Find: %v", err)
+	}
+}

@@ -225,7 +225,7 @@ func parsePartName(name string) (k, n int, ok bool) {
 	}
 	k, err1 := strconv.Atoi(ks)
 	n, err2 := strconv.Atoi(ns)
-	if err1 != nil || err2 != nil || n < 1 || k < 0 || k >= n || name != PartName(k, n) {
+	if err1 != nil || err2 != nil || n < 1 || n > MaxTasks || k < 0 || k >= n || name != PartName(k, n) {
 		return 0, 0, false
 	}
 	return k, n, true

@@ -175,7 +175,7 @@ func TestPartNames(t *testing.T) {
 			t.Errorf("parsePartName(%q) = %d, %d, %v", c.name, k, n, ok)
 		}
 	}
-	for _, bad := range []string{"task-1-of-1", "task-01-of-3", "task-1-of-03", "task--1-of-3", "task-1of-3", "x-1-of-3"} {
+	for _, bad := range []string{"task-1-of-1", "task-01-of-3", "task-1-of-03", "task--1-of-3", "task-1of-3", "x-1-of-3", "task-0000000-of-1048577"} {
 		if _, _, ok := parsePartName(bad); ok {
 			t.Errorf("parsePartName(%q) took it", bad)
 		}
