@@ -160,6 +160,10 @@ func TestRunsSideBySide(t *testing.T) {
 	if a == b || runOf(t, PartsDir(out), 1, 2) != a || runOf(t, PartsDir(out), 0, 3) != b {
 		t.Fatalf("the runs %s and %s", a, b)
 	}
+	// And a part whose manifest is unreadable, of a third run.
+	if err := os.Mkdir(filepath.Join(PartsDir(out), PartName(0, 4)), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	s, err := Find(out, true)
 	if err != nil {
 		t.Fatal(err)
@@ -180,13 +184,14 @@ func TestRunsSideBySide(t *testing.T) {
 	for _, want := range []string{
 		"\n  run " + ShortID(first) + " (" + tasksOf[first] + "\n",
 		"\n  run " + ShortID(second) + " (" + tasksOf[second] + "; other options (",
+		"\n  task-0-of-4: unreadable: ",
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("two complete runs: %s\nwant %q", msg, want)
 		}
 	}
 
-	if s, err = FindRun(out, true, ShortID(b)[:8]); err != nil || s.Complete() != nil || s.Tasks != 3 || len(s.Other) != 2 {
+	if s, err = FindRun(out, true, ShortID(b)[:8]); err != nil || s.Complete() != nil || s.Tasks != 3 || len(s.Other) != 3 {
 		t.Fatalf("--run %s: %v, %v, other %v", ShortID(b), err, s.Complete(), s.Other)
 	}
 	if why := s.OtherWhy[s.Other[0]]; why != "run "+ShortID(a)+` of 2 tasks, not 3, other options (format: "taridx", not "dali")` {
