@@ -19,6 +19,12 @@ import (
 // a run (K outside 0..N-1, N < 1, text that is no number).
 var ErrTask = errors.New("not a task of a partitioned run")
 
+// MaxTasks is the most tasks a run may have: a merge keeps a slot for
+// each, so a number of tasks read from a part's name or manifest must not
+// size memory unchecked. (A Slurm array or a Kubernetes Indexed Job has
+// far fewer.)
+const MaxTasks = 1 << 20
+
 // Task is task K of N, K from 0.
 type Task struct {
 	K, N int
@@ -46,6 +52,8 @@ func newTask(ks, ns, source string) (Task, error) {
 		return Task{}, fmt.Errorf("%w: %s: %q of %q: not numbers", ErrTask, source, ks, ns)
 	case n < 1:
 		return Task{}, fmt.Errorf("%w: %s: %d tasks", ErrTask, source, n)
+	case n > MaxTasks:
+		return Task{}, fmt.Errorf("%w: %s: %d tasks, more than %d", ErrTask, source, n, MaxTasks)
 	case k < 0 || k >= n:
 		return Task{}, fmt.Errorf("%w: %s: task %d of %d (tasks count from 0)", ErrTask, source, k, n)
 	}

@@ -15,7 +15,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, %v", s, got, err)
 		}
 	}
-	for _, s := range []string{"", "3", "7/7", "-1/3", "1/0", "a/b", "1/2/3"} {
+	for _, s := range []string{"", "3", "7/7", "-1/3", "1/0", "a/b", "1/2/3", "0/1048577"} {
 		if _, err := Parse(s); !errors.Is(err, ErrTask) {
 			t.Errorf("Parse(%q): %v, want ErrTask", s, err)
 		}

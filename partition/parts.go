@@ -28,6 +28,11 @@ import (
 // and that all come from the same inputs, options and tool, joins them
 // into the outputs one run would have written, and then removes them,
 // leaving a record (Done) so that a second merge does nothing.
+//
+// A run is named by what it is (RunID): a digest of its command, output,
+// inputs, options, number of tasks and tool version, which every task
+// computes alike on any machine. Parts are grouped by it; no clock decides
+// which run a merge takes (the clocks of the machines differ).
 
 // ErrParts is wrapped by every error about a run's parts: missing, stale,
 // or unreadable.
@@ -139,6 +144,9 @@ type Manifest struct {
 	Output  string `json:"output"`   // the run's output, absolute
 	Task    int    `json:"task"`
 	Tasks   int    `json:"tasks"`
+	// Run is the run's RunID, which WritePart records: every task of
+	// the run, on any machine, records the same.
+	Run string `json:"run_sha256"`
 	// TaskSource says where the task came from (--task, or environment
 	// variables).
 	TaskSource string `json:"task_source"`
@@ -160,9 +168,11 @@ type Manifest struct {
 	// Files are the part's own files.
 	Files []File `json:"files"`
 	// Stats are the task's figures, as the command records them.
-	Stats    json.RawMessage `json:"stats,omitempty"`
-	Host     string          `json:"host"`
-	Finished time.Time       `json:"finished"`
+	Stats json.RawMessage `json:"stats,omitempty"`
+	// Host and Finished say where and when the task ran, for people: the
+	// clocks of machines differ, and nothing is decided by them.
+	Host     string    `json:"host"`
+	Finished time.Time `json:"finished"`
 }
 
 // Part is a part found in a parts directory.
@@ -215,7 +225,7 @@ func parsePartName(name string) (k, n int, ok bool) {
 	}
 	k, err1 := strconv.Atoi(ks)
 	n, err2 := strconv.Atoi(ns)
-	if err1 != nil || err2 != nil || n < 1 || k < 0 || k >= n || name != PartName(k, n) {
+	if err1 != nil || err2 != nil || n < 1 || n > MaxTasks || k < 0 || k >= n || name != PartName(k, n) {
 		return 0, 0, false
 	}
 	return k, n, true
@@ -271,6 +281,7 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 	if m.Tool == "" {
 		m.Tool = ToolVersion()
 	}
+	m.Run = RunID(m)
 	if m.Host == "" {
 		m.Host, _ = os.Hostname()
 	}
@@ -302,237 +313,6 @@ func listFiles(dir string) ([]File, error) {
 	})
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	return files, err
-}
-
-// Set is what a parts directory holds for one run: the newest run's parts
-// by task, and what keeps them from being merged.
-type Set struct {
-	Out   string
-	Dir   string // the parts directory
-	Tasks int
-	// Parts has one entry per task; nil where the task's part is missing
-	// or stale.
-	Parts []*Part
-	// Rerun are the tasks to run again, with why, by task.
-	Rerun map[int]string
-	// Other are parts of an earlier run with another number of tasks,
-	// which merge removes.
-	Other []string
-	// Running are the parts that tasks running on this machine are
-	// writing now, by name, with the process: a merge waits for them.
-	// (Tasks on other machines are seen by Done, if they finish during
-	// the merge.)
-	Running map[string]int
-	// Merged is set when the parts directory holds only the record of a
-	// merge done (and no part newer than it).
-	Merged *Merged
-}
-
-// Merged is the record of a finished merge.
-type Merged struct {
-	Tasks    int       `json:"tasks"`
-	Inputs   string    `json:"inputs_sha256"`
-	Outputs  []File    `json:"outputs"`
-	Finished time.Time `json:"finished"`
-}
-
-// Find reads the parts of the run with output out. The newest manifest
-// (by the time its task finished) says which run is merged: its number of
-// tasks, inputs, options and tool version; a part that differs in any is
-// stale. With restat, the newest part's inputs are stat'ed again, and when
-// all are there as they are now, a part that saw them otherwise is stale
-// too (all of them, when an input changed since). An error is returned
-// only when the directory cannot be read, or holds no part and no record.
-func Find(out string, restat bool) (*Set, error) {
-	s := &Set{Out: out, Dir: PartsDir(out), Rerun: map[int]string{}, Running: map[string]int{}}
-	entries, err := os.ReadDir(s.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no parts of a partitioned run of %s (run its tasks with --task K/N first): %w", s.Dir, out, ErrParts)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var found []*Part
-	broken := map[string]string{} // part name: why
-	for _, e := range entries {
-		if e.Name() == mergedFile {
-			var m Merged
-			if b, err := os.ReadFile(filepath.Join(s.Dir, mergedFile)); err == nil && json.Unmarshal(b, &m) == nil {
-				s.Merged = &m
-			}
-			continue
-		}
-		if name, pid, ok := runningPart(e.Name()); ok {
-			s.Running[name] = pid
-			continue
-		}
-		k, n, ok := parsePartName(e.Name())
-		if !ok || !e.IsDir() {
-			continue
-		}
-		p, err := readPart(filepath.Join(s.Dir, e.Name()))
-		if err == nil && (p.Manifest.Task != k || p.Manifest.Tasks != n) {
-			err = fmt.Errorf("its manifest is task %d of %d's", p.Manifest.Task, p.Manifest.Tasks)
-		}
-		if err != nil {
-			broken[e.Name()] = err.Error()
-			continue
-		}
-		found = append(found, p)
-	}
-	if len(found) == 0 && len(broken) == 0 && len(s.Running) == 0 {
-		if s.Merged != nil {
-			return s, nil
-		}
-		return nil, fmt.Errorf("%s: no parts of a partitioned run of %s: %w", s.Dir, out, ErrParts)
-	}
-	s.Merged = nil // parts newer than a merge: merge again
-	ref := newest(found)
-	if ref == nil { // only broken parts: their names give the run
-		for name := range broken {
-			_, n, _ := parsePartName(name)
-			s.Tasks = max(s.Tasks, n)
-		}
-	} else {
-		s.Tasks = ref.Manifest.Tasks
-	}
-	s.Parts = make([]*Part, s.Tasks)
-	for name, why := range broken {
-		k, n, _ := parsePartName(name)
-		if n == s.Tasks {
-			s.Rerun[k] = fmt.Sprintf("its part %s is unreadable: %s", name, why)
-		} else {
-			s.Other = append(s.Other, filepath.Join(s.Dir, name))
-		}
-	}
-	refInputs := ""
-	var current []Input
-	if ref != nil {
-		refInputs = ref.Manifest.InputsDigest
-		in, err := ref.ReadInputs()
-		if err != nil {
-			// The newest part is unreadable after all: its task reruns,
-			// and the run it names stays the one to merge.
-			s.Rerun[ref.Manifest.Task] = err.Error()
-		} else if restat {
-			current = restatInputs(in) // inputs not here: the parts alone say
-		}
-	}
-	nowInputs := ""
-	if current != nil {
-		nowInputs = inputsDigest(current)
-	}
-	for _, p := range found {
-		m := &p.Manifest
-		if m.Tasks != s.Tasks {
-			s.Other = append(s.Other, p.Dir)
-			continue
-		}
-		why := ""
-		switch {
-		case filepath.Clean(m.Output) != filepath.Clean(out):
-			why = fmt.Sprintf("its part is of a run into %s, not %s (parts are merged where their tasks were told to write)", m.Output, out)
-		case m.Command != ref.Manifest.Command:
-			why = fmt.Sprintf("its part is of another command (%s)", m.Command)
-		case m.Tool != ref.Manifest.Tool:
-			why = fmt.Sprintf("its part was written by itarconv %s, the newest by %s", m.Tool, ref.Manifest.Tool)
-		case !bytes.Equal(compactJSON(m.Options), compactJSON(ref.Manifest.Options)):
-			why = fmt.Sprintf("its part was written with other options (%s, the newest %s)", compactJSON(m.Options), compactJSON(ref.Manifest.Options))
-		case m.InputsDigest != refInputs:
-			why = "its part saw other inputs than the newest part: " + p.inputsDiff(ref.Manifest.Inputs)
-		case nowInputs != "" && m.InputsDigest != nowInputs:
-			why = "the inputs changed since its part was written: " + p.inputsDiff(current)
-		case s.Rerun[m.Task] != "":
-			continue
-		}
-		if why == "" {
-			why = p.check()
-		}
-		if why != "" {
-			s.Rerun[m.Task] = why
-			continue
-		}
-		if s.Parts[m.Task] != nil {
-			continue // the same name twice cannot happen in one directory
-		}
-		s.Parts[m.Task] = p
-	}
-	for k := range s.Parts {
-		if s.Parts[k] == nil && s.Rerun[k] == "" {
-			s.Rerun[k] = "its part is missing"
-		}
-		if _, ok := s.Running[PartName(k, s.Tasks)]; ok {
-			delete(s.Rerun, k) // not to be run again: it runs
-		}
-	}
-	sort.Strings(s.Other)
-	return s, nil
-}
-
-// runningPart tells whether name, an entry of a parts directory, is the
-// temporary directory of a part that a task running on this machine is
-// writing, and returns the part's name and the task's process.
-func runningPart(name string) (part string, pid int, ok bool) {
-	pid, rest, live := safefile.LiveTemp(name)
-	if !live {
-		return "", 0, false
-	}
-	i := strings.LastIndexByte(rest, '-')
-	if i < 0 {
-		return "", 0, false
-	}
-	if _, _, ok := parsePartName(rest[:i]); !ok {
-		return "", 0, false
-	}
-	return rest[:i], pid, true
-}
-
-// Missing are the tasks to run (again) before the parts can be merged,
-// in order.
-func (s *Set) Missing() []int {
-	var ks []int
-	for k := range s.Rerun {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
-	return ks
-}
-
-// Complete returns nil when every task's part is there and current, else
-// an error wrapping ErrParts that names each task to rerun and why, or,
-// while a task is writing its part, ErrRunning.
-func (s *Set) Complete() error {
-	if err := s.running(); err != nil {
-		return err
-	}
-	missing := s.Missing()
-	if len(missing) == 0 {
-		return nil
-	}
-	lines := make([]string, len(missing))
-	for i, k := range missing {
-		lines[i] = fmt.Sprintf("  task %d of %d: %s", k, s.Tasks, s.Rerun[k])
-	}
-	return fmt.Errorf("%s: %d of %d tasks to run (again) before the merge: %w\n%s",
-		s.Dir, len(missing), s.Tasks, ErrParts, strings.Join(lines, "\n"))
-}
-
-// running is the error of a merge that finds a task writing its part.
-func (s *Set) running() error {
-	if len(s.Running) == 0 {
-		return nil
-	}
-	names := make([]string, 0, len(s.Running))
-	for name := range s.Running {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	more := ""
-	if len(names) > 1 {
-		more = fmt.Sprintf(" (and %d more parts)", len(names)-1)
-	}
-	return fmt.Errorf("%s: %w (process %d on this machine is writing the part)%s: merge once it is done",
-		filepath.Join(s.Dir, names[0]), ErrRunning, s.Running[names[0]], more)
 }
 
 // Done records a finished merge (the outputs it wrote) and removes the
@@ -640,6 +420,9 @@ func unwrapPath(err error) error {
 // record writes the record of a finished merge of the outputs.
 func (s *Set) record(outputs []string) error {
 	m := Merged{Tasks: s.Tasks, Finished: time.Now().UTC()}
+	if s.Run != nil {
+		m.Run = s.Run.ID
+	}
 	if len(s.Parts) > 0 && s.Parts[0] != nil {
 		m.Inputs = s.Parts[0].Manifest.InputsDigest
 	}
@@ -721,6 +504,14 @@ func readPart(dir string) (*Part, error) {
 	if p.Manifest.Format != manifestFormat {
 		return nil, fmt.Errorf("%s: manifest format %d, this itarconv reads %d", filepath.Join(dir, ManifestFile), p.Manifest.Format, manifestFormat)
 	}
+	// The run is what the manifest says the part is; a digest recorded
+	// otherwise is a manifest edited since (an older itarconv records
+	// none).
+	id := RunID(&p.Manifest)
+	if p.Manifest.Run != "" && p.Manifest.Run != id {
+		return nil, fmt.Errorf("%s: names run %s, and what it records is run %s", filepath.Join(dir, ManifestFile), ShortID(p.Manifest.Run), ShortID(id))
+	}
+	p.Manifest.Run = id
 	return p, nil
 }
 
@@ -747,22 +538,20 @@ func (p *Part) check() string {
 // Path is the path of one of the part's files.
 func (p *Part) Path(name string) string { return filepath.Join(p.Dir, filepath.FromSlash(name)) }
 
-func newest(parts []*Part) *Part {
-	var ref *Part
-	for _, p := range parts {
-		if ref == nil || p.Manifest.Finished.After(ref.Manifest.Finished) {
-			ref = p
-		}
-	}
-	return ref
-}
-
+// compactJSON is b in one canonical form: no space, an object's keys in
+// order, numbers as written; b itself when it is no JSON.
 func compactJSON(b json.RawMessage) []byte {
-	var buf bytes.Buffer
-	if json.Compact(&buf, b) != nil {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
 		return b
 	}
-	return buf.Bytes()
+	c, err := json.Marshal(v)
+	if err != nil {
+		return b
+	}
+	return c
 }
 
 func inputsDigest(in []Input) string {
@@ -771,15 +560,6 @@ func inputsDigest(in []Input) string {
 		fmt.Fprintf(h, "%q %d %d\n", i.Path, i.Size, i.ModTime)
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// inputsDiff names the first input of the part that differs from b.
-func (p *Part) inputsDiff(b []Input) string {
-	a, err := p.ReadInputs()
-	if err != nil {
-		return err.Error()
-	}
-	return inputsDiff(a, b)
 }
 
 // inputsDiff names the first input that differs between a and b.

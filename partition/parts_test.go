@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/itarconv/itarconv/internal/safefile"
 )
@@ -66,19 +65,37 @@ func TestPartsLifeCycle(t *testing.T) {
 		t.Errorf("Complete: %v", err)
 	}
 
-	// Task 1, then task 0 again with other options: 0 is stale, as the
-	// newest part says which run is merged.
+	// Task 1, then task 0 again with other options: the parts are of two
+	// runs, and no clock says which is wanted: merge names both.
 	writeTask(t, out, 1, 3, inputs, `{"a":1}`, "one")
-	time.Sleep(10 * time.Millisecond)
 	p0 := writeTask(t, out, 0, 3, inputs, `{"a":2}`, "zero again")
 	if s, err = Find(out, true); err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(s.Missing()); got != "[1 2]" {
-		t.Errorf("after task 0 ran with other options: missing %s, want [1 2]", got)
+	a, b := runOf(t, PartsDir(out), 1, 3), runOf(t, PartsDir(out), 0, 3)
+	err = s.Complete()
+	if !errors.Is(err, ErrRuns) || s.Which() == nil || len(s.Missing()) != 0 || s.Run != nil || len(s.Runs) != 2 {
+		t.Fatalf("parts of two runs: %v, missing %v", err, s.Missing())
 	}
-	if !strings.Contains(s.Rerun[1], "other options") {
-		t.Errorf("why task 1 is stale: %q", s.Rerun[1])
+	for _, want := range []string{
+		"\n  run " + ShortID(a) + " (3 tasks): parts of tasks 1-2; to run: task 0",
+		"\n  run " + ShortID(b) + " (3 tasks): parts of task 0; to run: tasks 1-2",
+		"; other options (a: ", // the second listed (by digest) against the first
+		"merge --run RUN",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("parts of two runs: %v\nwant %q", err, want)
+		}
+	}
+	// Named, the run of task 0 wants tasks 1 and 2 again.
+	if s, err = FindRun(out, true, ShortID(b)); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(s.Missing()); got != "[1 2]" || s.Which() != nil {
+		t.Errorf("run %s: missing %s, want [1 2]", ShortID(b), got)
+	}
+	if want := "its part is of another run, " + ShortID(a) + ": other options (a: 1, not 2)"; s.Rerun[1] != want {
+		t.Errorf("why task 1 is stale: %q, want %q", s.Rerun[1], want)
 	}
 	writeTask(t, out, 1, 3, inputs, `{"a":2}`, "one")
 	writeTask(t, out, 2, 3, inputs, `{"a":2}`, "two")
@@ -113,12 +130,14 @@ func TestPartsLifeCycle(t *testing.T) {
 	for k := range 3 {
 		writeTask(t, out, k, 3, inputs, `{"a":2}`, "again")
 	}
-	// A part of an earlier run of 2 tasks is another run's.
-	writeTask(t, out, 1, 2, inputs, `{"a":2}`, "old")
-	time.Sleep(10 * time.Millisecond)
-	writeTask(t, out, 2, 3, inputs, `{"a":2}`, "again")
+	// A part of a run of 2 tasks, the same but for that, is another
+	// run's: the complete run is merged, and that part removed.
+	old := writeTask(t, out, 1, 2, inputs, `{"a":2}`, "old")
 	if s, err = Find(out, true); err != nil || s.Complete() != nil || len(s.Other) != 1 {
 		t.Fatalf("with an older run's part: %v, %v, other %v", err, s.Complete(), s.Other)
+	}
+	if want := "run " + ShortID(runOf(t, PartsDir(out), 1, 2)) + " of 2 tasks, not 3"; s.Other[0] != old || s.OtherWhy[old] != want {
+		t.Errorf("the other run's part: %v %q, want %q", s.Other, s.OtherWhy[old], want)
 	}
 
 	if err := os.WriteFile(out, []byte("merged"), 0o644); err != nil {
@@ -156,7 +175,7 @@ func TestPartNames(t *testing.T) {
 			t.Errorf("parsePartName(%q) = %d, %d, %v", c.name, k, n, ok)
 		}
 	}
-	for _, bad := range []string{"task-1-of-1", "task-01-of-3", "task-1-of-03", "task--1-of-3", "task-1of-3", "x-1-of-3"} {
+	for _, bad := range []string{"task-1-of-1", "task-01-of-3", "task-1-of-03", "task--1-of-3", "task-1of-3", "x-1-of-3", "task-0000000-of-1048577"} {
 		if _, _, ok := parsePartName(bad); ok {
 			t.Errorf("parsePartName(%q) took it", bad)
 		}

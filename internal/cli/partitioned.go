@@ -76,12 +76,13 @@ func (e *env) runTask(command, out string, t partition.Task, in []partition.Inpu
 	if err != nil {
 		return fmt.Errorf("task %d of %d: %w", t.K, t.N, err)
 	}
-	e.infof("task %d of %d (%s): shards %d to %d -> %s; run 'itarconv merge %s' once every task is done\n",
-		t.K, t.N, t.Source, m.Shards[0], m.Shards[1], dir, shellQuote(out))
+	e.infof("task %d of %d (%s) of run %s: shards %d to %d -> %s; run 'itarconv merge %s' once every task is done\n",
+		t.K, t.N, t.Source, partition.ShortID(m.Run), m.Shards[0], m.Shards[1], dir, shellQuote(out))
 	return nil
 }
 
 type mergeFlags struct {
+	run     string
 	missing bool
 	json    bool
 	workers int
@@ -102,12 +103,22 @@ inputs (names, sizes, modification times), options and itarconv version; a
 task whose part is missing or stale is named, to be run again. Once the
 outputs are in place the parts are removed; merging again does nothing.
 
+Each part names its run by a digest of what the run is (its inputs as the
+task saw them, the options that shape its outputs, the number of tasks, the
+itarconv version), the same on every machine; no clock is compared. When
+the parts are of several runs, merge takes the one whose inputs are as they
+are now, or, among runs that differ only in their number of tasks, a
+complete one; otherwise it names each run (its digest, its tasks, what
+differs) and merges nothing: --run RUN (a digest, or its beginning) says
+which. Parts of other runs are removed after the merge.
+
 --missing prints the tasks still to run (again), one per line, and nothing
 once every part is there: a job runner resubmits those.`,
 		Args: argsBetween(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(cmd.Context(), e, fl, args[0]) },
 	}
 	f := cmd.Flags()
+	f.StringVar(&fl.run, "run", "", "merge the run whose digest begins so, when the parts are of several runs")
 	f.BoolVar(&fl.missing, "missing", false, "print the tasks still to run, one per line, and merge nothing")
 	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "parts read in parallel, where a format can")
@@ -119,11 +130,15 @@ func runMerge(ctx context.Context, e *env, fl mergeFlags, out string) error {
 	if err != nil {
 		return err
 	}
-	set, err := partition.Find(abs, true)
+	set, err := partition.FindRun(abs, true, fl.run)
 	if err != nil {
 		return err
 	}
 	if fl.missing {
+		// Parts of several runs: which tasks to run depends on the run.
+		if err := set.Which(); err != nil {
+			return err
+		}
 		for _, k := range set.Missing() {
 			fmt.Fprintln(e.stdout, strconv.Itoa(k))
 		}
@@ -143,7 +158,7 @@ func runMerge(ctx context.Context, e *env, fl mergeFlags, out string) error {
 		return err
 	}
 	for _, o := range set.Other {
-		e.warnf("%s: a part of a run with another number of tasks than the newest (%d); removed after the merge\n", o, set.Tasks)
+		e.warnf("%s: a part of another run (%s); removed after the merge\n", o, set.OtherWhy[o])
 	}
 	m := set.Parts[0].Manifest
 	var outputs []string

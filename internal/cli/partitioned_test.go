@@ -3,6 +3,7 @@ package cli
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -460,5 +461,97 @@ func TestRelativeOutDirMerges(t *testing.T) {
 	}
 	if code, stdout, stderr := run(t, "verify", filepath.Join(work, "out", "data.taridx")); code != 0 {
 		t.Errorf("verify: exit %d: %s%s", code, stdout, stderr)
+	}
+}
+
+// runOf is the run that task k of n's part of out records.
+func runOf(t *testing.T, out string, k, n int) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".parts", fmt.Sprintf("task-%d-of-%d", k, n), "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Run string `json:"run_sha256"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil || len(m.Run) != 64 {
+		t.Fatalf("task %d of %d: run %q, %v", k, n, m.Run, err)
+	}
+	return m.Run
+}
+
+// TestMergeRunsByDigest: two complete runs of one output with other
+// options (2 tasks, then 3 with --contiguous) are told apart by their
+// digests: merge names both, with their tasks and what differs, and
+// merges neither (--missing neither); --run picks one, whose output is
+// one run's, and removes the other's parts. Before, merge took the run
+// whose part was dated last.
+func TestMergeRunsByDigest(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 6, 9, 4)
+	isShard := map[string]bool{}
+	for _, p := range paths {
+		isShard[p] = true
+	}
+	out := filepath.Join(dir, "data.taridx")
+	if code, msg := process(t, nil, append([]string{"index", "-q", "-o", out}, paths...)...); code != 0 {
+		t.Fatal(msg)
+	}
+	want := collect(t, dir, isShard)
+
+	tasks(t, 2, nil, append([]string{"index", "-q", "-o", out, "--task", "%k/%n"}, paths...)...)
+	tasks(t, 3, nil, append([]string{"index", "-q", "-o", out, "--contiguous", "--task", "%k/%n"}, paths...)...)
+	a, b := runOf(t, out, 0, 2), runOf(t, out, 0, 3)
+	if a == b || runOf(t, out, 1, 2) != a || runOf(t, out, 2, 3) != b {
+		t.Fatalf("runs %s and %s", a, b)
+	}
+	code, msg := process(t, nil, "merge", out)
+	if code != 1 || !strings.Contains(msg, "parts of several runs") || !strings.Contains(msg, "--run RUN") ||
+		!strings.Contains(msg, "run "+a[:12]+" (2 tasks): complete, tasks 0-1") ||
+		!strings.Contains(msg, "run "+b[:12]+" (3 tasks): complete, tasks 0-2") || !strings.Contains(msg, "other options (contiguous: ") {
+		t.Errorf("merge of two runs: exit %d: %s", code, msg)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the merge of two runs wrote the index")
+	}
+	if code, msg := process(t, nil, "merge", "--missing", out); code != 1 || !strings.Contains(msg, "parts of several runs") {
+		t.Errorf("--missing with two runs: exit %d: %q", code, msg)
+	}
+	if code, msg := process(t, nil, "merge", "--missing", "--run", a[:10], out); code != 0 || msg != "" {
+		t.Errorf("--missing --run: exit %d: %q", code, msg)
+	}
+	code, msg = process(t, nil, "merge", "--run", a[:10], out)
+	if code != 0 || strings.Count(msg, "a part of another run (run "+b[:12]+" of 3 tasks, not 2, other options (contiguous: true, not false))") != 3 {
+		t.Errorf("merge --run: exit %d: %s", code, msg)
+	}
+	sameFiles(t, "merge --run", collect(t, dir, isShard), want)
+	if entries, _ := os.ReadDir(filepath.Join(dir, ".data.taridx.parts")); len(entries) != 1 {
+		t.Errorf("after the merge the parts directory holds %v", entries)
+	}
+}
+
+// TestRunSameEverywhere: tasks told their task in other ways, from other
+// working directories, naming the shards by other paths, record the same
+// run, and say which.
+func TestRunSameEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 3, 4)
+	out := filepath.Join(dir, "data.taridx")
+	t.Chdir(dir)
+	code, msg := process(t, nil, "index", "-o", "data.taridx", "--task", "0/2", filepath.Base(paths[0]), filepath.Base(paths[1]))
+	if code != 0 {
+		t.Fatal(msg)
+	}
+	t.Chdir(t.TempDir())
+	code, msg2 := process(t, []string{"SLURM_ARRAY_TASK_ID=1", "SLURM_ARRAY_TASK_COUNT=2"}, append([]string{"index", "-o", out}, paths...)...)
+	if code != 0 {
+		t.Fatal(msg2)
+	}
+	id := runOf(t, out, 0, 2)
+	if runOf(t, out, 1, 2) != id || !strings.Contains(msg, "of run "+id[:12]+":") || !strings.Contains(msg2, "of run "+id[:12]+":") {
+		t.Errorf("two tasks, run %s and %s:\n%s%s", id, runOf(t, out, 1, 2), msg, msg2)
+	}
+	if code, msg := process(t, nil, "merge", "-q", out); code != 0 {
+		t.Error(msg)
 	}
 }
