@@ -191,7 +191,8 @@ func FuzzSplitName(f *testing.F) {
 	})
 }
 
-// FuzzParseYAML: any bytes parse or are ErrFormat.
+// FuzzParseYAML: any bytes parse or are ErrFormat, and what parses is
+// nested no deeper than maxDepth.
 func FuzzParseYAML(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "*", MetaDir, "*.yaml"))
 	for _, s := range seeds {
@@ -214,6 +215,9 @@ func FuzzParseYAML(f *testing.F) {
 		if n == nil {
 			t.Fatal("no node")
 		}
+		if d := nodeDepth(n); d > maxDepth+1 {
+			t.Fatalf("nested %d deep", d)
+		}
 		m := &Meta{}
 		if err := m.readSplit(n, map[string]bool{}); err != nil && !errors.Is(err, ErrFormat) {
 			t.Fatalf("readSplit: %v is not ErrFormat", err)
@@ -222,6 +226,15 @@ func FuzzParseYAML(f *testing.F) {
 			t.Fatalf("readInfo: %v is not ErrFormat", err)
 		}
 	})
+}
+
+// nodeDepth is the number of nested levels in n, 1 for a scalar.
+func nodeDepth(n *node) int {
+	d := 0
+	for _, c := range append(slices.Clone(n.items), n.vals...) {
+		d = max(d, nodeDepth(c))
+	}
+	return d + 1
 }
 
 // FuzzYAMLRoundTrip: any strings, written by the emitter as list entries
@@ -382,4 +395,69 @@ func TestParseYAMLForms(t *testing.T) {
 			t.Errorf("%q: %v, want ErrFormat", doc, err)
 		}
 	}
+}
+
+// TestParseYAMLStrict: what parseYAML refuses beyond YAML's grammar, and
+// where it says it is; what PyYAML refuses, refused too.
+func TestParseYAMLStrict(t *testing.T) {
+	deep := strings.Repeat("[", maxDepth+2) + strings.Repeat("]", maxDepth+2)
+	for _, tc := range []struct{ doc, want string }{
+		{"a: b\nc: d\na: e\n", `line 3 column 1: key "a" twice`},
+		{"a: {b: c, b: d}\n", `line 1 column 11: key "b" twice`},
+		{"~: a\n'': b\n", `line 2 column 1: key "" twice`},
+		{"? [a]\n: b\n", "line 1 column 3: a key that is not a scalar"},
+		{"a: &x b\nc: *x\n", "line 1 column 4: an anchor or alias"},
+		{"a: !!int 1\n", "line 1 column 4: a tag"},
+		{"a: >\n  b\n", "line 1 column 4: a block scalar"},
+		{"a: b\n---\nc: d\n", "line 2: a second document"},
+		{"a: b\n...\n---\n", "line 3: a second document"},
+		{deep, "nested too deep"},
+		{"a: - b\n", "block sequence entries are not allowed"}, // read as "- b" before
+		{"a: b\x01\n", "control characters"},                   // read before
+		{"a: \xfe\n", "not UTF-8"},
+		{"\xff\xfea\x00:\x00 \x00b\x00\n\x00", "not UTF-8"}, // UTF-16, which yaml.v3 reads
+		{"#" + strings.Repeat(" ", maxYAMLSize), "more than 16777216 bytes"},
+	} {
+		_, err := parseYAML([]byte(tc.doc))
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), tc.want) {
+			name := tc.doc
+			if len(name) > 40 {
+				name = name[:40]
+			}
+			t.Errorf("%q: %v, want ErrFormat and %q", name, err, tc.want)
+		}
+	}
+	// As YAML reads them, which the reader of its own did not.
+	for doc, want := range map[string]string{
+		"%YAML 1.1\n---\nexclude: [a, b]\n":      "{exclude: [a, b]}",
+		"? exclude\n: - a\n  - b: c\n    d: e\n": "{exclude: [a, {b: c, d: e}]}",
+	} {
+		n, err := parseYAML([]byte(doc))
+		if err != nil {
+			t.Errorf("%q: %v, want %s", doc, err, want)
+		} else if got := show(n); got != want {
+			t.Errorf("%q: %s, want %s", doc, got, want)
+		}
+	}
+}
+
+// show writes a node as a flow collection, scalars as they are.
+func show(n *node) string {
+	switch n.kind {
+	case nodeScalar:
+		return n.text
+	case nodeSeq:
+		s := make([]string, len(n.items))
+		for i, it := range n.items {
+			s[i] = show(it)
+		}
+		return "[" + strings.Join(s, ", ") + "]"
+	case nodeMap:
+		s := make([]string, len(n.keys))
+		for i, k := range n.keys {
+			s[i] = k + ": " + show(n.vals[i])
+		}
+		return "{" + strings.Join(s, ", ") + "}"
+	}
+	return "null"
 }

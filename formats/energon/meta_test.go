@@ -640,3 +640,48 @@ func TestMetaContext(t *testing.T) {
 		}
 	}
 }
+
+// TestReadMetaYAMLSize: split.yaml and .info.yaml are read up to
+// maxYAMLSize bytes; a longer file is ErrFormat, refused before parsing.
+func TestReadMetaYAMLSize(t *testing.T) {
+	src := filepath.Join("testdata", "ustar_basic", MetaDir)
+	info := "energon_version: unknown\nshard_counts:\n  train_0000.tar: 3\n  train_0001.tar: 3\n  val_0000.tar: 2\n"
+	for _, file := range []string{SplitYAMLFile, InfoYAMLFile} {
+		ds := t.TempDir()
+		dir := filepath.Join(ds, MetaDir)
+		os.Mkdir(dir, 0o755)
+		for _, f := range []string{InfoJSONFile, IndexFile, UUIDFile, SplitYAMLFile} {
+			b, _ := os.ReadFile(filepath.Join(src, f))
+			os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		}
+		if file == InfoYAMLFile {
+			os.Remove(filepath.Join(dir, InfoJSONFile))
+			os.WriteFile(filepath.Join(dir, InfoYAMLFile), []byte(info), 0o644)
+		}
+		// Pad the file with comments to the bound, then past it.
+		path := filepath.Join(dir, file)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := "#" + strings.Repeat("x", 1022) + "\n"
+		for len(b)+len(line) <= maxYAMLSize {
+			b = append(b, line...)
+		}
+		b = append(b, strings.Repeat("#", maxYAMLSize-len(b))...)
+		os.WriteFile(path, b, 0o644)
+		want := InfoJSONFile
+		if file == InfoYAMLFile {
+			want = InfoYAMLFile
+		}
+		m, err := ReadMeta(ds)
+		if err != nil || m.InfoFile != want || len(m.Shards) != 3 {
+			t.Fatalf("%s of %d bytes: %+v, %v", file, len(b), m, err)
+		}
+		os.WriteFile(path, append(b, '\n'), 0o644)
+		_, err = ReadMeta(ds)
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "more than 16777216 bytes") {
+			t.Errorf("%s of %d bytes: %v, want ErrFormat", file, len(b)+1, err)
+		}
+	}
+}

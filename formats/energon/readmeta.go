@@ -56,13 +56,13 @@ func ReadMetaContext(ctx context.Context, datasetDir string) (*Meta, error) {
 	dir := filepath.Join(datasetDir, MetaDir)
 	m := &Meta{InfoFile: InfoJSONFile}
 	var root *node
-	data, err := readRegular(filepath.Join(dir, InfoJSONFile))
+	data, err := readRegular(filepath.Join(dir, InfoJSONFile), noLimit)
 	switch {
 	case err == nil:
 		root, err = parseJSON(data)
 	case errors.Is(err, fs.ErrNotExist):
 		m.InfoFile = InfoYAMLFile
-		if data, err = readRegular(filepath.Join(dir, InfoYAMLFile)); err == nil {
+		if data, err = readRegular(filepath.Join(dir, InfoYAMLFile), maxYAMLSize); err == nil {
 			root, err = parseYAML(data)
 		}
 	}
@@ -87,13 +87,13 @@ func ReadMetaContext(ctx context.Context, datasetDir string) (*Meta, error) {
 	}
 
 	path = filepath.Join(dir, SplitYAMLFile)
-	data, err = readRegular(path)
+	data, err = readRegular(path, maxYAMLSize)
 	switch {
 	case err == nil:
 		root, err = parseYAML(data)
 	case errors.Is(err, fs.ErrNotExist):
 		path = filepath.Join(dir, SplitJSONFile)
-		if data, err = readRegular(path); err == nil {
+		if data, err = readRegular(path, noLimit); err == nil {
 			root, err = parseJSON(data)
 		}
 	}
@@ -105,7 +105,7 @@ func ReadMetaContext(ctx context.Context, datasetDir string) (*Meta, error) {
 	}
 
 	path = filepath.Join(dir, UUIDFile)
-	data, err = readRegular(path)
+	data, err = readRegular(path, noLimit)
 	switch {
 	case err == nil:
 		if !uuidForm.Match(data) {
@@ -118,15 +118,24 @@ func ReadMetaContext(ctx context.Context, datasetDir string) (*Meta, error) {
 	return m, nil
 }
 
+// noLimit is readRegular's limit for reading a whole file.
+const noLimit = -1
+
 // readRegular reads a file that must be regular: a FIFO is refused
-// (pathguard.ErrNotRegular), not waited on.
-func readRegular(path string) ([]byte, error) {
+// (pathguard.ErrNotRegular), not waited on. With a limit of 0 or more,
+// it reads no more than limit+1 bytes: enough for the parser to refuse
+// a longer file without reading it all.
+func readRegular(path string, limit int64) ([]byte, error) {
 	f, err := pathguard.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(f)
+	var r io.Reader = f
+	if limit >= 0 {
+		r = io.LimitReader(f, limit+1)
+	}
+	return io.ReadAll(r)
 }
 
 // readSplit interprets split.yaml as energon's loader does: split_parts,
