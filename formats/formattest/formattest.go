@@ -370,13 +370,21 @@ var damages = []struct {
 }{
 	{"truncated", func(b []byte) [][]byte {
 		var v [][]byte
-		for _, n := range []int{len(b) / 2, len(b) - 1, 16} {
+		for _, n := range []int{len(b) / 2, 16} {
 			if n > 0 && n < len(b) {
 				v = append(v, b[:n])
 			}
 		}
 		return v
 	}, false},
+	// One byte short: the last newline of a text file, or a page's tail
+	// that SQLite reads as zeros, may be no damage to what reads it.
+	{"trimmed", func(b []byte) [][]byte {
+		if len(b) < 2 {
+			return nil
+		}
+		return [][]byte{b[:len(b)-1]}
+	}, true},
 	{"empty", func([]byte) [][]byte { return [][]byte{{}} }, false},
 	{"flipped", func(b []byte) [][]byte {
 		var v [][]byte

@@ -12,9 +12,16 @@ import (
 // (by its path below the test that called Run: "damaged/x.tbl/empty").
 func (s *suite) sub(t testing.TB, name string, fn func(t testing.TB)) {
 	t.Helper()
+	subtest(t, s.root, s.Skip, name, fn)
+}
+
+// subtest runs fn as a subtest of t named name, unless skip names it by
+// its path below root.
+func subtest(t testing.TB, root string, skip map[string]string, name string, fn func(t testing.TB)) {
+	t.Helper()
 	run := func(t testing.TB) {
-		key := strings.TrimPrefix(t.Name(), s.root+"/")
-		if why, ok := s.Skip[key]; ok {
+		key := strings.TrimPrefix(t.Name(), root+"/")
+		if why, ok := skip[key]; ok {
 			t.Skip(why)
 		}
 		fn(t)
