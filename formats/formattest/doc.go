@@ -11,11 +11,12 @@
 //	}
 //
 // Run writes a small dataset through the registry's Create (from rows of
-// the row model, package dataset) and checks, each in a subtest of its
-// name: detection by content (Check names), a round trip through the row
-// model, damaged input refused with an error (never a panic), a FIFO
-// refused at once, cancellation honoured, the overwrite rule, and that a
-// Create that fails leaves nothing behind. RunLoader does the like for a
+// the row model, package dataset) and checks, each in a subtest named as
+// in Checks: detection by content, a round trip through the row model,
+// damaged input refused with an error (never a panic), a FIFO refused at
+// once, cancellation honoured, the overwrite rule, and that a Create that
+// fails leaves nothing behind. A case the format fails for a known bug is
+// skipped by name (Format.Skip), with the reason, until it is fixed. RunLoader does the like for a
 // loader's index (DALI, energon, wids, ratarmount) over a small fold of
 // tar shards.
 //
