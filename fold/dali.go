@@ -5,13 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/itarconv/itarconv/formats/dali"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/internal/safefile"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // DALI is DALI's webdataset index of each shard (package dali), named as
@@ -89,7 +90,7 @@ func init() {
 		},
 		shards: func(ctx context.Context, path string) ([]string, error) { return siblingShard(path, dali.IndexPath) },
 		read: func(ctx context.Context, path string, shards []string) ([]loaderEntry, error) {
-			b, err := os.ReadFile(path)
+			b, err := pathguard.ReadFile(path)
 			if err != nil {
 				return nil, err
 			}

@@ -17,6 +17,8 @@ import (
 	"github.com/itarconv/itarconv/remote"
 
 	"github.com/itarconv/itarconv/internal/human"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // Energon is Megatron-Energon's index of the dataset, as `energon prepare
@@ -209,7 +211,7 @@ func init() {
 			return []string{strings.TrimSuffix(path, energon.IdxSuffix)}, nil
 		},
 		read: func(ctx context.Context, path string, shards []string) ([]loaderEntry, error) {
-			b, err := os.ReadFile(path)
+			b, err := pathguard.ReadFile(path)
 			if err != nil {
 				return nil, err
 			}

@@ -14,6 +14,8 @@ import (
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/remote"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // A TARIDX file addresses shards by fid only; glzn finds them as the
@@ -63,7 +65,7 @@ func ManifestPath(indexPath string) string { return indexPath + ManifestSuffix }
 // gives an error wrapping fs.ErrNotExist.
 func ReadManifest(indexPath string) (*Manifest, error) {
 	p := ManifestPath(indexPath)
-	b, err := os.ReadFile(p)
+	b, err := pathguard.ReadFile(p)
 	if err != nil {
 		return nil, err
 	}

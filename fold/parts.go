@@ -15,6 +15,8 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/taridx"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // A partitioned index run: each task indexes its range of the shards into
@@ -429,7 +431,7 @@ func writeJSONFile(path string, v any) error {
 }
 
 func readJSONFile(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := pathguard.ReadFile(path)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +16,8 @@ import (
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/wids"
 	"github.com/itarconv/itarconv/remote"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // ErrLoaderDataset: a loader cannot use the dataset as it is, so its
@@ -252,7 +253,7 @@ func init() {
 }
 
 func readWids(path string) (*wids.Index, error) {
-	b, err := os.ReadFile(path)
+	b, err := pathguard.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -99,10 +99,23 @@ type shardFiles interface {
 // names. It fails with ErrExists, naming them, when the directory holds
 // shards of the fold that the new fold would not overwrite, unless
 // opts.Replace.
-func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (*Pending, error) {
+func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (p *Pending, err error) {
 	if opts.Fold == "" {
 		opts.Fold = "train"
 	}
+	// A directory made here and left empty by a failure goes with it: a
+	// failed write leaves nothing of its output (rmdir: never what another
+	// run put there meanwhile).
+	created := missingDirs(opts.Dir)
+	defer func() {
+		if err != nil {
+			for _, d := range created {
+				if syscall.Rmdir(d) != nil {
+					break
+				}
+			}
+		}
+	}()
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -133,7 +146,7 @@ func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (*
 	}
 	ist.Shards, ist.Members = len(shards), sink.stats.Members
 	sink.stats.Index = ist
-	p := &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, w: w, x: x, names: shards, stats: sink.stats}
+	p = &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, w: w, x: x, names: shards, stats: sink.stats}
 	if _, err := checkStale(opts.Dir, opts.Fold, shards, opts.Replace); err != nil {
 		p.Abort()
 		return nil, err
@@ -421,4 +434,20 @@ func memberOf(r *dataset.Row) (tarfile.Member, bool) {
 		return m, false
 	}
 	return m, true
+}
+
+// missingDirs are the directories of path that do not exist yet, deepest
+// first.
+func missingDirs(path string) []string {
+	var dirs []string
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil {
+			break
+		}
+		dirs = append(dirs, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	return dirs
 }

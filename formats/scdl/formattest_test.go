@@ -26,8 +26,5 @@ func TestConformance(t *testing.T) {
 		},
 		UncheckedIndex: unchecked,
 		UncheckedData:  unchecked,
-		Skip: map[string]string{
-			"overwrite/refused": "bug: Create onto an existing archive fails with \"... already exists: the SCDL archive is written as a new directory\", which does not wrap fs.ErrExist",
-		},
 	})
 }

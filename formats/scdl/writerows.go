@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -950,7 +951,7 @@ type outDir struct {
 func newOutDir(final string) (*outDir, error) {
 	final = filepath.Clean(final)
 	if _, err := os.Lstat(final); err == nil {
-		return nil, fmt.Errorf("%s already exists: the SCDL archive is written as a new directory", final)
+		return nil, fmt.Errorf("%s: %w: the SCDL archive is written as a new directory", final, fs.ErrExist)
 	}
 	parent, base := filepath.Split(final)
 	if parent == "" {

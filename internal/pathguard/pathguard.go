@@ -8,6 +8,7 @@ package pathguard
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -95,6 +96,17 @@ func Open(path string) (*os.File, error) {
 		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(fi.Mode()))
 	}
 	return f, nil
+}
+
+// ReadFile is os.ReadFile through Open: a FIFO or device named where a
+// file is expected is refused at once instead of blocking the read.
+func ReadFile(path string) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 func kind(m fs.FileMode) string {
