@@ -20,14 +20,6 @@ import (
 	"github.com/itarconv/itarconv/internal/mapped"
 )
 
-// ErrDuplicatePath: two members of the source have the same path.
-var ErrDuplicatePath = barecat.ErrDuplicatePath
-
-// ErrHardlinkTarget: a hard link whose target is no earlier file of the
-// dataset (tar extracts such a link only if the target exists already);
-// the TBL writer's, so that one sentinel serves every target.
-var ErrHardlinkTarget = tbl.ErrHardlinkTarget
-
 // Duplicate policies for TarToBarecat.
 const (
 	DuplicateError = ""      // refuse, naming both places
@@ -52,7 +44,7 @@ type BarecatOptions struct {
 	Scan      tarfile.Options
 	// Spool reads compressed shards through decompressed copies.
 	Spool    *compressed.Spool
-	Progress func(Progress)
+	Progress func(dataset.Progress)
 }
 
 // BarecatStats describes a conversion to Barecat.
@@ -118,7 +110,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	if err != nil {
 		return nil, err
 	}
-	src := NewTarShards(shards, opts.Scan)
+	src := fold.NewTarShards(shards, opts.Scan)
 	src.Spool = opts.Spool
 	defer src.Close()
 	sink := &barecatSink{
@@ -135,7 +127,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 		}
 	}
 	defer sink.closeCopySource()
-	if err := Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+	if err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 		w.Abort()
 		return nil, err
 	}
@@ -146,15 +138,10 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	return sink.stats, nil
 }
 
-// ErrUnsafeName: a member name that would land outside the directory it is
-// extracted into (absolute, with a ".." component) or empty: every
-// conversion from tar refuses it, naming the shard and the member.
-var ErrUnsafeName = tarfile.ErrUnsafeName
-
 // memberPath is the archive path of a member. A file or hard link whose
 // name no target keeps is refused as it is into TBL (tbl.CheckName).
-func memberPath(shards []string, shard int, r *Row) (string, error) {
-	if r.Kind != KindDir {
+func memberPath(shards []string, shard int, r *dataset.Row) (string, error) {
+	if r.Kind != dataset.KindDir {
 		if err := tbl.CheckName(shards[shard], r); err != nil {
 			return "", fmt.Errorf("%w (%w)", err, barecat.ErrInvalidPath)
 		}
@@ -175,11 +162,11 @@ func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (m
 	repeats := make(map[string]occurrence)
 	var seen bloom.Filter
 	seed := maphash.MakeSeed()
-	src := NewTarShards(shards, opts.Scan)
+	src := fold.NewTarShards(shards, opts.Scan)
 	src.Spool = opts.Spool
 	defer src.Close()
-	c := dataset.RowFunc(func(shard int, r *Row) error {
-		if r.Kind != KindFile && r.Kind != KindHardlink {
+	c := dataset.RowFunc(func(shard int, r *dataset.Row) error {
+		if r.Kind != dataset.KindFile && r.Kind != dataset.KindHardlink {
 			return nil
 		}
 		p, err := memberPath(shards, shard, r)
@@ -194,7 +181,7 @@ func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (m
 		}
 		return nil
 	})
-	if err := Run(ctx, src, c, Options{Workers: opts.Workers}); err != nil {
+	if err := dataset.Run(ctx, src, c, dataset.Options{Workers: opts.Workers}); err != nil {
 		return nil, err
 	}
 	return repeats, nil
@@ -205,11 +192,11 @@ func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (m
 func firstMember(ctx context.Context, shards []string, p string, opts BarecatOptions) (occurrence, error) {
 	var first occurrence
 	found := errors.New("found")
-	src := NewTarShards(shards, opts.Scan)
+	src := fold.NewTarShards(shards, opts.Scan)
 	src.Spool = opts.Spool
 	defer src.Close()
-	err := Run(ctx, src, dataset.RowFunc(func(shard int, r *Row) error {
-		if r.Kind != KindFile && r.Kind != KindHardlink {
+	err := dataset.Run(ctx, src, dataset.RowFunc(func(shard int, r *dataset.Row) error {
+		if r.Kind != dataset.KindFile && r.Kind != dataset.KindHardlink {
 			return nil
 		}
 		if q, err := memberPath(shards, shard, r); err == nil && q == p {
@@ -217,7 +204,7 @@ func firstMember(ctx context.Context, shards []string, p string, opts BarecatOpt
 			return found
 		}
 		return nil
-	}), Options{Workers: 1})
+	}), dataset.Options{Workers: 1})
 	if err == found {
 		return first, nil
 	}
@@ -235,7 +222,7 @@ type barecatSink struct {
 
 	ctx     context.Context
 	w       *barecat.Writer
-	src     *TarShards
+	src     *fold.TarShards
 	repeats map[string]occurrence // with a policy: the paths that may repeat, and their last member
 	kept    map[string]bool       // DuplicateFirst: the paths of repeats already kept
 	latest  map[string]occurrence // DuplicateLast: the bytes of each repeat's latest member so far
@@ -248,7 +235,7 @@ type barecatSink struct {
 // kernel copy it (Writer.AddCopy) rather than copy it through this
 // process. Members larger than fold.MaxInline, and shards that cannot be
 // mapped, are left to the writer.
-func (s *barecatSink) Prepare(b *Batch) error {
+func (s *barecatSink) Prepare(b *dataset.Batch) error {
 	if s.opts.Wrap {
 		return nil
 	}
@@ -269,10 +256,10 @@ func (s *barecatSink) Prepare(b *Batch) error {
 			return err
 		}
 		defer region.Close()
-		var r *Row
+		var r *dataset.Row
 		err = mapped.Guard(func() error {
 			for k := i; k < j; k++ {
-				if r = &b.Rows[k]; r.Kind == KindFile {
+				if r = &b.Rows[k]; r.Kind == dataset.KindFile {
 					crcs[k] = copyCRC{crc: crc32.Checksum(region.Bytes(r.DataOffset, r.Size), castagnoli), ok: true}
 				}
 			}
@@ -334,11 +321,11 @@ func (s *barecatSink) closeCopySource() error {
 	return err
 }
 
-func (s *barecatSink) Write(b *Batch) error {
+func (s *barecatSink) Write(b *dataset.Batch) error {
 	shardName := s.src.Paths[b.Shard]
 	for i := range b.Rows {
 		r := &b.Rows[i]
-		if r.Kind == KindSymlink || r.Kind == KindOther {
+		if r.Kind == dataset.KindSymlink || r.Kind == dataset.KindOther {
 			s.stats.Skipped[r.Kind.String()]++
 			continue
 		}
@@ -346,7 +333,7 @@ func (s *barecatSink) Write(b *Batch) error {
 		if err != nil {
 			return err
 		}
-		if r.Kind == KindDir {
+		if r.Kind == dataset.KindDir {
 			d := barecat.Dir{Path: p, Mode: r.Mode & 0o7777, HasMode: true, UID: r.UID, HasUID: true,
 				GID: r.GID, HasGID: true, MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true}
 			err := s.w.AddDir(d)
@@ -362,7 +349,7 @@ func (s *barecatSink) Write(b *Batch) error {
 		f := barecat.RowFile(p, r)
 		data := occurrence{shard: int32(b.Shard), dataOffset: r.DataOffset, size: r.Size}
 		resolved := false // a hard link whose bytes are data
-		if r.Kind == KindHardlink && s.opts.OnDuplicate == DuplicateLast {
+		if r.Kind == dataset.KindHardlink && s.opts.OnDuplicate == DuplicateLast {
 			// A link to a path that repeats gets the bytes of the path's
 			// latest member before it, as extracting the tar would, even
 			// when a later member is the one kept.
@@ -373,7 +360,7 @@ func (s *barecatSink) Write(b *Batch) error {
 			}
 		}
 		if last, ok := s.repeats[p]; ok {
-			if (r.Kind == KindFile || resolved) && s.opts.OnDuplicate == DuplicateLast {
+			if (r.Kind == dataset.KindFile || resolved) && s.opts.OnDuplicate == DuplicateLast {
 				s.latest[p] = data
 			}
 			drop := false
@@ -389,11 +376,11 @@ func (s *barecatSink) Write(b *Batch) error {
 				continue
 			}
 		}
-		if r.Kind == KindHardlink && !resolved {
+		if r.Kind == dataset.KindHardlink && !resolved {
 			// A hard link gets its target's bytes, wherever they are.
 			n, err := s.w.AddLink(f, string(r.Linkname))
 			if errors.Is(err, barecat.ErrMissingFile) || errors.Is(err, barecat.ErrInvalidPath) {
-				return fmt.Errorf("%s: offset %d: %q to %q: %w", shardName, r.Offset, p, r.Linkname, ErrHardlinkTarget)
+				return fmt.Errorf("%s: offset %d: %q to %q: %w", shardName, r.Offset, p, r.Linkname, tbl.ErrHardlinkTarget)
 			}
 			if err != nil {
 				return s.addErr(p, b.Shard, r, err)
@@ -403,7 +390,7 @@ func (s *barecatSink) Write(b *Batch) error {
 			s.stats.Bytes += n
 			continue
 		}
-		if crcs, _ := b.Prep.([]copyCRC); crcs != nil && crcs[i].ok && r.Kind == KindFile && !resolved {
+		if crcs, _ := b.Prep.([]copyCRC); crcs != nil && crcs[i].ok && r.Kind == dataset.KindFile && !resolved {
 			// The member's own bytes, checksummed by a worker.
 			var from *os.File
 			if from, err = s.copySource(b.Shard); err == nil {
@@ -426,21 +413,21 @@ func (s *barecatSink) Write(b *Batch) error {
 
 // addErr places the Writer's refusal of member r (path p): a repeated path
 // names the member that came first.
-func (s *barecatSink) addErr(p string, shard int, r *Row, err error) error {
+func (s *barecatSink) addErr(p string, shard int, r *dataset.Row, err error) error {
 	if errors.Is(err, barecat.ErrDuplicate) {
 		first, ferr := firstMember(s.ctx, s.src.Paths, p, s.opts)
 		if ferr != nil {
 			return fmt.Errorf("%w %q: %s offset %d (--on-duplicate first|last chooses one)",
-				ErrDuplicatePath, p, s.src.Paths[shard], r.Offset)
+				barecat.ErrDuplicatePath, p, s.src.Paths[shard], r.Offset)
 		}
 		return fmt.Errorf("%w %q: %s offset %d and %s offset %d (--on-duplicate first|last chooses one)",
-			ErrDuplicatePath, p, s.src.Paths[first.shard], first.header, s.src.Paths[shard], r.Offset)
+			barecat.ErrDuplicatePath, p, s.src.Paths[first.shard], first.header, s.src.Paths[shard], r.Offset)
 	}
 	return fmt.Errorf("%s: offset %d: %w", s.src.Paths[shard], r.Offset, err)
 }
 
 func (s *barecatSink) addFile(f barecat.File, data occurrence) error {
-	row := Row{DataFile: int(data.shard), DataOffset: data.dataOffset, Size: data.size}
+	row := dataset.Row{DataFile: int(data.shard), DataOffset: data.dataOffset, Size: data.size}
 	if !s.opts.Wrap {
 		rd, err := s.src.OpenPayload(&row)
 		if err != nil {
@@ -479,9 +466,9 @@ const reuseChunk = 256
 
 // ReuseStats describes ReuseTars' work.
 type ReuseStats struct {
-	Tars  []string    `json:"tars"`          // the tar files the shards link to, in fid order
-	Files int64       `json:"files_checked"` // files of the archive checked against their members
-	Index *IndexStats `json:"index"`         // the index written over the tars
+	Tars  []string         `json:"tars"`          // the tar files the shards link to, in fid order
+	Files int64            `json:"files_checked"` // files of the archive checked against their members
+	Index *fold.IndexStats `json:"index"`         // the index written over the tars
 }
 
 // ReuseTars indexes the tar files that a wrapped Barecat archive's shards
@@ -491,7 +478,7 @@ type ReuseStats struct {
 // archive's shard order) to out. The check walks the archive's files in
 // address order beside the tars' members, in the same order: memory does
 // not grow with the number of files.
-func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOptions) (*ReuseStats, error) {
+func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts fold.IndexOptions) (*ReuseStats, error) {
 	st := &ReuseStats{}
 	for _, p := range a.ShardPaths() {
 		real, err := filepath.EvalSymlinks(p)
@@ -547,9 +534,9 @@ func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOp
 	before := func(f barecat.File, shard int, off int64) bool {
 		return f.Shard < shard || f.Shard == shard && f.Offset < off
 	}
-	src := NewTarShards(st.Tars, opts.Scan)
-	err := Run(ctx, src, dataset.RowFunc(func(shard int, r *Row) error {
-		if r.Kind != KindFile {
+	src := fold.NewTarShards(st.Tars, opts.Scan)
+	err := dataset.Run(ctx, src, dataset.RowFunc(func(shard int, r *dataset.Row) error {
+		if r.Kind != dataset.KindFile {
 			return nil
 		}
 		for {
@@ -570,7 +557,7 @@ func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOp
 			st.Files++
 			pending = pending[1:]
 		}
-	}), Options{Workers: opts.Workers})
+	}), dataset.Options{Workers: opts.Workers})
 	if err == nil {
 		if f, ok := next(); ok {
 			err = noMember(f)
@@ -585,7 +572,7 @@ func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOp
 	if err != nil {
 		return nil, err
 	}
-	if st.Index, err = BuildIndex(parent, st.Tars, out, opts); err != nil {
+	if st.Index, err = fold.BuildIndex(parent, st.Tars, out, opts); err != nil {
 		return nil, err
 	}
 	return st, nil
