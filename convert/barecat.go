@@ -322,92 +322,137 @@ func (s *barecatSink) closeCopySource() error {
 }
 
 func (s *barecatSink) Write(b *dataset.Batch) error {
-	shardName := s.src.Paths[b.Shard]
+	crcs, _ := b.Prep.([]copyCRC)
 	for i := range b.Rows {
-		r := &b.Rows[i]
-		if r.Kind == dataset.KindSymlink || r.Kind == dataset.KindOther {
-			s.stats.Skipped[r.Kind.String()]++
-			continue
+		var crc copyCRC // none: the writer checksums the bytes itself
+		if crcs != nil {
+			crc = crcs[i]
 		}
-		p, err := memberPath(s.src.Paths, b.Shard, r)
-		if err != nil {
+		if err := s.writeRow(b.Shard, &b.Rows[i], crc); err != nil {
 			return err
 		}
-		if r.Kind == dataset.KindDir {
-			d := barecat.Dir{Path: p, Mode: r.Mode & 0o7777, HasMode: true, UID: r.UID, HasUID: true,
-				GID: r.GID, HasGID: true, MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true}
-			err := s.w.AddDir(d)
-			if errors.Is(err, barecat.ErrDuplicate) {
-				continue // the same directory again: its first entry holds
-			}
-			if err != nil {
-				return fmt.Errorf("%s: offset %d: %w", shardName, r.Offset, err)
-			}
-			s.stats.Dirs++
-			continue
-		}
-		f := barecat.RowFile(p, r)
-		data := occurrence{shard: int32(b.Shard), dataOffset: r.DataOffset, size: r.Size}
-		resolved := false // a hard link whose bytes are data
-		if r.Kind == dataset.KindHardlink && s.opts.OnDuplicate == DuplicateLast {
-			// A link to a path that repeats gets the bytes of the path's
-			// latest member before it, as extracting the tar would, even
-			// when a later member is the one kept.
-			if t, err := barecat.NormalizePath(string(r.Linkname)); err == nil {
-				if d, ok := s.latest[t]; ok {
-					data, f.Size, resolved = d, d.size, true
-				}
-			}
-		}
-		if last, ok := s.repeats[p]; ok {
-			if (r.Kind == dataset.KindFile || resolved) && s.opts.OnDuplicate == DuplicateLast {
-				s.latest[p] = data
-			}
-			drop := false
-			switch s.opts.OnDuplicate {
-			case DuplicateFirst:
-				drop = s.kept[p]
-				s.kept[p] = true
-			case DuplicateLast:
-				drop = last.shard != int32(b.Shard) || last.header != r.Offset
-			}
-			if drop {
-				s.stats.Duplicates++
-				continue
-			}
-		}
-		if r.Kind == dataset.KindHardlink && !resolved {
-			// A hard link gets its target's bytes, wherever they are.
-			n, err := s.w.AddLink(f, string(r.Linkname))
-			if errors.Is(err, barecat.ErrMissingFile) || errors.Is(err, barecat.ErrInvalidPath) {
-				return fmt.Errorf("%s: offset %d: %q to %q: %w", shardName, r.Offset, p, r.Linkname, tbl.ErrHardlinkTarget)
-			}
-			if err != nil {
-				return s.addErr(p, b.Shard, r, err)
-			}
-			s.stats.Hardlinks++
-			s.stats.Files++
-			s.stats.Bytes += n
-			continue
-		}
-		if crcs, _ := b.Prep.([]copyCRC); crcs != nil && crcs[i].ok && r.Kind == dataset.KindFile && !resolved {
-			// The member's own bytes, checksummed by a worker.
-			var from *os.File
-			if from, err = s.copySource(b.Shard); err == nil {
-				err = s.w.AddCopy(f, from, r.DataOffset, crcs[i].crc)
-			}
-		} else {
-			err = s.addFile(f, data)
-		}
-		if err != nil {
-			return s.addErr(p, b.Shard, r, err)
-		}
-		if resolved {
-			s.stats.Hardlinks++
-		}
-		s.stats.Files++
-		s.stats.Bytes += f.Size
 	}
+	return nil
+}
+
+// writeRow adds one member of tar shard number shard to the archive: a
+// directory, a file, or a hard link (as a file with its target's bytes).
+// Symlinks and other kinds have no place in Barecat and are counted as
+// skipped; a repeated path is kept or dropped as opts.OnDuplicate says.
+func (s *barecatSink) writeRow(shard int, r *dataset.Row, crc copyCRC) error {
+	if r.Kind == dataset.KindSymlink || r.Kind == dataset.KindOther {
+		s.stats.Skipped[r.Kind.String()]++
+		return nil
+	}
+	p, err := memberPath(s.src.Paths, shard, r)
+	if err != nil {
+		return err
+	}
+	if r.Kind == dataset.KindDir {
+		return s.addDir(shard, r, p)
+	}
+	f := barecat.RowFile(p, r)
+	data := occurrence{shard: int32(shard), dataOffset: r.DataOffset, size: r.Size}
+	resolved := s.resolveLink(r, &f, &data) // a hard link whose bytes are data
+	if s.dropRepeat(shard, r, p, data, resolved) {
+		s.stats.Duplicates++
+		return nil
+	}
+	if r.Kind == dataset.KindHardlink && !resolved {
+		return s.addLink(shard, r, p, f)
+	}
+	if crc.ok && r.Kind == dataset.KindFile && !resolved {
+		// The member's own bytes, checksummed by a worker.
+		var from *os.File
+		if from, err = s.copySource(shard); err == nil {
+			err = s.w.AddCopy(f, from, r.DataOffset, crc.crc)
+		}
+	} else {
+		err = s.addFile(f, data)
+	}
+	if err != nil {
+		return s.addErr(p, shard, r, err)
+	}
+	if resolved {
+		s.stats.Hardlinks++
+	}
+	s.stats.Files++
+	s.stats.Bytes += f.Size
+	return nil
+}
+
+// addDir adds a directory member. A directory that repeats keeps its
+// first entry, as Barecat holds one row per directory.
+func (s *barecatSink) addDir(shard int, r *dataset.Row, p string) error {
+	d := barecat.Dir{Path: p, Mode: r.Mode & 0o7777, HasMode: true, UID: r.UID, HasUID: true,
+		GID: r.GID, HasGID: true, MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true}
+	err := s.w.AddDir(d)
+	if errors.Is(err, barecat.ErrDuplicate) {
+		return nil // the same directory again: its first entry holds
+	}
+	if err != nil {
+		return fmt.Errorf("%s: offset %d: %w", s.src.Paths[shard], r.Offset, err)
+	}
+	s.stats.Dirs++
+	return nil
+}
+
+// resolveLink gives a hard link, under DuplicateLast, the bytes of its
+// target's latest member before it (into data and f.Size), as extracting
+// the tar would, even when a later member is the one kept; it reports
+// whether it did. Other links are left to the writer (addLink).
+func (s *barecatSink) resolveLink(r *dataset.Row, f *barecat.File, data *occurrence) bool {
+	if r.Kind != dataset.KindHardlink || s.opts.OnDuplicate != DuplicateLast {
+		return false
+	}
+	t, err := barecat.NormalizePath(string(r.Linkname))
+	if err != nil {
+		return false
+	}
+	d, ok := s.latest[t]
+	if !ok {
+		return false
+	}
+	*data, f.Size = d, d.size
+	return true
+}
+
+// dropRepeat reports whether the member at path p, one of the paths that
+// repeat, is not the one opts.OnDuplicate keeps (the first, or the last),
+// and notes, for DuplicateLast, the bytes links to p get from here on.
+func (s *barecatSink) dropRepeat(shard int, r *dataset.Row, p string, data occurrence, resolved bool) bool {
+	last, ok := s.repeats[p]
+	if !ok {
+		return false
+	}
+	if (r.Kind == dataset.KindFile || resolved) && s.opts.OnDuplicate == DuplicateLast {
+		s.latest[p] = data
+	}
+	switch s.opts.OnDuplicate {
+	case DuplicateFirst:
+		drop := s.kept[p]
+		s.kept[p] = true
+		return drop
+	case DuplicateLast:
+		return last.shard != int32(shard) || last.header != r.Offset
+	}
+	return false
+}
+
+// addLink adds a hard link with its target's bytes, wherever they are; a
+// target that is no earlier file of the archive is tbl.ErrHardlinkTarget,
+// as into TBL.
+func (s *barecatSink) addLink(shard int, r *dataset.Row, p string, f barecat.File) error {
+	n, err := s.w.AddLink(f, string(r.Linkname))
+	if errors.Is(err, barecat.ErrMissingFile) || errors.Is(err, barecat.ErrInvalidPath) {
+		return fmt.Errorf("%s: offset %d: %q to %q: %w", s.src.Paths[shard], r.Offset, p, r.Linkname, tbl.ErrHardlinkTarget)
+	}
+	if err != nil {
+		return s.addErr(p, shard, r, err)
+	}
+	s.stats.Hardlinks++
+	s.stats.Files++
+	s.stats.Bytes += n
 	return nil
 }
 
