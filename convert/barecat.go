@@ -532,52 +532,27 @@ func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts fold.In
 		}
 		st.Tars = append(st.Tars, real)
 	}
-	parent := ctx
+	if err := checkReuse(ctx, a, st, opts); err != nil {
+		return nil, err
+	}
+	var err error
+	if st.Index, err = fold.BuildIndex(ctx, st.Tars, out, opts); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// checkReuse checks that every file of a is the payload of a regular
+// member of st.Tars, counting them in st.Files: the archive's files in
+// address order and the tars' members, walked side by side.
+func checkReuse(ctx context.Context, a *barecat.Archive, st *ReuseStats, opts fold.IndexOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// The files, in address order, from a goroutine of their own.
-	files := make(chan []barecat.File, 4)
-	listErr := make(chan error, 1)
-	go func() {
-		defer close(files)
-		var chunk []barecat.File
-		err := a.Files(ctx, barecat.ByAddress, func(f barecat.File) error {
-			if chunk = append(chunk, f); len(chunk) == reuseChunk {
-				select {
-				case files <- chunk:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				chunk = nil
-			}
-			return nil
-		})
-		if err == nil && len(chunk) > 0 {
-			select {
-			case files <- chunk:
-			case <-ctx.Done():
-				err = ctx.Err()
-			}
-		}
-		listErr <- err
-	}()
-	var pending []barecat.File
-	next := func() (barecat.File, bool) {
-		for len(pending) == 0 {
-			c, ok := <-files
-			if !ok {
-				return barecat.File{}, false
-			}
-			pending = c
-		}
-		return pending[0], true
-	}
+	files, listErr := listByAddress(ctx, a)
+	c := &fileCursor{files: files}
 	noMember := func(f barecat.File) error {
 		return fmt.Errorf("%s: %q: no regular tar member's payload starts at offset %d of %s; the shards are not the archive's tars (convert without --reuse-tars)",
 			a.IndexPath(), f.Path, f.Offset, shardName(st.Tars, f.Shard))
-	}
-	before := func(f barecat.File, shard int, off int64) bool {
-		return f.Shard < shard || f.Shard == shard && f.Offset < off
 	}
 	src := fold.NewTarShards(st.Tars, opts.Scan)
 	err := dataset.Run(ctx, src, dataset.RowFunc(func(shard int, r *dataset.Row) error {
@@ -585,12 +560,12 @@ func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts fold.In
 			return nil
 		}
 		for {
-			f, ok := next()
+			f, ok := c.next()
 			if !ok || f.Shard > shard || f.Shard == shard && f.Offset > r.DataOffset {
-				return nil
+				return nil // no file here: a member no file is
 			}
-			if before(f, shard, r.DataOffset) {
-				return noMember(f)
+			if f.Shard < shard || f.Offset < r.DataOffset {
+				return noMember(f) // the walk went past it
 			}
 			// A file under another name than its member (a hard link's,
 			// made by a conversion) shares the member's bytes; the index
@@ -600,28 +575,78 @@ func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts fold.In
 					a.IndexPath(), f.Path, f.Size, f.Offset, st.Tars[shard], r.Name, r.Size)
 			}
 			st.Files++
-			pending = pending[1:]
+			c.advance()
 		}
 	}), dataset.Options{Workers: opts.Workers})
 	if err == nil {
-		if f, ok := next(); ok {
-			err = noMember(f)
+		if f, ok := c.next(); ok {
+			err = noMember(f) // past every member
 		}
 	}
+	// Stop the lister and wait for it: its error counts when the walk
+	// had none.
 	cancel()
 	for range files {
 	}
 	if lerr := <-listErr; err == nil && lerr != nil {
 		err = lerr
 	}
-	if err != nil {
-		return nil, err
-	}
-	if st.Index, err = fold.BuildIndex(parent, st.Tars, out, opts); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return err
 }
+
+// listByAddress lists a's files in address order, from a goroutine of its
+// own, reuseChunk at a time; the channel of files closes at the end, and
+// then the lister's error (nil, or ctx's once canceled) arrives on the
+// other.
+func listByAddress(ctx context.Context, a *barecat.Archive) (<-chan []barecat.File, <-chan error) {
+	files := make(chan []barecat.File, 4)
+	listErr := make(chan error, 1)
+	go func() {
+		defer close(files)
+		var chunk []barecat.File
+		send := func() error {
+			select {
+			case files <- chunk:
+				chunk = nil
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		err := a.Files(ctx, barecat.ByAddress, func(f barecat.File) error {
+			if chunk = append(chunk, f); len(chunk) == reuseChunk {
+				return send()
+			}
+			return nil
+		})
+		if err == nil && len(chunk) > 0 {
+			err = send()
+		}
+		listErr <- err
+	}()
+	return files, listErr
+}
+
+// fileCursor reads the chunks of files one file at a time.
+type fileCursor struct {
+	files   <-chan []barecat.File
+	pending []barecat.File
+}
+
+// next is the current file, false after the last.
+func (c *fileCursor) next() (barecat.File, bool) {
+	for len(c.pending) == 0 {
+		chunk, ok := <-c.files
+		if !ok {
+			return barecat.File{}, false
+		}
+		c.pending = chunk
+	}
+	return c.pending[0], true
+}
+
+// advance moves past the current file.
+func (c *fileCursor) advance() { c.pending = c.pending[1:] }
 
 // shardName names shard n of tars, or says there is none.
 func shardName(tars []string, n int) string {
