@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/tarfile"
 )
 
@@ -29,7 +29,7 @@ func BenchmarkBuildIndex(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Run(fmt.Sprintf("%s/%s", d.Name, name), func(b *testing.B) {
-				opts := convert.IndexOptions{Workers: 2, Scan: tarfile.Options{Strategy: strategy}}
+				opts := fold.IndexOptions{Workers: 2, Scan: tarfile.Options{Strategy: strategy}}
 				b.ReportAllocs()
 				for b.Loop() {
 					// A fresh index each time, as indexbench does: replacing one
@@ -39,7 +39,7 @@ func BenchmarkBuildIndex(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.StartTimer()
-					st, err := convert.BuildIndex(context.Background(), paths, out, opts)
+					st, err := fold.BuildIndex(context.Background(), paths, out, opts)
 					if err != nil {
 						b.Fatal(err)
 					}

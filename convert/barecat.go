@@ -20,14 +20,6 @@ import (
 	"github.com/itarconv/itarconv/internal/mapped"
 )
 
-// ErrDuplicatePath: two members of the source have the same path.
-var ErrDuplicatePath = barecat.ErrDuplicatePath
-
-// ErrHardlinkTarget: a hard link whose target is no earlier file of the
-// dataset (tar extracts such a link only if the target exists already);
-// the TBL writer's, so that one sentinel serves every target.
-var ErrHardlinkTarget = tbl.ErrHardlinkTarget
-
 // Duplicate policies for TarToBarecat.
 const (
 	DuplicateError = ""      // refuse, naming both places
@@ -52,7 +44,7 @@ type BarecatOptions struct {
 	Scan      tarfile.Options
 	// Spool reads compressed shards through decompressed copies.
 	Spool    *compressed.Spool
-	Progress func(Progress)
+	Progress func(dataset.Progress)
 }
 
 // BarecatStats describes a conversion to Barecat.
@@ -118,7 +110,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	if err != nil {
 		return nil, err
 	}
-	src := NewTarShards(shards, opts.Scan)
+	src := fold.NewTarShards(shards, opts.Scan)
 	src.Spool = opts.Spool
 	defer src.Close()
 	sink := &barecatSink{
@@ -135,7 +127,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 		}
 	}
 	defer sink.closeCopySource()
-	if err := Run(ctx, src, sink, Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+	if err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 		w.Abort()
 		return nil, err
 	}
@@ -146,15 +138,10 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	return sink.stats, nil
 }
 
-// ErrUnsafeName: a member name that would land outside the directory it is
-// extracted into (absolute, with a ".." component) or empty: every
-// conversion from tar refuses it, naming the shard and the member.
-var ErrUnsafeName = tarfile.ErrUnsafeName
-
 // memberPath is the archive path of a member. A file or hard link whose
 // name no target keeps is refused as it is into TBL (tbl.CheckName).
-func memberPath(shards []string, shard int, r *Row) (string, error) {
-	if r.Kind != KindDir {
+func memberPath(shards []string, shard int, r *dataset.Row) (string, error) {
+	if r.Kind != dataset.KindDir {
 		if err := tbl.CheckName(shards[shard], r); err != nil {
 			return "", fmt.Errorf("%w (%w)", err, barecat.ErrInvalidPath)
 		}
@@ -175,11 +162,11 @@ func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (m
 	repeats := make(map[string]occurrence)
 	var seen bloom.Filter
 	seed := maphash.MakeSeed()
-	src := NewTarShards(shards, opts.Scan)
+	src := fold.NewTarShards(shards, opts.Scan)
 	src.Spool = opts.Spool
 	defer src.Close()
-	c := dataset.RowFunc(func(shard int, r *Row) error {
-		if r.Kind != KindFile && r.Kind != KindHardlink {
+	c := dataset.RowFunc(func(shard int, r *dataset.Row) error {
+		if r.Kind != dataset.KindFile && r.Kind != dataset.KindHardlink {
 			return nil
 		}
 		p, err := memberPath(shards, shard, r)
@@ -194,7 +181,7 @@ func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (m
 		}
 		return nil
 	})
-	if err := Run(ctx, src, c, Options{Workers: opts.Workers}); err != nil {
+	if err := dataset.Run(ctx, src, c, dataset.Options{Workers: opts.Workers}); err != nil {
 		return nil, err
 	}
 	return repeats, nil
@@ -205,11 +192,11 @@ func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (m
 func firstMember(ctx context.Context, shards []string, p string, opts BarecatOptions) (occurrence, error) {
 	var first occurrence
 	found := errors.New("found")
-	src := NewTarShards(shards, opts.Scan)
+	src := fold.NewTarShards(shards, opts.Scan)
 	src.Spool = opts.Spool
 	defer src.Close()
-	err := Run(ctx, src, dataset.RowFunc(func(shard int, r *Row) error {
-		if r.Kind != KindFile && r.Kind != KindHardlink {
+	err := dataset.Run(ctx, src, dataset.RowFunc(func(shard int, r *dataset.Row) error {
+		if r.Kind != dataset.KindFile && r.Kind != dataset.KindHardlink {
 			return nil
 		}
 		if q, err := memberPath(shards, shard, r); err == nil && q == p {
@@ -217,7 +204,7 @@ func firstMember(ctx context.Context, shards []string, p string, opts BarecatOpt
 			return found
 		}
 		return nil
-	}), Options{Workers: 1})
+	}), dataset.Options{Workers: 1})
 	if err == found {
 		return first, nil
 	}
@@ -235,7 +222,7 @@ type barecatSink struct {
 
 	ctx     context.Context
 	w       *barecat.Writer
-	src     *TarShards
+	src     *fold.TarShards
 	repeats map[string]occurrence // with a policy: the paths that may repeat, and their last member
 	kept    map[string]bool       // DuplicateFirst: the paths of repeats already kept
 	latest  map[string]occurrence // DuplicateLast: the bytes of each repeat's latest member so far
@@ -248,7 +235,7 @@ type barecatSink struct {
 // kernel copy it (Writer.AddCopy) rather than copy it through this
 // process. Members larger than fold.MaxInline, and shards that cannot be
 // mapped, are left to the writer.
-func (s *barecatSink) Prepare(b *Batch) error {
+func (s *barecatSink) Prepare(b *dataset.Batch) error {
 	if s.opts.Wrap {
 		return nil
 	}
@@ -269,10 +256,10 @@ func (s *barecatSink) Prepare(b *Batch) error {
 			return err
 		}
 		defer region.Close()
-		var r *Row
+		var r *dataset.Row
 		err = mapped.Guard(func() error {
 			for k := i; k < j; k++ {
-				if r = &b.Rows[k]; r.Kind == KindFile {
+				if r = &b.Rows[k]; r.Kind == dataset.KindFile {
 					crcs[k] = copyCRC{crc: crc32.Checksum(region.Bytes(r.DataOffset, r.Size), castagnoli), ok: true}
 				}
 			}
@@ -334,113 +321,158 @@ func (s *barecatSink) closeCopySource() error {
 	return err
 }
 
-func (s *barecatSink) Write(b *Batch) error {
-	shardName := s.src.Paths[b.Shard]
+func (s *barecatSink) Write(b *dataset.Batch) error {
+	crcs, _ := b.Prep.([]copyCRC)
 	for i := range b.Rows {
-		r := &b.Rows[i]
-		if r.Kind == KindSymlink || r.Kind == KindOther {
-			s.stats.Skipped[r.Kind.String()]++
-			continue
+		var crc copyCRC // none: the writer checksums the bytes itself
+		if crcs != nil {
+			crc = crcs[i]
 		}
-		p, err := memberPath(s.src.Paths, b.Shard, r)
-		if err != nil {
+		if err := s.writeRow(b.Shard, &b.Rows[i], crc); err != nil {
 			return err
 		}
-		if r.Kind == KindDir {
-			d := barecat.Dir{Path: p, Mode: r.Mode & 0o7777, HasMode: true, UID: r.UID, HasUID: true,
-				GID: r.GID, HasGID: true, MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true}
-			err := s.w.AddDir(d)
-			if errors.Is(err, barecat.ErrDuplicate) {
-				continue // the same directory again: its first entry holds
-			}
-			if err != nil {
-				return fmt.Errorf("%s: offset %d: %w", shardName, r.Offset, err)
-			}
-			s.stats.Dirs++
-			continue
-		}
-		f := barecat.RowFile(p, r)
-		data := occurrence{shard: int32(b.Shard), dataOffset: r.DataOffset, size: r.Size}
-		resolved := false // a hard link whose bytes are data
-		if r.Kind == KindHardlink && s.opts.OnDuplicate == DuplicateLast {
-			// A link to a path that repeats gets the bytes of the path's
-			// latest member before it, as extracting the tar would, even
-			// when a later member is the one kept.
-			if t, err := barecat.NormalizePath(string(r.Linkname)); err == nil {
-				if d, ok := s.latest[t]; ok {
-					data, f.Size, resolved = d, d.size, true
-				}
-			}
-		}
-		if last, ok := s.repeats[p]; ok {
-			if (r.Kind == KindFile || resolved) && s.opts.OnDuplicate == DuplicateLast {
-				s.latest[p] = data
-			}
-			drop := false
-			switch s.opts.OnDuplicate {
-			case DuplicateFirst:
-				drop = s.kept[p]
-				s.kept[p] = true
-			case DuplicateLast:
-				drop = last.shard != int32(b.Shard) || last.header != r.Offset
-			}
-			if drop {
-				s.stats.Duplicates++
-				continue
-			}
-		}
-		if r.Kind == KindHardlink && !resolved {
-			// A hard link gets its target's bytes, wherever they are.
-			n, err := s.w.AddLink(f, string(r.Linkname))
-			if errors.Is(err, barecat.ErrMissingFile) || errors.Is(err, barecat.ErrInvalidPath) {
-				return fmt.Errorf("%s: offset %d: %q to %q: %w", shardName, r.Offset, p, r.Linkname, ErrHardlinkTarget)
-			}
-			if err != nil {
-				return s.addErr(p, b.Shard, r, err)
-			}
-			s.stats.Hardlinks++
-			s.stats.Files++
-			s.stats.Bytes += n
-			continue
-		}
-		if crcs, _ := b.Prep.([]copyCRC); crcs != nil && crcs[i].ok && r.Kind == KindFile && !resolved {
-			// The member's own bytes, checksummed by a worker.
-			var from *os.File
-			if from, err = s.copySource(b.Shard); err == nil {
-				err = s.w.AddCopy(f, from, r.DataOffset, crcs[i].crc)
-			}
-		} else {
-			err = s.addFile(f, data)
-		}
-		if err != nil {
-			return s.addErr(p, b.Shard, r, err)
-		}
-		if resolved {
-			s.stats.Hardlinks++
-		}
-		s.stats.Files++
-		s.stats.Bytes += f.Size
 	}
+	return nil
+}
+
+// writeRow adds one member of tar shard number shard to the archive: a
+// directory, a file, or a hard link (as a file with its target's bytes).
+// Symlinks and other kinds have no place in Barecat and are counted as
+// skipped; a repeated path is kept or dropped as opts.OnDuplicate says.
+func (s *barecatSink) writeRow(shard int, r *dataset.Row, crc copyCRC) error {
+	if r.Kind == dataset.KindSymlink || r.Kind == dataset.KindOther {
+		s.stats.Skipped[r.Kind.String()]++
+		return nil
+	}
+	p, err := memberPath(s.src.Paths, shard, r)
+	if err != nil {
+		return err
+	}
+	if r.Kind == dataset.KindDir {
+		return s.addDir(shard, r, p)
+	}
+	f := barecat.RowFile(p, r)
+	data := occurrence{shard: int32(shard), dataOffset: r.DataOffset, size: r.Size}
+	resolved := s.resolveLink(r, &f, &data) // a hard link whose bytes are data
+	if s.dropRepeat(shard, r, p, data, resolved) {
+		s.stats.Duplicates++
+		return nil
+	}
+	if r.Kind == dataset.KindHardlink && !resolved {
+		return s.addLink(shard, r, p, f)
+	}
+	if crc.ok && r.Kind == dataset.KindFile && !resolved {
+		// The member's own bytes, checksummed by a worker.
+		var from *os.File
+		if from, err = s.copySource(shard); err == nil {
+			err = s.w.AddCopy(f, from, r.DataOffset, crc.crc)
+		}
+	} else {
+		err = s.addFile(f, data)
+	}
+	if err != nil {
+		return s.addErr(p, shard, r, err)
+	}
+	if resolved {
+		s.stats.Hardlinks++
+	}
+	s.stats.Files++
+	s.stats.Bytes += f.Size
+	return nil
+}
+
+// addDir adds a directory member. A directory that repeats keeps its
+// first entry, as Barecat holds one row per directory.
+func (s *barecatSink) addDir(shard int, r *dataset.Row, p string) error {
+	d := barecat.Dir{Path: p, Mode: r.Mode & 0o7777, HasMode: true, UID: r.UID, HasUID: true,
+		GID: r.GID, HasGID: true, MtimeNs: r.ModTime*1e9 + int64(r.ModTimeNsec), HasMtime: true}
+	err := s.w.AddDir(d)
+	if errors.Is(err, barecat.ErrDuplicate) {
+		return nil // the same directory again: its first entry holds
+	}
+	if err != nil {
+		return fmt.Errorf("%s: offset %d: %w", s.src.Paths[shard], r.Offset, err)
+	}
+	s.stats.Dirs++
+	return nil
+}
+
+// resolveLink gives a hard link, under DuplicateLast, the bytes of its
+// target's latest member before it (into data and f.Size), as extracting
+// the tar would, even when a later member is the one kept; it reports
+// whether it did. Other links are left to the writer (addLink).
+func (s *barecatSink) resolveLink(r *dataset.Row, f *barecat.File, data *occurrence) bool {
+	if r.Kind != dataset.KindHardlink || s.opts.OnDuplicate != DuplicateLast {
+		return false
+	}
+	t, err := barecat.NormalizePath(string(r.Linkname))
+	if err != nil {
+		return false
+	}
+	d, ok := s.latest[t]
+	if !ok {
+		return false
+	}
+	*data, f.Size = d, d.size
+	return true
+}
+
+// dropRepeat reports whether the member at path p, one of the paths that
+// repeat, is not the one opts.OnDuplicate keeps (the first, or the last),
+// and notes, for DuplicateLast, the bytes links to p get from here on.
+func (s *barecatSink) dropRepeat(shard int, r *dataset.Row, p string, data occurrence, resolved bool) bool {
+	last, ok := s.repeats[p]
+	if !ok {
+		return false
+	}
+	if (r.Kind == dataset.KindFile || resolved) && s.opts.OnDuplicate == DuplicateLast {
+		s.latest[p] = data
+	}
+	switch s.opts.OnDuplicate {
+	case DuplicateFirst:
+		drop := s.kept[p]
+		s.kept[p] = true
+		return drop
+	case DuplicateLast:
+		return last.shard != int32(shard) || last.header != r.Offset
+	}
+	return false
+}
+
+// addLink adds a hard link with its target's bytes, wherever they are; a
+// target that is no earlier file of the archive is tbl.ErrHardlinkTarget,
+// as into TBL.
+func (s *barecatSink) addLink(shard int, r *dataset.Row, p string, f barecat.File) error {
+	n, err := s.w.AddLink(f, string(r.Linkname))
+	if errors.Is(err, barecat.ErrMissingFile) || errors.Is(err, barecat.ErrInvalidPath) {
+		return fmt.Errorf("%s: offset %d: %q to %q: %w", s.src.Paths[shard], r.Offset, p, r.Linkname, tbl.ErrHardlinkTarget)
+	}
+	if err != nil {
+		return s.addErr(p, shard, r, err)
+	}
+	s.stats.Hardlinks++
+	s.stats.Files++
+	s.stats.Bytes += n
 	return nil
 }
 
 // addErr places the Writer's refusal of member r (path p): a repeated path
 // names the member that came first.
-func (s *barecatSink) addErr(p string, shard int, r *Row, err error) error {
+func (s *barecatSink) addErr(p string, shard int, r *dataset.Row, err error) error {
 	if errors.Is(err, barecat.ErrDuplicate) {
 		first, ferr := firstMember(s.ctx, s.src.Paths, p, s.opts)
 		if ferr != nil {
 			return fmt.Errorf("%w %q: %s offset %d (--on-duplicate first|last chooses one)",
-				ErrDuplicatePath, p, s.src.Paths[shard], r.Offset)
+				barecat.ErrDuplicatePath, p, s.src.Paths[shard], r.Offset)
 		}
 		return fmt.Errorf("%w %q: %s offset %d and %s offset %d (--on-duplicate first|last chooses one)",
-			ErrDuplicatePath, p, s.src.Paths[first.shard], first.header, s.src.Paths[shard], r.Offset)
+			barecat.ErrDuplicatePath, p, s.src.Paths[first.shard], first.header, s.src.Paths[shard], r.Offset)
 	}
 	return fmt.Errorf("%s: offset %d: %w", s.src.Paths[shard], r.Offset, err)
 }
 
 func (s *barecatSink) addFile(f barecat.File, data occurrence) error {
-	row := Row{DataFile: int(data.shard), DataOffset: data.dataOffset, Size: data.size}
+	row := dataset.Row{DataFile: int(data.shard), DataOffset: data.dataOffset, Size: data.size}
 	if !s.opts.Wrap {
 		rd, err := s.src.OpenPayload(&row)
 		if err != nil {
@@ -479,9 +511,9 @@ const reuseChunk = 256
 
 // ReuseStats describes ReuseTars' work.
 type ReuseStats struct {
-	Tars  []string    `json:"tars"`          // the tar files the shards link to, in fid order
-	Files int64       `json:"files_checked"` // files of the archive checked against their members
-	Index *IndexStats `json:"index"`         // the index written over the tars
+	Tars  []string         `json:"tars"`          // the tar files the shards link to, in fid order
+	Files int64            `json:"files_checked"` // files of the archive checked against their members
+	Index *fold.IndexStats `json:"index"`         // the index written over the tars
 }
 
 // ReuseTars indexes the tar files that a wrapped Barecat archive's shards
@@ -491,7 +523,7 @@ type ReuseStats struct {
 // archive's shard order) to out. The check walks the archive's files in
 // address order beside the tars' members, in the same order: memory does
 // not grow with the number of files.
-func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOptions) (*ReuseStats, error) {
+func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts fold.IndexOptions) (*ReuseStats, error) {
 	st := &ReuseStats{}
 	for _, p := range a.ShardPaths() {
 		real, err := filepath.EvalSymlinks(p)
@@ -500,65 +532,40 @@ func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOp
 		}
 		st.Tars = append(st.Tars, real)
 	}
-	parent := ctx
+	if err := checkReuse(ctx, a, st, opts); err != nil {
+		return nil, err
+	}
+	var err error
+	if st.Index, err = fold.BuildIndex(ctx, st.Tars, out, opts); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// checkReuse checks that every file of a is the payload of a regular
+// member of st.Tars, counting them in st.Files: the archive's files in
+// address order and the tars' members, walked side by side.
+func checkReuse(ctx context.Context, a *barecat.Archive, st *ReuseStats, opts fold.IndexOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	// The files, in address order, from a goroutine of their own.
-	files := make(chan []barecat.File, 4)
-	listErr := make(chan error, 1)
-	go func() {
-		defer close(files)
-		var chunk []barecat.File
-		err := a.Files(ctx, barecat.ByAddress, func(f barecat.File) error {
-			if chunk = append(chunk, f); len(chunk) == reuseChunk {
-				select {
-				case files <- chunk:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				chunk = nil
-			}
-			return nil
-		})
-		if err == nil && len(chunk) > 0 {
-			select {
-			case files <- chunk:
-			case <-ctx.Done():
-				err = ctx.Err()
-			}
-		}
-		listErr <- err
-	}()
-	var pending []barecat.File
-	next := func() (barecat.File, bool) {
-		for len(pending) == 0 {
-			c, ok := <-files
-			if !ok {
-				return barecat.File{}, false
-			}
-			pending = c
-		}
-		return pending[0], true
-	}
+	files, listErr := listByAddress(ctx, a)
+	c := &fileCursor{files: files}
 	noMember := func(f barecat.File) error {
 		return fmt.Errorf("%s: %q: no regular tar member's payload starts at offset %d of %s; the shards are not the archive's tars (convert without --reuse-tars)",
 			a.IndexPath(), f.Path, f.Offset, shardName(st.Tars, f.Shard))
 	}
-	before := func(f barecat.File, shard int, off int64) bool {
-		return f.Shard < shard || f.Shard == shard && f.Offset < off
-	}
-	src := NewTarShards(st.Tars, opts.Scan)
-	err := Run(ctx, src, dataset.RowFunc(func(shard int, r *Row) error {
-		if r.Kind != KindFile {
+	src := fold.NewTarShards(st.Tars, opts.Scan)
+	err := dataset.Run(ctx, src, dataset.RowFunc(func(shard int, r *dataset.Row) error {
+		if r.Kind != dataset.KindFile {
 			return nil
 		}
 		for {
-			f, ok := next()
+			f, ok := c.next()
 			if !ok || f.Shard > shard || f.Shard == shard && f.Offset > r.DataOffset {
-				return nil
+				return nil // no file here: a member no file is
 			}
-			if before(f, shard, r.DataOffset) {
-				return noMember(f)
+			if f.Shard < shard || f.Offset < r.DataOffset {
+				return noMember(f) // the walk went past it
 			}
 			// A file under another name than its member (a hard link's,
 			// made by a conversion) shares the member's bytes; the index
@@ -568,28 +575,78 @@ func ReuseTars(ctx context.Context, a *barecat.Archive, out string, opts IndexOp
 					a.IndexPath(), f.Path, f.Size, f.Offset, st.Tars[shard], r.Name, r.Size)
 			}
 			st.Files++
-			pending = pending[1:]
+			c.advance()
 		}
-	}), Options{Workers: opts.Workers})
+	}), dataset.Options{Workers: opts.Workers})
 	if err == nil {
-		if f, ok := next(); ok {
-			err = noMember(f)
+		if f, ok := c.next(); ok {
+			err = noMember(f) // past every member
 		}
 	}
+	// Stop the lister and wait for it: its error counts when the walk
+	// had none.
 	cancel()
 	for range files {
 	}
 	if lerr := <-listErr; err == nil && lerr != nil {
 		err = lerr
 	}
-	if err != nil {
-		return nil, err
-	}
-	if st.Index, err = BuildIndex(parent, st.Tars, out, opts); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return err
 }
+
+// listByAddress lists a's files in address order, from a goroutine of its
+// own, reuseChunk at a time; the channel of files closes at the end, and
+// then the lister's error (nil, or ctx's once canceled) arrives on the
+// other.
+func listByAddress(ctx context.Context, a *barecat.Archive) (<-chan []barecat.File, <-chan error) {
+	files := make(chan []barecat.File, 4)
+	listErr := make(chan error, 1)
+	go func() {
+		defer close(files)
+		var chunk []barecat.File
+		send := func() error {
+			select {
+			case files <- chunk:
+				chunk = nil
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		err := a.Files(ctx, barecat.ByAddress, func(f barecat.File) error {
+			if chunk = append(chunk, f); len(chunk) == reuseChunk {
+				return send()
+			}
+			return nil
+		})
+		if err == nil && len(chunk) > 0 {
+			err = send()
+		}
+		listErr <- err
+	}()
+	return files, listErr
+}
+
+// fileCursor reads the chunks of files one file at a time.
+type fileCursor struct {
+	files   <-chan []barecat.File
+	pending []barecat.File
+}
+
+// next is the current file, false after the last.
+func (c *fileCursor) next() (barecat.File, bool) {
+	for len(c.pending) == 0 {
+		chunk, ok := <-c.files
+		if !ok {
+			return barecat.File{}, false
+		}
+		c.pending = chunk
+	}
+	return c.pending[0], true
+}
+
+// advance moves past the current file.
+func (c *fileCursor) advance() { c.pending = c.pending[1:] }
 
 // shardName names shard n of tars, or says there is none.
 func shardName(tars []string, n int) string {

@@ -60,7 +60,7 @@ func TestTarToBarecatDuplicatePolicies(t *testing.T) {
 	for _, wrap := range []bool{false, true} {
 		_, err := TarToBarecat(context.Background(), shards, filepath.Join(t.TempDir(), "x.barecat"), BarecatOptions{Wrap: wrap})
 		// a.txt at 0 and ./a.txt after a.txt, b.txt, h1: 3 headers of 1024 bytes (pax) ...
-		if !errors.Is(err, ErrDuplicatePath) || !strings.Contains(err.Error(), `"a.txt": `+shards[0]+" offset 0 and "+shards[0]+" offset ") {
+		if !errors.Is(err, barecat.ErrDuplicatePath) || !strings.Contains(err.Error(), `"a.txt": `+shards[0]+" offset 0 and "+shards[0]+" offset ") {
 			t.Fatalf("wrap=%v: got %v, want a duplicate error naming both members of a.txt", wrap, err)
 		}
 		for _, c := range []struct {

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 )
 
@@ -17,16 +19,16 @@ type manyFiles struct{ n, shards int }
 
 func (m manyFiles) NumShards() int             { return m.shards }
 func (m manyFiles) ShardName(shard int) string { return fmt.Sprintf("shard %d", shard) }
-func (m manyFiles) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
+func (m manyFiles) Scan(ctx context.Context, shard int, emit func([]dataset.Row) error) error {
 	per := m.n / m.shards
-	rows := make([]Row, 0, 256)
+	rows := make([]dataset.Row, 0, 256)
 	for i := range per {
-		rows = append(rows, Row{Name: fmt.Appendf(nil, "d%02d/%08d.bin", i%64, shard*per+i), Kind: KindFile, Offset: int64(i) * 512})
+		rows = append(rows, dataset.Row{Name: fmt.Appendf(nil, "d%02d/%08d.bin", i%64, shard*per+i), Kind: dataset.KindFile, Offset: int64(i) * 512})
 		if len(rows) == cap(rows) || i == per-1 {
 			if err := emit(rows); err != nil {
 				return err
 			}
-			rows = make([]Row, 0, 256)
+			rows = make([]dataset.Row, 0, 256)
 		}
 	}
 	return nil
@@ -59,14 +61,14 @@ func TestBarecatSinkMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sink := &barecatSink{ctx: context.Background(), w: w, src: &TarShards{Paths: paths}, kept: map[string]bool{},
+	sink := &barecatSink{ctx: context.Background(), w: w, src: &fold.TarShards{Paths: paths}, kept: map[string]bool{},
 		latest: map[string]occurrence{}, opts: BarecatOptions{Wrap: true}, stats: &BarecatStats{Skipped: map[string]int64{}}}
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	base, peak := ms.HeapInuse, ms.HeapInuse
 	calls := 0
-	err = Run(context.Background(), src, sink, Options{Workers: 2, Progress: func(Progress) {
+	err = dataset.Run(context.Background(), src, sink, dataset.Options{Workers: 2, Progress: func(dataset.Progress) {
 		if calls++; calls%16 == 0 {
 			runtime.ReadMemStats(&ms)
 			peak = max(peak, ms.HeapInuse)

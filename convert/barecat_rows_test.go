@@ -13,6 +13,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/internal/testutil"
 )
@@ -39,14 +40,14 @@ func editedArchive(t *testing.T, stmts ...string) string {
 	return out
 }
 
-func barecatToTar(t *testing.T, archive, dir string) (*FoldStats, error) {
+func barecatToTar(t *testing.T, archive, dir string) (*fold.WriteStats, error) {
 	t.Helper()
 	a, err := barecat.Open(archive)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	return WriteFold(context.Background(), &BarecatSource{Archive: a, Order: barecat.ByPath}, FoldOptions{Dir: dir, Fold: "train"})
+	return fold.Write(context.Background(), &barecat.Source{Archive: a, Order: barecat.ByPath}, fold.WriteOptions{Dir: dir, Fold: "train"})
 }
 
 // TestBarecatToTarRefusesBadRows: rows whose metadata a tar header would

@@ -12,6 +12,7 @@ import (
 	"testing"
 	gotime "time"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/internal/mapped"
 )
@@ -116,8 +117,8 @@ func TestTarToBarecatRoundTrip(t *testing.T) {
 
 		// And back to tar.
 		back := filepath.Join(t.TempDir(), "back")
-		src := &BarecatSource{Archive: a, Order: barecat.ByPath}
-		fst, err := WriteFold(context.Background(), src, FoldOptions{Dir: back, Fold: "train"})
+		src := &barecat.Source{Archive: a, Order: barecat.ByPath}
+		fst, err := fold.Write(context.Background(), src, fold.WriteOptions{Dir: back, Fold: "train"})
 		a.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +155,7 @@ func TestTarToBarecatDuplicates(t *testing.T) {
 	shards := []string{filepath.Join(dir, "d_0.tar"), filepath.Join(dir, "d_1.tar")}
 	out := filepath.Join(t.TempDir(), "x.barecat")
 	_, err := TarToBarecat(context.Background(), shards, out, BarecatOptions{})
-	if !errors.Is(err, ErrDuplicatePath) || !strings.Contains(err.Error(), "d_0.tar offset 0") || !strings.Contains(err.Error(), "d_1.tar offset 0") {
+	if !errors.Is(err, barecat.ErrDuplicatePath) || !strings.Contains(err.Error(), "d_0.tar offset 0") || !strings.Contains(err.Error(), "d_1.tar offset 0") {
 		t.Fatalf("got %v, want a duplicate error naming both places", err)
 	}
 	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "*")); len(m) != 0 {
@@ -205,7 +206,7 @@ func TestReuseTars(t *testing.T) {
 	}
 	defer a.Close()
 	idx := filepath.Join(t.TempDir(), "train.taridx")
-	st, err := ReuseTars(context.Background(), a, idx, IndexOptions{})
+	st, err := ReuseTars(context.Background(), a, idx, fold.IndexOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestReuseTars(t *testing.T) {
 	}
 	c, _ := barecat.Open(copied)
 	defer c.Close()
-	_, err = ReuseTars(context.Background(), c, filepath.Join(t.TempDir(), "x.taridx"), IndexOptions{})
+	_, err = ReuseTars(context.Background(), c, filepath.Join(t.TempDir(), "x.taridx"), fold.IndexOptions{})
 	if err == nil || !strings.Contains(err.Error(), "not") {
 		t.Errorf("got %v, want a refusal", err)
 	}
@@ -244,7 +245,7 @@ func TestBarecatToTarChecksCRC(t *testing.T) {
 	}
 	defer a.Close()
 	dir := filepath.Join(t.TempDir(), "back")
-	_, err = WriteFold(context.Background(), &BarecatSource{Archive: a, Order: barecat.ByAddress}, FoldOptions{Dir: dir})
+	_, err = fold.Write(context.Background(), &barecat.Source{Archive: a, Order: barecat.ByAddress}, fold.WriteOptions{Dir: dir})
 	if !errors.Is(err, barecat.ErrCRC) {
 		t.Fatalf("got %v, want ErrCRC", err)
 	}
@@ -279,7 +280,7 @@ func TestBarecatToTarShardShrank(t *testing.T) {
 			t.Fatal(err)
 		}
 		back := filepath.Join(dir, "back")
-		_, err = WriteFold(context.Background(), &BarecatSource{Archive: a, Order: barecat.ByAddress}, FoldOptions{Dir: back})
+		_, err = fold.Write(context.Background(), &barecat.Source{Archive: a, Order: barecat.ByAddress}, fold.WriteOptions{Dir: back})
 		a.Close()
 		if !errors.Is(err, mapped.ErrGone) || !strings.Contains(err.Error(), out) {
 			t.Fatalf("%d-byte files: got %v, want mapped.ErrGone naming %s", size, err, out)
@@ -303,11 +304,11 @@ func TestBarecatSourceServesOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	src := &BarecatSource{Archive: a, Order: barecat.ByPath}
-	if _, err := WriteFold(context.Background(), src, FoldOptions{Dir: filepath.Join(t.TempDir(), "1")}); err != nil {
+	src := &barecat.Source{Archive: a, Order: barecat.ByPath}
+	if _, err := fold.Write(context.Background(), src, fold.WriteOptions{Dir: filepath.Join(t.TempDir(), "1")}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = WriteFold(context.Background(), src, FoldOptions{Dir: filepath.Join(t.TempDir(), "2")})
+	_, err = fold.Write(context.Background(), src, fold.WriteOptions{Dir: filepath.Join(t.TempDir(), "2")})
 	if err == nil || !strings.Contains(err.Error(), "serves one Run") {
 		t.Fatalf("second run: %v", err)
 	}

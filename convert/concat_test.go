@@ -20,13 +20,13 @@ func TestConcatAndReadPayloads(t *testing.T) {
 	writeTar(t, b, []member{{name: "z.bin", typ: tar.TypeReg}, {name: "w.bin", typ: tar.TypeReg, body: "last"}})
 	want := map[string]string{"p/x.txt": "first", "p/d/y.txt": "second one", "z.bin": "", "w.bin": "last"}
 	for _, inline := range []bool{false, true} {
-		c := NewConcat(Part{Source: tarSource([]string{a}, nil, inline), Prefix: "p/"}, Part{Source: tarSource([]string{b}, nil, inline)})
+		c := dataset.NewConcat(dataset.Part{Source: tarSource([]string{a}, nil, inline), Prefix: "p/"}, dataset.Part{Source: tarSource([]string{b}, nil, inline)})
 		if c.NumShards() != 2 || c.ShardName(1) != "b.tar" {
 			t.Fatalf("%d shards, the second %q", c.NumShards(), c.ShardName(1))
 		}
 		got := map[string]string{}
-		err := Run(context.Background(), c, dataset.RowFunc(func(shard int, r *Row) error {
-			if r.Kind != KindFile {
+		err := dataset.Run(context.Background(), c, dataset.RowFunc(func(shard int, r *dataset.Row) error {
+			if r.Kind != dataset.KindFile {
 				return nil
 			}
 			rd, err := c.OpenPayload(r)
@@ -39,7 +39,7 @@ func TestConcatAndReadPayloads(t *testing.T) {
 			}
 			got[string(r.Name)] = string(body)
 			return err
-		}), Options{Workers: 2})
+		}), dataset.Options{Workers: 2})
 		c.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/testutil"
 )
@@ -67,9 +68,9 @@ func conformanceCases(t *testing.T) (string, []string) {
 	return root, cases
 }
 
-func buildFold(t *testing.T, shards []string, out string, opts IndexOptions) *IndexStats {
+func buildFold(t *testing.T, shards []string, out string, opts fold.IndexOptions) *fold.IndexStats {
 	t.Helper()
-	st, err := BuildIndex(context.Background(), shards, out, opts)
+	st, err := fold.BuildIndex(context.Background(), shards, out, opts)
 	if err != nil {
 		t.Fatalf("BuildIndex: %v", err)
 	}
@@ -101,7 +102,7 @@ func TestConformanceCompatGLZN(t *testing.T) {
 			}
 			for _, workers := range []int{1, 3} {
 				out := filepath.Join(t.TempDir(), f.Name+".taridx")
-				buildFold(t, f.Shards, out, IndexOptions{CompatGLZN: true, Workers: workers})
+				buildFold(t, f.Shards, out, fold.IndexOptions{CompatGLZN: true, Workers: workers})
 				got, _ := os.ReadFile(out)
 				ref := want
 				if c == "empty_shard_middle" {
@@ -167,7 +168,7 @@ func TestConformanceDefault(t *testing.T) {
 		exp := loadExpected(t, dir)
 		for _, f := range folds {
 			out := filepath.Join(t.TempDir(), f.Name+".taridx")
-			st := buildFold(t, f.Shards, out, IndexOptions{Workers: 2})
+			st := buildFold(t, f.Shards, out, fold.IndexOptions{Workers: 2})
 			got, _ := os.ReadFile(out)
 			if slices.Contains(glznIdentical, c) {
 				want, err := os.ReadFile(f.IndexPath(dir))

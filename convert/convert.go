@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/compressed"
@@ -43,7 +44,7 @@ type ConvertOptions struct {
 	// ShardSize rolls output shards over past this size (0: the target's
 	// default).
 	ShardSize int64
-	Progress  func(Progress)
+	Progress  func(dataset.Progress)
 	// Stdin is read for a tar shard named "-" (default os.Stdin); Stdout
 	// is written for the target "-", one tar stream (default os.Stdout).
 	Stdin  io.Reader
@@ -351,12 +352,8 @@ func tarToTBL(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 	if err != nil {
 		return nil, err
 	}
-	return TBLResult(st, fmt.Sprintf("%d tar shards", len(shards))), nil
+	return tbl.Result(st, fmt.Sprintf("%d tar shards", len(shards))), nil
 }
-
-// TBLResult reports a conversion into TBL from what (the source, as a
-// person names it): tbl.Result.
-func TBLResult(st *TBLStats, what string) *registry.Result { return tbl.Result(st, what) }
 
 func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
 	if len(srcs) != 1 {
@@ -367,7 +364,7 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 		return nil, err
 	}
 	defer a.Close()
-	mode := cmp.Or(o.Mode, SCDLModeCells)
+	mode := cmp.Or(o.Mode, scdl.ModeCells)
 	st, err := SCDLToTar(ctx, a, SCDLExportOptions{
 		Dir: dst, Mode: mode, Fold: o.Fold, ShardSize: o.ShardSize, CellsPerShard: o.CellsPerShard,
 		Workers: o.Workers, Progress: o.Progress, Replace: o.Overwrite,
@@ -375,9 +372,9 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	if err != nil {
 		return nil, err
 	}
-	label := cmp.Or(o.Fold, map[string]string{SCDLModeCells: SCDLCellsFold, SCDLModeArchive: SCDLArchiveFold}[mode])
+	label := cmp.Or(o.Fold, map[string]string{scdl.ModeCells: SCDLCellsFold, scdl.ModeArchive: SCDLArchiveFold}[mode])
 	res := &registry.Result{Stats: st}
-	if st.Mode == SCDLModeCells {
+	if st.Mode == scdl.ModeCells {
 		res.Summary = fmt.Sprintf("%s: %d cells, %d values -> %d members in %d shards of fold %s, and %d files in fold %s, in %s",
 			srcs[0], st.Cells, st.NNZ, st.Fold.Members, len(st.Fold.Shards), label, st.Meta.Members, SCDLMetaFold, dst)
 	} else {
@@ -402,7 +399,7 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 		return nil, err
 	}
 	out := filepath.Join(dst, cmp.Or(o.Fold, "train")+".taridx")
-	st, err := ReuseTars(ctx, a, out, IndexOptions{Workers: o.Workers, Scan: o.Scan})
+	st, err := ReuseTars(ctx, a, out, fold.IndexOptions{Workers: o.Workers, Scan: o.Scan})
 	if err != nil {
 		return nil, err
 	}
@@ -457,7 +454,7 @@ func keepNames(d registry.Dataset, to string) registry.Dataset {
 // barecatNames is a dataset whose TBL rows keep the names Barecat changes.
 type barecatNames struct{ registry.Dataset }
 
-func (b barecatNames) Rows(listing bool) (PayloadSource, error) {
+func (b barecatNames) Rows(listing bool) (dataset.PayloadSource, error) {
 	src, err := b.Dataset.Rows(listing)
 	if s, ok := src.(*tbl.Source); ok {
 		s.NameChanged = barecatChanges

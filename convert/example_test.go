@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tbl"
@@ -47,7 +48,7 @@ func ExampleToSCDL() {
 		return
 	}
 	defer a.Close()
-	src, _ := convert.NewSCDLSource(a, convert.SCDLModeCells)
+	src, _ := convert.NewSCDLSource(a, scdl.ModeCells)
 	bc := filepath.Join(dir, "cells.barecat")
 	if _, err := convert.ToBarecat(context.Background(), src, bc, convert.BarecatOptions{}); err != nil {
 		fmt.Println(err)
@@ -59,8 +60,8 @@ func ExampleToSCDL() {
 		return
 	}
 	defer archive.Close()
-	st, err := convert.ToSCDL(context.Background(), func(counting bool) (convert.PayloadSource, error) {
-		return &convert.BarecatSource{Archive: archive, Order: barecat.ByAddress, NoData: counting}, nil
+	st, err := convert.ToSCDL(context.Background(), func(counting bool) (dataset.PayloadSource, error) {
+		return &barecat.Source{Archive: archive, Order: barecat.ByAddress, NoData: counting}, nil
 	}, filepath.Join(dir, "back"), convert.SCDLImportOptions{})
 	if err != nil {
 		fmt.Println(err)
@@ -72,14 +73,14 @@ func ExampleToSCDL() {
 
 // Reading one cell's member of an SCDL archive by the name a conversion
 // gives it.
-func ExampleSCDLMember() {
+func Example_scdlMember() {
 	a, err := scdl.Open("../formats/scdl/testdata/conformance/scdl/basic_50x30_f32/scdl")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer a.Close()
-	b, err := convert.SCDLMember(a, "000000002.json")
+	b, err := scdl.Member(a, "000000002.json")
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -12,20 +12,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 // inlineSource is one shard of small files whose payloads are in the rows.
-type inlineSource struct{ rows []Row }
+type inlineSource struct{ rows []dataset.Row }
 
 func samples(n int, tag string) *inlineSource {
 	s := &inlineSource{}
 	for i := 0; i < n; i++ {
 		for _, ext := range []string{"jpg", "cls"} {
 			body := []byte(fmt.Sprintf("%s-%d-%s", tag, i, ext))
-			s.rows = append(s.rows, Row{Name: []byte(fmt.Sprintf("k%03d.%s", i, ext)), Kind: KindFile, Size: int64(len(body)), Mode: 0o644, Inline: body})
+			s.rows = append(s.rows, dataset.Row{Name: []byte(fmt.Sprintf("k%03d.%s", i, ext)), Kind: dataset.KindFile, Size: int64(len(body)), Mode: 0o644, Inline: body})
 		}
 	}
 	return s
@@ -33,8 +35,8 @@ func samples(n int, tag string) *inlineSource {
 
 func (s *inlineSource) NumShards() int       { return 1 }
 func (s *inlineSource) ShardName(int) string { return "inline" }
-func (s *inlineSource) Scan(ctx context.Context, shard int, emit func([]Row) error) error {
-	return emit(append([]Row(nil), s.rows...))
+func (s *inlineSource) Scan(ctx context.Context, shard int, emit func([]dataset.Row) error) error {
+	return emit(append([]dataset.Row(nil), s.rows...))
 }
 
 // listDir lists a directory's file names, sorted.
@@ -60,7 +62,7 @@ func listDir(t *testing.T, dir string) []string {
 func TestWriteFoldWhole(t *testing.T) {
 	dir := t.TempDir()
 	src5 := &wrapPayload{samples(10, "old")}
-	st, err := WriteFold(context.Background(), src5, FoldOptions{Dir: dir, MaxMembers: 4})
+	st, err := fold.Write(context.Background(), src5, fold.WriteOptions{Dir: dir, MaxMembers: 4})
 	if err != nil || len(st.Shards) != 5 {
 		t.Fatalf("first fold: %v %+v", err, st)
 	}
@@ -68,9 +70,9 @@ func TestWriteFoldWhole(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "val_0000.tar"), []byte("other fold"), 0o644)
 	before := readTree(t, dir)
 
-	_, err = WriteFold(context.Background(), &wrapPayload{samples(6, "new")}, FoldOptions{Dir: dir, MaxMembers: 4})
-	if !errors.Is(err, ErrFoldExists) || !strings.Contains(err.Error(), "train_0003.tar, train_0004.tar (2 in all)") {
-		t.Fatalf("error %v, want ErrFoldExists naming train_0003.tar and train_0004.tar", err)
+	_, err = fold.Write(context.Background(), &wrapPayload{samples(6, "new")}, fold.WriteOptions{Dir: dir, MaxMembers: 4})
+	if !errors.Is(err, fold.ErrExists) || !strings.Contains(err.Error(), "train_0003.tar, train_0004.tar (2 in all)") {
+		t.Fatalf("error %v, want fold.ErrExists naming train_0003.tar and train_0004.tar", err)
 	}
 	after := readTree(t, dir)
 	if len(after) != len(before) {
@@ -85,14 +87,14 @@ func TestWriteFoldWhole(t *testing.T) {
 	// Replace, but the run fails: the earlier fold is intact.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := WriteFold(ctx, &wrapPayload{samples(6, "new")}, FoldOptions{Dir: dir, MaxMembers: 4, Replace: true}); !errors.Is(err, context.Canceled) {
+	if _, err := fold.Write(ctx, &wrapPayload{samples(6, "new")}, fold.WriteOptions{Dir: dir, MaxMembers: 4, Replace: true}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled run: %v", err)
 	}
 	if after := readTree(t, dir); len(after) != len(before) || string(after["train_0004.tar"]) != string(before["train_0004.tar"]) {
 		t.Fatalf("a failed run changed the earlier fold: %v", listDir(t, dir))
 	}
 
-	st, err = WriteFold(context.Background(), &wrapPayload{samples(6, "new")}, FoldOptions{Dir: dir, MaxMembers: 4, Replace: true})
+	st, err = fold.Write(context.Background(), &wrapPayload{samples(6, "new")}, fold.WriteOptions{Dir: dir, MaxMembers: 4, Replace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,9 @@ func TestWriteFoldWhole(t *testing.T) {
 // wrapPayload makes an inlineSource a PayloadSource.
 type wrapPayload struct{ *inlineSource }
 
-func (w *wrapPayload) OpenPayload(r *Row) (io.Reader, error) { return nil, errors.New("inline only") }
+func (w *wrapPayload) OpenPayload(r *dataset.Row) (io.Reader, error) {
+	return nil, errors.New("inline only")
+}
 
 // TestSCDLExportAppearsWhole: while the cells fold is being written, no
 // file of the scdlmeta fold is under its final name (a kill then leaves
@@ -136,7 +140,7 @@ func TestSCDLExportAppearsWhole(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	var during []string
-	_, err = SCDLToTar(ctx, a, SCDLExportOptions{Dir: dir, CellsPerShard: 10, Progress: func(Progress) {
+	_, err = SCDLToTar(ctx, a, SCDLExportOptions{Dir: dir, CellsPerShard: 10, Progress: func(dataset.Progress) {
 		if during == nil {
 			during = listDir(t, dir)
 		}

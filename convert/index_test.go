@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/taridx"
 )
 
@@ -18,7 +19,7 @@ func TestTooManyShards(t *testing.T) {
 	for i := range shards {
 		shards[i] = "missing.tar"
 	}
-	_, err := BuildIndex(context.Background(), shards, out, IndexOptions{})
+	_, err := fold.BuildIndex(context.Background(), shards, out, fold.IndexOptions{})
 	if err == nil || !strings.Contains(err.Error(), "65537 shards") {
 		t.Fatalf("got %v, want an error naming 65537 shards", err)
 	}
@@ -37,7 +38,7 @@ func TestContiguousOption(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(t.TempDir(), "train.taridx")
-		buildFold(t, folds[0].Shards, out, IndexOptions{Contiguous: true, Workers: 2})
+		buildFold(t, folds[0].Shards, out, fold.IndexOptions{Contiguous: true, Workers: 2})
 		got, _ := os.ReadFile(out)
 		want, _ := os.ReadFile(filepath.Join(dir, "train.taridx.enforced.ref"))
 		if len(want) == 0 || string(got) != string(want) {

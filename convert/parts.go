@@ -88,8 +88,8 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 		opts.Workers, opts.Scan, opts.Progress = o.Workers, o.Scan, o.Progress
 		opts.Spool = o.spool(dst)
 		defer opts.Spool.Close()
-		newSource, ro := tblSetup(func(bool) (PayloadSource, error) {
-			src := NewTarShards(shards[lo:hi], opts.Scan)
+		newSource, ro := tblSetup(func(bool) (dataset.PayloadSource, error) {
+			src := fold.NewTarShards(shards[lo:hi], opts.Scan)
 			src.Spool = opts.Spool
 			src.BatchBytes = 2 << 20
 			return src, nil

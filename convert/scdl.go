@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/taridx"
 )
@@ -23,20 +25,10 @@ const (
 	SCDLArchiveFold = "scdl"
 )
 
-// SCDL export modes.
-const (
-	SCDLModeCells   = scdl.ModeCells
-	SCDLModeArchive = scdl.ModeArchive
-)
-
-// ErrCellOrder: per-cell shards whose cells are not in row order, each
-// cell's members together (scdl.ErrCellOrder).
-var ErrCellOrder = scdl.ErrCellOrder
-
 // SCDLExportOptions tune SCDLToTar.
 type SCDLExportOptions struct {
 	Dir  string
-	Mode string // SCDLModeCells (default) or SCDLModeArchive
+	Mode string // scdl.ModeCells (default) or scdl.ModeArchive
 	// Fold names the main fold (default "cells", or "scdl" in archive mode).
 	Fold      string
 	ShardSize int64 // default 1 GiB
@@ -44,7 +36,7 @@ type SCDLExportOptions struct {
 	// cells.
 	CellsPerShard int
 	Workers       int
-	Progress      func(Progress)
+	Progress      func(dataset.Progress)
 	// Replace lets the folds written replace earlier folds of the same
 	// names in Dir, once complete (FoldOptions.Replace); without it, an
 	// existing fold is refused.
@@ -53,11 +45,11 @@ type SCDLExportOptions struct {
 
 // SCDLExportStats describes an export.
 type SCDLExportStats struct {
-	Mode  string     `json:"mode"`
-	Cells int        `json:"cells"`
-	NNZ   uint64     `json:"nnz"`
-	Fold  *FoldStats `json:"fold"`
-	Meta  *FoldStats `json:"meta,omitempty"` // cells mode: the scdlmeta fold
+	Mode  string           `json:"mode"`
+	Cells int              `json:"cells"`
+	NNZ   uint64           `json:"nnz"`
+	Fold  *fold.WriteStats `json:"fold"`
+	Meta  *fold.WriteStats `json:"meta,omitempty"` // cells mode: the scdlmeta fold
 }
 
 // SCDLToTar writes an opened SCDL archive as folds of tar shards in
@@ -70,11 +62,11 @@ type SCDLExportStats struct {
 // failure; a directory already holding a fold of those names is refused.
 func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*SCDLExportStats, error) {
 	if opts.Mode == "" {
-		opts.Mode = SCDLModeCells
+		opts.Mode = scdl.ModeCells
 	}
 	st := &SCDLExportStats{Mode: opts.Mode, Cells: a.NumRows(), NNZ: a.NNZ()}
 	switch opts.Mode {
-	case SCDLModeCells:
+	case scdl.ModeCells:
 		if opts.Fold == "" {
 			opts.Fold = SCDLCellsFold
 		}
@@ -92,7 +84,7 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 		}
 		// Both folds are staged whole before either is renamed into place,
 		// so that a failure or a kill leaves neither under its final names.
-		metaFold, err := StageFold(ctx, meta, FoldOptions{Dir: opts.Dir, Fold: SCDLMetaFold, ShardSize: math.MaxInt64, Workers: 1, Replace: opts.Replace})
+		metaFold, err := fold.Stage(ctx, meta, fold.WriteOptions{Dir: opts.Dir, Fold: SCDLMetaFold, ShardSize: math.MaxInt64, Workers: 1, Replace: opts.Replace})
 		if err != nil {
 			return nil, err
 		}
@@ -100,18 +92,18 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 		if opts.CellsPerShard > 0 {
 			maxMembers = 3 * opts.CellsPerShard
 		}
-		cellsFold, err := StageFold(ctx, scdl.NewCellSource(a, scdlSourceOptions(SCDLModeCells)), FoldOptions{Dir: opts.Dir, Fold: opts.Fold,
+		cellsFold, err := fold.Stage(ctx, scdl.NewCellSource(a, scdlSourceOptions(scdl.ModeCells)), fold.WriteOptions{Dir: opts.Dir, Fold: opts.Fold,
 			ShardSize: opts.ShardSize, MaxMembers: maxMembers, Workers: opts.Workers, Progress: opts.Progress, Replace: opts.Replace})
 		if err != nil {
 			metaFold.Abort()
 			return nil, err
 		}
-		folds, err := CommitFolds(metaFold, cellsFold)
+		folds, err := fold.CommitAll(metaFold, cellsFold)
 		if err != nil {
 			return nil, err
 		}
 		st.Meta, st.Fold = folds[0], folds[1]
-	case SCDLModeArchive:
+	case scdl.ModeArchive:
 		if opts.CellsPerShard > 0 {
 			return nil, fmt.Errorf("cells per shard apply to cells mode only")
 		}
@@ -127,22 +119,16 @@ func SCDLToTar(ctx context.Context, a *scdl.Archive, opts SCDLExportOptions) (*S
 		if err != nil {
 			return nil, err
 		}
-		st.Fold, err = WriteFold(ctx, src, FoldOptions{Dir: opts.Dir, Fold: opts.Fold, ShardSize: opts.ShardSize,
+		st.Fold, err = fold.Write(ctx, src, fold.WriteOptions{Dir: opts.Dir, Fold: opts.Fold, ShardSize: opts.ShardSize,
 			Workers: 1, Progress: opts.Progress, Replace: opts.Replace})
 		if err != nil {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("SCDL mode %q: want %s or %s", opts.Mode, SCDLModeCells, SCDLModeArchive)
+		return nil, fmt.Errorf("SCDL mode %q: want %s or %s", opts.Mode, scdl.ModeCells, scdl.ModeArchive)
 	}
 	return st, nil
 }
-
-// SCDLMetaPrefix is the directory that holds the scdlmeta fold's files
-// where an archive's cells and other files share one namespace: a Barecat
-// archive, a TBL file, a single fold of tar shards (scdl.MetaPrefix,
-// SCDLMetaFold + "/").
-const SCDLMetaPrefix = scdl.MetaPrefix
 
 // Cells per batch and per Run shard of the cell sources made here
 // (variables for tests).
@@ -158,20 +144,12 @@ func scdlSourceOptions(mode string) scdl.SourceOptions {
 
 // NewSCDLSource reads an opened SCDL archive as one source of rows, for
 // targets of one namespace (scdl.NewSource). Cells mode gives every file
-// but the three arrays under SCDLMetaPrefix, then three rows per cell as
+// but the three arrays under scdl.MetaPrefix, then three rows per cell as
 // SCDLToTar names them; archive mode gives every file under its path.
 // ToSCDL rebuilds the archive, byte for byte, from either.
-func NewSCDLSource(a *scdl.Archive, mode string) (PayloadSource, error) {
+func NewSCDLSource(a *scdl.Archive, mode string) (dataset.PayloadSource, error) {
 	return scdl.NewSource(a, scdlSourceOptions(mode))
 }
-
-// SCDLMember returns the bytes of the row of that name NewSCDLSource gives
-// in cells mode (scdl.Member).
-func SCDLMember(a *scdl.Archive, name string) ([]byte, error) { return scdl.Member(a, name) }
-
-// CellKey is the sample key of row i: its index, zero-padded to 9 digits
-// (scdl.CellKey).
-func CellKey(i int) string { return scdl.CellKey(i) }
 
 // refuseExistingFolds fails when dir already holds shards or an index of
 // one of the folds: new shards would mix with stale ones.

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/testutil"
@@ -102,11 +103,11 @@ func exportSCDL(t *testing.T, src, dir string, opts SCDLExportOptions) *SCDLExpo
 
 func TestSCDLConformanceRoundTrip(t *testing.T) {
 	for name, src := range scdlCases(t) {
-		for _, mode := range []string{SCDLModeCells, SCDLModeArchive} {
+		for _, mode := range []string{scdl.ModeCells, scdl.ModeArchive} {
 			t.Run(name+"/"+mode, func(t *testing.T) {
 				t.Parallel()
 				dir := t.TempDir()
-				st := exportSCDL(t, src, dir, SCDLExportOptions{Mode: mode, CellsPerShard: map[string]int{SCDLModeCells: 7}[mode]})
+				st := exportSCDL(t, src, dir, SCDLExportOptions{Mode: mode, CellsPerShard: map[string]int{scdl.ModeCells: 7}[mode]})
 				a, _ := scdl.Open(src)
 				defer a.Close()
 				folds, err := taridx.Discover(dir)
@@ -121,7 +122,7 @@ func TestSCDLConformanceRoundTrip(t *testing.T) {
 					}
 				}
 				switch mode {
-				case SCDLModeCells:
+				case scdl.ModeCells:
 					if !slices.Equal(names, []string{"cells", "scdlmeta"}) {
 						t.Fatalf("folds %v", names)
 					}
@@ -132,7 +133,7 @@ func TestSCDLConformanceRoundTrip(t *testing.T) {
 					if len(st.Meta.Shards) != 1 || st.Meta.Members != int64(len(a.Files())-3) {
 						t.Errorf("scdlmeta: %d shards, %d members; want 1, %d", len(st.Meta.Shards), st.Meta.Members, len(a.Files())-3)
 					}
-				case SCDLModeArchive:
+				case scdl.ModeArchive:
 					if !slices.Equal(names, []string{"scdl"}) || st.Fold.Members != int64(len(a.Files())) {
 						t.Fatalf("folds %v, %d members; want [scdl], %d", names, st.Fold.Members, len(a.Files()))
 					}
@@ -301,7 +302,7 @@ func TestSCDLSyntheticRoundTrip(t *testing.T) {
 	}{
 		{"cells", SCDLExportOptions{ShardSize: 1 << 20, Workers: 3}},
 		{"cells-1worker", SCDLExportOptions{Fold: "train", Workers: 1}},
-		{"archive", SCDLExportOptions{Mode: SCDLModeArchive, ShardSize: 1 << 20}},
+		{"archive", SCDLExportOptions{Mode: scdl.ModeArchive, ShardSize: 1 << 20}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -680,7 +681,7 @@ func TestSCDLCellsIndexMatchesBuildIndex(t *testing.T) {
 		t.Fatalf("%d shards, index %+v", len(st.Fold.Shards), st.Fold.Index)
 	}
 	want := filepath.Join(t.TempDir(), "cells.taridx")
-	if _, err := BuildIndex(context.Background(), st.Fold.Shards, want, IndexOptions{}); err != nil {
+	if _, err := fold.BuildIndex(context.Background(), st.Fold.Shards, want, fold.IndexOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	a, _ := os.ReadFile(want)

@@ -6,16 +6,13 @@ import (
 	"io"
 	"strings"
 
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/shardset"
 )
-
-// ErrNotCell: a file beside an archive's cells that is neither a cell's
-// member nor one of the archive's other files (under SCDLMetaPrefix):
-// scdl.ErrNotCell.
-var ErrNotCell = scdl.ErrNotCell
 
 // SCDLImportOptions tune ToSCDL and TarToSCDL.
 type SCDLImportOptions struct {
@@ -28,7 +25,7 @@ type SCDLImportOptions struct {
 	Workers   int
 	// Spool reads compressed tar shards through decompressed copies.
 	Spool    *compressed.Spool
-	Progress func(Progress)
+	Progress func(dataset.Progress)
 }
 
 // SCDLImportStats describes a rebuilt archive.
@@ -49,7 +46,7 @@ type SCDLImportStats struct {
 // exist) from the folds SCDLToTar writes in dir: fold "scdl" (archive
 // mode), or fold "cells" with fold "scdlmeta" beside it when there is one.
 // A fold named otherwise (opts.Fold) may hold cells with the other files
-// under SCDLMetaPrefix, as a conversion through Barecat or TBL leaves
+// under scdl.MetaPrefix, as a conversion through Barecat or TBL leaves
 // them. See ToSCDL.
 func TarToSCDL(ctx context.Context, dir, out string, opts SCDLImportOptions) (*SCDLImportStats, error) {
 	folds, err := shardset.Discover(dir)
@@ -84,12 +81,12 @@ func TarToSCDL(ctx context.Context, dir, out string, opts SCDLImportOptions) (*S
 			return nil, err
 		}
 	}
-	st, err := ToSCDL(ctx, func(counting bool) (PayloadSource, error) {
-		var parts []Part
+	st, err := ToSCDL(ctx, func(counting bool) (dataset.PayloadSource, error) {
+		var parts []dataset.Part
 		if withMeta {
-			parts = append(parts, Part{Source: tarSource(meta.Shards, opts.Spool, !counting), Prefix: SCDLMetaPrefix})
+			parts = append(parts, dataset.Part{Source: tarSource(meta.Shards, opts.Spool, !counting), Prefix: scdl.MetaPrefix})
 		}
-		return NewConcat(append(parts, Part{Source: tarSource(f.Shards, opts.Spool, !counting)})...), nil
+		return dataset.NewConcat(append(parts, dataset.Part{Source: tarSource(f.Shards, opts.Spool, !counting)})...), nil
 	}, out, opts)
 	if err != nil {
 		return nil, err
@@ -99,8 +96,8 @@ func TarToSCDL(ctx context.Context, dir, out string, opts SCDLImportOptions) (*S
 }
 
 // tarSource reads tar shards, with their payloads in the rows if withData.
-func tarSource(shards []string, spool *compressed.Spool, withData bool) *TarShards {
-	t := NewTarShards(shards, tarfile.Options{})
+func tarSource(shards []string, spool *compressed.Spool, withData bool) *fold.TarShards {
+	t := fold.NewTarShards(shards, tarfile.Options{})
 	t.Spool = spool
 	if withData {
 		t.ReadPayloads, t.BatchBytes = true, 4<<20
@@ -142,7 +139,7 @@ func foldHoldsCells(ctx context.Context, spool *compressed.Spool, shards []strin
 // ToSCDL builds an SCDL archive at out (a directory that must not exist,
 // unless opts.Overwrite) from any source of rows in one of the layouts
 // NewSCDLSource and SCDLToTar write: see scdl.WriteRows.
-func ToSCDL(ctx context.Context, newSource func(counting bool) (PayloadSource, error), out string, opts SCDLImportOptions) (*SCDLImportStats, error) {
+func ToSCDL(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), out string, opts SCDLImportOptions) (*SCDLImportStats, error) {
 	st, err := scdl.WriteRows(ctx, newSource, out, scdl.RowsOptions{Overwrite: opts.Overwrite, Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {
 		return nil, err

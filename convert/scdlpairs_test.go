@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tbl"
@@ -37,14 +38,14 @@ func scdlToBarecat(t *testing.T, src, out, mode string) *BarecatStats {
 	return st
 }
 
-func scdlToTBL(t *testing.T, src, out, mode string, version int) *TBLStats {
+func scdlToTBL(t *testing.T, src, out, mode string, version int) *tbl.RowsStats {
 	t.Helper()
 	a, err := scdl.Open(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	st, err := ToTBL(context.Background(), func(bool) (PayloadSource, error) { return NewSCDLSource(a, mode) }, out, TBLOptions{Version: version})
+	st, err := ToTBL(context.Background(), func(bool) (dataset.PayloadSource, error) { return NewSCDLSource(a, mode) }, out, TBLOptions{Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +58,8 @@ func barecatToSCDL(archive, out string) (*SCDLImportStats, error) {
 		return nil, err
 	}
 	defer a.Close()
-	return ToSCDL(context.Background(), func(counting bool) (PayloadSource, error) {
-		return &BarecatSource{Archive: a, Order: barecat.ByAddress, NoData: counting}, nil
+	return ToSCDL(context.Background(), func(counting bool) (dataset.PayloadSource, error) {
+		return &barecat.Source{Archive: a, Order: barecat.ByAddress, NoData: counting}, nil
 	}, out, SCDLImportOptions{Workers: 2})
 }
 
@@ -68,8 +69,8 @@ func tblToSCDL(file, out string) (*SCDLImportStats, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return ToSCDL(context.Background(), func(counting bool) (PayloadSource, error) {
-		return &TBLSource{Reader: r, NoData: counting}, nil
+	return ToSCDL(context.Background(), func(counting bool) (dataset.PayloadSource, error) {
+		return &tbl.Source{Reader: r, NoData: counting}, nil
 	}, out, SCDLImportOptions{Workers: 2})
 }
 
@@ -91,7 +92,7 @@ func TestSCDLThroughBarecatAndTBL(t *testing.T) {
 		}
 		cells, nnz := a.NumRows(), a.NNZ()
 		a.Close()
-		for _, mode := range []string{SCDLModeCells, SCDLModeArchive} {
+		for _, mode := range []string{scdl.ModeCells, scdl.ModeArchive} {
 			t.Run(name+"/"+mode, func(t *testing.T) {
 				dir := t.TempDir()
 				check := func(via string, st *SCDLImportStats, err error) {
@@ -115,7 +116,7 @@ func TestSCDLThroughBarecatAndTBL(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = WriteFold(context.Background(), &BarecatSource{Archive: ba, Order: barecat.ByAddress}, FoldOptions{Dir: filepath.Join(dir, "tar"), Fold: "train"})
+				_, err = fold.Write(context.Background(), &barecat.Source{Archive: ba, Order: barecat.ByAddress}, fold.WriteOptions{Dir: filepath.Join(dir, "tar"), Fold: "train"})
 				ba.Close()
 				if err != nil {
 					t.Fatal(err)
@@ -144,7 +145,7 @@ func TestSCDLFromTBLv1(t *testing.T) {
 	}
 	dir := t.TempDir()
 	tf := filepath.Join(dir, "a.tbl")
-	scdlToTBL(t, src, tf, SCDLModeCells, 1)
+	scdlToTBL(t, src, tf, scdl.ModeCells, 1)
 	_, err := tblToSCDL(tf, filepath.Join(dir, "back"))
 	var e *scdl.Error
 	if err == nil || !errors.As(err, &e) {
@@ -154,18 +155,18 @@ func TestSCDLFromTBLv1(t *testing.T) {
 }
 
 // scdlRows lists the rows NewSCDLSource gives, each with its bytes.
-func scdlRows(t *testing.T, src string) (meta, cells []Row) {
+func scdlRows(t *testing.T, src string) (meta, cells []dataset.Row) {
 	t.Helper()
 	a, err := scdl.Open(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	s, err := NewSCDLSource(a, SCDLModeCells)
+	s, err := NewSCDLSource(a, scdl.ModeCells)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Run(context.Background(), s, dataset.RowFunc(func(_ int, r *Row) error {
+	err = dataset.Run(context.Background(), s, dataset.RowFunc(func(_ int, r *dataset.Row) error {
 		row := *r
 		row.Name = bytes.Clone(r.Name)
 		if r.Inline != nil {
@@ -179,13 +180,13 @@ func scdlRows(t *testing.T, src string) (meta, cells []Row) {
 				return err
 			}
 		}
-		if bytes.HasPrefix(row.Name, []byte(SCDLMetaPrefix)) {
+		if bytes.HasPrefix(row.Name, []byte(scdl.MetaPrefix)) {
 			meta = append(meta, row)
 		} else {
 			cells = append(cells, row)
 		}
 		return nil
-	}), Options{Workers: 1})
+	}), dataset.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func scdlRows(t *testing.T, src string) (meta, cells []Row) {
 // rows without them.
 type rowsSource struct{ inlineSource }
 
-func (s *rowsSource) OpenPayload(r *Row) (io.Reader, error) {
+func (s *rowsSource) OpenPayload(r *dataset.Row) (io.Reader, error) {
 	for _, x := range s.rows {
 		if bytes.Equal(x.Name, r.Name) {
 			return bytes.NewReader(x.Inline), nil
@@ -207,7 +208,7 @@ func (s *rowsSource) OpenPayload(r *Row) (io.Reader, error) {
 
 // ToSCDL takes the rows in any order: the files beside the cells after
 // them (a listing pass first), the header last among them; a file that is
-// neither is refused (ErrNotCell); cells alone make a fresh archive.
+// neither is refused (scdl.ErrNotCell); cells alone make a fresh archive.
 func TestToSCDLRowOrders(t *testing.T) {
 	var src string
 	for _, s := range scdlCases(t) {
@@ -216,14 +217,14 @@ func TestToSCDLRowOrders(t *testing.T) {
 	}
 	meta, cells := scdlRows(t, src)
 	headerLast := slices.Clone(meta)
-	slices.SortStableFunc(headerLast, func(a, b Row) int {
-		return cmp.Compare(boolInt(string(a.Name) == SCDLMetaPrefix+scdl.HeaderFile), boolInt(string(b.Name) == SCDLMetaPrefix+scdl.HeaderFile))
+	slices.SortStableFunc(headerLast, func(a, b dataset.Row) int {
+		return cmp.Compare(boolInt(string(a.Name) == scdl.MetaPrefix+scdl.HeaderFile), boolInt(string(b.Name) == scdl.MetaPrefix+scdl.HeaderFile))
 	})
-	stray := Row{Name: []byte("notes.txt"), Kind: KindFile, Size: 2, Inline: []byte("hi")}
-	dir := []Row{{Name: []byte("scdlmeta/"), Kind: KindDir}} // directories follow from the files
+	stray := dataset.Row{Name: []byte("notes.txt"), Kind: dataset.KindFile, Size: 2, Inline: []byte("hi")}
+	dir := []dataset.Row{{Name: []byte("scdlmeta/"), Kind: dataset.KindDir}} // directories follow from the files
 	for _, c := range []struct {
 		name  string
-		rows  []Row
+		rows  []dataset.Row
 		fresh bool
 		err   error
 	}{
@@ -232,12 +233,12 @@ func TestToSCDLRowOrders(t *testing.T) {
 		{name: "header last", rows: slices.Concat(headerLast, cells)},
 		{name: "header after cells", rows: slices.Concat(headerLast[:len(headerLast)-1], cells, headerLast[len(headerLast)-1:])},
 		{name: "cells alone", rows: cells, fresh: true},
-		{name: "stray file after cells", rows: slices.Concat(meta, cells, []Row{stray}), err: ErrNotCell},
-		{name: "stray file first", rows: slices.Concat([]Row{stray}, cells), err: ErrNotCell},
+		{name: "stray file after cells", rows: slices.Concat(meta, cells, []dataset.Row{stray}), err: scdl.ErrNotCell},
+		{name: "stray file first", rows: slices.Concat([]dataset.Row{stray}, cells), err: scdl.ErrNotCell},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			st, err := ToSCDL(context.Background(), func(bool) (PayloadSource, error) {
+			st, err := ToSCDL(context.Background(), func(bool) (dataset.PayloadSource, error) {
 				return &rowsSource{inlineSource{rows: slices.Clone(c.rows)}}, nil
 			}, out, SCDLImportOptions{})
 			if c.err != nil {

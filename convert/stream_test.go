@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -123,7 +124,7 @@ func TestStreams(t *testing.T) {
 	if got := filesOf(t, &stdout); !reflect.DeepEqual(got, want) {
 		t.Errorf("TBL to a stream: the files differ")
 	}
-	if st := res.Stats.(*StreamStats); st.Members != 50 {
+	if st := res.Stats.(*fold.StreamStats); st.Members != 50 {
 		t.Errorf("stats %+v", st)
 	}
 }

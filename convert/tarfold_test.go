@@ -11,6 +11,7 @@ import (
 	"testing"
 	gotime "time"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
 )
@@ -68,8 +69,8 @@ func TestWriteFoldReshards(t *testing.T) {
 	}
 	paths, _ := filepath.Glob(filepath.Join(src, "*.tar"))
 	out := filepath.Join(t.TempDir(), "out")
-	ts := NewTarShards(paths, tarfile.Options{})
-	st, err := WriteFold(context.Background(), ts, FoldOptions{Dir: out, Fold: "val", ShardSize: 6000})
+	ts := fold.NewTarShards(paths, tarfile.Options{})
+	st, err := fold.Write(context.Background(), ts, fold.WriteOptions{Dir: out, Fold: "val", ShardSize: 6000})
 	ts.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tarfile"
@@ -28,21 +30,18 @@ type TBLOptions struct {
 	Scan      tarfile.Options
 	// Spool reads compressed tar shards through decompressed copies.
 	Spool    *compressed.Spool
-	Progress func(Progress)
+	Progress func(dataset.Progress)
 }
-
-// TBLStats describes a conversion to TBL (tbl.RowsStats).
-type TBLStats = tbl.RowsStats
 
 // TarToTBL converts tar shards (in fid order) into one TBL file (see
 // ToTBL). The tar source is read in place: headers only for the count,
 // payloads mapped a batch at a time for the copy.
-func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions) (*TBLStats, error) {
+func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions) (*tbl.RowsStats, error) {
 	if opts.CompatTurboLoader {
 		opts.Scan.HeaderBlocks = true
 	}
-	return ToTBL(ctx, func(bool) (PayloadSource, error) {
-		src := NewTarShards(shards, opts.Scan)
+	return ToTBL(ctx, func(bool) (dataset.PayloadSource, error) {
+		src := fold.NewTarShards(shards, opts.Scan)
 		src.Spool = opts.Spool
 		src.BatchBytes = 2 << 20 // payloads wait in memory between Prepare and Write
 		return src, nil
@@ -55,14 +54,14 @@ func TarToTBL(ctx context.Context, shards []string, out string, opts TBLOptions)
 // not carry bytes). Tar shards are mapped in place; with
 // CompatTurboLoader, the source must be tar shards, whose members are
 // selected as TurboLoader's converter selects them.
-func ToTBL(ctx context.Context, newSource func(counting bool) (PayloadSource, error), out string, opts TBLOptions) (*TBLStats, error) {
+func ToTBL(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), out string, opts TBLOptions) (*tbl.RowsStats, error) {
 	newSource, o := tblSetup(newSource, opts)
 	return tbl.WriteRows(ctx, newSource, out, o)
 }
 
 // tblSetup gives the TBL writer's options for opts, and the sources it
 // reads (with CompatTurboLoader, checked to be tar shards).
-func tblSetup(newSource func(counting bool) (PayloadSource, error), opts TBLOptions) (func(bool) (PayloadSource, error), tbl.RowsOptions) {
+func tblSetup(newSource func(counting bool) (dataset.PayloadSource, error), opts TBLOptions) (func(bool) (dataset.PayloadSource, error), tbl.RowsOptions) {
 	if opts.Version == 0 {
 		opts.Version = 2
 	}
@@ -71,10 +70,10 @@ func tblSetup(newSource func(counting bool) (PayloadSource, error), opts TBLOpti
 		// Upstream never writes the metadata section, nor knows metadata
 		// members.
 		o.NoNames, o.NoMetaMembers = true, true
-		var first *TarShards
-		o.Select = func(shard int, r *Row) (string, error) { return turboLoaderSkips(first, shard, r) }
+		var first *fold.TarShards
+		o.Select = func(shard int, r *dataset.Row) (string, error) { return turboLoaderSkips(first, shard, r) }
 		inner := newSource
-		newSource = func(counting bool) (PayloadSource, error) {
+		newSource = func(counting bool) (dataset.PayloadSource, error) {
 			src, err := inner(counting)
 			if err != nil {
 				return nil, err
@@ -83,7 +82,7 @@ func tblSetup(newSource func(counting bool) (PayloadSource, error), opts TBLOpti
 				registry.CloseSource(src)
 				return nil, err
 			}
-			tars, ok := src.(*TarShards)
+			tars, ok := src.(*fold.TarShards)
 			if !ok {
 				registry.CloseSource(src)
 				return nil, errCompatNotTar
@@ -112,7 +111,7 @@ func compatTurboLoader(version int) error {
 // size > 0, and a known extension after the last dot of the name field
 // read as a C string, which for a 100-byte name runs on into the mode
 // field. It returns why a member is not a sample ("" when it is).
-func turboLoaderSkips(tars *TarShards, shard int, r *Row) (string, error) {
+func turboLoaderSkips(tars *fold.TarShards, shard int, r *dataset.Row) (string, error) {
 	if r.Type != tarfile.TypeReg && r.Type != tarfile.TypeRegA {
 		return "not a regular file", nil
 	}
@@ -131,7 +130,7 @@ func turboLoaderSkips(tars *TarShards, shard int, r *Row) (string, error) {
 
 // turboLoaderName is the member's name as TurboLoader reads it: the
 // header's name field as a C string.
-func turboLoaderName(tars *TarShards, shard int, r *Row) (string, error) {
+func turboLoaderName(tars *fold.TarShards, shard int, r *dataset.Row) (string, error) {
 	if len(r.Name) < 100 {
 		return string(r.Name), nil
 	}

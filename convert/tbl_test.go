@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/testutil"
 )
@@ -69,8 +70,8 @@ func TestTBLRoundTrip(t *testing.T) {
 			t.Errorf("%+v: verify: %v", opts, err)
 		}
 		back := filepath.Join(t.TempDir(), "back")
-		src := &TBLSource{Reader: r}
-		fst, err := WriteFold(context.Background(), src, FoldOptions{Dir: back})
+		src := &tbl.Source{Reader: r}
+		fst, err := fold.Write(context.Background(), src, fold.WriteOptions{Dir: back})
 		r.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +112,7 @@ func TestTBLMetaJSON(t *testing.T) {
 	}
 	r, _ := tbl.Open(path)
 	defer r.Close()
-	fst, err := WriteFold(context.Background(), &TBLSource{Reader: r}, FoldOptions{Dir: filepath.Join(dir, "out")})
+	fst, err := fold.Write(context.Background(), &tbl.Source{Reader: r}, fold.WriteOptions{Dir: filepath.Join(dir, "out")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tbl"
 )
@@ -86,7 +88,7 @@ func TestTBLIndexFieldsRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fst, err := WriteFold(context.Background(), &TBLSource{Reader: r}, FoldOptions{Dir: filepath.Join(dir, "fold")})
+		fst, err := fold.Write(context.Background(), &tbl.Source{Reader: r}, fold.WriteOptions{Dir: filepath.Join(dir, "fold")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +102,7 @@ func TestTBLIndexFieldsRoundTrip(t *testing.T) {
 		}
 
 		bc := filepath.Join(dir, "x.barecat")
-		if _, err := ToBarecat(context.Background(), &TBLSource{Reader: r}, bc, BarecatOptions{}); err != nil {
+		if _, err := ToBarecat(context.Background(), &tbl.Source{Reader: r}, bc, BarecatOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		r.Close()
@@ -109,8 +111,8 @@ func TestTBLIndexFieldsRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		viaBC := filepath.Join(dir, "bc.tbl")
-		_, err = ToTBL(context.Background(), func(counting bool) (PayloadSource, error) {
-			return &BarecatSource{Archive: a, Order: barecat.ByAddress, NoData: counting}, nil
+		_, err = ToTBL(context.Background(), func(counting bool) (dataset.PayloadSource, error) {
+			return &barecat.Source{Archive: a, Order: barecat.ByAddress, NoData: counting}, nil
 		}, viaBC, back)
 		a.Close()
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/tbl"
 )
 
@@ -37,7 +38,7 @@ func TestTBLHardlinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fst, err := WriteFold(context.Background(), &TBLSource{Reader: r}, FoldOptions{Dir: filepath.Join(dir, "back")})
+	fst, err := fold.Write(context.Background(), &tbl.Source{Reader: r}, fold.WriteOptions{Dir: filepath.Join(dir, "back")})
 	r.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestTBLHardlinks(t *testing.T) {
 		{name: "late.jpg", body: "x", typ: tar.TypeReg},
 	})
 	_, err = TarToTBL(context.Background(), []string{bad}, filepath.Join(dir, "bad.tbl"), TBLOptions{})
-	if !errors.Is(err, ErrHardlinkTarget) || !strings.Contains(err.Error(), "bad_0000.tar") || !strings.Contains(err.Error(), `"early.jpg"`) {
+	if !errors.Is(err, tbl.ErrHardlinkTarget) || !strings.Contains(err.Error(), "bad_0000.tar") || !strings.Contains(err.Error(), `"early.jpg"`) {
 		t.Errorf("a link to a later file: %v", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tbl"
 )
@@ -60,8 +62,8 @@ func TestTBLMetadataRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := &TBLSource{Reader: r}
-	fst, err := WriteFold(context.Background(), src, FoldOptions{Dir: filepath.Join(dir, "fold"), ShardSize: 2048})
+	src := &tbl.Source{Reader: r}
+	fst, err := fold.Write(context.Background(), src, fold.WriteOptions{Dir: filepath.Join(dir, "fold"), ShardSize: 2048})
 	r.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +174,7 @@ func TestTBLMetadataThroughBarecat(t *testing.T) {
 		t.Fatal(err)
 	}
 	bc := filepath.Join(dir, "m.barecat")
-	if _, err := ToBarecat(context.Background(), &TBLSource{Reader: r}, bc, BarecatOptions{}); err != nil {
+	if _, err := ToBarecat(context.Background(), &tbl.Source{Reader: r}, bc, BarecatOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
@@ -182,8 +184,8 @@ func TestTBLMetadataThroughBarecat(t *testing.T) {
 	}
 	defer a.Close()
 	back := filepath.Join(dir, "back.tbl")
-	st, err := ToTBL(context.Background(), func(counting bool) (PayloadSource, error) {
-		return &BarecatSource{Archive: a, Order: barecat.ByAddress, NoData: counting}, nil
+	st, err := ToTBL(context.Background(), func(counting bool) (dataset.PayloadSource, error) {
+		return &barecat.Source{Archive: a, Order: barecat.ByAddress, NoData: counting}, nil
 	}, back, TBLOptions{Version: 2})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tbl"
 )
@@ -51,7 +52,7 @@ func TestTBLFallbackNamesCollide(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	src := &TBLSource{Reader: r}
+	src := &tbl.Source{Reader: r}
 	var want []string
 	for i, s := range samples {
 		want = append(want, s.want)
@@ -59,7 +60,7 @@ func TestTBLFallbackNamesCollide(t *testing.T) {
 			t.Errorf("sample %d is %q (%v), want %q", i, got, err, s.want)
 		}
 	}
-	fst, err := WriteFold(context.Background(), src, FoldOptions{Dir: filepath.Join(dir, "fold")})
+	fst, err := fold.Write(context.Background(), src, fold.WriteOptions{Dir: filepath.Join(dir, "fold")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestTBLFallbackNamesCollide(t *testing.T) {
 		t.Error("TBL -> tar -> TBL gives another file")
 	}
 	bc := filepath.Join(dir, "k.barecat")
-	if _, err := ToBarecat(context.Background(), &TBLSource{Reader: r}, bc, BarecatOptions{}); err != nil {
+	if _, err := ToBarecat(context.Background(), &tbl.Source{Reader: r}, bc, BarecatOptions{}); err != nil {
 		t.Fatalf("into Barecat: %v", err)
 	}
 	ar, err := barecat.Open(bc)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tbl"
 )
@@ -11,7 +12,7 @@ import (
 // ToBarecat converts any source into a Barecat archive at out, in one pass
 // (barecat.WriteRows). Tar shards have their own converter, TarToBarecat,
 // with duplicate policies, hard links and --wrap.
-func ToBarecat(ctx context.Context, src PayloadSource, out string, opts BarecatOptions) (*BarecatStats, error) {
+func ToBarecat(ctx context.Context, src dataset.PayloadSource, out string, opts BarecatOptions) (*BarecatStats, error) {
 	if opts.Wrap || opts.OnDuplicate != DuplicateError {
 		return nil, fmt.Errorf("wrapping and duplicate policies apply to tar shards")
 	}

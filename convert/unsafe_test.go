@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/tbl"
 )
 
@@ -26,7 +27,7 @@ func TestUnsafeNamesRefusedOnTheWayIn(t *testing.T) {
 		for _, to := range []string{"tbl", "barecat"} {
 			out := filepath.Join(t.TempDir(), "out."+to)
 			_, err := Convert(context.Background(), []string{shard}, out, ConvertOptions{To: to})
-			if !errors.Is(err, ErrUnsafeName) || !strings.Contains(err.Error(), "u_0000.tar: offset 1024: ") ||
+			if !errors.Is(err, tarfile.ErrUnsafeName) || !strings.Contains(err.Error(), "u_0000.tar: offset 1024: ") ||
 				!strings.Contains(err.Error(), `"`+name+`"`) {
 				t.Errorf("%q into %s: %v", name, to, err)
 			}
@@ -47,7 +48,7 @@ func TestUnsafeNamesRefusedOnTheWayIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Convert(context.Background(), []string{path}, filepath.Join(dir, "out"), ConvertOptions{})
-	if !errors.Is(err, ErrUnsafeName) || !strings.Contains(err.Error(), path) {
+	if !errors.Is(err, tarfile.ErrUnsafeName) || !strings.Contains(err.Error(), path) {
 		t.Errorf("TBL -> tar: %v", err)
 	}
 }

@@ -129,7 +129,7 @@ func statFiles(paths []string, role string, shared bool) ([]fileInfo, error) {
 func (f *format) tarTARIDX() {
 	idx := func() string { return filepath.Join(f.dir, f.src.fold+".taridx") }
 	f.build = func(ctx context.Context, workers int) error {
-		_, err := convert.BuildIndex(ctx, f.src.shards, idx(), convert.IndexOptions{Workers: workers})
+		_, err := fold.BuildIndex(ctx, f.src.shards, idx(), fold.IndexOptions{Workers: workers})
 		return err
 	}
 	f.files = func() ([]fileInfo, error) {

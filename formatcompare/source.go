@@ -9,7 +9,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/tarfile"
 )
@@ -37,12 +38,12 @@ type source struct {
 // collect is a sink that keeps the source's regular members, in order.
 type collect struct{ s *source }
 
-func (c collect) Prepare(*convert.Batch) error { return nil }
+func (c collect) Prepare(*dataset.Batch) error { return nil }
 func (c collect) EndShard(int) error           { return nil }
-func (c collect) Write(b *convert.Batch) error {
+func (c collect) Write(b *dataset.Batch) error {
 	for i := range b.Rows {
 		r := &b.Rows[i]
-		if r.Kind != convert.KindFile {
+		if r.Kind != dataset.KindFile {
 			continue
 		}
 		name := string(r.Name)
@@ -60,9 +61,9 @@ func (c collect) Write(b *convert.Batch) error {
 // loadSource lists the fold's regular members and hashes every payload,
 // reading the tars directly (not through any format's reader). This pass
 // also brings the shards into the page cache.
-func loadSource(ctx context.Context, shards []string, fold string, workers int) (*source, error) {
-	s := &source{shards: shards, fold: fold}
-	if err := convert.Run(ctx, convert.NewTarShards(shards, tarfile.Options{}), collect{s}, convert.Options{Workers: workers}); err != nil {
+func loadSource(ctx context.Context, shards []string, foldName string, workers int) (*source, error) {
+	s := &source{shards: shards, fold: foldName}
+	if err := dataset.Run(ctx, fold.NewTarShards(shards, tarfile.Options{}), collect{s}, dataset.Options{Workers: workers}); err != nil {
 		return nil, err
 	}
 	if len(s.samples) == 0 {

@@ -103,57 +103,95 @@ func exists(p string) bool {
 // sqliteMagic opens every SQLite database file.
 const sqliteMagic = "SQLite format 3\x00"
 
+// open checks the index and finds the shards, in the order barecat would
+// fail on them: the file itself, its tables, its config, the root row, then
+// the shards.
 func (a *Archive) open() error {
-	fail := func(kind error, format string, args ...any) error {
-		return newErr(a.indexPath, "", kind, format, args...)
-	}
-	// A FIFO, device or directory is refused before it is opened: opening
-	// a FIFO would block until a writer came.
-	f, err := pathguard.Open(a.indexPath)
-	if err != nil {
+	if ok, err := isSQLite(a.indexPath); err != nil {
 		return err
-	}
-	var magic [len(sqliteMagic)]byte
-	_, err = io.ReadFull(f, magic[:])
-	f.Close()
-	if err != nil || string(magic[:]) != sqliteMagic {
-		return fail(ErrFormat, "not an SQLite database")
+	} else if !ok {
+		return a.fail(ErrFormat, "not an SQLite database")
 	}
 	if err := a.connect(); err != nil {
 		return err
 	}
+	if err := a.checkTables(); err != nil {
+		return err
+	}
+	if err := a.readVersion(); err != nil {
+		return err
+	}
+	if err := a.readShardLimit(); err != nil {
+		return err
+	}
+	if err := a.checkRoot(); err != nil {
+		return err
+	}
+	if err := a.findShards(); err != nil {
+		return err
+	}
+	return a.checkShardsUsed()
+}
 
+// fail is an error about the index file.
+func (a *Archive) fail(kind error, format string, args ...any) error {
+	return newErr(a.indexPath, "", kind, format, args...)
+}
+
+// isSQLite reports whether path starts with SQLite's magic, so that a file
+// of another kind is refused as no index before the driver sees it. A
+// FIFO, device or directory is refused before it is opened: opening a FIFO
+// would block until a writer came.
+func isSQLite(path string) (bool, error) {
+	f, err := pathguard.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	var magic [len(sqliteMagic)]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && string(magic[:]) == sqliteMagic, nil
+}
+
+// checkTables refuses an index without the files and dirs tables, or
+// without the config table barecat's versioned schema added.
+func (a *Archive) checkTables() error {
 	tables := map[string]bool{}
 	rows, err := a.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table'`)
 	if err != nil {
-		return fail(ErrFormat, "reading the schema: %v", err)
+		return a.fail(ErrFormat, "reading the schema: %v", err)
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return fail(ErrFormat, "reading the schema: %v", err)
+			return a.fail(ErrFormat, "reading the schema: %v", err)
 		}
 		tables[name] = true
 	}
-	if err := rows.Close(); err != nil {
-		return fail(ErrFormat, "reading the schema: %v", err)
+	if err := rows.Err(); err != nil {
+		return a.fail(ErrFormat, "reading the schema: %v", err)
 	}
 	if !tables["files"] || !tables["dirs"] {
-		return fail(ErrFormat, "no files or dirs table")
+		return a.fail(ErrFormat, "no files or dirs table")
 	}
 	if !tables["config"] {
-		return fail(ErrVersion, "no config table: an index from before barecat's versioned schema (barecat upgrade converts it)")
+		return a.fail(ErrVersion, "no config table: an index from before barecat's versioned schema (barecat upgrade converts it)")
 	}
+	return nil
+}
 
+// readVersion reads the schema version: another major is ErrVersion; a
+// minor other than 3 is read as 3, with a warning saying what that means.
+func (a *Archive) readVersion() error {
 	major, ok, err := a.configInt("schema_version_major")
 	switch {
 	case err != nil:
 		return err
 	case !ok:
-		return fail(ErrVersion, "no schema_version_major in config: an unversioned index (barecat upgrade converts it)")
+		return a.fail(ErrVersion, "no schema_version_major in config: an unversioned index (barecat upgrade converts it)")
 	case major != SchemaMajor:
-		return fail(ErrVersion, "schema major version %d; this reader knows %d", major, SchemaMajor)
+		return a.fail(ErrVersion, "schema major version %d; this reader knows %d", major, SchemaMajor)
 	}
 	minor, ok, err := a.configInt("schema_version_minor")
 	if err != nil {
@@ -163,7 +201,7 @@ func (a *Archive) open() error {
 		a.warnings = append(a.warnings, "no schema_version_minor in config; read as 0.0")
 	}
 	if minor < 0 || minor > math.MaxInt32 {
-		return fail(ErrCorrupt, "schema_version_minor %d", minor)
+		return a.fail(ErrCorrupt, "schema_version_minor %d", minor)
 	}
 	a.major, a.minor = int(major), int(minor)
 	switch {
@@ -173,25 +211,41 @@ func (a *Archive) open() error {
 	case minor > 3:
 		a.warnings = append(a.warnings, fmt.Sprintf("schema 0.%d is newer than 0.3; read as 0.3", minor))
 	}
+	return nil
+}
+
+// readShardLimit reads shard_size_limit, which barecat needs to open an
+// archive (it sizes the shards a writer starts).
+func (a *Archive) readShardLimit() error {
 	limit, ok, err := a.configInt("shard_size_limit")
 	switch {
 	case err != nil:
 		return err
 	case !ok:
-		return fail(ErrCorrupt, "no shard_size_limit in config")
+		return a.fail(ErrCorrupt, "no shard_size_limit in config")
 	case limit <= 0:
-		return fail(ErrCorrupt, "shard_size_limit %d", limit)
+		return a.fail(ErrCorrupt, "shard_size_limit %d", limit)
 	}
 	a.shardLimit = limit
+	return nil
+}
 
+// checkRoot refuses an index without the root directory's row, which
+// barecat reads first.
+func (a *Archive) checkRoot() error {
 	var root int
 	switch err := a.db.QueryRow(`SELECT count(*) FROM dirs WHERE path = ''`).Scan(&root); {
 	case err != nil:
-		return fail(ErrFormat, "reading dirs: %v", err)
+		return a.fail(ErrFormat, "reading dirs: %v", err)
 	case root == 0:
-		return fail(ErrCorrupt, "no root directory row (path '') in dirs")
+		return a.fail(ErrCorrupt, "no root directory row (path '') in dirs")
 	}
+	return nil
+}
 
+// findShards lists the shard files, numbered from 0 up to the first that
+// is missing. Shard 0 must exist, even empty, as barecat needs it.
+func (a *Archive) findShards() error {
 	for n := 0; ; n++ {
 		p := ShardPath(a.base, n)
 		st, err := os.Stat(p)
@@ -211,19 +265,26 @@ func (a *Archive) open() error {
 		a.shardSizes = append(a.shardSizes, st.Size())
 	}
 	a.shards = make([]*os.File, len(a.shardPaths))
+	return nil
+}
+
+// checkShardsUsed refuses, beyond barecat, an index whose files name a
+// shard past the last shard file: the archive has lost that shard.
+func (a *Archive) checkShardsUsed() error {
 	var maxShard any
 	if err := a.db.QueryRow(`SELECT max(shard) FROM files`).Scan(&maxShard); err != nil {
-		return fail(ErrFormat, "reading files: %v", err)
+		return a.fail(ErrFormat, "reading files: %v", err)
 	}
-	if maxShard != nil {
-		m, null, ok := intValue(maxShard)
-		if !ok || null || m < 0 {
-			return fail(ErrCorrupt, "files.shard holds %v", maxShard)
-		}
-		if m >= int64(len(a.shardPaths)) {
-			return newErr(ShardPath(a.base, len(a.shardPaths)), "", ErrMissingShard,
-				"files of %s use shards up to %d, but the shard files stop at %d", a.indexPath, m, len(a.shardPaths))
-		}
+	if maxShard == nil {
+		return nil
+	}
+	m, null, ok := intValue(maxShard)
+	if !ok || null || m < 0 {
+		return a.fail(ErrCorrupt, "files.shard holds %v", maxShard)
+	}
+	if m >= int64(len(a.shardPaths)) {
+		return newErr(ShardPath(a.base, len(a.shardPaths)), "", ErrMissingShard,
+			"files of %s use shards up to %d, but the shard files stop at %d", a.indexPath, m, len(a.shardPaths))
 	}
 	return nil
 }

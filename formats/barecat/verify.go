@@ -112,50 +112,75 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 			rep.Problems = append(rep.Problems, e)
 		}
 	}
-	tree := newDirTree(sqlParent)
 	// Many directories are checked by a walk of two sorted queries
 	// (verifyDirsSorted), not in memory.
 	var numDirs int64
 	if err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM dirs`).Scan(&numDirs); err != nil {
 		return nil, a.queryErr(ctx, "dirs", err)
 	}
-	sorted := numDirs > int64(maxTreeDirs)
-	var longTree *dirTree
-	if !sorted {
-		longTree = tree
+	var tree *dirTree // the files' directories, counted in memory
+	if numDirs <= int64(maxTreeDirs) {
+		tree = newDirTree(sqlParent)
 	}
-	longFiles, longDirs, err := a.longPaths(ctx, add, longTree)
+	longFiles, longDirs, err := a.longPaths(ctx, add, tree)
 	if err != nil {
 		return nil, err
 	}
 	long := longFiles + longDirs
 	rep.Files += longFiles
-	files := `SELECT ` + fileColumns + ` FROM files ORDER BY shard, offset`
-	if long > 0 {
-		files = `SELECT ` + fileColumns + ` FROM files WHERE ` + shortPath + ` ORDER BY shard, offset`
+	if err := a.verifyFiles(ctx, rep, add, tree, long > 0); err != nil {
+		return nil, err
 	}
-	err = a.queryFiles(ctx, files, nil, func(f File, bad *Error) error {
+	if tree == nil {
+		err = a.verifyDirsSorted(ctx, rep, add, long > 0)
+	} else {
+		err = a.verifyDirsTree(ctx, rep, add, tree, long > 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.Dirs += longDirs
+	if err := a.verifyClashes(ctx, add, long > 0); err != nil {
+		return nil, err
+	}
+	a.verifyTriggers(add)
+	if long > 0 {
+		// It would read every long path several times over.
+		add(newErr(a.indexPath, "", ErrCorrupt, "SQLite integrity check not run: %d rows hold paths longer than %d bytes", long, maxPathBytes))
+	} else if err := a.queryStrings(ctx, `PRAGMA integrity_check`, func(msg string) {
+		if msg != "ok" {
+			add(newErr(a.indexPath, "", ErrCorrupt, "SQLite integrity check: %s", msg))
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if len(rep.Problems) == maxProblems {
+		rep.Problems = append(rep.Problems, newErr(a.indexPath, "", ErrCorrupt,
+			"%s", fmt.Sprintf("more than %d problems; the rest are not listed", maxProblems)))
+	}
+	return rep, nil
+}
+
+// verifyFiles checks every file row whose path is not long, in shard
+// order so that the shards are read front to back: its path, its fields
+// (CheckFile), its place in its shard and, when it has a crc32c, its
+// bytes. It counts each file's size in tree (if not nil) for
+// verifyDirsTree.
+func (a *Archive) verifyFiles(ctx context.Context, rep *Report, add func(*Error), tree *dirTree, long bool) error {
+	q := `SELECT ` + fileColumns + ` FROM files ORDER BY shard, offset`
+	if long {
+		q = `SELECT ` + fileColumns + ` FROM files WHERE ` + shortPath + ` ORDER BY shard, offset`
+	}
+	return a.queryFiles(ctx, q, nil, func(f File, bad *Error) error {
 		rep.Files++
 		if bad != nil {
 			add(bad)
 			if bad.Name == "" {
-				return nil
+				return nil // not even the path could be read
 			}
 		}
-		if p, err := NormalizePath(f.Path); err != nil || p != f.Path || p == "" {
-			why := "not normalized"
-			var e *Error
-			if errors.As(err, &e) {
-				why = e.Detail
-			} else if p == "" {
-				why = "empty"
-			}
-			add(newErr(a.indexPath, f.Path, ErrInvalidPath, "%s", why))
-		}
-		if err := a.CheckFile(f); err != nil {
-			add(a.asError(err))
-		}
-		if !sorted {
+		a.verifyFileFields(f, add)
+		if tree != nil {
 			if err := tree.addFile(sqlParent(f.Path), f.Size); err != nil {
 				return err
 			}
@@ -170,47 +195,64 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 		if !f.HasCRC {
 			return nil
 		}
-		r, err := a.Open(f)
-		if err != nil {
-			return err
-		}
-		n, err := io.Copy(io.Discard, r)
-		rep.BytesRead += n
+		return a.verifyBytes(ctx, f, rep, add)
+	})
+}
+
+// verifyFileFields reports a path that is not as NormalizePath makes it
+// (barecat would not find the file by it) and fields no file system has.
+func (a *Archive) verifyFileFields(f File, add func(*Error)) {
+	if p, err := NormalizePath(f.Path); err != nil || p != f.Path || p == "" {
+		why := "not normalized"
 		var e *Error
 		if errors.As(err, &e) {
-			add(e)
-			return nil
-		} else if err != nil {
-			return err
+			why = e.Detail
+		} else if p == "" {
+			why = "empty"
 		}
-		rep.Checked++
-		return ctx.Err()
-	})
-	if err != nil {
-		return nil, err
+		add(newErr(a.indexPath, f.Path, ErrInvalidPath, "%s", why))
 	}
+	if err := a.CheckFile(f); err != nil {
+		add(a.asError(err))
+	}
+}
 
-	if sorted {
-		err = a.verifyDirsSorted(ctx, rep, add, long > 0)
-	} else {
-		err = a.verifyDirsTree(ctx, rep, add, tree, long > 0)
-	}
+// verifyBytes reads f and checks its crc32c: a mismatch or a short shard
+// is a problem of the report; a failure to read, or ctx, stops Verify.
+func (a *Archive) verifyBytes(ctx context.Context, f File, rep *Report, add func(*Error)) error {
+	r, err := a.Open(f)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rep.Dirs += longDirs
+	n, err := io.Copy(io.Discard, r)
+	rep.BytesRead += n
+	var e *Error
+	if errors.As(err, &e) {
+		add(e)
+		return nil
+	} else if err != nil {
+		return err
+	}
+	rep.Checked++
+	return ctx.Err()
+}
 
+// verifyClashes reports each path that is both a file and a directory,
+// leaving long paths out.
+func (a *Archive) verifyClashes(ctx context.Context, add func(*Error), long bool) error {
 	clashes := clashQuery
-	if long > 0 {
+	if long {
 		clashes = strings.Replace(clashQuery, "WHERE EXISTS", "WHERE octet_length(d.path) <= "+fmt.Sprint(maxPathBytes)+" AND EXISTS", 1)
 	}
-	err = a.queryStrings(ctx, clashes, func(p string) {
+	return a.queryStrings(ctx, clashes, func(p string) {
 		add(newErr(a.indexPath, p, ErrConflict, "a file and a directory"))
 	})
-	if err != nil {
-		return nil, err
-	}
+}
 
+// verifyTriggers reports an index whose use_triggers is not 1: barecat's
+// triggers then leave the directory statistics as they are when files
+// are added or removed.
+func (a *Archive) verifyTriggers(add func(*Error)) {
 	switch v, ok, err := a.configInt("use_triggers"); {
 	case err != nil:
 		add(a.asError(err))
@@ -219,25 +261,6 @@ func (a *Archive) Verify(ctx context.Context) (*Report, error) {
 	case v != 1:
 		add(newErr(a.indexPath, "", ErrCorrupt, "use_triggers is %d: barecat's triggers will not keep the directory statistics", v))
 	}
-
-	if long > 0 {
-		// It would read every long path several times over.
-		add(newErr(a.indexPath, "", ErrCorrupt, "SQLite integrity check not run: %d rows hold paths longer than %d bytes", long, maxPathBytes))
-	} else {
-		err = a.queryStrings(ctx, `PRAGMA integrity_check`, func(msg string) {
-			if msg != "ok" {
-				add(newErr(a.indexPath, "", ErrCorrupt, "SQLite integrity check: %s", msg))
-			}
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	if len(rep.Problems) == maxProblems {
-		rep.Problems = append(rep.Problems, newErr(a.indexPath, "", ErrCorrupt,
-			"%s", fmt.Sprintf("more than %d problems; the rest are not listed", maxProblems)))
-	}
-	return rep, nil
 }
 
 // verifyDirsTree checks the directories against the tree of the files'

@@ -132,95 +132,27 @@ const (
 
 func (b *Builder) add(m *tarfile.Member) error {
 	if m.Typeflag == tarfile.TypeXGlobalHeader {
-		for _, r := range m.PAX {
-			if strings.HasPrefix(r.Key, "GNU.sparse.") {
-				// tarfile reads the member after a global header as sparse
-				// by the global records.
-				return unsupported("pax global header record %s", r.Key)
-			}
-			b.global.set(r.Key, r.Value)
-		}
-		return nil
+		return b.addGlobal(m)
 	}
 	blk := m.Block
 	if len(blk) < tarfile.BlockSize {
 		return unsupported("no header block (a scan with Options.HeaderBlocks?)")
 	}
 	raw := blk[offTypeflag]
-	switch raw {
-	case 'D':
-		return unsupported("GNU incremental archive (type 'D'): ratarmount rewrites its names from the raw headers")
-	case 'X':
-		return unsupported("Solaris extended header (type 'X'), which Python's tarfile applies to the next member")
-	case tarfile.TypeXHeader, tarfile.TypeXGlobalHeader, tarfile.TypeGNULongName, tarfile.TypeGNULongLink:
-		return unsupported("extension header of type %q listed as a member (a scan with Options.HeaderBlocks?)", raw)
+	if err := refuseType(raw); err != nil {
+		return err
 	}
-
-	// Which pax records reach the member in tarfile: with an 'x' header,
-	// the global records overlaid with its own; without, the global ones,
-	// except for an old GNU sparse member, which tarfile builds without
-	// them.
 	hasX := m.PAX != nil
-	var eff paxDict
-	if (hasX || raw != tarfile.TypeGNUSparse) && len(b.global)+len(m.PAX) > 0 {
-		eff = slices.Clone(b.global)
-		for _, r := range m.PAX {
-			eff.set(r.Key, r.Value)
-		}
-	}
-
-	nameField := cString(blk[offName : offName+100])
+	eff := b.effective(m, raw)
 	typ := raw
-	if raw == tarfile.TypeRegA && bytes.HasSuffix(nameField, []byte("/")) {
+	if raw == tarfile.TypeRegA && bytes.HasSuffix(cString(blk[offName:offName+100]), []byte("/")) {
 		typ = tarfile.TypeDir
 	}
-
-	// The name. tarfile applies, in turn: the header's name (after the
-	// ustar prefix field when that is not empty), the global records, a
-	// GNU long name, then (for a member with an 'x' header) the 'x'
-	// records overlaid on the global ones. Its path and GNU.sparse.name
-	// records both set the name; the later in record order wins.
-	headerName := string(nameField)
-	if raw != tarfile.TypeGNULongName && raw != tarfile.TypeGNULongLink && raw != tarfile.TypeGNUSparse {
-		if p := cString(blk[offPrefix:endPrefix]); len(p) > 0 {
-			headerName = string(p) + "/" + headerName
-		}
+	name, link := memberNames(m, raw, hasX, eff)
+	mtime, uid, gid, err := paxOwnerTime(m, eff)
+	if err != nil {
+		return err
 	}
-	long := !fromHeader(m.Name, nameField, blk)
-	name := headerName
-	if long {
-		name = string(m.Name)
-	}
-	if v, ok := eff.last("path", "GNU.sparse.name"); ok && (hasX || !long) {
-		name = v
-	}
-	linkField := cString(blk[offLinkname : offLinkname+100])
-	link := string(m.Linkname) // the header's, or a GNU long link
-	if v, ok := eff.get("linkpath"); ok && (hasX || bytes.Equal(m.Linkname, linkField)) {
-		link = v
-	}
-
-	// mtime, uid and gid: the scanner's are the header's unless the member's
-	// own records set them, and then eff does too.
-	var err error
-	mtime := float64(m.ModTime)
-	if v, ok := eff.get("mtime"); ok {
-		if mtime, err = paxFloat(v); err != nil {
-			return unsupported("pax mtime: %v", err)
-		}
-	}
-	uid, gid := m.UID, m.GID
-	if v, ok := eff.get("uid"); ok {
-		if uid, err = paxInt(v); err != nil {
-			return unsupported("pax uid: %v", err)
-		}
-	}
-	if v, ok := eff.get("gid"); ok {
-		if gid, err = paxInt(v); err != nil {
-			return unsupported("pax gid: %v", err)
-		}
-	}
-
 	size, err := b.size(m, blk, raw, typ, hasX, eff)
 	if err != nil {
 		return err
@@ -234,7 +166,7 @@ func (b *Builder) add(m *tarfile.Member) error {
 	}
 
 	dir, base := splitName(name)
-	r := row{
+	b.keep(row{
 		dir:          escapeText(dir),
 		name:         escapeText(base),
 		linkname:     escapeText(link),
@@ -247,7 +179,112 @@ func (b *Builder) add(m *tarfile.Member) error {
 		uid:          uid,
 		gid:          gid,
 		sparse:       sparse,
+	})
+	return nil
+}
+
+// addGlobal keeps the records of a pax global header, which apply to the
+// members after it.
+func (b *Builder) addGlobal(m *tarfile.Member) error {
+	for _, r := range m.PAX {
+		if strings.HasPrefix(r.Key, "GNU.sparse.") {
+			// tarfile reads the member after a global header as sparse
+			// by the global records.
+			return unsupported("pax global header record %s", r.Key)
+		}
+		b.global.set(r.Key, r.Value)
 	}
+	return nil
+}
+
+// refuseType refuses the type flags whose members tarfile, and so
+// ratarmount, reads by rules this builder does not follow, and extension
+// headers a scan should not list as members.
+func refuseType(raw byte) error {
+	switch raw {
+	case 'D':
+		return unsupported("GNU incremental archive (type 'D'): ratarmount rewrites its names from the raw headers")
+	case 'X':
+		return unsupported("Solaris extended header (type 'X'), which Python's tarfile applies to the next member")
+	case tarfile.TypeXHeader, tarfile.TypeXGlobalHeader, tarfile.TypeGNULongName, tarfile.TypeGNULongLink:
+		return unsupported("extension header of type %q listed as a member (a scan with Options.HeaderBlocks?)", raw)
+	}
+	return nil
+}
+
+// effective is the pax records that reach the member in tarfile: with an
+// 'x' header, the global records overlaid with its own; without, the
+// global ones, except for an old GNU sparse member, which tarfile builds
+// without them.
+func (b *Builder) effective(m *tarfile.Member, raw byte) paxDict {
+	if (m.PAX == nil && raw == tarfile.TypeGNUSparse) || len(b.global)+len(m.PAX) == 0 {
+		return nil
+	}
+	eff := slices.Clone(b.global)
+	for _, r := range m.PAX {
+		eff.set(r.Key, r.Value)
+	}
+	return eff
+}
+
+// memberNames are the member's name and link target as tarfile gives them.
+// tarfile applies, in turn: the header's name (after the ustar prefix
+// field when that is not empty), the global records, a GNU long name, then
+// (for a member with an 'x' header) the 'x' records overlaid on the global
+// ones. Its path and GNU.sparse.name records both set the name; the later
+// in record order wins.
+func memberNames(m *tarfile.Member, raw byte, hasX bool, eff paxDict) (name, link string) {
+	blk := m.Block
+	nameField := cString(blk[offName : offName+100])
+	headerName := string(nameField)
+	if raw != tarfile.TypeGNULongName && raw != tarfile.TypeGNULongLink && raw != tarfile.TypeGNUSparse {
+		if p := cString(blk[offPrefix:endPrefix]); len(p) > 0 {
+			headerName = string(p) + "/" + headerName
+		}
+	}
+	long := !fromHeader(m.Name, nameField, blk)
+	name = headerName
+	if long {
+		name = string(m.Name)
+	}
+	if v, ok := eff.last("path", "GNU.sparse.name"); ok && (hasX || !long) {
+		name = v
+	}
+	linkField := cString(blk[offLinkname : offLinkname+100])
+	link = string(m.Linkname) // the header's, or a GNU long link
+	if v, ok := eff.get("linkpath"); ok && (hasX || bytes.Equal(m.Linkname, linkField)) {
+		link = v
+	}
+	return name, link
+}
+
+// paxOwnerTime is the member's mtime, uid and gid: the scanner's are the
+// header's unless the member's own records set them, and then eff does
+// too.
+func paxOwnerTime(m *tarfile.Member, eff paxDict) (mtime float64, uid, gid int64, err error) {
+	mtime, uid, gid = float64(m.ModTime), m.UID, m.GID
+	if v, ok := eff.get("mtime"); ok {
+		if mtime, err = paxFloat(v); err != nil {
+			return 0, 0, 0, unsupported("pax mtime: %v", err)
+		}
+	}
+	if v, ok := eff.get("uid"); ok {
+		if uid, err = paxInt(v); err != nil {
+			return 0, 0, 0, unsupported("pax uid: %v", err)
+		}
+	}
+	if v, ok := eff.get("gid"); ok {
+		if gid, err = paxInt(v); err != nil {
+			return 0, 0, 0, unsupported("pax gid: %v", err)
+		}
+	}
+	return mtime, uid, gid, nil
+}
+
+// keep appends a member's row and notes what the rows of its parent
+// directories, which ratarmount generates, need: which paths are
+// directories already, and the first member below each.
+func (b *Builder) keep(r row) {
 	b.appendRow(r)
 	if r.mode&modeDir != 0 {
 		if b.dirs == nil {
@@ -259,7 +296,6 @@ func (b *Builder) add(m *tarfile.Member) error {
 		b.addParents(r.dir, r.offsetHeader, r.offset)
 		b.lastDir = r.dir
 	}
-	return nil
 }
 
 // maxRowChunk is the most rows a chunk of Builder.rows holds: 480 KiB of

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/internal/pyutf8"
 )
 
 // splitName gives the (path, name) of a member's row: ratarmount's
@@ -57,61 +58,6 @@ func escapeText(b string) string {
 	return out.String()
 }
 
-// decodeReplace is Python's bytes.decode("utf-8", "replace"): every maximal
-// ill-formed subpart (a lead byte and the continuation bytes that could
-// still have completed it) becomes one U+FFFD. Go's decoder reports such a
-// subpart byte by byte, so its length is computed here.
-func decodeReplace(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var out strings.Builder
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r != utf8.RuneError || n > 1 {
-			out.Write(b[i : i+n])
-			i += n
-			continue
-		}
-		out.WriteRune(utf8.RuneError)
-		i += illFormedLen(b[i:])
-	}
-	return out.String()
-}
-
-// illFormedLen is the length of the maximal ill-formed subpart at the start
-// of b, which does not start with a valid UTF-8 sequence.
-func illFormedLen(b []byte) int {
-	var need int
-	lo, hi := byte(0x80), byte(0xBF) // the range of the second byte
-	switch c := b[0]; {
-	case c >= 0xC2 && c <= 0xDF:
-		need = 1
-	case c == 0xE0:
-		need, lo = 2, 0xA0
-	case c == 0xED:
-		need, hi = 2, 0x9F
-	case c >= 0xE1 && c <= 0xEF:
-		need = 2
-	case c == 0xF0:
-		need, lo = 3, 0x90
-	case c == 0xF4:
-		need, hi = 3, 0x8F
-	case c >= 0xF1 && c <= 0xF3:
-		need = 3
-	default:
-		return 1
-	}
-	n := 1
-	for ; n <= need && n < len(b); n++ {
-		if b[n] < lo || b[n] > hi {
-			break
-		}
-		lo, hi = 0x80, 0xBF
-	}
-	return n
-}
-
 // unquote is Python's urllib.parse.unquote(s) (UTF-8, errors "replace"),
 // which ratarmount applies to the key of a LIBARCHIVE.xattr.* record: each
 // run of ASCII characters has its %XX escapes turned into bytes and is
@@ -134,7 +80,7 @@ func unquote(s string) string {
 			s = s[n:]
 			continue
 		}
-		out.WriteString(decodeReplace(unquoteBytes(s[:n])))
+		out.WriteString(pyutf8.DecodeReplace(unquoteBytes(s[:n])))
 		s = s[n:]
 	}
 	return out.String()

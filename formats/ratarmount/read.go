@@ -147,24 +147,19 @@ func Read(path string) (ix *Index, err error) {
 
 // ReadContext is Read, stopped by ctx (an index of millions of members
 // takes a while to read).
-func ReadContext(ctx context.Context, path string) (ix *Index, err error) {
-	bad := func(format string, args ...any) error {
-		if err := ctx.Err(); err != nil {
-			return err
+func ReadContext(ctx context.Context, path string) (*Index, error) {
+	// bad marks what makes the file no ratarmount index of this reader's;
+	// an error caused by ctx is ctx's, not the file's.
+	bad := func(err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
 		}
-		return fmt.Errorf("%s: %w: %s", path, ErrFormat, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%s: %w: %v", path, ErrFormat, err)
 	}
-	// A FIFO, device or directory is refused before it is opened: opening
-	// a FIFO would block until a writer came.
-	f, err := pathguard.Open(path)
-	if err != nil {
+	if ok, err := isSQLite(path); err != nil {
 		return nil, err
-	}
-	magic := make([]byte, len(sqliteMagic))
-	_, err = io.ReadFull(f, magic)
-	f.Close()
-	if err != nil || string(magic) != sqliteMagic {
-		return nil, bad("not an SQLite database")
+	} else if !ok {
+		return nil, bad(errors.New("not an SQLite database"))
 	}
 	uri, err := sqliteuri.File(path, "mode=ro")
 	if err != nil {
@@ -177,54 +172,101 @@ func ReadContext(ctx context.Context, path string) (ix *Index, err error) {
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 
-	objects := map[string]string{}
-	rows, err := db.QueryContext(ctx, `SELECT type, name FROM sqlite_master`)
+	if err := checkSchema(ctx, db); err != nil {
+		return nil, bad(err)
+	}
+	ix := &Index{}
+	if err := ix.readVersions(ctx, db); err != nil {
+		return nil, bad(err)
+	}
+	if err := ix.readMetadata(ctx, db); err != nil {
+		return nil, bad(err)
+	}
+	// A malformed tarstats value says what is wrong with it; it is no
+	// question of the index being ratarmount's.
+	if _, err := ix.TarStats(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := ix.readFiles(ctx, db); err != nil {
+		return nil, bad(err)
+	}
+	if err := ix.readXAttrs(ctx, db); err != nil {
+		return nil, bad(err)
+	}
+	return ix, nil
+}
+
+// isSQLite reports whether path starts with SQLite's magic, so that a file
+// of another kind is refused as no index before the driver sees it. A
+// FIFO, device or directory is refused before it is opened: opening a FIFO
+// would block until a writer came.
+func isSQLite(path string) (bool, error) {
+	f, err := pathguard.Open(path)
 	if err != nil {
-		return nil, bad("reading the schema: %v", err)
+		return false, err
 	}
-	for rows.Next() {
-		var typ, name string
-		if err := rows.Scan(&typ, &name); err != nil {
-			rows.Close()
-			return nil, bad("reading the schema: %v", err)
-		}
+	defer f.Close()
+	magic := make([]byte, len(sqliteMagic))
+	_, err = io.ReadFull(f, magic)
+	return err == nil && string(magic) == sqliteMagic, nil
+}
+
+// checkSchema refuses a database that lacks one of ratarmount's tables,
+// has one with other columns, or still holds the temporary tables of an
+// index ratarmount did not finish.
+func checkSchema(ctx context.Context, db *sql.DB) error {
+	objects := map[string]string{}
+	err := query(ctx, db, `SELECT type, name FROM sqlite_master`, func(v []any) error {
+		typ, _ := v[0].(string)
+		name, _ := v[1].(string)
 		objects[name] = typ
-	}
-	if err := rows.Close(); err != nil {
-		return nil, bad("reading the schema: %v", err)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading the schema: %v", err)
 	}
 	for _, t := range []string{"filestmp", "parentfolders"} {
 		if objects[t] != "" {
-			return nil, bad("table %s: an index ratarmount did not finish", t)
+			return fmt.Errorf("table %s: an index ratarmount did not finish", t)
 		}
 	}
 	for _, t := range tableOrder {
 		if objects[t] != "table" {
-			return nil, bad("no table %s", t)
+			return fmt.Errorf("no table %s", t)
 		}
-		var cols []string
-		rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, t)
+		cols, err := columnNames(ctx, db, t)
 		if err != nil {
-			return nil, bad("reading the columns of %s: %v", t, err)
-		}
-		for rows.Next() {
-			var c string
-			if err := rows.Scan(&c); err != nil {
-				rows.Close()
-				return nil, bad("reading the columns of %s: %v", t, err)
-			}
-			cols = append(cols, c)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, bad("reading the columns of %s: %v", t, err)
+			return fmt.Errorf("reading the columns of %s: %v", t, err)
 		}
 		if !slices.Equal(cols, columns[t]) {
-			return nil, bad("table %s has columns %v, not %v", t, cols, columns[t])
+			return fmt.Errorf("table %s has columns %v, not %v", t, cols, columns[t])
 		}
 	}
+	return nil
+}
 
-	ix = &Index{}
-	err = query(ctx, db, `SELECT name, version, major, minor, patch FROM versions ORDER BY rowid`, func(v []any) error {
+// columnNames lists the columns of table, in order.
+func columnNames(ctx context.Context, db *sql.DB, table string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		cols = append(cols, c)
+	}
+	return cols, rows.Err()
+}
+
+// readVersions reads table versions and refuses an index whose version is
+// not one this reader knows (0.6 and 0.7 share the files table).
+func (ix *Index) readVersions(ctx context.Context, db *sql.DB) error {
+	err := query(ctx, db, `SELECT name, version, major, minor, patch FROM versions ORDER BY rowid`, func(v []any) error {
 		var ver Version
 		var ok1, ok2 bool
 		if ver.Name, ok1 = v[0].(string); !ok1 {
@@ -240,17 +282,22 @@ func ReadContext(ctx context.Context, path string) (ix *Index, err error) {
 		return nil
 	})
 	if err != nil {
-		return nil, bad("table versions: %v", err)
+		return fmt.Errorf("table versions: %v", err)
 	}
 	i := slices.IndexFunc(ix.Versions, func(v Version) bool { return v.Name == "index" })
 	if i < 0 {
-		return nil, bad("no index version")
+		return errors.New("no index version")
 	}
 	if v := ix.Versions[i]; v.Major != 0 || v.Minor < 6 || v.Minor > 7 {
-		return nil, bad("index version %s (%d.%d.%d); this reader knows 0.6 and 0.7", human.Name(v.Version), v.Major, v.Minor, v.Patch)
+		return fmt.Errorf("index version %s (%d.%d.%d); this reader knows 0.6 and 0.7", human.Name(v.Version), v.Major, v.Minor, v.Patch)
 	}
+	return nil
+}
 
-	err = query(ctx, db, `SELECT key, value FROM metadata ORDER BY rowid`, func(v []any) error {
+// readMetadata reads table metadata and refuses an index of another
+// backend than ratarmount's tar one.
+func (ix *Index) readMetadata(ctx context.Context, db *sql.DB) error {
+	err := query(ctx, db, `SELECT key, value FROM metadata ORDER BY rowid`, func(v []any) error {
 		k, ok1 := v[0].(string)
 		val, ok2 := v[1].(string)
 		if !ok1 || !ok2 {
@@ -260,17 +307,18 @@ func ReadContext(ctx context.Context, path string) (ix *Index, err error) {
 		return nil
 	})
 	if err != nil {
-		return nil, bad("table metadata: %v", err)
+		return fmt.Errorf("table metadata: %v", err)
 	}
 	if name, ok := ix.Meta("backendName"); ok && name != BackendName {
-		return nil, bad("index of backend %s, not %q", human.Name(name), BackendName)
+		return fmt.Errorf("index of backend %s, not %q", human.Name(name), BackendName)
 	}
-	if _, err := ix.TarStats(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	return nil
+}
 
+// readFiles reads table files, in rowid order.
+func (ix *Index) readFiles(ctx context.Context, db *sql.DB) error {
 	n := 0
-	err = query(ctx, db, `SELECT `+strings.Join(quoted(columns[TableFiles]), ", ")+` FROM files ORDER BY rowid`, func(v []any) error {
+	err := query(ctx, db, `SELECT `+strings.Join(quoted(columns[TableFiles]), ", ")+` FROM files ORDER BY rowid`, func(v []any) error {
 		n++
 		f, err := fileRow(v)
 		if err != nil {
@@ -280,10 +328,15 @@ func ReadContext(ctx context.Context, path string) (ix *Index, err error) {
 		return nil
 	})
 	if err != nil {
-		return nil, bad("table files: %v", err)
+		return fmt.Errorf("table files: %v", err)
 	}
+	return nil
+}
 
-	err = query(ctx, db, `SELECT d.offsetheader, k.name, d.value FROM xattrsdata AS d JOIN xattrkeys AS k ON k.id = d.keyid ORDER BY d.rowid`, func(v []any) error {
+// readXAttrs reads the xattrs, each with its key's name, in the order of
+// table xattrsdata.
+func (ix *Index) readXAttrs(ctx context.Context, db *sql.DB) error {
+	err := query(ctx, db, `SELECT d.offsetheader, k.name, d.value FROM xattrsdata AS d JOIN xattrkeys AS k ON k.id = d.keyid ORDER BY d.rowid`, func(v []any) error {
 		var x XAttr
 		var ok bool
 		if x.OffsetHeader, ok = v[0].(int64); !ok {
@@ -304,9 +357,9 @@ func ReadContext(ctx context.Context, path string) (ix *Index, err error) {
 		return nil
 	})
 	if err != nil {
-		return nil, bad("xattrs: %v", err)
+		return fmt.Errorf("xattrs: %v", err)
 	}
-	return ix, nil
+	return nil
 }
 
 // value prints a column's value for a message: text and blobs cut (a

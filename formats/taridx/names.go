@@ -6,76 +6,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/itarconv/itarconv/internal/pyutf8"
 )
 
 // DecodeName turns a member name's bytes into text the way glzn does
-// (Python's bytes.decode("utf-8", "replace")), so that stems, and therefore
-// key hashes, agree with indexes glzn wrote. Each maximal prefix of a valid
-// UTF-8 sequence that is cut short becomes one U+FFFD; any other invalid
-// byte becomes one U+FFFD of its own. Go's strings.ToValidUTF8 and
-// utf8.DecodeRune loops differ from this ("e6 97" is one U+FFFD here, two
-// with DecodeRune).
-func DecodeName(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	sb.Grow(len(b) + 8)
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c < utf8.RuneSelf {
-			sb.WriteByte(c)
-			i++
-			continue
-		}
-		n := validPrefix(b[i:])
-		if n > 0 {
-			sb.Write(b[i : i+n])
-			i += n
-			continue
-		}
-		sb.WriteRune(utf8.RuneError)
-		i += -n
-	}
-	return sb.String()
-}
-
-// validPrefix looks at the multi-byte sequence starting b. It returns its
-// length when the sequence is a whole valid character, or minus the number
-// of bytes that form the maximal invalid subpart to replace (at least 1).
-func validPrefix(b []byte) int {
-	c := b[0]
-	var need int
-	lo, hi := byte(0x80), byte(0xbf) // range of the second byte
-	switch {
-	case c >= 0xc2 && c <= 0xdf:
-		need = 1
-	case c == 0xe0:
-		need, lo = 2, 0xa0
-	case c >= 0xe1 && c <= 0xec, c == 0xee, c == 0xef:
-		need = 2
-	case c == 0xed:
-		need, hi = 2, 0x9f
-	case c == 0xf0:
-		need, lo = 3, 0x90
-	case c >= 0xf1 && c <= 0xf3:
-		need = 3
-	case c == 0xf4:
-		need, hi = 3, 0x8f
-	default:
-		return -1
-	}
-	for k := 1; k <= need; k++ {
-		if k >= len(b) {
-			return -k
-		}
-		if b[k] < lo || b[k] > hi {
-			return -k
-		}
-		lo, hi = 0x80, 0xbf
-	}
-	return need + 1
-}
+// (Python's bytes.decode("utf-8", "replace"), see pyutf8.DecodeReplace), so
+// that stems, and therefore key hashes, agree with indexes glzn wrote.
+func DecodeName(b []byte) string { return pyutf8.DecodeReplace(b) }
 
 // StemMode chooses what part of a member name is its stem.
 type StemMode uint8

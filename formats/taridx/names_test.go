@@ -45,75 +45,20 @@ func TestDecodeNameConformance(t *testing.T) {
 	}
 }
 
-// The expected values were computed with CPython 3.11:
-// bytes.fromhex(in).decode("utf-8", "replace").
-var decodeNameTests = []struct {
-	in   string // hex
-	want string
-}{
-	{"", ""},
-	{"616263", "abc"},
-	{"e697", "\ufffd"},                       // a 3-byte character cut after 2 bytes
-	{"e6972e6a7067", "\ufffd.jpg"},           // ... before a dot
-	{"fffe", "\ufffd\ufffd"},                 // never valid: one each
-	{"eda080", "\ufffd\ufffd\ufffd"},         // surrogate: ed takes only 80..9f
-	{"edbfbf", "\ufffd\ufffd\ufffd"},         // surrogate
-	{"ed9fbf", "\ud7ff"},                     // the last character before them
-	{"c0af", "\ufffd\ufffd"},                 // overlong '/'
-	{"c1bf", "\ufffd\ufffd"},                 // overlong
-	{"e080", "\ufffd\ufffd"},                 // e0 takes only a0..bf
-	{"e0a0", "\ufffd"},                       // valid prefix, cut
-	{"e080af", "\ufffd\ufffd\ufffd"},         // overlong 3-byte
-	{"f09f98", "\ufffd"},                     // a 4-byte character cut after 3 bytes
-	{"f09f982e", "\ufffd."},                  // ... before a dot
-	{"f08f8080", "\ufffd\ufffd\ufffd\ufffd"}, // f0 takes only 90..bf
-	{"f0908080", "\U00010000"},               // the first 4-byte character
-	{"f490", "\ufffd\ufffd"},                 // f4 takes only 80..8f
-	{"f4908080", "\ufffd\ufffd\ufffd\ufffd"}, // past U+10FFFF
-	{"f48fbfbf", "\U0010ffff"},               // U+10FFFF
-	{"f5808080", "\ufffd\ufffd\ufffd\ufffd"}, // f5..ff never start a character
-	{"f8", "\ufffd"},
-	{"80", "\ufffd"},                     // lone continuation byte
-	{"8080", "\ufffd\ufffd"},             // one each
-	{"c2", "\ufffd"},                     // cut at the end
-	{"61e6", "a\ufffd"},                  // cut at the end
-	{"61f09f", "a\ufffd"},                // cut at the end
-	{"61e69762", "a\ufffdb"},             // cut before ASCII
-	{"e697e697a5", "\ufffd\u65e5"},       // cut before a whole character
-	{"e6e697a5", "\ufffd\u65e5"},         // cut after 1 byte
-	{"c280", "\u0080"},                   // U+0080
-	{"efbfbd", "\ufffd"},                 // a real U+FFFD
-	{"e697a5", "\u65e5"},                 // valid
-	{"00", "\x00"},                       // NUL is valid
-	{"7f80c3", "\x7f\ufffd\ufffd"},       // DEL, lone continuation, cut
-	{"f09f98e697a5", "\ufffd\u65e5"},     // 3 of 4 bytes, then a character
-	{"f0e697a5", "\ufffd\u65e5"},         // 1 of 4 bytes, then a character
-	{"e6bf", "\ufffd"},                   // 2 of 3 bytes at the end
-	{"ee80", "\ufffd"},                   // private use, cut
-	{"efbf", "\ufffd"},                   // cut
-	{"dfbf", "\u07ff"},                   // last 2-byte character
-	{"6162e697a5e697", "ab\u65e5\ufffd"}, // cut at the end of a long name
-	{"c3a92fe6", "\u00e9/\ufffd"},        // after a slash
-	{"c3", "\ufffd"},
-	{"c3c3a9", "\ufffd\u00e9"},         // cut by the start of another
-	{"e1808080", "\u1000\ufffd"},       // valid, then a lone continuation
-	{"f1808080f1", "\U00040000\ufffd"}, // valid 4-byte, then cut
-	{"fe2e4a5047", "\ufffd.JPG"},       // case is the caller's business
-	{"7e2f2e2f404c6f6e674c696e6b", "~/./@LongLink"},
-}
-
+// TestDecodeName: a few of glzn's cases (Python's decode "replace"); the
+// decoder's own tests, against CPython, are in internal/pyutf8.
 func TestDecodeName(t *testing.T) {
-	for _, tt := range decodeNameTests {
+	for _, tt := range []struct{ in, want string }{
+		{"e6972e6a7067", "\ufffd.jpg"},   // a 3-byte character cut after 2 bytes: one U+FFFD
+		{"eda080", "\ufffd\ufffd\ufffd"}, // a surrogate: three
+		{"f09f982e", "\ufffd."},          // a 4-byte character cut after 3 bytes
+	} {
 		in, err := hex.DecodeString(tt.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := DecodeName(in)
-		if got != tt.want {
+		if got := DecodeName(in); got != tt.want {
 			t.Errorf("DecodeName(%s) = %+q, want %+q", tt.in, got, tt.want)
-		}
-		if !utf8.ValidString(got) {
-			t.Errorf("DecodeName(%s) is not valid UTF-8", tt.in)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
@@ -246,7 +247,7 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 	if fl.from != "tar" {
 		bar = bar.of(unit)
 	}
-	o.Progress = func(p convert.Progress) { bar.update(what, p) }
+	o.Progress = func(p dataset.Progress) { bar.update(what, p) }
 	res, err := convert.Convert(ctx, srcs, dst, o)
 	bar.done()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/formats/scdl"
 )
 
 // checkConvertFlags refuses, as usage errors, the flags that do not apply
@@ -29,7 +30,7 @@ func checkConvertFlags(fl convertFlags, srcs []string, shardSize int64) error {
 		}
 	}
 	if from == "scdl" {
-		if fl.scdlMode != convert.SCDLModeCells && fl.scdlMode != convert.SCDLModeArchive {
+		if fl.scdlMode != scdl.ModeCells && fl.scdlMode != scdl.ModeArchive {
 			return usagef("--scdl-mode: %q is neither cells nor archive", fl.scdlMode)
 		}
 		if fl.ignoreZeros {
@@ -63,7 +64,7 @@ func checkConvertFlags(fl convertFlags, srcs []string, shardSize int64) error {
 		switch {
 		case fl.cellsPerShard < 0:
 			return usagef("--cells-per-shard must be positive")
-		case fl.cellsPerShard > 0 && fl.scdlMode == convert.SCDLModeArchive:
+		case fl.cellsPerShard > 0 && fl.scdlMode == scdl.ModeArchive:
 			return usagef("--cells-per-shard applies to --scdl-mode cells")
 		case fl.fold == convert.SCDLMetaFold:
 			return usagef("--fold %q: %s is taken", fl.fold, convert.SCDLMetaFold)

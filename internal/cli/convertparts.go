@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/partition"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -81,7 +82,7 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 	}
 	return e.runTask("convert", dst, t, inputs, po, func(dir string, _ *partition.Manifest) (any, int, int, error) {
 		bar := e.newProgress(fl.to, 0)
-		o.Progress = func(p convert.Progress) { bar.update(fl.to, p) }
+		o.Progress = func(p dataset.Progress) { bar.update(fl.to, p) }
 		lo, hi, st, err := convert.ConvertPart(ctx, po.Srcs, po.Dst, o, t, dir)
 		bar.done()
 		return st, lo, hi, err

@@ -11,12 +11,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/remote"
 
 	"github.com/spf13/cobra"
 
-	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
@@ -152,7 +152,7 @@ func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, e
 
 // indexFormats reads --format: the loaders' indexes to write besides (or
 // instead of) TARIDX, which it reports.
-func indexFormats(fl indexFlags, opts *convert.IndexOptions) (withTARIDX bool, err error) {
+func indexFormats(fl indexFlags, opts *fold.IndexOptions) (withTARIDX bool, err error) {
 	want := map[string]bool{}
 	for _, f := range strings.Split(fl.formats, ",") {
 		f = strings.TrimSpace(f)
@@ -392,8 +392,8 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	var results []indexResult
 	for _, job := range jobs {
 		bar := e.newShardProgress(job.fold, job.shards)
-		opts.Progress = func(p convert.Progress) { bar.update(job.fold, p) }
-		st, err := convert.BuildIndex(ctx, job.shards, job.out, opts)
+		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
+		st, err := fold.BuildIndex(ctx, job.shards, job.out, opts)
 		bar.done()
 		if err != nil {
 			return fmt.Errorf("indexing fold %s: %w", job.fold, err)
@@ -422,8 +422,8 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 
 // indexSetup reads the flags that shape the index (and the loaders'),
 // as a run and a merge both need them.
-func indexSetup(fl indexFlags) (convert.IndexOptions, bool, error) {
-	opts := convert.IndexOptions{Contiguous: fl.contiguous, Workers: fl.workers}
+func indexSetup(fl indexFlags) (fold.IndexOptions, bool, error) {
+	opts := fold.IndexOptions{Contiguous: fl.contiguous, Workers: fl.workers}
 	switch fl.compat {
 	case "":
 	case "glzn":
@@ -507,7 +507,7 @@ type indexResult struct {
 	ReadBytes     int64            `json:"read_bytes"`
 }
 
-func newIndexResult(fold string, st *convert.IndexStats) indexResult {
+func newIndexResult(fold string, st *fold.IndexStats) indexResult {
 	exts := st.Exts
 	if exts == nil {
 		exts = []string{}

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/formats/scdl"
 )
 
 // One overwrite rule for every conversion, whatever the format: an output
@@ -36,7 +37,7 @@ func validateFold(name string) error {
 // foldsWritten are the folds a conversion into a directory writes.
 func foldsWritten(srcs []string, fl convertFlags) []string {
 	if fl.from == "scdl" {
-		if fl.scdlMode == convert.SCDLModeArchive {
+		if fl.scdlMode == scdl.ModeArchive {
 			return []string{cmp.Or(fl.fold, convert.SCDLArchiveFold)}
 		}
 		return []string{cmp.Or(fl.fold, convert.SCDLCellsFold), convert.SCDLMetaFold}

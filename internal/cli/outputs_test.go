@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/dataset"
 )
 
 // TestOverwriteRule: every conversion refuses an existing output, naming
@@ -255,7 +255,7 @@ func TestExitIO(t *testing.T) {
 // TestProgressText: a bar counts what the user knows, and shows shards
 // only where they are the user's files.
 func TestProgressText(t *testing.T) {
-	pr := convert.Progress{ShardsDone: 3, Shards: 8, Rows: 1200}
+	pr := dataset.Progress{ShardsDone: 3, Shards: 8, Rows: 1200}
 	if got := describe("train", "members", true, pr); got != "train: shard 3/8, 1200 members" {
 		t.Errorf("tar: %q", got)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -70,7 +70,7 @@ func (p *progress) of(unit string) *progress {
 }
 
 // describe is the bar's text.
-func describe(label, unit string, showShards bool, pr convert.Progress) string {
+func describe(label, unit string, showShards bool, pr dataset.Progress) string {
 	if showShards {
 		return fmt.Sprintf("%s: shard %d/%d, %d %s", label, pr.ShardsDone, pr.Shards, pr.Rows, unit)
 	}
@@ -78,7 +78,7 @@ func describe(label, unit string, showShards bool, pr convert.Progress) string {
 }
 
 // update reports the engine's progress: shards done, members, bytes.
-func (p *progress) update(label string, pr convert.Progress) {
+func (p *progress) update(label string, pr dataset.Progress) {
 	if p == nil {
 		return
 	}
