@@ -400,8 +400,10 @@ func (w *Writer) closeStmts() {
 	})
 }
 
+// sqlErr reports a failure of the writer's SQLite: the environment's (no
+// space, a canceled context) as it is, wrapped, never as a damaged archive.
 func (w *Writer) sqlErr(what string, err error) error {
-	return newErr(w.path, "", ErrFormat, "SQLite, %s: %v", what, err)
+	return fmt.Errorf("writing %s: SQLite, %s: %w", w.path, what, err)
 }
 
 // fail makes err sticky.
