@@ -7,7 +7,7 @@ import (
 	"math"
 
 	"github.com/itarconv/itarconv/formats/scdl"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // SCDLGenes is the number of genes of a generated SCDL archive.

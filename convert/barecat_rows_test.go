@@ -15,7 +15,7 @@ import (
 
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // editedArchive converts the sample shards to a Barecat archive and runs

@@ -13,7 +13,7 @@ import (
 
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // Cases whose shards hold only regular files with extensions and short

@@ -20,7 +20,7 @@ import (
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // scdlCases are the conformance archives bionemo wrote (RESULT.txt "ok").

@@ -10,7 +10,7 @@ import (
 
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/tbl"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // TestTBLCompatTurboLoader: --compat turboloader writes upstream's v2 files

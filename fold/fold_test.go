@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/itarconv/itarconv/formats/tarfile"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // caseDir copies a conformance case's shards to a temporary directory and

@@ -8,7 +8,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/tarfile"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // checkKeys runs a KeyCheck over a conformance case's shards.

@@ -10,7 +10,7 @@
 //
 // It is the engine of "itarconv bench", so it is product code: it imports
 // the library's packages (convert, fold, formats/...) and formatcompare/shardgen
-// for the synthetic source, and never a test helper (internal/testutil) or
+// for the synthetic source, and never a test helper (testing/testutil) or
 // anything under bench/, which holds the development benchmarks and may
 // import this package. TestBinaryDeps keeps the binary free of them.
 package formatcompare

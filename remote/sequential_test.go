@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/itarconv/itarconv/internal/s3server"
+	"github.com/itarconv/itarconv/testing/s3server"
 )
 
 // tarOf writes members of the given payload sizes.

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/itarconv/itarconv/internal/cli"
+	"github.com/itarconv/itarconv/cmd/itarconv/cli"
 )
 
 func main() {

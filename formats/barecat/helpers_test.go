@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/itarconv/itarconv/internal/sqliteuri"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 	_ "modernc.org/sqlite" // the plain driver, "sqlite", to edit copies of archives
 )
 

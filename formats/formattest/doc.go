@@ -20,7 +20,7 @@
 // loader's index (DALI, energon, wids, ratarmount) over a small fold of
 // tar shards.
 //
-// It is imported by tests only. It must import nothing under internal/cli,
+// It is imported by tests only. It must import nothing under cmd/itarconv/cli,
 // bench or remote, nor fold or convert: the packages under formats/ stand
 // below those, and a test of fold hands RunLoader fold's functions.
 package formattest

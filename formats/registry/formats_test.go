@@ -11,7 +11,7 @@ import (
 	_ "github.com/itarconv/itarconv/formats/scdl"
 	_ "github.com/itarconv/itarconv/formats/taridx"
 	_ "github.com/itarconv/itarconv/formats/tbl"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // TestFormatsDetect: each format's own files, as the reference

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 const (

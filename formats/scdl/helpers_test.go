@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // confCase is one conformance case made by bionemo-scdl itself.

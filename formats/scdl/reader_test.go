@@ -10,7 +10,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // TestOpenConformance opens every archive bionemo wrote and checks its

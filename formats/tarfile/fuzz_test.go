@@ -11,7 +11,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // fuzzSeeds are small crafted archives that reach the scanner's less common

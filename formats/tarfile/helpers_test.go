@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // scanned is a Member copied out of the scanner, whose slices are only valid

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // treeEntry is one file of the input tree the interop archives are made of.

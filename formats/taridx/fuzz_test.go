@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // FuzzParse checks that Parse never panics, that every error is an *Error

@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // describeIndexByMaps is the straightforward account of an index, with a

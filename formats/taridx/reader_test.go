@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // The types below follow the expected.json files that stand beside glzn's

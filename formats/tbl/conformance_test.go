@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // The conformance cases in testdata/conformance/tbl/<case>/ hold a tar, the

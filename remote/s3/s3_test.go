@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/itarconv/itarconv/internal/s3server"
+	"github.com/itarconv/itarconv/testing/s3server"
 )
 
 func TestParseURL(t *testing.T) {

@@ -7,7 +7,7 @@
 //		[-small N] [-sizes 4MiB,64MiB] [-large-shard 256MiB] [-quiet-wait D] [-no-urls] [-bin ITARCONV]
 //
 // The shards are served by the standard library's file server, started in
-// this program on loopback over -dir, behind internal/netproxy, which
+// this program on loopback over -dir, behind testing/netproxy, which
 // makes it look remote: each response waits one round trip (-rtt) before
 // its headers, each new connection one more (its handshake), and each
 // connection is sent at most -rate MB/s, as object stores cap each
@@ -96,7 +96,7 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/bench"
-	"github.com/itarconv/itarconv/internal/netproxy"
+	"github.com/itarconv/itarconv/testing/netproxy"
 )
 
 // The targets.

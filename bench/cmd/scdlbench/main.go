@@ -43,7 +43,7 @@ import (
 
 	"github.com/itarconv/itarconv/bench"
 	"github.com/itarconv/itarconv/formats/scdl"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 const (

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // TestMain lets a test run the command line as a process of its own (the
@@ -303,7 +305,7 @@ func TestPartitionedConvert(t *testing.T) {
 	if code, msg := process(t, nil, "convert", "-q", in, inBarecat); code != 0 {
 		t.Fatal(msg)
 	}
-	scdlDir := filepath.Join("..", "..", "formats", "scdl", "testdata", "conformance", "scdl", "basic_50x30_f32", "scdl")
+	scdlDir := filepath.Join(testutil.Conformance(t, "scdl"), "basic_50x30_f32", "scdl")
 	scdlTBL := filepath.Join(dir, "cells.tbl")
 	if code, msg := process(t, nil, "convert", "-q", scdlDir, scdlTBL); code != 0 {
 		t.Fatal(msg)

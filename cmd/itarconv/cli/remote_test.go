@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/fold"
-	"github.com/itarconv/itarconv/internal/netproxy"
-	"github.com/itarconv/itarconv/internal/s3server"
+	"github.com/itarconv/itarconv/testing/netproxy"
+	"github.com/itarconv/itarconv/testing/s3server"
 )
 
 // remoteShards writes a fold of shards, small members and one shard of

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/itarconv/itarconv/internal/s3server"
 	"github.com/itarconv/itarconv/remote/s3"
+	"github.com/itarconv/itarconv/testing/s3server"
 )
 
 // TestStart: a bucket made from a local directory lists its files, nested

@@ -14,7 +14,7 @@ import (
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tbl"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/itarconv/itarconv/formats/scdl"
-	"github.com/itarconv/itarconv/internal/testutil"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // scdlCase copies a conformance archive to a new directory.

@@ -283,7 +283,7 @@ func TestConfigErrors(t *testing.T) {
 // reports each one's rate: how close the pacing keeps to the cap, and
 // (with -benchtime and a CPU profile) what it costs.
 //
-//	go test -run X -bench Parallel -benchtime 3x ./internal/netproxy
+//	go test -run X -bench Parallel -benchtime 3x ./testing/netproxy
 func BenchmarkParallel(b *testing.B) {
 	const size, conns, rate = 32 << 20, 16, 50_000_000
 	dir := b.TempDir()
