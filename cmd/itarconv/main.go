@@ -1,5 +1,3 @@
-// Command itarconv indexes tar shards for random access (TARIDX) and
-// converts datasets between formats. See README.md.
 package main
 
 import (

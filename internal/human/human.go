@@ -1,4 +1,3 @@
-// Package human prints figures as people read them.
 package human
 
 import (

@@ -1,10 +1,3 @@
-// Package mapped maps parts of files read-only into memory, so that
-// converters can check and write bytes where the page cache holds them
-// instead of copying them into buffers first.
-//
-// A mapped region shows the file as it is: bytes of a file cut short
-// after mapping are gone, and touching them is a fault, which Guard turns
-// into an error.
 package mapped
 
 import (

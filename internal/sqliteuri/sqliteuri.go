@@ -1,6 +1,3 @@
-// Package sqliteuri names a database file for SQLite drivers that take
-// URIs ("file:..."), so that options such as mode=ro or immutable=1 can
-// follow the path whatever characters the path holds.
 package sqliteuri
 
 import (

@@ -1,5 +1,3 @@
-// Package testutil finds the conformance files for tests, and makes
-// the stand-ins tests and benchmarks need.
 package testutil
 
 import (
