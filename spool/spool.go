@@ -1,4 +1,4 @@
-package compressed
+package spool
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -27,7 +28,8 @@ var ErrEmptyStdin = errors.New("standard input is empty: no tar stream")
 // Spool gives tar shards as plain tar files that can be mapped and read
 // at any offset: a plain shard is itself; a compressed one, a URL (package
 // remote; streamed in one request, resumed where a connection breaks), or
-// standard input, is decompressed (copied) the first time it is asked for, once,
+// standard input, is decompressed (package compressed) or copied the first
+// time it is asked for, once,
 // into a temporary file in Dir, and stays there until Close. Conversions
 // that read tar shards in place (mapped, copied by the kernel, read twice)
 // thus read compressed shards unchanged, and each shard is decompressed on
@@ -58,7 +60,7 @@ var ErrClosed = errors.New("spool closed")
 
 type spoolEntry struct {
 	once  sync.Once
-	codec Codec
+	codec compressed.Codec
 	path  string
 	err   error
 	// queued, when Prefetch makes the copy, is closed once it has.
@@ -71,7 +73,7 @@ type spoolEntry struct {
 	growth *Growth
 }
 
-// NewSpool makes a spool writing its copies into dir: the conversion's
+// New makes a spool writing its copies into dir: the conversion's
 // target directory, so that they live on the output's file system ("" is
 // os.TempDir()). stdin is read for the shard named Stdin.
 //
@@ -79,7 +81,7 @@ type spoolEntry struct {
 // this process's id and host): a run killed before Close (SIGKILL, a
 // power cut) leaves them, and the next spool in that directory removes
 // those whose process, on this host, is gone.
-func NewSpool(dir string, stdin io.Reader) *Spool {
+func New(dir string, stdin io.Reader) *Spool {
 	s := &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}}
 	safefile.SweepLeftovers(s.dir())
 	return s
@@ -95,11 +97,11 @@ func Needed(shards []string) (bool, error) {
 		if p == Stdin || remote.IsURL(p) {
 			return true, nil
 		}
-		c, err := DetectFile(p)
+		c, err := compressed.DetectFile(p)
 		if err != nil {
 			return false, err
 		}
-		if c != None {
+		if c != compressed.None {
 			return true, nil
 		}
 	}
@@ -168,7 +170,7 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 	var plain []*growingCopy
 	var others []item
 	for _, it := range queue {
-		if it.e.openErr != nil || Sniff(it.e.opened.Head()) != None {
+		if it.e.openErr != nil || compressed.Sniff(it.e.opened.Head()) != compressed.None {
 			others = append(others, it)
 			continue
 		}
@@ -248,7 +250,7 @@ func (s *Spool) make(ctx context.Context, path string, e *spoolEntry) {
 			return
 		}
 		if path != Stdin && !remote.IsURL(path) {
-			if e.codec, e.err = DetectFile(path); e.err != nil || e.codec == None {
+			if e.codec, e.err = compressed.DetectFile(path); e.err != nil || e.codec == compressed.None {
 				e.path = path
 				return
 			}
@@ -258,9 +260,9 @@ func (s *Spool) make(ctx context.Context, path string, e *spoolEntry) {
 }
 
 // Codec is the codec a shard was found in (None before Plain, or plain).
-func (s *Spool) Codec(path string) Codec {
+func (s *Spool) Codec(path string) compressed.Codec {
 	if s == nil {
-		return None
+		return compressed.None
 	}
 	e, _ := s.entry(path)
 	return e.codec
@@ -281,7 +283,7 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 		if err != nil {
 			return "", err
 		}
-		if e.codec = Sniff(rf.Head()); e.codec == None {
+		if e.codec = compressed.Sniff(rf.Head()); e.codec == compressed.None {
 			return s.fetch(ctx, rf)
 		}
 		r := rf.Reader()
@@ -298,20 +300,17 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 	}
 	w := &flushWriter{bufio.NewWriterSize(f, 1<<20), s.dir()}
 	if in != nil {
-		br := bufio.NewReaderSize(in, 1<<20)
-		head, _ := br.Peek(HeadSize)
-		e.codec = Sniff(head)
-		if len(head) == 0 {
+		label := name
+		if name == Stdin {
+			label = "standard input"
+		}
+		var n int64
+		e.codec, n, err = compressed.DecompressStream(ctx, label, in, w)
+		if err == nil && n == 0 && e.codec == compressed.None {
 			err = cmp.Or(ctx.Err(), ErrEmptyStdin)
-		} else {
-			label := name
-			if name == Stdin {
-				label = "standard input"
-			}
-			_, err = Decompress(ctx, label, br, e.codec, w)
 		}
 	} else {
-		_, _, err = DecompressFile(ctx, name, w)
+		_, _, err = compressed.DecompressFile(ctx, name, w)
 	}
 	if err == nil {
 		err = w.Flush()

@@ -1,4 +1,4 @@
-package compressed
+package spool
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func spoolHugeClaim(t *testing.T, claim int64) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			s := NewSpool(out, nil)
+			s := New(out, nil)
 			if prefetch {
 				s.Prefetch(context.Background(), []string{url})
 			}
@@ -79,7 +79,7 @@ func TestSpoolCloseCanceled(t *testing.T) {
 	out := t.TempDir()
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	s := NewSpool(out, pr)
+	s := New(out, pr)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		pw.Write(compressWith(t, "gzip", plainData(1<<20))[:1000]) // then the stream stalls
@@ -127,7 +127,7 @@ func TestSpoolSweepsDeadCopies(t *testing.T) {
 	for _, n := range []string{deadName, liveName, otherName, "notes.txt"} {
 		os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644)
 	}
-	s := NewSpool(dir, nil)
+	s := New(dir, nil)
 	defer s.Close()
 	if _, err := os.Stat(filepath.Join(dir, deadName)); !os.IsNotExist(err) {
 		t.Errorf("a dead process's copy %s is still there: %v", deadName, err)
