@@ -149,3 +149,45 @@ func TestSpoolSweepsDeadCopies(t *testing.T) {
 		t.Errorf("copy named %s, want %s*", filepath.Base(p), want)
 	}
 }
+
+// TestSpoolWaitCanceled: a caller waiting for a copy another caller is
+// making (of a stalled stream) returns when its own context ends, not
+// when the other's copy does; Close then still waits for that copy and
+// removes it.
+func TestSpoolWaitCanceled(t *testing.T) {
+	out := t.TempDir()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	s := New(out, pr)
+	first, stopFirst := context.WithCancel(context.Background())
+	defer stopFirst()
+	made := make(chan error, 1)
+	go func() {
+		_, err := s.Plain(first, Stdin)
+		made <- err
+	}()
+	pw.Write(compressWith(t, "gzip", plainData(1<<20))[:1000]) // the first caller is copying; then the stream stalls
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	waited := make(chan error, 1)
+	go func() {
+		_, err := s.Plain(ctx, Stdin)
+		waited <- err
+	}()
+	select {
+	case err := <-waited:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("the waiting caller: %v, want its deadline", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting caller still waits after its context ended")
+	}
+	stopFirst()
+	if err := <-made; !errors.Is(err, context.Canceled) {
+		t.Errorf("the copying caller: %v", err)
+	}
+	s.Close()
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf("left after Close: %v", left)
+	}
+}
