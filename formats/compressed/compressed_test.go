@@ -196,3 +196,62 @@ func TestGzipPadding(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectFile: a file's codec is told by its bytes, whatever its name;
+// a missing file is an error naming it.
+func TestDetectFile(t *testing.T) {
+	dir := t.TempDir()
+	data := plainData(4096)
+	for _, tt := range tools {
+		p := filepath.Join(dir, "shard-"+tt.tool+".tar") // a misleading name
+		os.WriteFile(p, compressWith(t, tt.tool, data), 0o644)
+		if c, err := DetectFile(p); c != tt.codec || err != nil {
+			t.Errorf("%s: %q, %v", tt.tool, c, err)
+		}
+	}
+	for _, b := range [][]byte{data, nil, {0x1f}} { // plain, empty, shorter than any magic
+		p := filepath.Join(dir, "plain.tar.gz")
+		os.WriteFile(p, b, 0o644)
+		if c, err := DetectFile(p); c != None || err != nil {
+			t.Errorf("%d plain bytes: %q, %v", len(b), c, err)
+		}
+	}
+	missing := filepath.Join(dir, "missing.tar")
+	if _, err := DetectFile(missing); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("missing: %v", err)
+	}
+}
+
+// TestDecompressWriter: the writer's failure (a full disk) is told as the
+// writer's, not as a corrupt stream; a canceled context stops the copy;
+// the gzip reader reads member after member through Read as well.
+func TestDecompressWriter(t *testing.T) {
+	data := plainData(1 << 20)
+	z := compressWith(t, "gzip", data)
+	full := errors.New("no space left")
+	_, err := Decompress(context.Background(), "a.tar.gz", bytes.NewReader(z), Gzip, failingWriter{full})
+	if !errors.Is(err, full) || errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "a.tar.gz: writing its decompressed bytes") {
+		t.Errorf("a failing writer: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Decompress(ctx, "a.tar.gz", bytes.NewReader(z), Gzip, io.Discard); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled: %v", err)
+	}
+	r, err := NewReader(bytes.NewReader(append(append([]byte{}, z...), z...)), Gzip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got, err := io.ReadAll(struct{ io.Reader }{r}) // Read, not WriteTo
+	if err != nil || !bytes.Equal(got, append(append([]byte{}, data...), data...)) {
+		t.Errorf("Read of two members: %d bytes, %v", len(got), err)
+	}
+	if _, err := NewReader(bytes.NewReader(z), "lz4"); err == nil {
+		t.Errorf("an unknown codec was taken")
+	}
+}
+
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
