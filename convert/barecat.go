@@ -13,11 +13,11 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
-	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/bloom"
 	"github.com/itarconv/itarconv/internal/mapped"
+	"github.com/itarconv/itarconv/spool"
 )
 
 // Duplicate policies for TarToBarecat.
@@ -43,7 +43,7 @@ type BarecatOptions struct {
 	Workers   int
 	Scan      tarfile.Options
 	// Spool reads compressed shards through decompressed copies.
-	Spool    *compressed.Spool
+	Spool    *spool.Spool
 	Progress func(dataset.Progress)
 }
 
@@ -97,7 +97,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 		}
 	}
 	if opts.Wrap {
-		need, err := compressed.Needed(shards)
+		need, err := spool.Needed(shards)
 		if err != nil {
 			return nil, err
 		}

@@ -13,12 +13,12 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
-	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/spool"
 )
 
 // ErrNoConverter: no conversion between the two formats (one of them can
@@ -158,13 +158,13 @@ func Convert(ctx context.Context, srcs []string, dst string, o ConvertOptions) (
 // spool reads a conversion's compressed tar shards (and standard input)
 // through decompressed copies beside dst, on the output's file system;
 // the caller closes it, which removes them.
-func (o ConvertOptions) spool(dst string) *compressed.Spool {
+func (o ConvertOptions) spool(dst string) *spool.Spool {
 	return o.spoolIn(filepath.Dir(filepath.Clean(dst)))
 }
 
 // spoolIn is a spool writing its copies into dir.
-func (o ConvertOptions) spoolIn(dir string) *compressed.Spool {
-	return compressed.NewSpool(dir, cmp.Or[io.Reader](o.Stdin, os.Stdin))
+func (o ConvertOptions) spoolIn(dir string) *spool.Spool {
+	return spool.New(dir, cmp.Or[io.Reader](o.Stdin, os.Stdin))
 }
 
 // openSource opens the source through its format's Open. Tar shards get a
@@ -172,27 +172,27 @@ func (o ConvertOptions) spoolIn(dir string) *compressed.Spool {
 // dataset.
 func (o ConvertOptions) openSource(srcs []string, spoolDir string) (registry.Dataset, error) {
 	srcOpts := o.sourceOptions()
-	var spool *compressed.Spool
+	var sp *spool.Spool
 	if tarOpts, ok := srcOpts.(fold.OpenOptions); ok && tarOpts.Spool == nil {
-		spool = o.spoolIn(spoolDir)
-		tarOpts.Spool = spool
+		sp = o.spoolIn(spoolDir)
+		tarOpts.Spool = sp
 		srcOpts = tarOpts
 	}
 	d, err := registry.Lookup(o.From).Open(srcs, registry.OpenOptions{Mode: o.sourceMode(), Format: srcOpts})
 	if err != nil {
-		spool.Close()
+		sp.Close()
 		return nil, err
 	}
-	if spool == nil {
+	if sp == nil {
 		return d, nil
 	}
-	return spooled{d, spool}, nil
+	return spooled{d, sp}, nil
 }
 
 // spooled is a dataset whose compressed shards' copies go with it.
 type spooled struct {
 	registry.Dataset
-	spool *compressed.Spool
+	spool *spool.Spool
 }
 
 func (s spooled) Close() error {
@@ -214,7 +214,7 @@ func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 	if err != nil {
 		return nil, err
 	}
-	need, err := compressed.Needed(shards)
+	need, err := spool.Needed(shards)
 	if err != nil {
 		return nil, err
 	}

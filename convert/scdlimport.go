@@ -8,10 +8,10 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
-	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/scdl"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/shardset"
+	"github.com/itarconv/itarconv/spool"
 )
 
 // SCDLImportOptions tune ToSCDL and TarToSCDL.
@@ -24,7 +24,7 @@ type SCDLImportOptions struct {
 	Overwrite bool
 	Workers   int
 	// Spool reads compressed tar shards through decompressed copies.
-	Spool    *compressed.Spool
+	Spool    *spool.Spool
 	Progress func(dataset.Progress)
 }
 
@@ -96,9 +96,9 @@ func TarToSCDL(ctx context.Context, dir, out string, opts SCDLImportOptions) (*S
 }
 
 // tarSource reads tar shards, with their payloads in the rows if withData.
-func tarSource(shards []string, spool *compressed.Spool, withData bool) *fold.TarShards {
+func tarSource(shards []string, sp *spool.Spool, withData bool) *fold.TarShards {
 	t := fold.NewTarShards(shards, tarfile.Options{})
-	t.Spool = spool
+	t.Spool = sp
 	if withData {
 		t.ReadPayloads, t.BatchBytes = true, 4<<20
 	}
@@ -107,9 +107,9 @@ func tarSource(shards []string, spool *compressed.Spool, withData bool) *fold.Ta
 
 // foldHoldsCells tells the two layouts apart by the first regular member:
 // a cell's member, or a file of the archive.
-func foldHoldsCells(ctx context.Context, spool *compressed.Spool, shards []string) (bool, error) {
+func foldHoldsCells(ctx context.Context, sp *spool.Spool, shards []string) (bool, error) {
 	for _, sh := range shards {
-		plain, err := spool.Plain(ctx, sh)
+		plain, err := sp.Plain(ctx, sh)
 		if err != nil {
 			return false, err
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/itarconv/itarconv/fold"
-	"github.com/itarconv/itarconv/formats/compressed"
+	"github.com/itarconv/itarconv/spool"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
@@ -109,7 +109,7 @@ func TestStreams(t *testing.T) {
 	}
 	// An empty standard input is no tar stream, and leaves nothing.
 	empty := t.TempDir()
-	if _, err := Convert(ctx, []string{"-"}, filepath.Join(empty, "x.tbl"), ConvertOptions{Stdin: bytes.NewReader(nil)}); !errors.Is(err, compressed.ErrEmptyStdin) {
+	if _, err := Convert(ctx, []string{"-"}, filepath.Join(empty, "x.tbl"), ConvertOptions{Stdin: bytes.NewReader(nil)}); !errors.Is(err, spool.ErrEmptyStdin) {
 		t.Errorf("empty stdin: %v", err)
 	}
 	if left, _ := os.ReadDir(empty); len(left) != 0 {

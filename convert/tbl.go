@@ -8,10 +8,10 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
-	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/tbl"
+	"github.com/itarconv/itarconv/spool"
 )
 
 // TBLOptions tune TarToTBL and ToTBL.
@@ -29,7 +29,7 @@ type TBLOptions struct {
 	Overwrite bool
 	Scan      tarfile.Options
 	// Spool reads compressed tar shards through decompressed copies.
-	Spool    *compressed.Spool
+	Spool    *spool.Spool
 	Progress func(dataset.Progress)
 }
 

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/dataset"
-	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/spool"
 )
 
 // IndexOptions tune BuildIndex.
@@ -105,7 +105,7 @@ func (st *IndexStats) timed(start time.Time) {
 // it for the caller to close (or finish, commit, abort); with no out, it
 // writes no TARIDX, only opts.Loaders' (and returns no writer).
 // Compressed shards are read through spool's copies.
-func indexShards(ctx context.Context, shards []string, out string, opts IndexOptions, spool *compressed.Spool) (*taridx.Writer, *IndexStats, error) {
+func indexShards(ctx context.Context, shards []string, out string, opts IndexOptions, sp *spool.Spool) (*taridx.Writer, *IndexStats, error) {
 	if out == "" && opts.Loaders == nil {
 		return nil, nil, errors.New("no index to write")
 	}
@@ -122,7 +122,7 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 	scan := opts.Scan
 	scan.HeaderBlocks = opts.CompatGLZN
 	src := NewTarShards(shards, scan)
-	src.Spool = spool
+	src.Spool = sp
 	var sink dataset.Sink = noSink{}
 	tx := &taridxSink{rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
 	if w != nil {

@@ -11,13 +11,13 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/dataset"
-	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/remote"
 	"github.com/itarconv/itarconv/shardset"
+	"github.com/itarconv/itarconv/spool"
 )
 
 // The tar format is a fold of tar shards: read from a directory (one of
@@ -56,7 +56,7 @@ type OpenOptions struct {
 	// Spool decompresses compressed shards (and standard input); without
 	// one, a dataset with such shards makes its own, in the system's
 	// temporary directory, removed by Close.
-	Spool *compressed.Spool
+	Spool *spool.Spool
 }
 
 // CreateOptions are the tar format's own options for registry.Create.
@@ -105,7 +105,7 @@ func ShardsContext(ctx context.Context, paths []string, foldName string) ([]stri
 		return nil, "", err
 	}
 	for _, p := range shards {
-		if p == compressed.Stdin || remote.IsURL(p) {
+		if p == spool.Stdin || remote.IsURL(p) {
 			continue // a remote shard is checked when read
 		}
 		st, err := os.Stat(p)
@@ -175,7 +175,7 @@ func dirShards(ctx context.Context, dir, foldName string) ([]string, string, err
 type tarDataset struct {
 	shards    []string
 	scan      tarfile.Options
-	spool     *compressed.Spool
+	spool     *spool.Spool
 	ownsSpool bool
 }
 
@@ -193,12 +193,12 @@ func openDataset(paths []string, o registry.OpenOptions) (registry.Dataset, erro
 	}
 	d := &tarDataset{shards: shards, scan: opts.Scan, spool: opts.Spool}
 	if d.spool == nil {
-		need, err := compressed.Needed(shards)
+		need, err := spool.Needed(shards)
 		if err != nil {
 			return nil, err
 		}
 		if need {
-			d.spool, d.ownsSpool = compressed.NewSpool(os.TempDir(), os.Stdin), true
+			d.spool, d.ownsSpool = spool.New(os.TempDir(), os.Stdin), true
 		}
 	}
 	return d, nil

@@ -9,10 +9,10 @@ import (
 	"sync"
 
 	"github.com/itarconv/itarconv/dataset"
-	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/remote"
+	"github.com/itarconv/itarconv/spool"
 
 	"github.com/itarconv/itarconv/internal/human"
 )
@@ -40,10 +40,10 @@ type TarShards struct {
 	// it to bound the bytes waiting to be written.
 	ReadPayloads bool
 	// Spool, when set, reads compressed shards (and standard input)
-	// through their decompressed copies (compressed.Spool): Scan makes a
+	// through their decompressed copies (spool.Spool): Scan makes a
 	// shard's copy on the worker that scans it, so shards decompress in
 	// parallel; OpenPayload, ShardFile and File then read the copy.
-	Spool *compressed.Spool
+	Spool *spool.Spool
 	// Members, when set, starts a shard's MemberSink: Scan hands it every
 	// member of the shard as it reads them (pax global headers and sparse
 	// members too), then where the content ends, on the worker that scans
@@ -152,7 +152,7 @@ func (t *TarShards) spooled(shard int, path string, err error) error {
 		return err
 	}
 	name := t.Paths[shard]
-	if name == compressed.Stdin {
+	if name == spool.Stdin {
 		name = "standard input"
 	}
 	return fmt.Errorf("%s, decompressed: %w", name, err)
@@ -407,7 +407,7 @@ func (r *remoteScan) Close() error                    { return r.seq.Close() }
 
 // openGrowing scans a remote shard's copy as Prefetch grows it: each
 // read waits until its bytes are there. Messages name the shard's URL.
-func openGrowing(ctx context.Context, path, name string, g *compressed.Growth, opts tarfile.Options) (shardScan, error) {
+func openGrowing(ctx context.Context, path, name string, g *spool.Growth, opts tarfile.Options) (shardScan, error) {
 	f, err := pathguard.Open(path)
 	if err != nil {
 		if werr := g.Wait(ctx, g.Size()); werr != nil {
@@ -423,7 +423,7 @@ func openGrowing(ctx context.Context, path, name string, g *compressed.Growth, o
 type growingReader struct {
 	ctx context.Context
 	f   *os.File
-	g   *compressed.Growth
+	g   *spool.Growth
 }
 
 func (r *growingReader) ReadAt(p []byte, off int64) (int, error) {

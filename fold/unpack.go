@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 
 	"github.com/itarconv/itarconv/dataset"
-	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/spool"
 )
 
 // UnpackOptions tune Unpack.
@@ -64,16 +64,16 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 	// One pass: each worker decompresses a shard straight into the fold's
 	// directory, syncs it, and reads its headers for the index while the
 	// other decompresses the next.
-	spool := compressed.NewSpool(opts.Dir, stdin)
-	spool.Durable = true
-	defer spool.Close()
+	sp := spool.New(opts.Dir, stdin)
+	sp.Durable = true
+	defer sp.Close()
 	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
 	x, ist, err := indexShards(ctx, shards, idx, IndexOptions{Stem: opts.Index.Stem, Contiguous: opts.Index.Contiguous, Scan: opts.Index.Scan,
-		Workers: opts.Workers, Progress: opts.Progress}, spool)
+		Workers: opts.Workers, Progress: opts.Progress}, sp)
 	if err != nil {
 		return nil, err
 	}
-	temps, err := plainCopies(ctx, spool, shards)
+	temps, err := plainCopies(ctx, sp, shards)
 	if err == nil {
 		err = x.Finish()
 	}
@@ -125,12 +125,12 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 // plainCopies gives the spool's copy of every shard (made by now), and
 // copies a plain shard, which the spool leaves as it is, to a temporary
 // file in the spool's directory.
-func plainCopies(ctx context.Context, spool *compressed.Spool, shards []string) ([]string, error) {
+func plainCopies(ctx context.Context, sp *spool.Spool, shards []string) ([]string, error) {
 	temps := make([]string, len(shards))
 	for i, s := range shards {
-		p, err := spool.Plain(ctx, s)
+		p, err := sp.Plain(ctx, s)
 		if err == nil && p == s {
-			p, err = copyShard(s, spool.Dir)
+			p, err = copyShard(s, sp.Dir)
 		}
 		if err != nil {
 			for _, t := range temps[:i] {

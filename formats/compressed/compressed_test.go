@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
@@ -70,6 +70,33 @@ func TestDecompressEachCodec(t *testing.T) {
 	}
 }
 
+// TestDecompressStream: a stream's codec is told by its first bytes, as a
+// file's is; a plain stream is copied as it is, an empty one gives nothing.
+func TestDecompressStream(t *testing.T) {
+	data := plainData(1<<20 + 123)
+	for _, tt := range append(tools, struct {
+		tool  string
+		codec Codec
+	}{"", None}) {
+		in := data
+		if tt.tool != "" {
+			in = compressWith(t, tt.tool, data)
+		}
+		var out bytes.Buffer
+		c, n, err := DecompressStream(context.Background(), "stream", bytes.NewReader(in), &out)
+		if err != nil || c != tt.codec || n != int64(len(data)) || !bytes.Equal(out.Bytes(), data) {
+			t.Errorf("%q: %q, %d bytes, %v", tt.tool, c, n, err)
+		}
+	}
+	if c, n, err := DecompressStream(context.Background(), "empty", bytes.NewReader(nil), io.Discard); c != None || n != 0 || err != nil {
+		t.Errorf("empty: %q, %d bytes, %v", c, n, err)
+	}
+	z := compressWith(t, "gzip", data)
+	if _, _, err := DecompressStream(context.Background(), "cut", bytes.NewReader(z[:len(z)/2]), io.Discard); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "cut: compressed offset") {
+		t.Errorf("a cut stream: %v", err)
+	}
+}
+
 func TestDecompressCorrupt(t *testing.T) {
 	data := plainData(1 << 20)
 	for _, tt := range tools {
@@ -99,77 +126,6 @@ func flip(b []byte, at int) []byte {
 		c[i] ^= 0x5a
 	}
 	return c
-}
-
-func TestSpool(t *testing.T) {
-	dir := t.TempDir()
-	data := plainData(2 << 20)
-	plain := filepath.Join(dir, "a.tar")
-	gz := filepath.Join(dir, "b.tar.gz")
-	os.WriteFile(plain, data, 0o644)
-	os.WriteFile(gz, compressWith(t, "gzip", data), 0o644)
-	if need, err := Needed([]string{plain}); need || err != nil {
-		t.Errorf("Needed(plain) = %v, %v", need, err)
-	}
-	if need, err := Needed([]string{plain, gz}); !need || err != nil {
-		t.Errorf("Needed(plain, gzip) = %v, %v", need, err)
-	}
-	out := t.TempDir()
-	s := NewSpool(out, bytes.NewReader(compressWith(t, "zstd", data)))
-	if p, err := s.Plain(context.Background(), plain); p != plain || err != nil || s.Codec(plain) != None {
-		t.Errorf("a plain shard is itself: %s, %v", p, err)
-	}
-	// Asked for at once, a shard is decompressed once.
-	var wg sync.WaitGroup
-	paths := make([]string, 4)
-	for k := range paths {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			paths[k], _ = s.Plain(context.Background(), gz)
-		}()
-	}
-	wg.Wait()
-	for _, p := range paths[1:] {
-		if p != paths[0] {
-			t.Fatalf("two copies: %s, %s", paths[0], p)
-		}
-	}
-	stdin, err := s.Plain(context.Background(), Stdin)
-	if err != nil || s.Codec(Stdin) != Zstd || s.Codec(gz) != Gzip {
-		t.Fatalf("stdin: %v, codecs %q %q", err, s.Codec(Stdin), s.Codec(gz))
-	}
-	for _, p := range []string{paths[0], stdin} {
-		if b, _ := os.ReadFile(p); !bytes.Equal(b, data) || filepath.Dir(p) != out {
-			t.Errorf("%s: not the plain bytes in %s", p, out)
-		}
-	}
-	s.Close()
-	if left, _ := os.ReadDir(out); len(left) != 0 {
-		t.Errorf("left after Close: %v", left)
-	}
-	if _, err := os.Stat(plain); err != nil {
-		t.Errorf("Close removed a plain shard: %v", err)
-	}
-	var none *Spool
-	if p, err := none.Plain(context.Background(), gz); p != gz || err != nil {
-		t.Errorf("nil spool: %s, %v", p, err)
-	}
-}
-
-func TestSpoolCorruptLeavesNothing(t *testing.T) {
-	dir := t.TempDir()
-	z := compressWith(t, "gzip", plainData(1<<20))
-	bad := filepath.Join(dir, "bad.tar.gz")
-	os.WriteFile(bad, z[:len(z)-100], 0o644)
-	out := t.TempDir()
-	s := NewSpool(out, nil)
-	if _, err := s.Plain(context.Background(), bad); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("Plain: %v", err)
-	}
-	if left, _ := os.ReadDir(out); len(left) != 0 {
-		t.Errorf("left behind: %v", left)
-	}
 }
 
 // FuzzDecompress: any bytes either decompress or fail with ErrCorrupt,
@@ -240,3 +196,62 @@ func TestGzipPadding(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectFile: a file's codec is told by its bytes, whatever its name;
+// a missing file is an error naming it.
+func TestDetectFile(t *testing.T) {
+	dir := t.TempDir()
+	data := plainData(4096)
+	for _, tt := range tools {
+		p := filepath.Join(dir, "shard-"+tt.tool+".tar") // a misleading name
+		os.WriteFile(p, compressWith(t, tt.tool, data), 0o644)
+		if c, err := DetectFile(p); c != tt.codec || err != nil {
+			t.Errorf("%s: %q, %v", tt.tool, c, err)
+		}
+	}
+	for _, b := range [][]byte{data, nil, {0x1f}} { // plain, empty, shorter than any magic
+		p := filepath.Join(dir, "plain.tar.gz")
+		os.WriteFile(p, b, 0o644)
+		if c, err := DetectFile(p); c != None || err != nil {
+			t.Errorf("%d plain bytes: %q, %v", len(b), c, err)
+		}
+	}
+	missing := filepath.Join(dir, "missing.tar")
+	if _, err := DetectFile(missing); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("missing: %v", err)
+	}
+}
+
+// TestDecompressWriter: the writer's failure (a full disk) is told as the
+// writer's, not as a corrupt stream; a canceled context stops the copy;
+// the gzip reader reads member after member through Read as well.
+func TestDecompressWriter(t *testing.T) {
+	data := plainData(1 << 20)
+	z := compressWith(t, "gzip", data)
+	full := errors.New("no space left")
+	_, err := Decompress(context.Background(), "a.tar.gz", bytes.NewReader(z), Gzip, failingWriter{full})
+	if !errors.Is(err, full) || errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "a.tar.gz: writing its decompressed bytes") {
+		t.Errorf("a failing writer: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Decompress(ctx, "a.tar.gz", bytes.NewReader(z), Gzip, io.Discard); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled: %v", err)
+	}
+	r, err := NewReader(bytes.NewReader(append(append([]byte{}, z...), z...)), Gzip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got, err := io.ReadAll(struct{ io.Reader }{r}) // Read, not WriteTo
+	if err != nil || !bytes.Equal(got, append(append([]byte{}, data...), data...)) {
+		t.Errorf("Read of two members: %d bytes, %v", len(got), err)
+	}
+	if _, err := NewReader(bytes.NewReader(z), "lz4"); err == nil {
+		t.Errorf("an unknown codec was taken")
+	}
+}
+
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }

@@ -236,3 +236,14 @@ func DecompressFile(ctx context.Context, path string, w io.Writer) (Codec, int64
 	n, err := Decompress(ctx, path, f, c, w)
 	return c, n, err
 }
+
+// DecompressStream is Decompress of a stream, its codec told by its first
+// bytes (a stream that is no compressed one is copied as it is). An empty
+// stream gives None and no byte.
+func DecompressStream(ctx context.Context, name string, r io.Reader, w io.Writer) (Codec, int64, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, _ := br.Peek(HeadSize) // a short or failed read is Decompress's to report
+	c := Sniff(head)
+	n, err := Decompress(ctx, name, br, c, w)
+	return c, n, err
+}

@@ -15,9 +15,9 @@ import (
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
-	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/spool"
 )
 
 type convertFlags struct {
@@ -139,7 +139,7 @@ func compressedSource(srcs []string, foldName string) bool {
 	if err != nil {
 		return false
 	}
-	need, _ := compressed.Needed(shards)
+	need, _ := spool.Needed(shards)
 	return need
 }
 

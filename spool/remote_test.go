@@ -1,4 +1,4 @@
-package compressed
+package spool
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/remote"
 )
 
@@ -53,7 +54,7 @@ func TestSpoolRemote(t *testing.T) {
 	remote.Configure(remote.Options{Connections: 1})
 	t.Cleanup(func() { remote.Configure(remote.Options{}) })
 	out := t.TempDir()
-	s := NewSpool(out, nil)
+	s := New(out, nil)
 	s.Prefetch(context.Background(), urls)
 	// A plain shard's copy, as it grows; the compressed one has none.
 	p, g, err := s.Partial(context.Background(), urls[1])
@@ -83,7 +84,7 @@ func TestSpoolRemote(t *testing.T) {
 			t.Errorf("%s: not its bytes, in %s", urls[i], out)
 		}
 	}
-	if s.Codec(urls[5]) != Gzip || s.Codec(urls[0]) != None {
+	if s.Codec(urls[5]) != compressed.Gzip || s.Codec(urls[0]) != compressed.None {
 		t.Errorf("codecs %q %q", s.Codec(urls[5]), s.Codec(urls[0]))
 	}
 	// The plain shards' copies start in their order (the compressed one
@@ -127,7 +128,7 @@ func TestSpoolRemoteCut(t *testing.T) {
 		conn.Close()
 	}))
 	defer srv.Close()
-	s := NewSpool(t.TempDir(), nil)
+	s := New(t.TempDir(), nil)
 	defer s.Close()
 	p, err := s.Plain(context.Background(), srv.URL+"/s.tar")
 	if err != nil {

@@ -1,4 +1,4 @@
-package compressed
+package spool
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func spoolHugeClaim(t *testing.T, claim int64) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			s := NewSpool(out, nil)
+			s := New(out, nil)
 			if prefetch {
 				s.Prefetch(context.Background(), []string{url})
 			}
@@ -79,7 +79,7 @@ func TestSpoolCloseCanceled(t *testing.T) {
 	out := t.TempDir()
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	s := NewSpool(out, pr)
+	s := New(out, pr)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		pw.Write(compressWith(t, "gzip", plainData(1<<20))[:1000]) // then the stream stalls
@@ -127,7 +127,7 @@ func TestSpoolSweepsDeadCopies(t *testing.T) {
 	for _, n := range []string{deadName, liveName, otherName, "notes.txt"} {
 		os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644)
 	}
-	s := NewSpool(dir, nil)
+	s := New(dir, nil)
 	defer s.Close()
 	if _, err := os.Stat(filepath.Join(dir, deadName)); !os.IsNotExist(err) {
 		t.Errorf("a dead process's copy %s is still there: %v", deadName, err)
@@ -147,5 +147,47 @@ func TestSpoolSweepsDeadCopies(t *testing.T) {
 	}
 	if want := strings.TrimSuffix(safefile.TempName("a.tar.gz.plain.tar"), "*"); !strings.HasPrefix(filepath.Base(p), want) {
 		t.Errorf("copy named %s, want %s*", filepath.Base(p), want)
+	}
+}
+
+// TestSpoolWaitCanceled: a caller waiting for a copy another caller is
+// making (of a stalled stream) returns when its own context ends, not
+// when the other's copy does; Close then still waits for that copy and
+// removes it.
+func TestSpoolWaitCanceled(t *testing.T) {
+	out := t.TempDir()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	s := New(out, pr)
+	first, stopFirst := context.WithCancel(context.Background())
+	defer stopFirst()
+	made := make(chan error, 1)
+	go func() {
+		_, err := s.Plain(first, Stdin)
+		made <- err
+	}()
+	pw.Write(compressWith(t, "gzip", plainData(1<<20))[:1000]) // the first caller is copying; then the stream stalls
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	waited := make(chan error, 1)
+	go func() {
+		_, err := s.Plain(ctx, Stdin)
+		waited <- err
+	}()
+	select {
+	case err := <-waited:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("the waiting caller: %v, want its deadline", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting caller still waits after its context ended")
+	}
+	stopFirst()
+	if err := <-made; !errors.Is(err, context.Canceled) {
+		t.Errorf("the copying caller: %v", err)
+	}
+	s.Close()
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf("left after Close: %v", left)
 	}
 }

@@ -1,4 +1,4 @@
-package compressed
+package spool
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package compressed
+package spool
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -27,7 +28,8 @@ var ErrEmptyStdin = errors.New("standard input is empty: no tar stream")
 // Spool gives tar shards as plain tar files that can be mapped and read
 // at any offset: a plain shard is itself; a compressed one, a URL (package
 // remote; streamed in one request, resumed where a connection breaks), or
-// standard input, is decompressed (copied) the first time it is asked for, once,
+// standard input, is decompressed (package compressed) or copied the first
+// time it is asked for, once,
 // into a temporary file in Dir, and stays there until Close. Conversions
 // that read tar shards in place (mapped, copied by the kernel, read twice)
 // thus read compressed shards unchanged, and each shard is decompressed on
@@ -57,12 +59,15 @@ type Spool struct {
 var ErrClosed = errors.New("spool closed")
 
 type spoolEntry struct {
-	once  sync.Once
-	codec Codec
-	path  string
-	err   error
-	// queued, when Prefetch makes the copy, is closed once it has.
-	queued chan struct{}
+	// done is closed once the copy is made, or has failed: codec, path
+	// and err are final then. The copy's maker is whoever claimed it
+	// first (started, under Spool.mu): Prefetch, or the first caller of
+	// Plain; the others wait for done, or for their own context.
+	done    chan struct{}
+	started bool
+	codec   compressed.Codec
+	path    string
+	err     error
 	// opened is the remote file Prefetch opened ahead (or why not).
 	opened  *remote.File
 	openErr error
@@ -71,7 +76,7 @@ type spoolEntry struct {
 	growth *Growth
 }
 
-// NewSpool makes a spool writing its copies into dir: the conversion's
+// New makes a spool writing its copies into dir: the conversion's
 // target directory, so that they live on the output's file system ("" is
 // os.TempDir()). stdin is read for the shard named Stdin.
 //
@@ -79,7 +84,7 @@ type spoolEntry struct {
 // this process's id and host): a run killed before Close (SIGKILL, a
 // power cut) leaves them, and the next spool in that directory removes
 // those whose process, on this host, is gone.
-func NewSpool(dir string, stdin io.Reader) *Spool {
+func New(dir string, stdin io.Reader) *Spool {
 	s := &Spool{Dir: dir, stdin: stdin, entries: map[string]*spoolEntry{}}
 	safefile.SweepLeftovers(s.dir())
 	return s
@@ -95,26 +100,30 @@ func Needed(shards []string) (bool, error) {
 		if p == Stdin || remote.IsURL(p) {
 			return true, nil
 		}
-		c, err := DetectFile(p)
+		c, err := compressed.DetectFile(p)
 		if err != nil {
 			return false, err
 		}
-		if c != None {
+		if c != compressed.None {
 			return true, nil
 		}
 	}
 	return false, nil
 }
 
-func (s *Spool) entry(path string) (e *spoolEntry, queued chan struct{}) {
+// claim gives path's entry, and whether the caller is the one to make
+// its copy (the first to ask for it).
+func (s *Spool) claim(path string) (e *spoolEntry, maker bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e = s.entries[path]
 	if e == nil {
-		e = &spoolEntry{}
+		e = &spoolEntry{done: make(chan struct{})}
 		s.entries[path] = e
 	}
-	return e, e.queued
+	maker = !e.started
+	e.started = true
+	return e, maker
 }
 
 // Prefetch starts copying the remote shards among names, in their order.
@@ -152,7 +161,7 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 		if !remote.IsURL(n) || s.entries[n] != nil {
 			continue // local, or asked for already
 		}
-		e := &spoolEntry{queued: make(chan struct{})}
+		e := &spoolEntry{done: make(chan struct{}), started: true} // Prefetch makes it
 		s.entries[n] = e
 		queue = append(queue, item{n, e})
 	}
@@ -168,7 +177,7 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 	var plain []*growingCopy
 	var others []item
 	for _, it := range queue {
-		if it.e.openErr != nil || Sniff(it.e.opened.Head()) != None {
+		if it.e.openErr != nil || compressed.Sniff(it.e.opened.Head()) != compressed.None {
 			others = append(others, it)
 			continue
 		}
@@ -193,7 +202,6 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 				}
 				it := others[k]
 				s.make(pctx, it.name, it.e)
-				close(it.e.queued)
 			}
 		})
 	}
@@ -218,52 +226,62 @@ func (s *Spool) Partial(ctx context.Context, path string) (string, *Growth, erro
 
 // Plain gives the path of a shard as a plain tar, decompressing it the
 // first time. Callers on several goroutines may ask at once: one
-// decompresses, the others wait for it.
+// decompresses, with its ctx; the others wait for it, each until its own
+// ctx ends.
 func (s *Spool) Plain(ctx context.Context, path string) (string, error) {
 	if s == nil {
 		return path, nil
 	}
-	e, queued := s.entry(path)
-	if queued != nil {
-		select {
-		case <-queued:
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
+	e, maker := s.claim(path)
+	if maker {
+		s.make(ctx, path, e)
 		return e.path, e.err
 	}
-	s.make(ctx, path, e)
-	return e.path, e.err
+	select {
+	case <-e.done:
+		return e.path, e.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }
 
-// make makes a shard's copy, once: the first caller does, the others
-// wait for it.
+// make makes a shard's copy, for the entry's maker, and closes its done.
 func (s *Spool) make(ctx context.Context, path string, e *spoolEntry) {
-	e.once.Do(func() {
-		s.mu.Lock()
-		closed := s.closed
-		s.mu.Unlock()
-		if closed {
-			e.err = fmt.Errorf("%s: %w", path, ErrClosed)
+	defer close(e.done)
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		e.err = fmt.Errorf("%s: %w", path, ErrClosed)
+		return
+	}
+	if path != Stdin && !remote.IsURL(path) {
+		if e.codec, e.err = compressed.DetectFile(path); e.err != nil || e.codec == compressed.None {
+			e.path = path
 			return
 		}
-		if path != Stdin && !remote.IsURL(path) {
-			if e.codec, e.err = DetectFile(path); e.err != nil || e.codec == None {
-				e.path = path
-				return
-			}
-		}
-		e.path, e.err = s.decompress(ctx, path, e)
-	})
+	}
+	e.path, e.err = s.decompress(ctx, path, e)
 }
 
-// Codec is the codec a shard was found in (None before Plain, or plain).
-func (s *Spool) Codec(path string) Codec {
+// Codec is the codec a shard was found in (None before its copy is
+// made, or plain).
+func (s *Spool) Codec(path string) compressed.Codec {
 	if s == nil {
-		return None
+		return compressed.None
 	}
-	e, _ := s.entry(path)
-	return e.codec
+	s.mu.Lock()
+	e := s.entries[path]
+	s.mu.Unlock()
+	if e == nil {
+		return compressed.None
+	}
+	select {
+	case <-e.done:
+		return e.codec
+	default:
+		return compressed.None
+	}
 }
 
 func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (string, error) {
@@ -281,7 +299,7 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 		if err != nil {
 			return "", err
 		}
-		if e.codec = Sniff(rf.Head()); e.codec == None {
+		if e.codec = compressed.Sniff(rf.Head()); e.codec == compressed.None {
 			return s.fetch(ctx, rf)
 		}
 		r := rf.Reader()
@@ -298,20 +316,17 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 	}
 	w := &flushWriter{bufio.NewWriterSize(f, 1<<20), s.dir()}
 	if in != nil {
-		br := bufio.NewReaderSize(in, 1<<20)
-		head, _ := br.Peek(HeadSize)
-		e.codec = Sniff(head)
-		if len(head) == 0 {
+		label := name
+		if name == Stdin {
+			label = "standard input"
+		}
+		var n int64
+		e.codec, n, err = compressed.DecompressStream(ctx, label, in, w)
+		if err == nil && n == 0 && e.codec == compressed.None {
 			err = cmp.Or(ctx.Err(), ErrEmptyStdin)
-		} else {
-			label := name
-			if name == Stdin {
-				label = "standard input"
-			}
-			_, err = Decompress(ctx, label, br, e.codec, w)
 		}
 	} else {
-		_, _, err = DecompressFile(ctx, name, w)
+		_, _, err = compressed.DecompressFile(ctx, name, w)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -382,11 +397,18 @@ func (s *Spool) Close() error {
 	if s.stop != nil {
 		s.stop() // copies in flight end at their next read
 	}
+	for path, e := range s.entries {
+		if !e.started { // no copy starts after Close
+			e.started = true
+			e.err = fmt.Errorf("%s: %w", path, ErrClosed)
+			close(e.done)
+		}
+	}
 	entries := maps.Clone(s.entries)
 	s.mu.Unlock()
 	s.fetchers.Wait()
 	for path, e := range entries {
-		e.once.Do(func() {}) // no copy starts after Close
+		<-e.done // a copy a caller of Plain is making ends with its context
 		if e.path != "" && e.path != path {
 			os.Remove(e.path)
 		}
@@ -495,12 +517,11 @@ func (s *Spool) startCopy(e *spoolEntry) (*growingCopy, error) {
 	}
 	c := s.newCopy(rf, f, func(p string, err error) {
 		e.path, e.err = p, err
-		close(e.queued)
+		close(e.done)
 	})
 	s.mu.Lock()
 	e.growth = c.g
 	s.mu.Unlock()
-	e.once.Do(func() {}) // this copy is the one; make does nothing more
 	return c, nil
 }
 

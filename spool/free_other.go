@@ -1,6 +1,6 @@
 //go:build !linux
 
-package compressed
+package spool
 
 // freeSpace cannot tell the free space here: a copy too large for its
 // disk fails when the disk is full, naming its directory.

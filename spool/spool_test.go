@@ -1,0 +1,110 @@
+package spool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/itarconv/itarconv/formats/compressed"
+)
+
+// plainData is a stand-in for a tar stream: varied enough to compress
+// into several blocks.
+func plainData(n int) []byte {
+	b := make([]byte, n)
+	x := uint32(7)
+	for i := range b {
+		x = x*1664525 + 1013904223
+		b[i] = "abcdefgh\x00tar"[x>>28%12]
+	}
+	return b
+}
+
+// compressWith runs the codec's own command line tool, as users make
+// their shards.
+func compressWith(t *testing.T, tool string, data []byte) []byte {
+	t.Helper()
+	cmd := exec.Command(tool, "-1", "-c")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return out
+}
+
+func TestSpool(t *testing.T) {
+	dir := t.TempDir()
+	data := plainData(2 << 20)
+	plain := filepath.Join(dir, "a.tar")
+	gz := filepath.Join(dir, "b.tar.gz")
+	os.WriteFile(plain, data, 0o644)
+	os.WriteFile(gz, compressWith(t, "gzip", data), 0o644)
+	if need, err := Needed([]string{plain}); need || err != nil {
+		t.Errorf("Needed(plain) = %v, %v", need, err)
+	}
+	if need, err := Needed([]string{plain, gz}); !need || err != nil {
+		t.Errorf("Needed(plain, gzip) = %v, %v", need, err)
+	}
+	out := t.TempDir()
+	s := New(out, bytes.NewReader(compressWith(t, "zstd", data)))
+	if p, err := s.Plain(context.Background(), plain); p != plain || err != nil || s.Codec(plain) != compressed.None {
+		t.Errorf("a plain shard is itself: %s, %v", p, err)
+	}
+	// Asked for at once, a shard is decompressed once.
+	var wg sync.WaitGroup
+	paths := make([]string, 4)
+	for k := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			paths[k], _ = s.Plain(context.Background(), gz)
+		}()
+	}
+	wg.Wait()
+	for _, p := range paths[1:] {
+		if p != paths[0] {
+			t.Fatalf("two copies: %s, %s", paths[0], p)
+		}
+	}
+	stdin, err := s.Plain(context.Background(), Stdin)
+	if err != nil || s.Codec(Stdin) != compressed.Zstd || s.Codec(gz) != compressed.Gzip {
+		t.Fatalf("stdin: %v, codecs %q %q", err, s.Codec(Stdin), s.Codec(gz))
+	}
+	for _, p := range []string{paths[0], stdin} {
+		if b, _ := os.ReadFile(p); !bytes.Equal(b, data) || filepath.Dir(p) != out {
+			t.Errorf("%s: not the plain bytes in %s", p, out)
+		}
+	}
+	s.Close()
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf("left after Close: %v", left)
+	}
+	if _, err := os.Stat(plain); err != nil {
+		t.Errorf("Close removed a plain shard: %v", err)
+	}
+	var none *Spool
+	if p, err := none.Plain(context.Background(), gz); p != gz || err != nil {
+		t.Errorf("nil spool: %s, %v", p, err)
+	}
+}
+
+func TestSpoolCorruptLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	z := compressWith(t, "gzip", plainData(1<<20))
+	bad := filepath.Join(dir, "bad.tar.gz")
+	os.WriteFile(bad, z[:len(z)-100], 0o644)
+	out := t.TempDir()
+	s := New(out, nil)
+	if _, err := s.Plain(context.Background(), bad); !errors.Is(err, compressed.ErrCorrupt) {
+		t.Fatalf("Plain: %v", err)
+	}
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
