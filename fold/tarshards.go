@@ -198,20 +198,9 @@ func readPayloads(f io.ReaderAt, rows []dataset.Row) error {
 
 // Scan lists one shard's members.
 func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row) error) error {
-	// Remote shards are copied in shard order, as the sink takes them.
-	t.prefetch.Do(func() { t.Spool.Prefetch(ctx, t.Paths) })
-	path, growth, err := t.Spool.Partial(ctx, t.Paths[shard])
+	path, growth, f, err := t.openForScan(ctx, shard)
 	if err != nil {
 		return err
-	}
-	var f shardScan
-	if growth != nil {
-		f, err = openGrowing(ctx, path, t.Paths[shard], growth, t.Options)
-	} else {
-		f, err = openScan(ctx, path, t.Options)
-	}
-	if err != nil {
-		return t.spooled(shard, path, err)
 	}
 	defer f.Close()
 	st := &t.Stats[shard]
@@ -221,111 +210,39 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 	if t.Members != nil {
 		members = t.Members(t.Paths[shard])
 	}
-	// A member takes a header block at least: a small shard gets batches
-	// of its size, not of batchRows (zeroing those is most of the cost of
-	// a shard of a few members).
-	firstRows, firstArena := batchRows, 64<<10
-	if size := f.Size(); size >= 0 {
-		firstRows = int(min(int64(batchRows), size/512+1))
-		firstArena = int(min(int64(firstArena), size))
-	}
-	rows := make([]dataset.Row, 0, firstRows)
-	arena := make([]byte, 0, firstArena)
-	var batchBytes int64
-	var data io.ReaderAt
+	b := newScanBatch(ctx, t, shard, growth, f.Size(), emit)
 	if t.ReadPayloads {
-		if data, err = openData(ctx, path, f); err != nil {
+		data, err := openData(ctx, path, f)
+		if err != nil {
 			return err
 		}
 		if c, ok := data.(io.Closer); ok {
 			defer c.Close()
 		}
-	}
-	flush := func() error {
-		batchBytes = 0
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if growth != nil {
-			// A sink reads the batch's payloads from the copy: they must
-			// be there, the last one's too, which lies past the scan.
-			var end int64
-			for i := range rows {
-				end = max(end, rows[i].DataOffset+rows[i].Size)
-			}
-			if err := growth.Wait(ctx, end); err != nil {
-				return fmt.Errorf("%s: %w", t.Paths[shard], err)
-			}
-		}
-		if data != nil {
-			if err := readPayloads(data, rows); err != nil {
-				return fmt.Errorf("%s: %w", t.Paths[shard], err)
-			}
-		}
-		if err := emit(rows); err != nil {
-			return err
-		}
-		// Sized after the last batch: batches cut by BatchBytes hold far
-		// fewer than batchRows rows, and several wait in memory at once.
-		rows = make([]dataset.Row, 0, min(batchRows, len(rows)+len(rows)/4+16))
-		arena = make([]byte, 0, cap(arena))
-		return nil
+		b.data = data
 	}
 	for {
 		m, err := f.Next()
+		if err == io.EOF {
+			st.End = f.Offset()
+			break
+		}
 		if err != nil {
-			if err == io.EOF {
-				st.End = f.Offset()
-				break
-			}
 			return t.spooled(shard, path, err)
 		}
 		st.Members++
 		if members != nil {
 			members.Member(m)
 		}
-		if !t.Options.HeaderBlocks {
-			if m.Typeflag == tarfile.TypeXGlobalHeader {
-				continue
-			}
-			if m.Sparse {
-				st.Sparse++
-				if len(st.SparseNames) < maxReportedNames {
-					st.SparseNames = append(st.SparseNames, string(m.Name))
-				}
-				continue
-			}
+		if !t.keep(st, m) {
+			continue
 		}
-		start := len(arena)
-		arena = append(arena, m.Name...)
-		name := arena[start:len(arena):len(arena)]
-		var link []byte
-		if len(m.Linkname) > 0 {
-			start = len(arena)
-			arena = append(arena, m.Linkname...)
-			link = arena[start:len(arena):len(arena)]
-		}
-		kind := kindOf(m.Typeflag)
-		if t.Options.HeaderBlocks && m.Typeflag == tarfile.TypeRegA {
-			kind = dataset.KindFile
-		}
-		rows = append(rows, dataset.Row{
-			Name: name, Linkname: link, Kind: kind, Type: m.Typeflag,
-			Size: m.Size, Mode: m.Mode, UID: m.UID, GID: m.GID,
-			ModTime: m.ModTime, ModTimeNsec: m.ModTimeNsec,
-			DataFile: shard, Offset: m.HeaderOffset, DataOffset: m.DataOffset,
-		})
-		batchBytes += m.Size
-		if len(rows) == batchRows || (t.BatchBytes > 0 && batchBytes >= t.BatchBytes) {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if len(rows) > 0 {
-		if err := flush(); err != nil {
+		if err := b.add(m); err != nil {
 			return err
 		}
+	}
+	if err := b.flush(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -333,6 +250,140 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 	if members != nil {
 		return members.End(st.End)
 	}
+	return nil
+}
+
+// openForScan opens a shard's headers for a scan: its plain copy (made by
+// the spool for a compressed or remote shard; a remote one's as it grows),
+// the first scan starting the copies of every remote shard in shard order,
+// as the sink takes them.
+func (t *TarShards) openForScan(ctx context.Context, shard int) (string, *spool.Growth, shardScan, error) {
+	t.prefetch.Do(func() { t.Spool.Prefetch(ctx, t.Paths) })
+	path, growth, err := t.Spool.Partial(ctx, t.Paths[shard])
+	if err != nil {
+		return "", nil, nil, err
+	}
+	var f shardScan
+	if growth != nil {
+		f, err = openGrowing(ctx, path, t.Paths[shard], growth, t.Options)
+	} else {
+		f, err = openScan(ctx, path, t.Options)
+	}
+	if err != nil {
+		return "", nil, nil, t.spooled(shard, path, err)
+	}
+	return path, growth, f, nil
+}
+
+// keep tells whether a member becomes a row: pax global headers and
+// sparse members do not (they are counted), unless every header block is
+// a row (HeaderBlocks).
+func (t *TarShards) keep(st *ShardStats, m *tarfile.Member) bool {
+	if t.Options.HeaderBlocks {
+		return true
+	}
+	if m.Typeflag == tarfile.TypeXGlobalHeader {
+		return false
+	}
+	if m.Sparse {
+		st.Sparse++
+		if len(st.SparseNames) < maxReportedNames {
+			st.SparseNames = append(st.SparseNames, string(m.Name))
+		}
+		return false
+	}
+	return true
+}
+
+// scanBatch gathers a scan's rows into batches, their names and link
+// targets in one arena each, and emits each batch once its payloads are
+// where the sink reads them.
+type scanBatch struct {
+	ctx        context.Context
+	t          *TarShards
+	shard      int
+	growth     *spool.Growth // a remote shard's copy as it grows, or nil
+	data       io.ReaderAt   // payloads read into the rows (ReadPayloads), or nil
+	emit       func([]dataset.Row) error
+	rows       []dataset.Row
+	arena      []byte
+	batchBytes int64
+}
+
+func newScanBatch(ctx context.Context, t *TarShards, shard int, growth *spool.Growth, size int64, emit func([]dataset.Row) error) *scanBatch {
+	// A member takes a header block at least: a small shard gets batches
+	// of its size, not of batchRows (zeroing those is most of the cost of
+	// a shard of a few members).
+	firstRows, firstArena := batchRows, 64<<10
+	if size >= 0 {
+		firstRows = int(min(int64(batchRows), size/512+1))
+		firstArena = int(min(int64(firstArena), size))
+	}
+	return &scanBatch{ctx: ctx, t: t, shard: shard, growth: growth, emit: emit,
+		rows: make([]dataset.Row, 0, firstRows), arena: make([]byte, 0, firstArena)}
+}
+
+// add makes m a row, and emits the batch when it is full.
+func (b *scanBatch) add(m *tarfile.Member) error {
+	start := len(b.arena)
+	b.arena = append(b.arena, m.Name...)
+	name := b.arena[start:len(b.arena):len(b.arena)]
+	var link []byte
+	if len(m.Linkname) > 0 {
+		start = len(b.arena)
+		b.arena = append(b.arena, m.Linkname...)
+		link = b.arena[start:len(b.arena):len(b.arena)]
+	}
+	kind := kindOf(m.Typeflag)
+	if b.t.Options.HeaderBlocks && m.Typeflag == tarfile.TypeRegA {
+		kind = dataset.KindFile
+	}
+	b.rows = append(b.rows, dataset.Row{
+		Name: name, Linkname: link, Kind: kind, Type: m.Typeflag,
+		Size: m.Size, Mode: m.Mode, UID: m.UID, GID: m.GID,
+		ModTime: m.ModTime, ModTimeNsec: m.ModTimeNsec,
+		DataFile: b.shard, Offset: m.HeaderOffset, DataOffset: m.DataOffset,
+	})
+	b.batchBytes += m.Size
+	if len(b.rows) == batchRows || (b.t.BatchBytes > 0 && b.batchBytes >= b.t.BatchBytes) {
+		return b.flush()
+	}
+	return nil
+}
+
+// flush emits the rows gathered, if any.
+func (b *scanBatch) flush() error {
+	if len(b.rows) == 0 {
+		return nil
+	}
+	b.batchBytes = 0
+	if err := b.ctx.Err(); err != nil {
+		return err
+	}
+	path := b.t.Paths[b.shard]
+	if b.growth != nil {
+		// A sink reads the batch's payloads from the copy: they must be
+		// there, the last one's too, which lies past the scan.
+		var end int64
+		for i := range b.rows {
+			end = max(end, b.rows[i].DataOffset+b.rows[i].Size)
+		}
+		if err := b.growth.Wait(b.ctx, end); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if b.data != nil {
+		if err := readPayloads(b.data, b.rows); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := b.emit(b.rows); err != nil {
+		return err
+	}
+	// Sized after the last batch: batches cut by BatchBytes hold far fewer
+	// than batchRows rows, and several wait in memory at once.
+	b.rows = make([]dataset.Row, 0, min(batchRows, len(b.rows)+len(b.rows)/4+16))
+	b.arena = make([]byte, 0, cap(b.arena))
 	return nil
 }
 
