@@ -437,17 +437,7 @@ func (s *Scanner) member(off int64, blk []byte, typeflag byte, size int64) (*Mem
 	if s.chain >= 0 {
 		m.FirstOffset = s.chain
 	}
-	var err error
-	if m.Mode, err = s.numeric(off, blk, "mode", offMode, 8); err != nil {
-		return nil, err
-	}
-	if m.UID, err = s.numeric(off, blk, "uid", offUID, 8); err != nil {
-		return nil, err
-	}
-	if m.GID, err = s.numeric(off, blk, "gid", offGID, 8); err != nil {
-		return nil, err
-	}
-	if m.ModTime, err = s.numeric(off, blk, "mtime", offMtime, 12); err != nil {
+	if err := s.numbers(off, blk, m); err != nil {
 		return nil, err
 	}
 
@@ -459,56 +449,11 @@ func (s *Scanner) member(off int64, blk []byte, typeflag byte, size int64) (*Mem
 	if s.hasLongL && len(s.longLink) > 0 {
 		link = append(link[:0], s.longLink...)
 	}
-
-	// Pax records override the header; an empty value keeps the header's.
-	var paxSparse bool
-	var sparseName, sparseSize string
+	var sp paxSparse
 	if s.hasPAX {
-		m.PAX = append([]PAXRecord(nil), s.pax...)
-		for _, r := range s.pax {
-			if r.Value == "" {
-				continue
-			}
-			var perr error
-			switch r.Key {
-			case "path":
-				name = append(name[:0], r.Value...)
-			case "linkpath":
-				link = append(link[:0], r.Value...)
-			case "uid":
-				m.UID, perr = strconv.ParseInt(r.Value, 10, 64)
-			case "gid":
-				m.GID, perr = strconv.ParseInt(r.Value, 10, 64)
-			case "size":
-				size, perr = strconv.ParseInt(r.Value, 10, 64)
-				if perr == nil && size < 0 {
-					perr = errors.New("negative")
-				}
-			case "mtime":
-				sec, nsec, ok := parsePAXTime(r.Value)
-				if !ok {
-					perr = errors.New("bad time")
-				}
-				m.ModTime, m.ModTimeNsec = sec, nsec
-			case "GNU.sparse.major", "GNU.sparse.minor", "GNU.sparse.map", "GNU.sparse.offset", "GNU.sparse.numbytes":
-				paxSparse = true
-			case "GNU.sparse.name":
-				sparseName = r.Value
-			case "GNU.sparse.size":
-				sparseSize = r.Value
-			case "GNU.sparse.realsize":
-				if sparseSize == "" {
-					sparseSize = r.Value
-				}
-			}
-			if perr != nil {
-				return nil, s.fail(off, ErrHeader, "pax record %s=%s: %v", r.Key, human.Name(r.Value), perr)
-			}
-		}
-		if major, ok := m.PAXValue("GNU.sparse.major"); ok {
-			minor, _ := m.PAXValue("GNU.sparse.minor")
-			// Only versions 0.0, 0.1 and 1.0 are sparse formats.
-			paxSparse = (major == "0" && (minor == "0" || minor == "1")) || (major == "1" && minor == "0")
+		var err error
+		if name, link, size, sp, err = s.applyPAX(off, m, name, link, size); err != nil {
+			return nil, err
 		}
 	}
 	if typeflag == TypeRegA {
@@ -526,25 +471,113 @@ func (s *Scanner) member(off int64, blk []byte, typeflag byte, size int64) (*Mem
 		size = 0
 	}
 	m.Size = size
+	if err := s.sparseMember(off, blk, m, sp); err != nil {
+		return nil, err
+	}
+	if err := s.pastPayload(off, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// numbers reads the header's numeric fields: mode, uid, gid, mtime.
+func (s *Scanner) numbers(off int64, blk []byte, m *Member) error {
+	var err error
+	if m.Mode, err = s.numeric(off, blk, "mode", offMode, 8); err != nil {
+		return err
+	}
+	if m.UID, err = s.numeric(off, blk, "uid", offUID, 8); err != nil {
+		return err
+	}
+	if m.GID, err = s.numeric(off, blk, "gid", offGID, 8); err != nil {
+		return err
+	}
+	m.ModTime, err = s.numeric(off, blk, "mtime", offMtime, 12)
+	return err
+}
+
+// paxSparse is what a member's pax records say of a sparse file.
+type paxSparse struct {
+	sparse     bool   // a pax sparse format (0.0, 0.1 or 1.0)
+	name, size string // GNU.sparse.name, GNU.sparse.size (or realsize)
+}
+
+// applyPAX lets the pax records before a member override its header (an
+// empty value keeps the header's), and returns its name, link target,
+// size and what they say of a sparse file.
+func (s *Scanner) applyPAX(off int64, m *Member, name, link []byte, size int64) ([]byte, []byte, int64, paxSparse, error) {
+	var sp paxSparse
+	m.PAX = append([]PAXRecord(nil), s.pax...)
+	for _, r := range s.pax {
+		if r.Value == "" {
+			continue
+		}
+		var perr error
+		switch r.Key {
+		case "path":
+			name = append(name[:0], r.Value...)
+		case "linkpath":
+			link = append(link[:0], r.Value...)
+		case "uid":
+			m.UID, perr = strconv.ParseInt(r.Value, 10, 64)
+		case "gid":
+			m.GID, perr = strconv.ParseInt(r.Value, 10, 64)
+		case "size":
+			size, perr = strconv.ParseInt(r.Value, 10, 64)
+			if perr == nil && size < 0 {
+				perr = errors.New("negative")
+			}
+		case "mtime":
+			sec, nsec, ok := parsePAXTime(r.Value)
+			if !ok {
+				perr = errors.New("bad time")
+			}
+			m.ModTime, m.ModTimeNsec = sec, nsec
+		case "GNU.sparse.major", "GNU.sparse.minor", "GNU.sparse.map", "GNU.sparse.offset", "GNU.sparse.numbytes":
+			sp.sparse = true
+		case "GNU.sparse.name":
+			sp.name = r.Value
+		case "GNU.sparse.size":
+			sp.size = r.Value
+		case "GNU.sparse.realsize":
+			if sp.size == "" {
+				sp.size = r.Value
+			}
+		}
+		if perr != nil {
+			return nil, nil, 0, sp, s.fail(off, ErrHeader, "pax record %s=%s: %v", r.Key, human.Name(r.Value), perr)
+		}
+	}
+	if major, ok := m.PAXValue("GNU.sparse.major"); ok {
+		minor, _ := m.PAXValue("GNU.sparse.minor")
+		// Only versions 0.0, 0.1 and 1.0 are sparse formats.
+		sp.sparse = (major == "0" && (minor == "0" || minor == "1")) || (major == "1" && minor == "0")
+	}
+	return name, link, size, sp, nil
+}
+
+// sparseMember reads what makes m a sparse file: the old GNU sparse map's
+// extension blocks, or the pax records' name and real size.
+func (s *Scanner) sparseMember(off int64, blk []byte, m *Member, sp paxSparse) error {
 	switch {
-	case typeflag == TypeGNUSparse:
+	case m.Typeflag == TypeGNUSparse:
 		// Reading the sparse map's extension blocks may refill the buffer
 		// that blk points into.
 		s.sparseBlock = append(s.sparseBlock[:0], blk...)
 		m.Block = s.sparseBlock
 		if err := s.gnuSparse(off, blk, m); err != nil {
-			return nil, err
+			return err
 		}
-	case paxSparse && !isHeaderOnly(typeflag):
-		m.Sparse, m.RealSize = true, size
-		if sparseName != "" {
-			m.Name = append(m.Name[:0], sparseName...)
+	case sp.sparse && !isHeaderOnly(m.Typeflag):
+		m.Sparse, m.RealSize = true, m.Size
+		if sp.name != "" {
+			m.Name = append(m.Name[:0], sp.name...)
 			s.name = m.Name
 		}
-		if sparseSize != "" {
-			n, err := strconv.ParseInt(sparseSize, 10, 64)
+		if sp.size != "" {
+			n, err := strconv.ParseInt(sp.size, 10, 64)
 			if err != nil || n < 0 {
-				return nil, s.fail(off, ErrHeader, "pax sparse size %q", sparseSize)
+				return s.fail(off, ErrHeader, "pax sparse size %q", sp.size)
 			}
 			m.RealSize = n
 		}
@@ -552,20 +585,25 @@ func (s *Scanner) member(off int64, blk []byte, typeflag byte, size int64) (*Mem
 	if m.Sparse {
 		s.sparse++
 	}
+	return nil
+}
 
+// pastPayload checks that m's payload and padding lie within the file, and
+// moves the scan past them.
+func (s *Scanner) pastPayload(off int64, m *Member) error {
 	next := m.DataOffset + blocksFor(m.Size)
 	if m.DataOffset+m.Size > s.src.size || next < 0 {
-		return nil, s.fail(off, ErrTruncated, "payload of %d bytes at offset %d passes the end of the file (%d bytes)", m.Size, m.DataOffset, s.src.size)
+		return s.fail(off, ErrTruncated, "payload of %d bytes at offset %d passes the end of the file (%d bytes)", m.Size, m.DataOffset, s.src.size)
 	}
 	if next > s.src.size {
-		return nil, s.fail(off, ErrTruncated, "padding after the payload passes the end of the file (%d bytes)", s.src.size)
+		return s.fail(off, ErrTruncated, "padding after the payload passes the end of the file (%d bytes)", s.src.size)
 	}
 	s.src.observe(next - m.FirstOffset)
 	s.off = next
 	s.chain = -1
 	s.hasPAX, s.hasLongN, s.hasLongL = false, false, false
 	s.pax = s.pax[:0]
-	return m, nil
+	return nil
 }
 
 // gnuSparse reads the old GNU sparse map's extension blocks so that the
