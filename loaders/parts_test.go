@@ -45,7 +45,8 @@ func allLoaders() *loaders.Set {
 
 // TestIndexPartsEqualOneRun: the parts of 1, 2, 3 and 7 tasks, merged,
 // give every file one run gives (TARIDX, its manifest, each loader's
-// index), byte for byte, and the same figures; so does a refusal.
+// index), byte for byte, and the same figures (the loaders' counts too);
+// so does a refusal.
 func TestIndexPartsEqualOneRun(t *testing.T) {
 	ctx := context.Background()
 	for _, cc := range []struct {
@@ -63,7 +64,7 @@ func TestIndexPartsEqualOneRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, wantErr := l.Finish(context.Background())
+				wantSt, wantErr := l.Finish(context.Background())
 				wantFiles := takeOutputs(t, dir)
 				if len(wantFiles) < 2*len(shards)+3 {
 					t.Fatalf("one run wrote only %d files", len(wantFiles))
@@ -83,9 +84,12 @@ func TestIndexPartsEqualOneRun(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					_, gotErr := l.Finish(context.Background())
+					gotSt, gotErr := l.Finish(context.Background())
 					if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 						t.Errorf("%d tasks: the loaders' error %v, one run's %v", n, gotErr, wantErr)
+					}
+					if fmt.Sprint(gotSt) != fmt.Sprint(wantSt) {
+						t.Errorf("%d tasks: the loaders' counts %v, one run's %v", n, gotSt, wantSt)
 					}
 					gotFiles := takeOutputs(t, dir)
 					for name, b := range wantFiles {

@@ -72,6 +72,11 @@ func (x *ratarmountIndexer) End(int64) (int, error) {
 	if x.out == "" {
 		return 0, nil
 	}
+	if x.b.Len() == 0 {
+		// Said before the temporary file is made, whose name the
+		// writer's message would give.
+		return 0, ratarmountErr(fmt.Errorf("%s: %w", x.out, ratarmount.ErrEmpty))
+	}
 	st, err := loaders.ShardInfo(x.ctx, x.shard)
 	if err != nil {
 		return 0, err
