@@ -24,11 +24,11 @@ type IndexOptions struct {
 	Workers    int
 	Scan       tarfile.Options
 	Progress   func(dataset.Progress)
-	// Loaders are other loaders' indexes (DALI, energon, ...), written
-	// from the same pass over the headers: each shard's as soon as it is
-	// read; what spans the dataset when the caller calls Loaders.Finish,
-	// after every fold of the dataset is indexed.
-	Loaders *Loaders
+	// Loaders are other loaders' indexes (DALI, energon, ...; package
+	// loaders), written from the same pass over the headers: each shard's
+	// as soon as it is read; what spans the dataset when the caller
+	// finishes them, after every fold of the dataset is indexed.
+	Loaders LoaderIndexes
 }
 
 // IndexStats describes a finished index.
@@ -131,7 +131,7 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 	}
 	if opts.Loaders != nil {
 		opts.Loaders.Plan(shards)
-		src.Members = func(path string) MemberSink { return opts.Loaders.shard(ctx, path) }
+		src.Members = func(path string) MemberSink { return opts.Loaders.Shard(ctx, path) }
 	}
 	err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,7 +64,7 @@ func IndexPart(ctx context.Context, shards []string, lo, hi int, withTARIDX bool
 	}
 	if opts.Loaders != nil {
 		opts.Loaders.Plan(mine)
-		src.Members = func(path string) MemberSink { return opts.Loaders.shard(ctx, path) }
+		src.Members = func(path string) MemberSink { return opts.Loaders.Shard(ctx, path) }
 	}
 	if err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 		return nil, err
@@ -79,15 +78,11 @@ func IndexPart(ctx context.Context, shards []string, lo, hi int, withTARIDX bool
 	}
 	addScanStats(st, src)
 	st.Shards = len(mine)
-	tally := partTally{Index: st}
-	if opts.Loaders != nil {
-		tally.Loaders = opts.Loaders.Stats()
-	}
-	if err := writeJSONFile(filepath.Join(dir, tallyFile), tally); err != nil {
+	if err := writeJSONFile(filepath.Join(dir, tallyFile), partTally{Index: st}); err != nil {
 		return nil, err
 	}
 	if opts.Loaders != nil {
-		if err := opts.Loaders.savePart(filepath.Join(dir, loadersFile), mine); err != nil {
+		if err := opts.Loaders.SavePart(filepath.Join(dir, loadersFile), mine); err != nil {
 			return nil, err
 		}
 	}
@@ -115,10 +110,9 @@ func MergeIndexParts(ctx context.Context, shards []string, parts []string, out s
 		}
 		st.add(pt.Index)
 		if opts.Loaders != nil {
-			if err := opts.Loaders.loadPart(filepath.Join(p, loadersFile)); err != nil {
+			if err := opts.Loaders.LoadPart(filepath.Join(p, loadersFile)); err != nil {
 				return nil, err
 			}
-			opts.Loaders.addStats(pt.Loaders)
 		}
 	}
 	if out != "" {
@@ -146,26 +140,10 @@ func MergeIndexParts(ctx context.Context, shards []string, parts []string, out s
 	return st, nil
 }
 
-// partTally is a part's figures: the index's, and the loaders' files
-// written in place.
+// partTally is a part's figures (the loaders keep theirs in their own
+// file, loadersFile).
 type partTally struct {
-	Index   *IndexStats  `json:"index"`
-	Loaders *LoaderStats `json:"loaders,omitempty"`
-}
-
-// addStats counts a part's loaders' files as this run's.
-func (l *Loaders) addStats(st *LoaderStats) {
-	if st == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for k, n := range st.Written {
-		l.stats.Written[k] += n
-	}
-	for k, v := range st.None {
-		l.stats.None[k] = append(l.stats.None[k], v...)
-	}
+	Index *IndexStats `json:"index"`
 }
 
 // partStats are the tally's figures, as a part records them.
@@ -437,84 +415,6 @@ func readJSONFile(path string, v any) error {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%s: %w: %w", path, ErrPart, err)
-	}
-	return nil
-}
-
-// partLoader is a Loader whose Finish needs what its indexers kept of each
-// shard: a task saves it with its part, and merge restores it.
-type partLoader interface {
-	saveShard(enc *gob.Encoder, path string) error
-	loadShard(dec *gob.Decoder, path string) error
-}
-
-// savePart writes what the loaders that span the dataset keep of shards.
-func (l *Loaders) savePart(path string, shards []string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	bw := bufio.NewWriter(f)
-	enc := gob.NewEncoder(bw)
-	var names []string
-	for _, k := range l.kinds {
-		if _, ok := k.(partLoader); ok {
-			names = append(names, k.Name())
-		}
-	}
-	if err := enc.Encode(partHeader{Loaders: names, Shards: shards}); err != nil {
-		return err
-	}
-	for _, s := range shards {
-		for _, k := range l.kinds {
-			if pl, ok := k.(partLoader); ok {
-				if err := pl.saveShard(enc, s); err != nil {
-					return fmt.Errorf("%s: %s: %w", s, k.Name(), err)
-				}
-			}
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return f.Sync()
-}
-
-type partHeader struct {
-	Loaders []string
-	Shards  []string
-}
-
-// loadPart restores what savePart wrote.
-func (l *Loaders) loadPart(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	dec := gob.NewDecoder(bufio.NewReader(f))
-	var h partHeader
-	if err := dec.Decode(&h); err != nil {
-		return fmt.Errorf("%s: %w: %w", path, ErrPart, err)
-	}
-	var want []partLoader
-	var names []string
-	for _, k := range l.kinds {
-		if pl, ok := k.(partLoader); ok {
-			want = append(want, pl)
-			names = append(names, k.Name())
-		}
-	}
-	if fmt.Sprint(names) != fmt.Sprint(h.Loaders) {
-		return fmt.Errorf("%s: the part kept the states of %v, the merge writes %v: %w", path, h.Loaders, names, ErrPart)
-	}
-	for _, s := range h.Shards {
-		for i, pl := range want {
-			if err := pl.loadShard(dec, s); err != nil {
-				return fmt.Errorf("%s: shard %s: %s: %w: %w", path, s, names[i], ErrPart, err)
-			}
-		}
 	}
 	return nil
 }

@@ -9,12 +9,33 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/itarconv/itarconv/formats/taridx"
-	"github.com/itarconv/itarconv/partition"
 )
+
+// copyShards copies the tar shards of a format package's testdata case to
+// a new directory, in name order.
+func copyShards(t *testing.T, caseDir string) (dir string, shards []string) {
+	t.Helper()
+	dir = t.TempDir()
+	paths, _ := filepath.Glob(filepath.Join(caseDir, "*.tar"))
+	slices.Sort(paths)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.Base(p))
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, dst)
+	}
+	return dir, shards
+}
 
 // outputs reads every file under dir but the shards, by name, and removes
 // them.
@@ -34,75 +55,6 @@ func takeOutputs(t *testing.T, dir string) map[string][]byte {
 		return os.Remove(p)
 	})
 	return files
-}
-
-func allLoaders() *Loaders {
-	return NewLoaders(Energon(""), Wids("", true), DALI(""), Ratarmount(""))
-}
-
-// TestIndexPartsEqualOneRun: the parts of 1, 2, 3 and 7 tasks, merged,
-// give every file one run gives (TARIDX, its manifest, each loader's
-// index), byte for byte, and the same figures; so does a refusal.
-func TestIndexPartsEqualOneRun(t *testing.T) {
-	ctx := context.Background()
-	for _, cc := range []struct {
-		c          string
-		contiguous bool
-	}{{"webdataset", false}, {"pax_py", false}, {"dirs_links_gnutar", false}, {"noncontiguous", false}, {"noncontiguous", true},
-		{"empty_shard_middle", false}, {"duplicates", false}} {
-		c, contiguous := cc.c, cc.contiguous
-		{
-			t.Run(fmt.Sprintf("%s/contiguous=%v", c, contiguous), func(t *testing.T) {
-				dir, shards := copyShards(t, filepath.Join("..", "formats", "energon", "testdata", c))
-				out := filepath.Join(dir, "out.taridx")
-				l := allLoaders()
-				want, err := BuildIndex(ctx, shards, out, IndexOptions{Workers: 2, Contiguous: contiguous, Loaders: l})
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, wantErr := l.Finish(context.Background())
-				wantFiles := takeOutputs(t, dir)
-				if len(wantFiles) < 2*len(shards)+3 {
-					t.Fatalf("one run wrote only %d files", len(wantFiles))
-				}
-				for _, n := range []int{1, 3, 7} {
-					var parts []string
-					for k := range n {
-						lo, hi := partition.Range(sizesOf(t, shards), partition.Task{K: k, N: n})
-						part := t.TempDir()
-						if _, err := IndexPart(ctx, shards, lo, hi, true, part, IndexOptions{Workers: 1 + k%2, Contiguous: contiguous, Loaders: allLoaders()}); err != nil {
-							t.Fatal(err)
-						}
-						parts = append(parts, part)
-					}
-					l := allLoaders()
-					got, err := MergeIndexParts(ctx, shards, parts, out, IndexOptions{Contiguous: contiguous, Loaders: l})
-					if err != nil {
-						t.Fatal(err)
-					}
-					_, gotErr := l.Finish(context.Background())
-					if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-						t.Errorf("%d tasks: the loaders' error %v, one run's %v", n, gotErr, wantErr)
-					}
-					gotFiles := takeOutputs(t, dir)
-					for name, b := range wantFiles {
-						if !bytes.Equal(gotFiles[name], b) {
-							t.Errorf("%d tasks: %s differs from one run's (%d bytes, want %d)", n, name, len(gotFiles[name]), len(b))
-						}
-					}
-					if len(gotFiles) != len(wantFiles) {
-						t.Errorf("%d tasks: %d files, one run %d", n, len(gotFiles), len(wantFiles))
-					}
-					got.Elapsed, got.MembersPerSec, got.Reads, got.ReadBytes = 0, 0, 0, 0
-					w := *want
-					w.Elapsed, w.MembersPerSec, w.Reads, w.ReadBytes = 0, 0, 0, 0
-					if fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", w) {
-						t.Errorf("%d tasks: figures\n%+v\none run's\n%+v", n, *got, w)
-					}
-				}
-			})
-		}
-	}
 }
 
 func sizesOf(t *testing.T, paths []string) []int64 {

@@ -21,6 +21,8 @@ import (
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/loaders"
+	_ "github.com/itarconv/itarconv/loaders/all" // every loader's plug-in
 	"github.com/itarconv/itarconv/partition"
 	"github.com/itarconv/itarconv/shardset"
 )
@@ -151,8 +153,9 @@ func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, e
 }
 
 // indexFormats reads --format: the loaders' indexes to write besides (or
-// instead of) TARIDX, which it reports.
-func indexFormats(fl indexFlags, opts *fold.IndexOptions) (withTARIDX bool, err error) {
+// instead of) TARIDX (nil: none), and whether to write TARIDX.
+func indexFormats(fl indexFlags, opts *fold.IndexOptions) (set *loaders.Set, withTARIDX bool, err error) {
+	names := loaders.Names() // always in this order
 	want := map[string]bool{}
 	for _, f := range strings.Split(fl.formats, ",") {
 		f = strings.TrimSpace(f)
@@ -161,45 +164,33 @@ func indexFormats(fl indexFlags, opts *fold.IndexOptions) (withTARIDX bool, err 
 			withTARIDX = true
 		case f == "all":
 			withTARIDX = true
-			for _, name := range loaderNames {
+			for _, name := range names {
 				want[name] = true
 			}
-		case slices.Contains(loaderNames, f):
+		case slices.Contains(names, f):
 			want[f] = true
 		default:
-			return false, usagef("--format: %q is none of taridx, %s, all", f, strings.Join(loaderNames, ", "))
+			return nil, false, usagef("--format: %q is none of taridx, %s, all", f, strings.Join(names, ", "))
 		}
 	}
-	var loaders []fold.Loader
-	for _, name := range loaderNames { // always in this order
+	var kinds []loaders.Loader
+	for _, name := range names {
 		if want[name] {
-			loaders = append(loaders, newLoader(name, fl))
+			l, err := loaders.New(name, loaders.Options{OutDir: fl.outDir, MD5: fl.widsMD5})
+			if err != nil {
+				return nil, false, err
+			}
+			kinds = append(kinds, l)
 		}
 	}
-	if len(loaders) > 0 {
+	if len(kinds) > 0 {
 		if opts.CompatGLZN {
-			return false, usagef("--compat glzn reads header blocks; the other loaders' indexes read members: index them apart")
+			return nil, false, usagef("--compat glzn reads header blocks; the other loaders' indexes read members: index them apart")
 		}
-		opts.Loaders = fold.NewLoaders(loaders...)
+		set = loaders.NewSet(kinds...)
+		opts.Loaders = set
 	}
-	return withTARIDX, nil
-}
-
-// loaderNames are the other loaders whose indexes index writes.
-var loaderNames = []string{"energon", "wids", "dali", "ratarmount"}
-
-func newLoader(name string, fl indexFlags) fold.Loader {
-	switch name {
-	case "energon":
-		return fold.Energon(fl.outDir)
-	case "wids":
-		return fold.Wids(fl.outDir, fl.widsMD5)
-	case "dali":
-		return fold.DALI(fl.outDir)
-	case "ratarmount":
-		return fold.Ratarmount(fl.outDir)
-	}
-	panic("no loader " + name)
+	return set, withTARIDX, nil
 }
 
 // planIndexDir plans an index for each fold of a directory's shards.
@@ -311,7 +302,7 @@ func shellQuote(s string) string {
 }
 
 func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
-	opts, withTARIDX, err := indexSetup(fl)
+	opts, set, withTARIDX, err := indexSetup(fl)
 	if err != nil {
 		return err
 	}
@@ -339,7 +330,7 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		return usagef("a partitioned run indexes one fold: %s holds %d (choose one with --fold)", args[0], len(jobs))
 	}
 	for _, job := range jobs {
-		if remote.AnyURL(job.shards) && opts.Loaders != nil && fl.outDir == "" {
+		if remote.AnyURL(job.shards) && set != nil && fl.outDir == "" {
 			return usagef("the shards are remote: the loaders' indexes (--format) that go beside each shard need --out-dir")
 		}
 		opts.Workers = max(opts.Workers, e.shardWorkers(fl.cmd, fl.workers, job.shards))
@@ -376,18 +367,18 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		if err := refuseCompressed(mine, convertHint(args, job)); err != nil {
 			return err
 		}
-		if opts.Loaders != nil {
-			opts.Loaders.Plan(mine)
+		if set != nil {
+			set.Plan(mine)
 		}
 		if err := guardErr(in.CheckOutputs(job.out)); err != nil {
 			return err
 		}
-		if err := checkLoaderOutputs(in, opts.Loaders); err != nil {
+		if err := checkLoaderOutputs(in, set); err != nil {
 			return err
 		}
 	}
 	if partitioned {
-		return e.indexTask(ctx, fl, opts, withTARIDX, jobs[0], anchor, task, inputs, lo, hi)
+		return e.indexTask(ctx, fl, opts, set, withTARIDX, jobs[0], anchor, task, inputs, lo, hi)
 	}
 	var results []indexResult
 	for _, job := range jobs {
@@ -402,60 +393,60 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		results = append(results, res)
 		e.reportIndex(res)
 	}
-	var loaders *fold.LoaderStats
-	if opts.Loaders != nil {
-		loaders, err = opts.Loaders.Finish(ctx)
-		e.reportLoaders(loaders)
+	var loaderStats *loaders.Stats
+	if set != nil {
+		loaderStats, err = set.Finish(ctx)
+		e.reportLoaders(loaderStats)
 		if err != nil {
 			return err
 		}
 	}
 	if fl.json {
 		out := map[string]any{"folds": results}
-		if loaders != nil {
-			out["loaders"] = loaders
+		if loaderStats != nil {
+			out["loaders"] = loaderStats
 		}
 		return e.printJSON(out)
 	}
 	return nil
 }
 
-// indexSetup reads the flags that shape the index (and the loaders'),
-// as a run and a merge both need them.
-func indexSetup(fl indexFlags) (fold.IndexOptions, bool, error) {
-	opts := fold.IndexOptions{Contiguous: fl.contiguous, Workers: fl.workers}
+// indexSetup reads the flags that shape the index (and the loaders', set
+// also as opts.Loaders), as a run and a merge both need them.
+func indexSetup(fl indexFlags) (opts fold.IndexOptions, set *loaders.Set, withTARIDX bool, err error) {
+	opts = fold.IndexOptions{Contiguous: fl.contiguous, Workers: fl.workers}
 	switch fl.compat {
 	case "":
 	case "glzn":
 		opts.CompatGLZN = true
 	default:
-		return opts, false, usagef("--compat: unknown implementation %q (glzn)", fl.compat)
+		return opts, nil, false, usagef("--compat: unknown implementation %q (glzn)", fl.compat)
 	}
 	switch fl.stem {
 	case "basename":
 	case "path":
 		opts.Stem = taridx.StemPath
 		if opts.CompatGLZN {
-			return opts, false, usagef("--stem path does not apply to --compat glzn (glzn keys basenames)")
+			return opts, nil, false, usagef("--stem path does not apply to --compat glzn (glzn keys basenames)")
 		}
 	default:
-		return opts, false, usagef("--stem: %q is neither basename nor path", fl.stem)
+		return opts, nil, false, usagef("--stem: %q is neither basename nor path", fl.stem)
 	}
 	if fl.workers < 1 {
-		return opts, false, usagef("--workers must be at least 1")
+		return opts, nil, false, usagef("--workers must be at least 1")
 	}
 	strategy, err := tarfile.ParseStrategy(fl.strategy)
 	if err != nil {
-		return opts, false, usageError{err}
+		return opts, nil, false, usageError{err}
 	}
 	opts.Scan = tarfile.Options{IgnoreZeros: fl.ignoreZeros, Strategy: strategy}
-	withTARIDX, err := indexFormats(fl, &opts)
-	return opts, withTARIDX, err
+	set, withTARIDX, err = indexFormats(fl, &opts)
+	return opts, set, withTARIDX, err
 }
 
 // checkLoaderOutputs refuses loaders' index files that would overwrite a
 // shard or each other.
-func checkLoaderOutputs(in *pathguard.Inputs, l *fold.Loaders) error {
+func checkLoaderOutputs(in *pathguard.Inputs, l *loaders.Set) error {
 	if l == nil {
 		return nil
 	}
@@ -468,7 +459,7 @@ func checkLoaderOutputs(in *pathguard.Inputs, l *fold.Loaders) error {
 
 // reportLoaders says how many index files each loader got, and which
 // shards a loader indexes not.
-func (e *env) reportLoaders(st *fold.LoaderStats) {
+func (e *env) reportLoaders(st *loaders.Stats) {
 	if st == nil {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/loaders"
 	"github.com/itarconv/itarconv/partition"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -27,14 +28,14 @@ type indexPartOptions struct {
 	IgnoreZeros bool     `json:"ignore_zeros"`
 }
 
-func newIndexPartOptions(fl indexFlags, opts fold.IndexOptions, withTARIDX bool) (indexPartOptions, error) {
+func newIndexPartOptions(fl indexFlags, set *loaders.Set, withTARIDX bool) (indexPartOptions, error) {
 	o := indexPartOptions{Compat: fl.compat, Stem: fl.stem, Contiguous: fl.contiguous,
 		WidsMD5: fl.widsMD5, IgnoreZeros: fl.ignoreZeros, Formats: []string{}}
 	if withTARIDX {
 		o.Formats = append(o.Formats, "taridx")
 	}
-	if opts.Loaders != nil {
-		o.Formats = append(o.Formats, opts.Loaders.Names()...)
+	if set != nil {
+		o.Formats = append(o.Formats, set.Names()...)
 	}
 	if fl.outDir != "" {
 		abs, err := filepath.Abs(fl.outDir)
@@ -54,9 +55,9 @@ func (o indexPartOptions) flags(workers int) indexFlags {
 
 // indexTask indexes this task's share of job's shards into its part of
 // the run named by anchor.
-func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptions, withTARIDX bool, job indexJob, anchor string,
+func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptions, set *loaders.Set, withTARIDX bool, job indexJob, anchor string,
 	t partition.Task, inputs []partition.Input, lo, hi int) error {
-	po, err := newIndexPartOptions(fl, opts, withTARIDX)
+	po, err := newIndexPartOptions(fl, set, withTARIDX)
 	if err != nil {
 		return err
 	}
@@ -83,10 +84,10 @@ func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptio
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("indexing fold %s: %w", job.fold, err)
 		}
-		if opts.Loaders != nil {
+		if set != nil {
 			// The shards' own loader indexes, written in place: merge
 			// checks they are still there as the task wrote them.
-			for _, f := range opts.Loaders.ShardFiles(job.shards[lo:hi]) {
+			for _, f := range set.ShardFiles(job.shards[lo:hi]) {
 				if fi, err := os.Stat(f); err == nil {
 					m.Written = append(m.Written, partition.File{Name: f, Size: fi.Size()})
 				}
@@ -105,7 +106,7 @@ func mergeIndex(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) 
 	if err := json.Unmarshal(m.Options, &po); err != nil {
 		return nil, fmt.Errorf("%s: the options of its index run: %w: %w", set.Dir, partition.ErrParts, err)
 	}
-	opts, withTARIDX, err := indexSetup(po.flags(fl.workers))
+	opts, loaderSet, withTARIDX, err := indexSetup(po.flags(fl.workers))
 	if err != nil {
 		return nil, fmt.Errorf("%s: the options of its index run: %w", set.Dir, err)
 	}
@@ -135,21 +136,21 @@ func mergeIndex(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) 
 	if out != "" {
 		outputs = append(outputs, out, fold.ManifestPath(out))
 	}
-	var loaders *fold.LoaderStats
-	if opts.Loaders != nil {
-		loaders, err = opts.Loaders.Finish(ctx)
-		e.reportLoaders(loaders)
+	var loaderStats *loaders.Stats
+	if loaderSet != nil {
+		loaderStats, err = loaderSet.Finish(ctx)
+		e.reportLoaders(loaderStats)
 		if err != nil {
 			return nil, err
 		}
-		outs, _ := opts.Loaders.Outputs()
+		outs, _ := loaderSet.Outputs()
 		outputs = append(outputs, outs...)
 	}
 	e.infof("merged %d parts of %s\n", set.Tasks, m.Output)
 	if fl.json {
 		res := map[string]any{"folds": []indexResult{res}, "tasks": set.Tasks}
-		if loaders != nil {
-			res["loaders"] = loaders
+		if loaderStats != nil {
+			res["loaders"] = loaderStats
 		}
 		return outputs, e.printJSON(res)
 	}

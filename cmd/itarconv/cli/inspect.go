@@ -3,8 +3,8 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/loaders"
 )
 
 func newInspectCmd(e *env) *cobra.Command {
@@ -25,7 +25,7 @@ with the shards, and the keys the loaders trip over (see verify, which
 exits 1 on a disagreement).`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, ok := fold.DetectLoaderIndex(args[0]); ok {
+			if _, ok := loaders.Detect(args[0]); ok {
 				return e.checkLoaderIndex(cmd.Context(), args[0], args[1:], defaultWorkers(), false)
 			}
 			if len(args) > 1 {

@@ -3,13 +3,17 @@ package cli
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/dali"
+	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/loaders"
 )
 
 // TestIndexDALI: --format all writes, from the same pass, the TARIDX the
@@ -109,7 +113,7 @@ var loaderIndexes = map[string][]string{
 // find its shards, and say OK while they match; a member added to a shard
 // after indexing is reported (verify exits 1, inspect 0).
 func TestCheckLoaderIndexes(t *testing.T) {
-	for _, loader := range loaderNames {
+	for _, loader := range loaders.Names() {
 		t.Run(loader, func(t *testing.T) {
 			dir, _ := writeShards(t, 2, 3)
 			if code, _, stderr := run(t, "index", "-q", "--format", loader, dir); code != 0 {
@@ -290,5 +294,106 @@ func TestVerifyDuplicateShard(t *testing.T) {
 	}
 	if code != ExitData || dups != 19 {
 		t.Errorf("verify of an index naming one shard 20 times: exit %d, %d duplicate problems (want 19): %+v", code, dups, rep.Problems)
+	}
+}
+
+// toyLoader is a loader's index for TestToyLoader: <shard>.toy beside each
+// shard, its regular members' names, a line each.
+type toyLoader struct{}
+
+func (toyLoader) Name() string { return "toy" }
+
+func (toyLoader) Outputs(shards []string) []string {
+	var outs []string
+	for _, s := range shards {
+		outs = append(outs, s+".toy")
+	}
+	return outs
+}
+
+func (toyLoader) ShardFile(shard string) string { return shard + ".toy" }
+
+func (toyLoader) Shard(_ context.Context, path string) loaders.ShardIndexer {
+	return &toyIndexer{out: path + ".toy"}
+}
+
+func (toyLoader) Finish(context.Context, []string) (int, error) { return 0, nil }
+
+type toyIndexer struct {
+	out   string // "" for a check's, kept in memory
+	names []string
+}
+
+func (x *toyIndexer) Member(m *tarfile.Member) {
+	if m.IsRegular() {
+		x.names = append(x.names, string(m.Name))
+	}
+}
+
+func (x *toyIndexer) End(int64) (int, error) {
+	if x.out == "" {
+		return 0, nil
+	}
+	return 1, loaders.WriteFile(x.out, []byte(strings.Join(x.names, "\n")+"\n"))
+}
+
+func toyEntries(shard string, names []string) []loaders.Entry {
+	var es []loaders.Entry
+	for _, n := range names {
+		es = append(es, loaders.Entry{Shard: shard, Name: n, What: "a member"})
+	}
+	return es
+}
+
+// TestToyLoader: a loader registered with package loaders is one the
+// index command writes (--format, all) and verify and inspect check, with
+// no change to the command line.
+func TestToyLoader(t *testing.T) {
+	loaders.Register(&loaders.Plugin{Name: "toy", Order: 1000,
+		New: func(loaders.Options) loaders.Loader { return toyLoader{} },
+		Indexes: []*loaders.Index{{Unit: "members",
+			Detect: func(path string) bool { return strings.HasSuffix(path, ".tar.toy") },
+			Shards: func(_ context.Context, path string) ([]string, error) {
+				return []string{strings.TrimSuffix(path, ".toy")}, nil
+			},
+			Read: func(_ context.Context, path string, shards []string) ([]loaders.Entry, error) {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return nil, err
+				}
+				return toyEntries(shards[0], strings.Fields(string(b))), nil
+			},
+			Expect: func(_ context.Context, _ string, shards []string) (func(string) fold.MemberSink, func() ([]loaders.Entry, error)) {
+				return loaders.PerShard(shards, func(string) *toyIndexer { return &toyIndexer{} },
+					func(shard string, x *toyIndexer) ([]loaders.Entry, error) { return toyEntries(shard, x.names), nil })
+			},
+		}}})
+	t.Cleanup(func() { loaders.Unregister("toy") })
+
+	dir, _ := writeShards(t, 2, 2)
+	if code, _, stderr := run(t, "index", "-q", "--format", "toy", dir); code != 0 {
+		t.Fatalf("index --format toy: exit %d: %s", code, stderr)
+	}
+	idx := filepath.Join(dir, "train_0001.tar.toy")
+	b, err := os.ReadFile(idx)
+	if err != nil || string(b) != "s000002.jpg\ns000002.cls\ns000003.jpg\ns000003.cls\n" {
+		t.Fatalf("%s: %q %v", idx, b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "train.taridx")); !os.IsNotExist(err) {
+		t.Errorf("--format toy wrote TARIDX too: %v", err)
+	}
+	code, stdout, stderr := run(t, "verify", idx)
+	if code != 0 || !strings.Contains(stdout, "toy index of 1 shards, 4 members: OK") {
+		t.Fatalf("verify: exit %d: %s%s", code, stdout, stderr)
+	}
+	writeTar(t, filepath.Join(dir, "train_0001.tar"), "s000002.jpg", "s000002.cls", "s000003.jpg", "s000003.cls", "s000009.jpg")
+	if code, stdout, _ := run(t, "verify", idx); code != 1 || !strings.Contains(stdout, `missing "s000009.jpg"`) {
+		t.Errorf("verify of a stale index: exit %d: %s", code, stdout)
+	}
+	if code, stdout, _ := run(t, "inspect", idx); code != 0 || !strings.Contains(stdout, "STALE: 1 problems") {
+		t.Errorf("inspect of a stale index: exit %d: %s", code, stdout)
+	}
+	if code, _, stderr := run(t, "index", "-q", "--format", "nosuch", dir); code == 0 || !strings.Contains(stderr, "ratarmount, toy, all") {
+		t.Errorf("--format nosuch: exit %d: %s", code, stderr)
 	}
 }

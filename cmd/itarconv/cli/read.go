@@ -16,6 +16,7 @@ import (
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/loaders"
 )
 
 type foldFlags struct {
@@ -181,7 +182,7 @@ in several shards, and names a loader cannot use.`,
 					return err
 				}
 			}
-			if _, ok := fold.DetectLoaderIndex(args[0]); ok {
+			if _, ok := loaders.Detect(args[0]); ok {
 				return e.checkLoaderIndex(cmd.Context(), args[0], args[1:], workers, true)
 			}
 			if len(args) == 1 {
@@ -261,7 +262,7 @@ func (e *env) printVerify(rep *fold.Report, data bool) {
 // checkLoaderIndex checks another loader's index against its shards; with
 // strict (verify), a disagreement exits 1.
 func (e *env) checkLoaderIndex(ctx context.Context, index string, shards []string, workers int, strict bool) error {
-	rep, err := fold.CheckLoaderIndex(ctx, index, shards, workers)
+	rep, err := loaders.Check(ctx, index, shards, workers)
 	if err != nil {
 		return err
 	}

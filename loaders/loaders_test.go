@@ -1,4 +1,4 @@
-package fold
+package loaders_test
 
 import (
 	"bytes"
@@ -11,10 +11,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/dali"
 	"github.com/itarconv/itarconv/formats/energon"
 	"github.com/itarconv/itarconv/formats/ratarmount"
 	"github.com/itarconv/itarconv/formats/wids"
+	"github.com/itarconv/itarconv/loaders"
+	daliloader "github.com/itarconv/itarconv/loaders/dali"
+	energonloader "github.com/itarconv/itarconv/loaders/energon"
+	ratarmountloader "github.com/itarconv/itarconv/loaders/ratarmount"
+	widsloader "github.com/itarconv/itarconv/loaders/wids"
 )
 
 // webShards writes two WebDataset shards (samples of a .jpg and a .cls)
@@ -28,7 +34,7 @@ func webShards(t *testing.T, dir string) []string {
 	return []string{a, b}
 }
 
-func problemKinds(rep *LoaderReport) string {
+func problemKinds(rep *loaders.Report) string {
 	var ks []string
 	for _, p := range rep.Problems {
 		ks = append(ks, p.Kind+" "+p.Name)
@@ -44,7 +50,7 @@ func problemKinds(rep *LoaderReport) string {
 func TestLoaderIndexesCheck(t *testing.T) {
 	dir := t.TempDir()
 	shards := webShards(t, dir)
-	l := NewLoaders(DALI(""), Energon(""), Wids("", true), Ratarmount(""))
+	l := loaders.NewSet(daliloader.New(""), energonloader.New(""), widsloader.New("", true), ratarmountloader.New(""))
 	if got := fmt.Sprint(l.Names()); got != "[dali energon wids ratarmount]" {
 		t.Errorf("names %s", got)
 	}
@@ -69,7 +75,7 @@ func TestLoaderIndexesCheck(t *testing.T) {
 	if sf := l.ShardFiles(shards[:1]); len(sf) != 3 {
 		t.Errorf("files of shard 0 alone: %v, want DALI's, energon's and ratarmount's", sf)
 	}
-	if _, err := BuildIndex(context.Background(), shards, "", IndexOptions{Workers: 2, Loaders: l}); err != nil {
+	if _, err := fold.BuildIndex(context.Background(), shards, "", fold.IndexOptions{Workers: 2, Loaders: l}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := l.Finish(context.Background())
@@ -89,10 +95,10 @@ func TestLoaderIndexesCheck(t *testing.T) {
 	}
 	ctx := context.Background()
 	for ix, loader := range indexes {
-		if name, ok := DetectLoaderIndex(ix); !ok || name != loader {
+		if name, ok := loaders.Detect(ix); !ok || name != loader {
 			t.Errorf("%s detected as %q %v, want %s", ix, name, ok, loader)
 		}
-		rep, err := CheckLoaderIndex(ctx, ix, nil, 2)
+		rep, err := loaders.Check(ctx, ix, nil, 2)
 		if err != nil {
 			t.Fatalf("%s: %v", ix, err)
 		}
@@ -105,10 +111,10 @@ func TestLoaderIndexesCheck(t *testing.T) {
 			t.Errorf("%s: text %q", ix, text.String())
 		}
 	}
-	if _, ok := DetectLoaderIndex(shards[0]); ok {
+	if _, ok := loaders.Detect(shards[0]); ok {
 		t.Error("a tar shard detected as a loader's index")
 	}
-	if _, err := CheckLoaderIndex(ctx, shards[0], nil, 1); !errors.Is(err, ErrNotLoaderIndex) {
+	if _, err := loaders.Check(ctx, shards[0], nil, 1); !errors.Is(err, loaders.ErrNotIndex) {
 		t.Errorf("a tar shard checked as an index: %v", err)
 	}
 
@@ -122,7 +128,7 @@ func TestLoaderIndexesCheck(t *testing.T) {
 		ratarmount.IndexPath(shards[1]):      "missing s3.cls; missing s3.jpg; stale archive",
 	}
 	for ix, kinds := range want {
-		rep, err := CheckLoaderIndex(ctx, ix, nil, 2)
+		rep, err := loaders.Check(ctx, ix, nil, 2)
 		if err != nil {
 			t.Fatalf("%s: %v", ix, err)
 		}
@@ -140,58 +146,58 @@ func TestLoaderIndexesCheck(t *testing.T) {
 	// shard gone.
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
 	alias := filepath.Join(dir, "sub") + "/../data-000.tar"
-	rep, err := CheckLoaderIndex(ctx, dali.IndexPath(shards[0]), []string{shards[0], alias}, 1)
+	rep, err := loaders.Check(ctx, dali.IndexPath(shards[0]), []string{shards[0], alias}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Problems) == 0 || rep.Problems[0].Kind != LoaderDuplicate || !strings.Contains(rep.Problems[0].What, "after shard 0") {
+	if len(rep.Problems) == 0 || rep.Problems[0].Kind != loaders.Duplicate || !strings.Contains(rep.Problems[0].What, "after shard 0") {
 		t.Errorf("a shard listed twice: %v", rep.Problems)
 	}
 	os.Remove(shards[0])
-	rep, err = CheckLoaderIndex(ctx, filepath.Join(dir, energon.MetaDir), nil, 1)
+	rep, err = loaders.Check(ctx, filepath.Join(dir, energon.MetaDir), nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Problems) == 0 || rep.Problems[0].Kind != LoaderShard || rep.Problems[0].Shard != shards[0] {
+	if len(rep.Problems) == 0 || rep.Problems[0].Kind != loaders.ShardUnreadable || rep.Problems[0].Shard != shards[0] {
 		t.Errorf("a shard gone: %v", rep.Problems)
 	}
-	if _, err := CheckLoaderIndex(ctx, dali.IndexPath(shards[0]), nil, 1); err == nil || !strings.Contains(err.Error(), "no tar shard beside it") {
+	if _, err := loaders.Check(ctx, dali.IndexPath(shards[0]), nil, 1); err == nil || !strings.Contains(err.Error(), "no tar shard beside it") {
 		t.Errorf("a DALI index without its shard: %v", err)
 	}
 }
 
 // TestLoaderIndexUnreadable: an index its loader could not read is a
-// finding (LoaderUnreadable), not a failure of the check.
+// finding (loaders.Unreadable), not a failure of the check.
 func TestLoaderIndexUnreadable(t *testing.T) {
 	dir := t.TempDir()
 	shards := webShards(t, dir)
 	ix := filepath.Join(dir, wids.DefaultName)
 	os.WriteFile(ix, []byte(`{"__kind__": "`+wids.Kind+`", "wids_version": 1, "shardlist": [{"url": 7}]}`), 0o644)
-	if name, ok := DetectLoaderIndex(ix); !ok || name != "wids" {
+	if name, ok := loaders.Detect(ix); !ok || name != "wids" {
 		t.Fatalf("detected %q %v", name, ok)
 	}
-	rep, err := CheckLoaderIndex(context.Background(), ix, shards, 1)
+	rep, err := loaders.Check(context.Background(), ix, shards, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Problems) != 1 || rep.Problems[0].Kind != LoaderUnreadable || rep.OK() {
+	if len(rep.Problems) != 1 || rep.Problems[0].Kind != loaders.Unreadable || rep.OK() {
 		t.Errorf("problems %v", rep.Problems)
 	}
 }
 
 // TestLoaderOutputsClash: shards of the same name from two directories,
 // indexed into one output directory, would overwrite each other's index:
-// refused with ErrOutputClash naming both.
+// refused with loaders.ErrOutputClash naming both.
 func TestLoaderOutputsClash(t *testing.T) {
 	dir := t.TempDir()
 	for _, d := range []string{"a", "b"} {
 		os.Mkdir(filepath.Join(dir, d), 0o755)
 	}
 	out := t.TempDir()
-	l := NewLoaders(DALI(out))
+	l := loaders.NewSet(daliloader.New(out))
 	l.Plan([]string{filepath.Join(dir, "a", "x.tar"), filepath.Join(dir, "b", "x.tar")})
 	_, err := l.Outputs()
-	if !errors.Is(err, ErrOutputClash) || !strings.Contains(err.Error(), filepath.Join(out, "x.idx")) {
+	if !errors.Is(err, loaders.ErrOutputClash) || !strings.Contains(err.Error(), filepath.Join(out, "x.idx")) {
 		t.Errorf("clash: %v", err)
 	}
 }
@@ -202,8 +208,8 @@ func TestDALIEmptyShard(t *testing.T) {
 	dir := t.TempDir()
 	shard := filepath.Join(dir, "empty.tar")
 	writeShard(t, shard)
-	l := NewLoaders(DALI(""))
-	if _, err := BuildIndex(context.Background(), []string{shard}, "", IndexOptions{Loaders: l}); err != nil {
+	l := loaders.NewSet(daliloader.New(""))
+	if _, err := fold.BuildIndex(context.Background(), []string{shard}, "", fold.IndexOptions{Loaders: l}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := l.Finish(context.Background())

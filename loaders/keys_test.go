@@ -1,4 +1,4 @@
-package fold
+package loaders
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/testing/testutil"
 )
@@ -20,7 +21,7 @@ func checkKeys(t *testing.T, name string) *KeyReport {
 	}
 	slices.Sort(shards)
 	keys := NewKeyCheck()
-	src := NewTarShards(shards, tarfile.Options{})
+	src := fold.NewTarShards(shards, tarfile.Options{})
 	src.Members = keys.Shard
 	if err := dataset.Run(context.Background(), src, noSink{}, dataset.Options{Workers: 2}); err != nil {
 		t.Fatal(err)

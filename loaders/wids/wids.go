@@ -1,4 +1,6 @@
-package fold
+// Package wids is the loaders plug-in of WebDataset wids' shard index of a
+// dataset (the file format is package formats/wids's).
+package wids
 
 import (
 	"context"
@@ -9,28 +11,23 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/wids"
-	"github.com/itarconv/itarconv/remote"
-
 	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/loaders"
+	"github.com/itarconv/itarconv/remote"
 )
 
-// ErrLoaderDataset: a loader cannot use the dataset as it is, so its
-// dataset-wide index is not written (energon: a key in two places; wids: a
-// shard its loader cannot read).
-var ErrLoaderDataset = errors.New("the loader cannot use this dataset")
-
-// Wids is WebDataset wids' shard index of the dataset: one
+// New is WebDataset wids' shard index of the dataset: one
 // shardindex.json in the directory holding the shards (the deepest one
 // holding them all), or in outDir when it is not "", its URLs relative to
 // where it is written. With md5 it records each shard's MD5 sum (which
 // reads every shard whole, and which the loader then checks).
-func Wids(outDir string, md5 bool) Loader {
+func New(outDir string, md5 bool) loaders.Loader {
 	return &widsLoader{outDir: outDir, md5: md5, shards: map[string]*widsShard{}}
 }
 
@@ -57,14 +54,14 @@ func (*widsLoader) Name() string { return "wids" }
 func (w *widsLoader) out(shards []string) string {
 	dir := w.outDir
 	if dir == "" {
-		dir = commonDir(shards)
+		dir = loaders.CommonDir(shards)
 	}
 	return filepath.Join(dir, wids.DefaultName)
 }
 
 func (w *widsLoader) Outputs(shards []string) []string { return []string{w.out(shards)} }
 
-func (w *widsLoader) Shard(ctx context.Context, path string) ShardIndexer {
+func (w *widsLoader) Shard(ctx context.Context, path string) loaders.ShardIndexer {
 	s := &widsShard{ctx: ctx, path: path, md5: w.md5}
 	w.mu.Lock()
 	w.shards[path] = s
@@ -84,7 +81,7 @@ func (s *widsShard) End(int64) (int, error) {
 	if s.err != nil {
 		return 0, nil
 	}
-	size, err := shardSize(s.ctx, s.path)
+	size, err := loaders.ShardSize(s.ctx, s.path)
 	if err != nil {
 		return 0, err
 	}
@@ -106,7 +103,8 @@ type widsPart struct {
 	Err   string
 }
 
-func (w *widsLoader) saveShard(enc *gob.Encoder, path string) error {
+// SaveShard keeps a shard's count in a task's part.
+func (w *widsLoader) SaveShard(enc *gob.Encoder, path string) error {
 	w.mu.Lock()
 	s := w.shards[path]
 	w.mu.Unlock()
@@ -120,7 +118,8 @@ func (w *widsLoader) saveShard(enc *gob.Encoder, path string) error {
 	return enc.Encode(p)
 }
 
-func (w *widsLoader) loadShard(dec *gob.Decoder, path string) error {
+// LoadShard restores what SaveShard kept.
+func (w *widsLoader) LoadShard(dec *gob.Decoder, path string) error {
 	var p widsPart
 	if err := dec.Decode(&p); err != nil {
 		return err
@@ -165,91 +164,63 @@ func (w *widsLoader) Finish(ctx context.Context, shards []string) (int, error) {
 		list = append(list, sh)
 	}
 	if len(bad) > 0 {
-		return 0, fmt.Errorf("%s not written: %d shards wids cannot read: %s: %w", out, len(bad), firstFew(bad), ErrLoaderDataset)
+		return 0, fmt.Errorf("%s not written: %d shards wids cannot read: %s: %w", out, len(bad), loaders.FirstFew(bad), loaders.ErrDataset)
 	}
 	if len(list) == 0 {
 		return 0, nil
 	}
-	return 1, writeFile(out, wids.New(list).Bytes())
-}
-
-// commonDir is the deepest directory holding every path.
-func commonDir(paths []string) string {
-	if len(paths) == 0 {
-		return "."
-	}
-	dir := filepath.Dir(paths[0])
-	for _, p := range paths[1:] {
-		for !within(filepath.Dir(p), dir) {
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				break
-			}
-			dir = parent
-		}
-	}
-	return dir
-}
-
-// within tells whether dir is root or below it (lexically).
-func within(dir, root string) bool {
-	rel, err := filepath.Rel(root, dir)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// firstFew joins up to three of the messages, saying how many more.
-func firstFew(msgs []string) string {
-	if len(msgs) <= 3 {
-		return strings.Join(msgs, "; ")
-	}
-	return strings.Join(msgs[:3], "; ") + "; and " + strconv.Itoa(len(msgs)-3) + " more"
+	return 1, loaders.WriteFile(out, wids.New(list).Bytes())
 }
 
 func init() {
-	loaderKinds = append(loaderKinds, &loaderKind{
-		name: "wids", unit: "shards",
-		detect: func(path string) bool {
-			b, err := readHead(path, 4096)
-			return err == nil && strings.HasPrefix(strings.TrimSpace(string(b)), "{") && strings.Contains(string(b), `"`+wids.Kind+`"`)
-		},
-		shards: func(ctx context.Context, path string) ([]string, error) {
-			ix, err := readWids(path)
-			if err != nil {
-				return nil, err
-			}
-			var shards []string
+	loaders.Register(&loaders.Plugin{Name: "wids", Order: 20,
+		New:     func(o loaders.Options) loaders.Loader { return New(o.OutDir, o.MD5) },
+		Indexes: []*loaders.Index{index}})
+}
+
+var index = &loaders.Index{
+	Unit: "shards",
+	Detect: func(path string) bool {
+		b, err := loaders.ReadHead(path, 4096)
+		return err == nil && strings.HasPrefix(strings.TrimSpace(string(b)), "{") && strings.Contains(string(b), `"`+wids.Kind+`"`)
+	},
+	Shards: func(ctx context.Context, path string) ([]string, error) {
+		ix, err := readWids(path)
+		if err != nil {
+			return nil, err
+		}
+		var shards []string
+		for _, s := range ix.Shards {
+			shards = append(shards, widsShardPath(path, s.URL))
+		}
+		return shards, nil
+	},
+	Read: func(ctx context.Context, path string, _ []string) ([]loaders.Entry, error) {
+		ix, err := readWids(path)
+		if err != nil {
+			return nil, err
+		}
+		var es []loaders.Entry
+		for _, s := range ix.Shards {
+			es = append(es, loaders.Entry{Shard: widsShardPath(path, s.URL), Name: "shard", What: widsWhat(s)})
+		}
+		return es, nil
+	},
+	Expect: func(ctx context.Context, path string, shards []string) (func(string) fold.MemberSink, func() ([]loaders.Entry, error)) {
+		md5 := false
+		if ix, err := readWids(path); err == nil {
 			for _, s := range ix.Shards {
-				shards = append(shards, widsShardPath(path, s.URL))
+				md5 = md5 || s.MD5Sum != ""
 			}
-			return shards, nil
-		},
-		read: func(ctx context.Context, path string, _ []string) ([]loaderEntry, error) {
-			ix, err := readWids(path)
-			if err != nil {
-				return nil, err
-			}
-			var es []loaderEntry
-			for _, s := range ix.Shards {
-				es = append(es, loaderEntry{shard: widsShardPath(path, s.URL), name: "shard", what: widsWhat(s)})
-			}
-			return es, nil
-		},
-		expect: func(ctx context.Context, path string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
-			md5 := false
-			if ix, err := readWids(path); err == nil {
-				for _, s := range ix.Shards {
-					md5 = md5 || s.MD5Sum != ""
+		}
+		return loaders.PerShard(shards, func(p string) *widsShard { return &widsShard{ctx: ctx, path: p, md5: md5} },
+			func(p string, s *widsShard) ([]loaders.Entry, error) {
+				if s.err != nil {
+					return nil, &loaders.FormatError{Err: fmt.Errorf("%s: %w", p, s.err)}
 				}
-			}
-			return perShard(shards, func(p string) *widsShard { return &widsShard{ctx: ctx, path: p, md5: md5} },
-				func(p string, s *widsShard) ([]loaderEntry, error) {
-					if s.err != nil {
-						return nil, &loaderFormatError{fmt.Errorf("%s: %w", p, s.err)}
-					}
-					return []loaderEntry{{shard: p, name: "shard", what: widsWhat(s.shard)}}, nil
-				})
-		},
-	})
+				return []loaders.Entry{{Shard: p, Name: "shard", What: widsWhat(s.shard)}}, nil
+			})
+	},
 }
 
 func readWids(path string) (*wids.Index, error) {
@@ -259,7 +230,7 @@ func readWids(path string) (*wids.Index, error) {
 	}
 	ix, err := wids.Parse(b)
 	if err != nil {
-		return nil, &loaderFormatError{fmt.Errorf("%s: %w", path, err)}
+		return nil, &loaders.FormatError{Err: fmt.Errorf("%s: %w", path, err)}
 	}
 	return ix, nil
 }

@@ -1,4 +1,6 @@
-package fold
+// Package energon is the loaders plug-in of Megatron-Energon's index of a
+// dataset (the file formats are package formats/energon's).
+package energon
 
 import (
 	"context"
@@ -12,21 +14,21 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/energon"
 	"github.com/itarconv/itarconv/formats/tarfile"
-	"github.com/itarconv/itarconv/remote"
-
 	"github.com/itarconv/itarconv/internal/human"
-
 	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/loaders"
+	"github.com/itarconv/itarconv/remote"
 )
 
-// Energon is Megatron-Energon's index of the dataset, as `energon prepare
+// New is Megatron-Energon's index of the dataset, as `energon prepare
 // --split-ratio 1,0,0` writes it: <shard>.tar.idx beside each shard (or in
 // outDir), and the dataset's .nv-meta directory (index.sqlite, .info.json,
 // split.yaml, index.uuid) in the directory holding the shards (or in
 // outDir), shards named relative to that directory.
-func Energon(outDir string) Loader {
+func New(outDir string) loaders.Loader {
 	return &energonLoader{outDir: outDir, shards: map[string]*energonIndexer{}}
 }
 
@@ -40,7 +42,7 @@ type energonLoader struct {
 func (*energonLoader) Name() string { return "energon" }
 
 func (e *energonLoader) idxPath(shard string) string {
-	return besideOrIn(energon.IdxPath(shard), e.outDir)
+	return loaders.BesideOrIn(energon.IdxPath(shard), e.outDir)
 }
 
 // metaDir is the directory that gets .nv-meta.
@@ -48,7 +50,7 @@ func (e *energonLoader) metaDir(shards []string) string {
 	if e.outDir != "" {
 		return e.outDir
 	}
-	return commonDir(shards)
+	return loaders.CommonDir(shards)
 }
 
 func (e *energonLoader) Outputs(shards []string) []string {
@@ -63,7 +65,7 @@ func (e *energonLoader) Outputs(shards []string) []string {
 	return outs
 }
 
-func (e *energonLoader) Shard(_ context.Context, path string) ShardIndexer {
+func (e *energonLoader) Shard(_ context.Context, path string) loaders.ShardIndexer {
 	x := &energonIndexer{out: e.idxPath(path)}
 	e.mu.Lock()
 	e.shards[path] = x
@@ -108,7 +110,7 @@ func (x *energonIndexer) End(end int64) (int, error) {
 	if x.out == "" {
 		return 0, nil
 	}
-	return 1, writeFile(x.out, x.b.Bytes(end))
+	return 1, loaders.WriteFile(x.out, x.b.Bytes(end))
 }
 
 // Finish writes .nv-meta, or nothing when energon could not use the
@@ -117,7 +119,7 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 	if len(shards) == 0 {
 		return 0, nil
 	}
-	base := commonDir(shards)
+	base := loaders.CommonDir(shards)
 	var all []energon.ShardSamples
 	for _, p := range shards {
 		x := e.shards[p]
@@ -125,7 +127,7 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 			continue
 		}
 		if x.unknown != "" {
-			return 0, fmt.Errorf("%s: member %s: a pax sparse member of format 1.0, whose part energon places past its sparse map: not supported: %w", p, human.Name(x.unknown), ErrLoaderDataset)
+			return 0, fmt.Errorf("%s: member %s: a pax sparse member of format 1.0, whose part energon places past its sparse map: not supported: %w", p, human.Name(x.unknown), loaders.ErrDataset)
 		}
 		rel, err := filepath.Rel(base, p)
 		if err != nil {
@@ -134,7 +136,7 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 		if remote.IsURL(p) && (strings.HasPrefix(rel, "..") || strings.Contains(rel, ":")) {
 			// .nv-meta names shards relative to where it lies: beside
 			// them, under one prefix.
-			return 0, fmt.Errorf("%s: energon's .nv-meta names shards relative to one location; these are under several: %w", p, ErrLoaderDataset)
+			return 0, fmt.Errorf("%s: energon's .nv-meta names shards relative to one location; these are under several: %w", p, loaders.ErrDataset)
 		}
 		if x.restored != nil {
 			s := *x.restored
@@ -156,7 +158,7 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 	dir := e.metaDir(shards)
 	err := energon.WriteMetaContext(ctx, dir, all, energon.MetaOptions{})
 	if errors.Is(err, energon.ErrDuplicateKey) || errors.Is(err, energon.ErrNoSamples) || errors.Is(err, energon.ErrName) {
-		return 0, fmt.Errorf("%s not written: %w: %w", filepath.Join(dir, energon.MetaDir), ErrLoaderDataset, err)
+		return 0, fmt.Errorf("%s not written: %w: %w", filepath.Join(dir, energon.MetaDir), loaders.ErrDataset, err)
 	}
 	if err != nil {
 		return 0, err
@@ -176,7 +178,8 @@ type energonPart struct {
 	Unknown string
 }
 
-func (e *energonLoader) saveShard(enc *gob.Encoder, path string) error {
+// SaveShard keeps a shard's samples in a task's part.
+func (e *energonLoader) SaveShard(enc *gob.Encoder, path string) error {
 	e.mu.Lock()
 	x := e.shards[path]
 	e.mu.Unlock()
@@ -187,7 +190,8 @@ func (e *energonLoader) saveShard(enc *gob.Encoder, path string) error {
 	return enc.Encode(energonPart{Samples: s.Samples, Parts: s.Parts, End: s.End, Unknown: x.unknown})
 }
 
-func (e *energonLoader) loadShard(dec *gob.Decoder, path string) error {
+// LoadShard restores what SaveShard kept.
+func (e *energonLoader) LoadShard(dec *gob.Decoder, path string) error {
 	var p energonPart
 	if err := dec.Decode(&p); err != nil {
 		return err
@@ -199,108 +203,117 @@ func (e *energonLoader) loadShard(dec *gob.Decoder, path string) error {
 	return nil
 }
 
-func (e *energonLoader) shardOutput(shard string) string { return e.idxPath(shard) }
+// ShardFile is the shard's .tar.idx.
+func (e *energonLoader) ShardFile(shard string) string { return e.idxPath(shard) }
 
 func init() {
-	loaderKinds = append(loaderKinds, &loaderKind{
-		name: "energon", unit: "samples",
-		detect: func(path string) bool {
-			return strings.HasSuffix(path, ".tar"+energon.IdxSuffix) && !startsWith(path, "v1.")
-		},
-		shards: func(ctx context.Context, path string) ([]string, error) {
-			return []string{strings.TrimSuffix(path, energon.IdxSuffix)}, nil
-		},
-		read: func(ctx context.Context, path string, shards []string) ([]loaderEntry, error) {
-			b, err := pathguard.ReadFile(path)
-			if err != nil {
-				return nil, err
-			}
-			starts, end, err := energon.ParseIdx(b)
-			if err != nil {
-				return nil, &loaderFormatError{fmt.Errorf("%s: %w", path, err)}
-			}
-			return energonIdxEntries(shards[0], starts, end), nil
-		},
-		expect: func(ctx context.Context, _ string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
-			return perShard(shards, func(string) *energonIndexer { return &energonIndexer{} },
-				func(p string, x *energonIndexer) ([]loaderEntry, error) {
-					starts, end, err := energon.ParseIdx(x.b.Bytes(x.end))
-					if err != nil {
-						return nil, err
-					}
-					return energonIdxEntries(p, starts, end), nil
-				})
-		},
-	}, &loaderKind{
-		name: "energon", unit: "samples",
-		detect: func(path string) bool {
-			if filepath.Base(filepath.Clean(path)) != energon.MetaDir {
-				return false
-			}
-			st, err := os.Stat(path)
-			return err == nil && st.IsDir()
-		},
-		shards: func(ctx context.Context, path string) ([]string, error) {
-			m, err := readEnergonMeta(ctx, path)
-			if err != nil {
-				return nil, err
-			}
-			var shards []string
-			for _, s := range m.Shards {
-				shards = append(shards, filepath.Join(filepath.Dir(filepath.Clean(path)), filepath.FromSlash(s.Name)))
-			}
-			return shards, nil
-		},
-		read: func(ctx context.Context, path string, shards []string) ([]loaderEntry, error) {
-			m, err := readEnergonMeta(ctx, path)
-			if err != nil {
-				return nil, err
-			}
-			if len(m.Shards) != len(shards) {
-				return nil, fmt.Errorf("%s: %d shards, %d given", path, len(m.Shards), len(shards))
-			}
-			var es []loaderEntry
-			for i, s := range m.Shards {
-				es = append(es, energonSampleEntries(shards[i], s)...)
-			}
-			return es, nil
-		},
-		expect: func(ctx context.Context, path string, shards []string) (func(string) MemberSink, func() ([]loaderEntry, error)) {
-			return perShard(shards, func(string) *energonIndexer { return &energonIndexer{} },
-				func(p string, x *energonIndexer) ([]loaderEntry, error) {
-					return energonSampleEntries(p, x.b.Shard(filepath.Base(p), x.end)), nil
-				})
-		},
-	})
+	loaders.Register(&loaders.Plugin{Name: "energon", Order: 10,
+		New:     func(o loaders.Options) loaders.Loader { return New(o.OutDir) },
+		Indexes: []*loaders.Index{idxIndex, metaIndex}})
+}
+
+// idxIndex is a shard's .tar.idx.
+var idxIndex = &loaders.Index{
+	Unit: "samples",
+	Detect: func(path string) bool {
+		return strings.HasSuffix(path, ".tar"+energon.IdxSuffix) && !loaders.StartsWith(path, "v1.")
+	},
+	Shards: func(ctx context.Context, path string) ([]string, error) {
+		return []string{strings.TrimSuffix(path, energon.IdxSuffix)}, nil
+	},
+	Read: func(ctx context.Context, path string, shards []string) ([]loaders.Entry, error) {
+		b, err := pathguard.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		starts, end, err := energon.ParseIdx(b)
+		if err != nil {
+			return nil, &loaders.FormatError{Err: fmt.Errorf("%s: %w", path, err)}
+		}
+		return energonIdxEntries(shards[0], starts, end), nil
+	},
+	Expect: func(ctx context.Context, _ string, shards []string) (func(string) fold.MemberSink, func() ([]loaders.Entry, error)) {
+		return loaders.PerShard(shards, func(string) *energonIndexer { return &energonIndexer{} },
+			func(p string, x *energonIndexer) ([]loaders.Entry, error) {
+				starts, end, err := energon.ParseIdx(x.b.Bytes(x.end))
+				if err != nil {
+					return nil, err
+				}
+				return energonIdxEntries(p, starts, end), nil
+			})
+	},
+}
+
+// metaIndex is the dataset's .nv-meta.
+var metaIndex = &loaders.Index{
+	Unit: "samples",
+	Detect: func(path string) bool {
+		if filepath.Base(filepath.Clean(path)) != energon.MetaDir {
+			return false
+		}
+		st, err := os.Stat(path)
+		return err == nil && st.IsDir()
+	},
+	Shards: func(ctx context.Context, path string) ([]string, error) {
+		m, err := readEnergonMeta(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		var shards []string
+		for _, s := range m.Shards {
+			shards = append(shards, filepath.Join(filepath.Dir(filepath.Clean(path)), filepath.FromSlash(s.Name)))
+		}
+		return shards, nil
+	},
+	Read: func(ctx context.Context, path string, shards []string) ([]loaders.Entry, error) {
+		m, err := readEnergonMeta(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		if len(m.Shards) != len(shards) {
+			return nil, fmt.Errorf("%s: %d shards, %d given", path, len(m.Shards), len(shards))
+		}
+		var es []loaders.Entry
+		for i, s := range m.Shards {
+			es = append(es, energonSampleEntries(shards[i], s)...)
+		}
+		return es, nil
+	},
+	Expect: func(ctx context.Context, path string, shards []string) (func(string) fold.MemberSink, func() ([]loaders.Entry, error)) {
+		return loaders.PerShard(shards, func(string) *energonIndexer { return &energonIndexer{} },
+			func(p string, x *energonIndexer) ([]loaders.Entry, error) {
+				return energonSampleEntries(p, x.b.Shard(filepath.Base(p), x.end)), nil
+			})
+	},
 }
 
 func readEnergonMeta(ctx context.Context, path string) (*energon.Meta, error) {
 	m, err := energon.ReadMetaContext(ctx, filepath.Dir(filepath.Clean(path)))
 	if errors.Is(err, energon.ErrFormat) {
-		return nil, &loaderFormatError{err}
+		return nil, &loaders.FormatError{Err: err}
 	}
 	return m, err
 }
 
 // energonIdxEntries are a .tar.idx's samples, by offset, and its end.
-func energonIdxEntries(shard string, starts []uint64, end uint64) []loaderEntry {
-	es := []loaderEntry{{shard: shard, name: "end of the archive", what: "offset " + strconv.FormatUint(end, 10)}}
+func energonIdxEntries(shard string, starts []uint64, end uint64) []loaders.Entry {
+	es := []loaders.Entry{{Shard: shard, Name: "end of the archive", What: "offset " + strconv.FormatUint(end, 10)}}
 	for _, s := range starts {
-		es = append(es, loaderEntry{shard: shard, name: "sample at offset " + strconv.FormatUint(s, 10), what: "a sample starts there"})
+		es = append(es, loaders.Entry{Shard: shard, Name: "sample at offset " + strconv.FormatUint(s, 10), What: "a sample starts there"})
 	}
 	return es
 }
 
 // energonSampleEntries are a shard's samples in index.sqlite, by key.
-func energonSampleEntries(shard string, s energon.ShardSamples) []loaderEntry {
+func energonSampleEntries(shard string, s energon.ShardSamples) []loaders.Entry {
 	parts := make([][]string, len(s.Samples))
 	for _, p := range s.Parts {
 		parts[p.Sample] = append(parts[p.Sample], fmt.Sprintf("%s at %d (%d bytes)", p.Name, p.Offset, p.Size))
 	}
-	var es []loaderEntry
+	var es []loaders.Entry
 	for i, x := range s.Samples {
-		es = append(es, loaderEntry{shard: shard, name: x.Key,
-			what: fmt.Sprintf("%s; parts %s", offsetSize(x.Offset, x.Size), strings.Join(parts[i], ", "))})
+		es = append(es, loaders.Entry{Shard: shard, Name: x.Key,
+			What: fmt.Sprintf("%s; parts %s", loaders.OffsetSize(x.Offset, x.Size), strings.Join(parts[i], ", "))})
 	}
 	return es
 }

@@ -1,4 +1,4 @@
-package fold
+package loaders
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/tarfile"
 )
 
@@ -69,7 +70,7 @@ type KeyCheck struct {
 func NewKeyCheck() *KeyCheck { return &KeyCheck{shards: map[string]*shardKeys{}} }
 
 // Shard starts the check of the shard at path.
-func (k *KeyCheck) Shard(path string) MemberSink {
+func (k *KeyCheck) Shard(path string) fold.MemberSink {
 	s := &shardKeys{path: path, seen: map[string]bool{}, unusable: map[string]*KeyFinding{}}
 	k.mu.Lock()
 	k.shards[path] = s

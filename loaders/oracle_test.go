@@ -1,47 +1,30 @@
-package fold
+package loaders_test
 
 import (
-	"reflect"
-
 	"bytes"
 	"context"
 	"errors"
-	"github.com/itarconv/itarconv/formats/energon"
-	"github.com/itarconv/itarconv/formats/ratarmount"
 	"os"
 	"path/filepath"
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
-)
 
-// copyShards copies the tar shards of a format package's testdata case to
-// a new directory, in name order.
-func copyShards(t *testing.T, caseDir string) (dir string, shards []string) {
-	t.Helper()
-	dir = t.TempDir()
-	paths, _ := filepath.Glob(filepath.Join(caseDir, "*.tar"))
-	slices.Sort(paths)
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst := filepath.Join(dir, filepath.Base(p))
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		shards = append(shards, dst)
-	}
-	return dir, shards
-}
+	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/energon"
+	"github.com/itarconv/itarconv/formats/ratarmount"
+	"github.com/itarconv/itarconv/loaders"
+	energonloader "github.com/itarconv/itarconv/loaders/energon"
+	ratarmountloader "github.com/itarconv/itarconv/loaders/ratarmount"
+	widsloader "github.com/itarconv/itarconv/loaders/wids"
+)
 
 // indexLoaders writes the loaders' indexes of shards, as the index command
 // does: a pass, then Finish.
-func indexLoaders(t *testing.T, shards []string, kinds ...Loader) (*LoaderStats, error) {
+func indexLoaders(t *testing.T, shards []string, kinds ...loaders.Loader) (*loaders.Stats, error) {
 	t.Helper()
-	l := NewLoaders(kinds...)
-	if _, err := BuildIndex(context.Background(), shards, "", IndexOptions{Workers: 2, Loaders: l}); err != nil {
+	l := loaders.NewSet(kinds...)
+	if _, err := fold.BuildIndex(context.Background(), shards, "", fold.IndexOptions{Workers: 2, Loaders: l}); err != nil {
 		t.Fatal(err)
 	}
 	return l.Finish(context.Background())
@@ -54,7 +37,7 @@ func TestWidsOracle(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			src := filepath.Join("..", "formats", "wids", "testdata", c)
 			dir, shards := copyShards(t, src)
-			st, err := indexLoaders(t, shards, Wids("", true))
+			st, err := indexLoaders(t, shards, widsloader.New("", true))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,8 +57,8 @@ func TestWidsOracle(t *testing.T) {
 // which (the tool writes none either).
 func TestWidsRefuses(t *testing.T) {
 	dir, shards := copyShards(t, filepath.Join("..", "formats", "wids", "testdata", "nonutf8_name"))
-	_, err := indexLoaders(t, shards, Wids("", false))
-	if !errors.Is(err, ErrLoaderDataset) || !strings.Contains(err.Error(), filepath.Base(shards[0])) {
+	_, err := indexLoaders(t, shards, widsloader.New("", false))
+	if !errors.Is(err, loaders.ErrDataset) || !strings.Contains(err.Error(), filepath.Base(shards[0])) {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "shardindex.json")); !errors.Is(err, os.ErrNotExist) {
@@ -91,7 +74,7 @@ func TestRatarmountOracle(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			src := filepath.Join("..", "formats", "ratarmount", "testdata", c)
 			_, shards := copyShards(t, src)
-			st, err := indexLoaders(t, shards, Ratarmount(""))
+			st, err := indexLoaders(t, shards, ratarmountloader.New(""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +106,7 @@ func TestEnergonOracle(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			src := filepath.Join("..", "formats", "energon", "testdata", c)
 			dir, shards := copyShards(t, src)
-			st, err := indexLoaders(t, shards, Energon(""))
+			st, err := indexLoaders(t, shards, energonloader.New(""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,8 +145,8 @@ func TestEnergonOracle(t *testing.T) {
 // TestEnergonRefuses: a key in two shards leaves no .nv-meta, naming it.
 func TestEnergonRefuses(t *testing.T) {
 	dir, shards := copyShards(t, filepath.Join("..", "formats", "energon", "testdata", "duplicates"))
-	_, err := indexLoaders(t, shards, Energon(""))
-	if !errors.Is(err, ErrLoaderDataset) || !errors.Is(err, energon.ErrDuplicateKey) || !strings.Contains(err.Error(), `"b"`) {
+	_, err := indexLoaders(t, shards, energonloader.New(""))
+	if !errors.Is(err, loaders.ErrDataset) || !errors.Is(err, energon.ErrDuplicateKey) || !strings.Contains(err.Error(), `"b"`) {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, energon.MetaDir, energon.IndexFile)); !errors.Is(err, os.ErrNotExist) {
