@@ -1,11 +1,3 @@
-// Package compressed recognises compressed tar shards by their magic bytes
-// (whatever their names) and reads them as the tar streams they hold: a
-// local file or a stream in, its plain bytes out.
-//
-// It only decompresses. Where the bytes come from (a URL, standard input)
-// and where their plain copies are kept are package spool's: this package
-// imports no networking (package remote, net), so that every format may
-// use it.
 package compressed
 
 import (

@@ -22,5 +22,5 @@
 //
 // It is imported by tests only. It must import nothing under cmd/itarconv/cli,
 // bench or remote, nor fold or convert: the packages under formats/ stand
-// below those, and a test of fold hands RunLoader fold's functions.
+// below those, and a loader's test hands RunLoader the functions of package loaders.
 package formattest

@@ -14,7 +14,7 @@ import (
 // Loader says how to run the suite on another data loader's index of tar
 // shards (DALI, energon, wids, ratarmount): how to build one, tell one,
 // and check one against its shards. The functions are those of the
-// package that writes the indexes (fold today), handed in so that this
+// package that writes the indexes (loaders), handed in so that this
 // package imports none above formats/.
 type Loader struct {
 	// Name is the loader's name, as Detect returns it.

@@ -1,6 +1,3 @@
-// Package all registers every loader's plug-in with package loaders: a
-// program that writes or checks other loaders' indexes imports it for its
-// side effects, as image/png is imported for image.Decode.
 package all
 
 import (

@@ -1,5 +1,3 @@
-// Package dali is the loaders plug-in of DALI's webdataset index of each
-// shard (the file format is package formats/dali's).
 package dali
 
 import (

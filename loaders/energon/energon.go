@@ -1,5 +1,3 @@
-// Package energon is the loaders plug-in of Megatron-Energon's index of a
-// dataset (the file formats are package formats/energon's).
 package energon
 
 import (

@@ -1,5 +1,3 @@
-// Package ratarmount is the loaders plug-in of ratarmount's SQLite index
-// of each shard (the file format is package formats/ratarmount's).
 package ratarmount
 
 import (

@@ -1,5 +1,3 @@
-// Package wids is the loaders plug-in of WebDataset wids' shard index of a
-// dataset (the file format is package formats/wids's).
 package wids
 
 import (
