@@ -186,7 +186,10 @@ func (d *tarDataset) source() *TarShards {
 }
 
 func openDataset(paths []string, o registry.OpenOptions) (registry.Dataset, error) {
-	opts, _ := o.Format.(OpenOptions)
+	opts, err := registry.FormatOptions[OpenOptions]("tar", o.Format)
+	if err != nil {
+		return nil, err
+	}
 	shards, _, err := Shards(paths, opts.Fold)
 	if err != nil {
 		return nil, err
@@ -273,7 +276,10 @@ func createPart(ctx context.Context, in registry.Input, dir string, o registry.C
 // mergeParts writes the fold of a partitioned run from its parts
 // (registry.Format.MergeParts).
 func mergeParts(ctx context.Context, parts []string, path string, o registry.CreateOptions) (*registry.Result, error) {
-	opts, _ := o.Format.(CreateOptions)
+	opts, err := registry.FormatOptions[CreateOptions]("tar", o.Format)
+	if err != nil {
+		return nil, err
+	}
 	opts.Fold = cmp.Or(opts.Fold, "train")
 	st, ms, err := MergeParts(ctx, parts, WriteOptions{Dir: path, Fold: opts.Fold, ShardSize: o.ShardSize, MaxMembers: opts.MaxMembers,
 		Workers: o.Workers, Replace: o.Overwrite})
@@ -287,7 +293,10 @@ func mergeParts(ctx context.Context, parts []string, path string, o registry.Cre
 }
 
 func create(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
-	opts, _ := o.Format.(CreateOptions)
+	opts, err := registry.FormatOptions[CreateOptions]("tar", o.Format)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Fold == "" {
 		opts.Fold = "train"
 	}

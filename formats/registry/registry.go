@@ -285,3 +285,36 @@ func Head(path string, n int) (b []byte, ok bool) {
 	_, err = io.ReadFull(f, b)
 	return b, err == nil
 }
+
+// ErrOptionsType is wrapped by the error of a format given options of a
+// type it does not take (OpenOptions.Format, CreateOptions.Format).
+var ErrOptionsType = errors.New("format options of the wrong type")
+
+// FormatOptions returns a format's own options v as the type T the format
+// takes: T's zero value (the defaults) when v is nil, v's value when it is
+// a T or a non-nil *T, and an error wrapping ErrOptionsType for any other
+// type, which would otherwise pass silently as the defaults.
+func FormatOptions[T any](label string, v any) (T, error) {
+	var zero T
+	switch o := v.(type) {
+	case nil:
+		return zero, nil
+	case T:
+		return o, nil
+	case *T:
+		if o != nil {
+			return *o, nil
+		}
+		return zero, nil
+	}
+	return zero, fmt.Errorf("%s: options of type %T, want %T: %w", label, v, zero, ErrOptionsType)
+}
+
+// NoOptions refuses options given to a format that takes none, as
+// FormatOptions refuses those of the wrong type.
+func NoOptions(label string, v any) error {
+	if v != nil {
+		return fmt.Errorf("%s takes no format options, not %T: %w", label, v, ErrOptionsType)
+	}
+	return nil
+}
