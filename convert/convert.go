@@ -284,6 +284,13 @@ func (o ConvertOptions) sourceMode() string {
 	return o.Mode
 }
 
+// SourceOptions are the options Convert opens its source with (through
+// the registry): the layout it is read in and the source format's own
+// options. A compressed tar shard is spooled by the dataset itself.
+func (o ConvertOptions) SourceOptions() registry.OpenOptions {
+	return registry.OpenOptions{Mode: o.sourceMode(), Format: o.sourceOptions()}
+}
+
 // sourceOptions are the source format's own options.
 func (o ConvertOptions) sourceOptions() any {
 	if o.Source != nil {

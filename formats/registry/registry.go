@@ -77,6 +77,29 @@ type Format struct {
 	// format records. Damage found is a Report and an error wrapping
 	// ErrVerify.
 	Verify func(ctx context.Context, path string) (Report, error)
+
+	// Damaged explains why path, which Claims the format but is not one
+	// of its files by content, is not: the error opening it gives (nil:
+	// such a path passes, to be read as what it is).
+	Damaged func(path string) error
+	// Inputs lists the files a dataset at path reads: for a file, the one
+	// path names first (path itself, or the index a base path stands
+	// for), then the others (a Barecat archive's shards); for a
+	// directory, the files of it that are read. nil: path alone.
+	Inputs func(path string) []string
+	// Outputs lists the existing files that writing the dataset at path
+	// in conversion c would replace. nil: path itself, when it exists.
+	Outputs func(path string, c Conversion) Outputs
+	// Options are the format's options as data (package registry's
+	// Option): the command line's flags.
+	Options []Option
+	// CheckOptions refuses, before anything is read, option values that
+	// do not go together, in the conversion c the format takes part in.
+	CheckOptions func(c Conversion) error
+	// Recodes tells whether a conversion from the format into itself
+	// does something (tar: compressed shards or a stream into plain
+	// ones); nil: it never does, and is refused.
+	Recodes func(c Conversion, dst string) bool
 }
 
 // OpenOptions tune Open.
