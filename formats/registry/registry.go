@@ -93,6 +93,11 @@ type Format struct {
 	// Options are the format's options as data (package registry's
 	// Option): the command line's flags.
 	Options []Option
+	// ParseOptions makes the format's own options (OpenOptions.Format for
+	// dir Read, CreateOptions.Format for Write) from the values of its
+	// Options, typed; an error refuses a value it cannot take. nil: the
+	// format takes none this way.
+	ParseOptions func(dir Direction, v Values) (any, error)
 	// CheckOptions refuses, before anything is read, option values that
 	// do not go together, in the conversion c the format takes part in.
 	CheckOptions func(c Conversion) error

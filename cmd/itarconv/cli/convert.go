@@ -189,6 +189,9 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if err := checkConvertFlags(fl.formats, c); err != nil {
 		return err
 	}
+	if _, err := convertOptions(fl, shardSize); err != nil {
+		return err
+	}
 	task, partitioned, err := fl.taskFlags.resolve(e.getenv)
 	if err != nil {
 		return err
@@ -219,7 +222,10 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 // convert is the one library call, with a progress bar over the source's
 // bytes counting its rows (members of tar shards, files, samples).
 func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst string, shardSize int64) error {
-	o := convertOptions(fl, shardSize)
+	o, err := convertOptions(fl, shardSize)
+	if err != nil {
+		return err
+	}
 	o.Stdout = e.stdout
 	what := fl.to
 	if fl.to == fold.FormatName {
@@ -252,7 +258,7 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 }
 
 // convertOptions are the library's options for the flags.
-func convertOptions(fl convertFlags, shardSize int64) convert.ConvertOptions {
+func convertOptions(fl convertFlags, shardSize int64) (convert.ConvertOptions, error) {
 	v := fl.values
 	o := convert.ConvertOptions{
 		From: fl.from, To: fl.to, Workers: fl.workers, Overwrite: fl.force, ShardSize: shardSize,
@@ -265,14 +271,27 @@ func convertOptions(fl convertFlags, shardSize int64) convert.ConvertOptions {
 	// The layout the source is read in: its option that says so, where
 	// it applies.
 	c := fl.conversion(nil)
-	if src := registry.Lookup(fl.from); src != nil {
+	src, tgt := registry.Lookup(fl.from), registry.Lookup(fl.to)
+	if src != nil {
 		for _, opt := range src.Options {
 			if opt.Mode && opt.AppliesTo(c, src.Name, registry.Read) {
 				o.Mode = v.String(opt.Name)
 			}
 		}
 	}
-	return o
+	// A format that makes its own options of the values gets them typed.
+	var err error
+	if src != nil && src.ParseOptions != nil {
+		if o.Source, err = src.ParseOptions(registry.Read, v); err != nil {
+			return o, usageError{err}
+		}
+	}
+	if tgt != nil && tgt.ParseOptions != nil {
+		if o.Target, err = tgt.ParseOptions(registry.Write, v); err != nil {
+			return o, usageError{err}
+		}
+	}
+	return o, nil
 }
 
 // sourceSize is the bytes a conversion reads and what its rows are, for

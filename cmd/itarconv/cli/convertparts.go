@@ -56,7 +56,10 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 	if err != nil {
 		return err
 	}
-	o := convertOptions(fl, shardSize)
+	o, err := convertOptions(fl, shardSize)
+	if err != nil {
+		return err
+	}
 	paths, err := convert.ConvertInputs(po.Srcs, o)
 	if err != nil {
 		return err
@@ -82,7 +85,10 @@ func mergeConvert(ctx context.Context, e *env, fl mergeFlags, set *partition.Set
 	if err := json.Unmarshal(m.Options, &po); err != nil {
 		return nil, fmt.Errorf("%s: the options of its conversion: %w: %w", set.Dir, partition.ErrParts, err)
 	}
-	o := convertOptions(po.flags(fl.workers), po.ShardSize)
+	o, err := convertOptions(po.flags(fl.workers), po.ShardSize)
+	if err != nil {
+		return nil, err
+	}
 	dirs := make([]string, len(set.Parts))
 	for i, p := range set.Parts {
 		dirs[i] = p.Dir
