@@ -73,9 +73,9 @@ type Option struct {
 	Mode bool
 }
 
-// AppliesTo tells whether the option applies to format f read from (dir
+// AppliesTo tells whether the option applies to its format read from (dir
 // Read) or written to (Write) in conversion c.
-func (o Option) AppliesTo(c Conversion, f string, dir Direction) bool {
+func (o Option) AppliesTo(c Conversion, dir Direction) bool {
 	other := c.To
 	if dir == Write {
 		other = c.From

@@ -62,3 +62,42 @@ func TestWrongOptionsType(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedOptionDeclaredAlike: an option two formats declare is one
+// flag, so a format that declares it otherwise is refused at start-up.
+func TestSharedOptionDeclaredAlike(t *testing.T) {
+	registry.Register(&registry.Format{Name: "toy-a", Detect: func(string) bool { return false },
+		Options: []registry.Option{{Name: "toy-level", Type: registry.Int, Default: "1", Dir: registry.Write}}})
+	t.Cleanup(func() { registry.Unregister("toy-a") })
+	registry.Register(&registry.Format{Name: "toy-b", Detect: func(string) bool { return false },
+		Options: []registry.Option{{Name: "toy-level", Type: registry.Int, Default: "1", Dir: registry.Read}}})
+	t.Cleanup(func() { registry.Unregister("toy-b") })
+	defer func() {
+		if recover() == nil {
+			registry.Unregister("toy-c")
+			t.Error("an option declared with another type was registered")
+		}
+	}()
+	registry.Register(&registry.Format{Name: "toy-c", Detect: func(string) bool { return false },
+		Options: []registry.Option{{Name: "toy-level", Type: registry.String, Dir: registry.Read}}})
+}
+
+// TestAppliesTo: an option applies to its format's part of a conversion,
+// and, with With, only opposite that format.
+func TestAppliesTo(t *testing.T) {
+	wrap := registry.Option{Name: "wrap", Dir: registry.Write, With: "tar"}
+	for _, c := range []struct {
+		from, to string
+		dir      registry.Direction
+		want     bool
+	}{
+		{"tar", "barecat", registry.Write, true},
+		{"tbl", "barecat", registry.Write, false},
+		{"barecat", "tar", registry.Read, false},
+	} {
+		conv := registry.Conversion{From: c.from, To: c.to}
+		if got := wrap.AppliesTo(conv, c.dir); got != c.want {
+			t.Errorf("%s -> %s: AppliesTo = %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+}

@@ -16,6 +16,14 @@
 // longer says what it is: it is then reported as that format's corrupt
 // file rather than as an unknown one.
 //
+// What a command line needs of a format is declared as data too (see
+// describe.go): the files it reads (Inputs) and writes (Outputs), for the
+// overwrite rule and the check that no output is an input; its options
+// (Option: name, type, default, help, direction), which become flags; and
+// its rules for them (CheckOptions). A format's own options reach it
+// typed: FormatOptions refuses options of the wrong type (ErrOptionsType)
+// rather than taking the defaults.
+//
 // Rows are package dataset's: a format that can be opened hands out a
 // dataset.PayloadSource, and one that can be created consumes one, so any
 // format converts into any other without either knowing the other.
@@ -232,6 +240,19 @@ func Register(f *Format) {
 	i := sort.Search(len(formats), func(i int) bool { return formats[i].Name >= f.Name })
 	if i < len(formats) && formats[i].Name == f.Name {
 		panic(fmt.Sprintf("registry: format %q registered twice", f.Name))
+	}
+	// An option shared by formats is one flag: they declare it alike.
+	for _, o := range f.Options {
+		if o.Name == "" {
+			panic(fmt.Sprintf("registry: format %q declares an option without a name", f.Name))
+		}
+		for _, g := range formats {
+			for _, p := range g.Options {
+				if p.Name == o.Name && (p.Type != o.Type || p.Default != o.Default) {
+					panic(fmt.Sprintf("registry: option %q of format %q is declared otherwise by format %q", o.Name, f.Name, g.Name))
+				}
+			}
+		}
 	}
 	formats = append(formats, nil)
 	copy(formats[i+1:], formats[i:])

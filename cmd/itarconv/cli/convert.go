@@ -274,7 +274,7 @@ func convertOptions(fl convertFlags, shardSize int64) (convert.ConvertOptions, e
 	src, tgt := registry.Lookup(fl.from), registry.Lookup(fl.to)
 	if src != nil {
 		for _, opt := range src.Options {
-			if opt.Mode && opt.AppliesTo(c, src.Name, registry.Read) {
+			if opt.Mode && opt.AppliesTo(c, registry.Read) {
 				o.Mode = v.String(opt.Name)
 			}
 		}

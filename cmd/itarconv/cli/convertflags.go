@@ -75,7 +75,7 @@ func declares(f *registry.Format, name string, c registry.Conversion, dir regist
 		return false
 	}
 	for _, o := range f.Options {
-		if o.Name == name && o.AppliesTo(c, f.Name, dir) {
+		if o.Name == name && o.AppliesTo(c, dir) {
 			return true
 		}
 	}
