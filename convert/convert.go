@@ -74,7 +74,10 @@ type ConvertOptions struct {
 	ReuseTars bool
 
 	// Source and Target hold a registered format's own options (see its
-	// package), for formats these fields do not cover.
+	// package; registry.Format.ParseOptions makes them of option values),
+	// for formats these fields do not cover. A value of a type the format
+	// does not take is an error wrapping registry.ErrOptionsType, never
+	// its defaults.
 	Source, Target any
 }
 
