@@ -74,7 +74,10 @@ type ConvertOptions struct {
 	ReuseTars bool
 
 	// Source and Target hold a registered format's own options (see its
-	// package), for formats these fields do not cover.
+	// package; registry.Format.ParseOptions makes them of option values),
+	// for formats these fields do not cover. A value of a type the format
+	// does not take is an error wrapping registry.ErrOptionsType, never
+	// its defaults.
 	Source, Target any
 }
 
@@ -282,6 +285,13 @@ func (o ConvertOptions) sourceMode() string {
 		return "address"
 	}
 	return o.Mode
+}
+
+// SourceOptions are the options Convert opens its source with (through
+// the registry): the layout it is read in and the source format's own
+// options. A compressed tar shard is spooled by the dataset itself.
+func (o ConvertOptions) SourceOptions() registry.OpenOptions {
+	return registry.OpenOptions{Mode: o.sourceMode(), Format: o.sourceOptions()}
 }
 
 // sourceOptions are the source format's own options.

@@ -24,8 +24,98 @@ import (
 // its folds) or from tar files in order, written as a fold of shards with
 // its TARIDX index.
 func init() {
-	registry.Register(&registry.Format{Name: "tar", Label: "tar", Detect: tarfile.Detect, Claims: claims,
-		Open: openDataset, Create: create, CreatePart: createPart, MergeParts: mergeParts})
+	registry.Register(&registry.Format{Name: FormatName, Label: "tar", Detect: tarfile.Detect, Claims: claims,
+		Open: openDataset, Create: create, CreatePart: createPart, MergeParts: mergeParts,
+		Inputs: inputs, Outputs: outputs, Options: options, Recodes: recodes})
+}
+
+// FormatName is the tar format's name in the registry.
+const FormatName = "tar"
+
+// options are the tar format's options, as flags.
+var options = []registry.Option{
+	{Name: "fold", Type: registry.String, Help: "fold to read from a directory of shards, or to write (default train)",
+		Dir: registry.Read | registry.Write, Refused: "--fold names the fold of tar shards to read or write"},
+	{Name: "ignore-zeros", Type: registry.Bool, Default: "false", Help: IgnoreZerosHelp,
+		Dir: registry.Read, Applies: "reading tar shards"},
+}
+
+// IgnoreZerosHelp is the help of the option every format that reads tar
+// shards declares.
+const IgnoreZerosHelp = "read tar shards past zero blocks (concatenated archives)"
+
+// inputs: a directory's tar shards, or the file itself.
+func inputs(path string) []string {
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return []string{path}
+	}
+	var shards []string
+	for _, e := range entries {
+		if _, _, ok := shardset.TrimSuffix(e.Name()); ok && !e.IsDir() {
+			shards = append(shards, filepath.Join(path, e.Name()))
+		}
+	}
+	return shards
+}
+
+// The folds a conversion from SCDL writes (package convert's SCDL*Fold;
+// fold cannot import convert): its cells, or its files as an archive,
+// and the archive's other files.
+const (
+	scdlCellsFold   = "cells"
+	scdlArchiveFold = "scdl"
+	scdlMetaFold    = "scdlmeta"
+)
+
+// outputs: the index and the shards of each fold written into the
+// directory path. With --reuse-tars, only the index, rebuilt over the
+// tars that stay.
+func outputs(path string, c registry.Conversion) registry.Outputs {
+	var o registry.Outputs
+	fold := c.Values.String("fold")
+	if c.Values.Bool("reuse-tars") {
+		idx := filepath.Join(path, cmp.Or(fold, "train")+".taridx")
+		if _, err := os.Lstat(idx); err == nil {
+			o.Rebuilt = append(o.Rebuilt, idx)
+		}
+		return o
+	}
+	folds := []string{cmp.Or(fold, "train")}
+	if c.From == "scdl" {
+		folds = []string{cmp.Or(fold, scdlCellsFold), scdlMetaFold}
+		if c.Values.String("scdl-mode") == "archive" {
+			folds = []string{cmp.Or(fold, scdlArchiveFold)}
+		}
+	}
+	for _, f := range folds {
+		idx := filepath.Join(path, f+".taridx")
+		if _, err := os.Lstat(idx); err == nil {
+			o.Replaced = append(o.Replaced, idx)
+		}
+		shards, _ := filepath.Glob(filepath.Join(globQuote(path), globQuote(f)+"_*.tar"))
+		o.Replaced = append(o.Replaced, shards...)
+	}
+	return o
+}
+
+// globQuote escapes the pattern characters of a literal path.
+func globQuote(s string) string {
+	return strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`).Replace(s)
+}
+
+// recodes: tar shards into tar shards do something when some are
+// compressed (or a stream), or the target is a stream.
+func recodes(c registry.Conversion, dst string) bool {
+	if dst == "-" {
+		return true
+	}
+	shards, _, err := Shards(c.Srcs, c.Values.String("fold"))
+	if err != nil {
+		return false
+	}
+	need, _ := spool.Needed(shards)
+	return need
 }
 
 // claims: a tar shard by its name (.tar, or a compressed tar's suffix), or
@@ -186,7 +276,10 @@ func (d *tarDataset) source() *TarShards {
 }
 
 func openDataset(paths []string, o registry.OpenOptions) (registry.Dataset, error) {
-	opts, _ := o.Format.(OpenOptions)
+	opts, err := registry.FormatOptions[OpenOptions]("tar", o.Format)
+	if err != nil {
+		return nil, err
+	}
 	shards, _, err := Shards(paths, opts.Fold)
 	if err != nil {
 		return nil, err
@@ -273,7 +366,10 @@ func createPart(ctx context.Context, in registry.Input, dir string, o registry.C
 // mergeParts writes the fold of a partitioned run from its parts
 // (registry.Format.MergeParts).
 func mergeParts(ctx context.Context, parts []string, path string, o registry.CreateOptions) (*registry.Result, error) {
-	opts, _ := o.Format.(CreateOptions)
+	opts, err := registry.FormatOptions[CreateOptions]("tar", o.Format)
+	if err != nil {
+		return nil, err
+	}
 	opts.Fold = cmp.Or(opts.Fold, "train")
 	st, ms, err := MergeParts(ctx, parts, WriteOptions{Dir: path, Fold: opts.Fold, ShardSize: o.ShardSize, MaxMembers: opts.MaxMembers,
 		Workers: o.Workers, Replace: o.Overwrite})
@@ -287,7 +383,10 @@ func mergeParts(ctx context.Context, parts []string, path string, o registry.Cre
 }
 
 func create(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
-	opts, _ := o.Format.(CreateOptions)
+	opts, err := registry.FormatOptions[CreateOptions]("tar", o.Format)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Fold == "" {
 		opts.Fold = "train"
 	}

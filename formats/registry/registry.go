@@ -1,24 +1,3 @@
-// Package registry is where each format says, from its own package, what
-// it is and what can be done with it: how its files are told apart, how
-// to open one as a dataset of rows, create one from any rows, and
-// inspect, verify, list and read one entry. Commands and conversions
-// dispatch on the registry, not on format names. A format registers once,
-// in an init function of its package:
-//
-//	func init() {
-//		registry.Register(&registry.Format{Name: "tbl", Label: "TBL", Detect: Detect,
-//			Claims: claims, Open: open, Create: create, Inspect: inspect, Verify: verify})
-//	}
-//
-// Detection is by content (magic bytes, a directory's layout) and must not
-// block: a format stats a path before opening it (internal/pathguard).
-// Claims is by name or layout alone, for a damaged file whose content no
-// longer says what it is: it is then reported as that format's corrupt
-// file rather than as an unknown one.
-//
-// Rows are package dataset's: a format that can be opened hands out a
-// dataset.PayloadSource, and one that can be created consumes one, so any
-// format converts into any other without either knowing the other.
 package registry
 
 import (
@@ -77,6 +56,34 @@ type Format struct {
 	// format records. Damage found is a Report and an error wrapping
 	// ErrVerify.
 	Verify func(ctx context.Context, path string) (Report, error)
+
+	// Damaged explains why path, which Claims the format but is not one
+	// of its files by content, is not: the error opening it gives (nil:
+	// such a path passes, to be read as what it is).
+	Damaged func(path string) error
+	// Inputs lists the files a dataset at path reads: for a file, the one
+	// path names first (path itself, or the index a base path stands
+	// for), then the others (a Barecat archive's shards); for a
+	// directory, the files of it that are read. nil: path alone.
+	Inputs func(path string) []string
+	// Outputs lists the existing files that writing the dataset at path
+	// in conversion c would replace. nil: path itself, when it exists.
+	Outputs func(path string, c Conversion) Outputs
+	// Options are the format's options as data (package registry's
+	// Option): the command line's flags.
+	Options []Option
+	// ParseOptions makes the format's own options (OpenOptions.Format for
+	// dir Read, CreateOptions.Format for Write) from the values of its
+	// Options, typed; an error refuses a value it cannot take. nil: the
+	// format takes none this way.
+	ParseOptions func(dir Direction, v Values) (any, error)
+	// CheckOptions refuses, before anything is read, option values that
+	// do not go together, in the conversion c the format takes part in.
+	CheckOptions func(c Conversion) error
+	// Recodes tells whether a conversion from the format into itself
+	// does something (tar: compressed shards or a stream into plain
+	// ones); nil: it never does, and is refused.
+	Recodes func(c Conversion, dst string) bool
 }
 
 // OpenOptions tune Open.
@@ -205,6 +212,19 @@ func Register(f *Format) {
 	if i < len(formats) && formats[i].Name == f.Name {
 		panic(fmt.Sprintf("registry: format %q registered twice", f.Name))
 	}
+	// An option shared by formats is one flag: they declare it alike.
+	for _, o := range f.Options {
+		if o.Name == "" {
+			panic(fmt.Sprintf("registry: format %q declares an option without a name", f.Name))
+		}
+		for _, g := range formats {
+			for _, p := range g.Options {
+				if p.Name == o.Name && (p.Type != o.Type || p.Default != o.Default) {
+					panic(fmt.Sprintf("registry: option %q of format %q is declared otherwise by format %q", o.Name, f.Name, g.Name))
+				}
+			}
+		}
+	}
 	formats = append(formats, nil)
 	copy(formats[i+1:], formats[i:])
 	formats[i] = f
@@ -284,4 +304,37 @@ func Head(path string, n int) (b []byte, ok bool) {
 	b = make([]byte, n)
 	_, err = io.ReadFull(f, b)
 	return b, err == nil
+}
+
+// ErrOptionsType is wrapped by the error of a format given options of a
+// type it does not take (OpenOptions.Format, CreateOptions.Format).
+var ErrOptionsType = errors.New("format options of the wrong type")
+
+// FormatOptions returns a format's own options v as the type T the format
+// takes: T's zero value (the defaults) when v is nil, v's value when it is
+// a T or a non-nil *T, and an error wrapping ErrOptionsType for any other
+// type, which would otherwise pass silently as the defaults.
+func FormatOptions[T any](label string, v any) (T, error) {
+	var zero T
+	switch o := v.(type) {
+	case nil:
+		return zero, nil
+	case T:
+		return o, nil
+	case *T:
+		if o != nil {
+			return *o, nil
+		}
+		return zero, nil
+	}
+	return zero, fmt.Errorf("%s: options of type %T, want %T: %w", label, v, zero, ErrOptionsType)
+}
+
+// NoOptions refuses options given to a format that takes none, as
+// FormatOptions refuses those of the wrong type.
+func NoOptions(label string, v any) error {
+	if v != nil {
+		return fmt.Errorf("%s takes no format options, not %T: %w", label, v, ErrOptionsType)
+	}
+	return nil
 }

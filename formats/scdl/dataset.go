@@ -21,6 +21,9 @@ type scdlDataset struct {
 
 // open opens an archive as a dataset (registry.Format.Open).
 func open(paths []string, o registry.OpenOptions) (registry.Dataset, error) {
+	if err := registry.NoOptions("SCDL", o.Format); err != nil {
+		return nil, err
+	}
 	path, err := registry.OnePath(registry.Lookup("scdl"), paths)
 	if err != nil {
 		return nil, err
@@ -72,6 +75,9 @@ func (d *scdlDataset) Close() error       { return d.a.Close() }
 // create rebuilds an archive at path from the rows of in
 // (registry.Format.Create): see WriteRows.
 func create(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
+	if err := registry.NoOptions("SCDL", o.Format); err != nil {
+		return nil, err
+	}
 	st, err := WriteRows(ctx, in.Rows, path, RowsOptions{Overwrite: o.Overwrite, Workers: o.Workers, Progress: o.Progress})
 	if err != nil {
 		return nil, err
@@ -82,12 +88,18 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 // createPart writes a task's part of a partitioned run
 // (registry.Format.CreatePart).
 func createPart(ctx context.Context, in registry.Input, dir string, o registry.CreateOptions) (any, error) {
+	if err := registry.NoOptions("SCDL", o.Format); err != nil {
+		return nil, err
+	}
 	return WritePart(ctx, in.Rows, dir, RowsOptions{Workers: o.Workers, Progress: o.Progress})
 }
 
 // mergeParts writes the archive of a partitioned run from its parts
 // (registry.Format.MergeParts).
 func mergeParts(ctx context.Context, parts []string, path string, o registry.CreateOptions) (*registry.Result, error) {
+	if err := registry.NoOptions("SCDL", o.Format); err != nil {
+		return nil, err
+	}
 	st, ms, err := MergeParts(ctx, parts, path, RowsOptions{Overwrite: o.Overwrite, Workers: o.Workers})
 	if err != nil {
 		return nil, err

@@ -7,9 +7,12 @@ import (
 )
 
 func init() {
-	registry.Register(&registry.Format{Name: "taridx", Label: "TARIDX", Detect: Detect, Inspect: Inspect,
+	registry.Register(&registry.Format{Name: FormatName, Label: "TARIDX", Detect: Detect, Inspect: Inspect,
 		Claims: func(path string) bool { return strings.HasSuffix(path, ".taridx") }})
 }
+
+// FormatName is TARIDX's name in the registry.
+const FormatName = "taridx"
 
 // Detect tells whether path is a TARIDX file by its magic.
 func Detect(path string) bool {

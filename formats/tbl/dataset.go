@@ -23,7 +23,10 @@ type tblDataset struct {
 }
 
 // open opens a TBL file as a dataset (registry.Format.Open).
-func open(paths []string, _ registry.OpenOptions) (registry.Dataset, error) {
+func open(paths []string, o registry.OpenOptions) (registry.Dataset, error) {
+	if err := registry.NoOptions("TBL", o.Format); err != nil {
+		return nil, err
+	}
 	path, err := registry.OnePath(registry.Lookup("tbl"), paths)
 	if err != nil {
 		return nil, err
@@ -109,7 +112,10 @@ func (d *tblDataset) Close() error { return d.r.Close() }
 // create writes the rows of in into a new TBL file at path
 // (registry.Format.Create). Its options are a RowsOptions.
 func create(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
-	opts, _ := o.Format.(RowsOptions)
+	opts, err := registry.FormatOptions[RowsOptions]("TBL", o.Format)
+	if err != nil {
+		return nil, err
+	}
 	opts.Workers, opts.Progress, opts.Overwrite = o.Workers, o.Progress, o.Overwrite
 	st, err := WriteRows(ctx, in.Rows, path, opts)
 	if err != nil {
@@ -121,7 +127,10 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 // createPart writes a task's part of a partitioned run
 // (registry.Format.CreatePart). Its options are a RowsOptions.
 func createPart(ctx context.Context, in registry.Input, dir string, o registry.CreateOptions) (any, error) {
-	opts, _ := o.Format.(RowsOptions)
+	opts, err := registry.FormatOptions[RowsOptions]("TBL", o.Format)
+	if err != nil {
+		return nil, err
+	}
 	opts.Workers, opts.Progress = o.Workers, o.Progress
 	return WritePart(ctx, in.Rows, dir, opts)
 }
@@ -129,7 +138,10 @@ func createPart(ctx context.Context, in registry.Input, dir string, o registry.C
 // mergeParts writes the TBL file of a partitioned run from its parts
 // (registry.Format.MergeParts).
 func mergeParts(ctx context.Context, parts []string, path string, o registry.CreateOptions) (*registry.Result, error) {
-	opts, _ := o.Format.(RowsOptions)
+	opts, err := registry.FormatOptions[RowsOptions]("TBL", o.Format)
+	if err != nil {
+		return nil, err
+	}
 	opts.Overwrite = o.Overwrite
 	st, ms, err := MergeParts(ctx, parts, path, opts)
 	if err != nil {

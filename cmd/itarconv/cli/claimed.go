@@ -6,10 +6,7 @@ import (
 	"io/fs"
 	"syscall"
 
-	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/registry"
-	"github.com/itarconv/itarconv/formats/scdl"
-	"github.com/itarconv/itarconv/formats/tbl"
 )
 
 // A damaged input is reported as the format it claims to be, by its name
@@ -30,36 +27,15 @@ func corrupt(format string, err error) error {
 	return fmt.Errorf("corrupt %s: %w", label, err)
 }
 
-// checkClaimed reports path as a corrupt file of the format it claims when
-// its content is not that format.
+// checkClaimed reports path as a corrupt file of the format it claims
+// when its content is not that format: with the error its format gives
+// (registry.Format.Damaged).
 func checkClaimed(path string) error {
 	f := registry.Claimed(path)
-	if f == nil {
+	if f == nil || f.Damaged == nil || f.Detect(path) {
 		return nil
 	}
-	switch f.Name {
-	case "scdl":
-		if !registry.Is("scdl", path) {
-			return corrupt("scdl", fmt.Errorf("%s: %s missing: %w", path, scdl.HeaderFile, fs.ErrInvalid))
-		}
-	case "tbl":
-		if !registry.Is("tbl", path) {
-			r, err := tbl.Open(path)
-			if err == nil {
-				r.Close()
-			}
-			return corrupt("tbl", err)
-		}
-	case "barecat":
-		if !registry.Is("barecat", path) {
-			a, err := barecat.Open(path)
-			if err == nil {
-				a.Close()
-			}
-			return corrupt("barecat", err)
-		}
-	}
-	return nil
+	return corrupt(f.Name, f.Damaged(path))
 }
 
 // checkClaimedSource checks a conversion's single source.

@@ -17,20 +17,31 @@ import (
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tarfile"
-	"github.com/itarconv/itarconv/spool"
 )
 
 type convertFlags struct {
-	fold, shardSize, onDuplicate, order string
-	wrap, crc, ignoreZeros, jsonOut     bool
-	force                               bool
-	reuseTars, lz4, noNames             bool
-	tblVersion, cellsPerShard           int
-	compat, from, to, scdlMode          string
-	workers                             int
+	shardSize string
+	jsonOut   bool
+	force     bool
+	from, to  string
+	workers   int
+	formats   formatOptions   // the formats' options, as flags
+	values    registry.Values // their values, once parsed
 	taskFlags
 	cmd *cobra.Command // for the flags the user set
 }
+
+// conversion is the conversion as the formats' declarations see it.
+func (fl convertFlags) conversion(srcs []string) registry.Conversion {
+	v := registry.Values{"shard-size": fl.shardSize}
+	for k, x := range fl.values {
+		v[k] = x
+	}
+	return registry.Conversion{From: fl.from, To: fl.to, Srcs: srcs, Values: v}
+}
+
+// fold is the --fold flag: the fold of tar shards read or written.
+func (fl convertFlags) fold() string { return fl.values.String("fold") }
 
 func newConvertCmd(e *env) *cobra.Command {
 	var fl convertFlags
@@ -83,28 +94,18 @@ checked against its tar member. Outputs appear only when complete.`,
 		Args: argsBetween(2, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl.cmd = cmd
+			fl.values = fl.formats.values()
 			return runConvert(cmd.Context(), e, fl, args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&fl.fold, "fold", "", "fold to read from a directory of shards, or to write (default train)")
 	f.StringVar(&fl.shardSize, "shard-size", "", "roll output shards over past this size (e.g. 1GiB, 512MiB; default 1GiB for tar, none for Barecat)")
-	f.BoolVar(&fl.wrap, "wrap", false, "Barecat: copy no data; shards are links to the tar shards")
-	f.BoolVar(&fl.crc, "crc", false, "with --wrap: compute every file's crc32c (reads all payloads)")
-	f.StringVar(&fl.onDuplicate, "on-duplicate", "", `"first" or "last": which member keeps a duplicated path (default: refuse)`)
-	f.StringVar(&fl.order, "order", "path", `from Barecat: "path" or "address" (shard, offset)`)
-	f.BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read tar shards past zero blocks (concatenated archives)")
-	f.BoolVar(&fl.reuseTars, "reuse-tars", false, "from a wrapped Barecat: write only OUTDIR/<fold>.taridx over the tars its shards link to, after checking every member")
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "shards scanned in parallel")
 	fl.taskFlags.add(cmd)
-	f.IntVar(&fl.tblVersion, "tbl-version", 2, "TBL: format version to write, 1 or 2")
-	f.BoolVar(&fl.lz4, "lz4", false, "TBL v2: an LZ4 block per sample where it is smaller")
-	f.BoolVar(&fl.noNames, "no-names", false, "TBL v2: leave member names out of the metadata section")
-	f.StringVar(&fl.compat, "compat", "", `TBL: "turboloader" selects members as TurboLoader's v2 converter does (byte-identical output)`)
-	f.StringVar(&fl.to, "to", "", `target format, where the path cannot tell it: tar, barecat, tbl or scdl`)
-	f.StringVar(&fl.from, "from", "", `source format, where the content cannot tell it: tar, barecat, tbl or scdl`)
-	f.StringVar(&fl.scdlMode, "scdl-mode", "cells", `reading SCDL: "cells" (a sample per cell) or "archive" (every file as a member)`)
-	f.IntVar(&fl.cellsPerShard, "cells-per-shard", 0, "SCDL to tar, cells mode: start a new shard after this many cells")
+	names := strings.Join(formatNames(), ", ")
+	f.StringVar(&fl.to, "to", "", "target format, where the path cannot tell it: "+names)
+	f.StringVar(&fl.from, "from", "", "source format, where the content cannot tell it: "+names)
+	fl.formats = addFormatFlags(f)
 	f.BoolVar(&fl.jsonOut, "json", false, "print the result as JSON")
 	f.BoolVar(&fl.force, "force", false, "replace an existing output (once the new one is complete)")
 	return cmd
@@ -130,17 +131,6 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("size %q: want a positive number of bytes, such as 1GiB or 512MiB", s)
 	}
 	return int64(n * float64(mult)), nil
-}
-
-// compressedSource tells whether tar sources hold a compressed shard or a
-// stream, which convert can write as a fold of plain tar shards.
-func compressedSource(srcs []string, foldName string) bool {
-	shards, _, err := fold.Shards(srcs, foldName)
-	if err != nil {
-		return false
-	}
-	need, _ := spool.Needed(shards)
-	return need
 }
 
 // tarSources resolves the tar shards to read: a directory's fold, or files.
@@ -170,23 +160,20 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 		return usagef("--workers must be at least 1")
 	}
 	fl.workers = e.shardWorkers(fl.cmd, fl.workers, srcs)
-	if fl.compat != "" && fl.compat != "turboloader" {
-		return usagef("--compat: unknown implementation %q (turboloader)", fl.compat)
-	}
-	if err := validateFold(fl.fold); err != nil {
+	if err := validateFold(fl.fold()); err != nil {
 		return err
 	}
 	if fl.from, fl.to, err = convert.Formats(srcs, dst, fl.from, fl.to); err != nil {
 		return usagef("--from, --to: %v (known: %s)", err, strings.Join(formatNames(), ", "))
 	}
 	stream := dst == convert.Stream
-	if stream && fl.to != "tar" {
+	if stream && fl.to != fold.FormatName {
 		return usagef("-: a conversion writes standard output as one tar stream only, not %s", label(fl.to))
 	}
 	if stream && fl.jsonOut {
 		return usagef("--json prints to standard output, which carries the tar stream")
 	}
-	if stream && (fl.shardSize != "" || fl.cellsPerShard != 0 || fl.reuseTars || fl.force) {
+	if stream && (fl.shardSize != "" || fl.values.Int("cells-per-shard") != 0 || fl.values.Bool("reuse-tars") || fl.force) {
 		return usagef("--shard-size, --cells-per-shard, --reuse-tars and --force apply to a fold of tar shards, not a stream")
 	}
 	if err := guardConvert(srcs, dst, fl); err != nil {
@@ -195,10 +182,14 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if err := checkClaimedSource(srcs); err != nil {
 		return err
 	}
-	if fl.from == fl.to && !(fl.from == "tar" && (stream || compressedSource(srcs, fl.fold))) {
+	c := fl.conversion(srcs)
+	if src := registry.Lookup(fl.from); fl.from == fl.to && (src.Recodes == nil || !src.Recodes(c, dst)) {
 		return usagef("convert: %s is already %s: nothing to convert", strings.Join(srcs, " "), label(fl.to))
 	}
-	if err := checkConvertFlags(fl, srcs, shardSize); err != nil {
+	if err := checkConvertFlags(fl.formats, c); err != nil {
+		return err
+	}
+	if _, err := convertOptions(fl, shardSize); err != nil {
 		return err
 	}
 	task, partitioned, err := fl.taskFlags.resolve(e.getenv)
@@ -231,11 +222,14 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 // convert is the one library call, with a progress bar over the source's
 // bytes counting its rows (members of tar shards, files, samples).
 func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst string, shardSize int64) error {
-	o := convertOptions(fl, shardSize)
+	o, err := convertOptions(fl, shardSize)
+	if err != nil {
+		return err
+	}
 	o.Stdout = e.stdout
 	what := fl.to
-	if fl.to == "tar" {
-		what = cmp.Or(fl.fold, "train")
+	if fl.to == fold.FormatName {
+		what = cmp.Or(fl.fold(), "train")
 	}
 	var total int64
 	unit := "members"
@@ -244,7 +238,7 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 		total, unit = sourceSize(fl.from, srcs, o)
 	}
 	bar := e.newProgress(what, total)
-	if fl.from != "tar" {
+	if fl.from != fold.FormatName {
 		bar = bar.of(unit)
 	}
 	o.Progress = func(p dataset.Progress) { bar.update(what, p) }
@@ -264,23 +258,40 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 }
 
 // convertOptions are the library's options for the flags.
-func convertOptions(fl convertFlags, shardSize int64) convert.ConvertOptions {
+func convertOptions(fl convertFlags, shardSize int64) (convert.ConvertOptions, error) {
+	v := fl.values
 	o := convert.ConvertOptions{
 		From: fl.from, To: fl.to, Workers: fl.workers, Overwrite: fl.force, ShardSize: shardSize,
-		Fold: fl.fold, Scan: tarfile.Options{IgnoreZeros: fl.ignoreZeros},
-		Barecat:       convert.BarecatOptions{Wrap: fl.wrap, CRC: fl.crc, OnDuplicate: fl.onDuplicate},
-		TBL:           convert.TBLOptions{Version: fl.tblVersion, LZ4: fl.lz4, NoNames: fl.noNames, CompatTurboLoader: fl.compat == "turboloader"},
-		CellsPerShard: fl.cellsPerShard, ReuseTars: fl.reuseTars,
+		Fold: v.String("fold"), Scan: tarfile.Options{IgnoreZeros: v.Bool("ignore-zeros")},
+		Barecat: convert.BarecatOptions{Wrap: v.Bool("wrap"), CRC: v.Bool("crc"), OnDuplicate: v.String("on-duplicate")},
+		TBL: convert.TBLOptions{Version: v.Int("tbl-version"), LZ4: v.Bool("lz4"), NoNames: v.Bool("no-names"),
+			CompatTurboLoader: v.String("compat") == "turboloader"},
+		CellsPerShard: v.Int("cells-per-shard"), ReuseTars: v.Bool("reuse-tars"),
 	}
-	switch fl.from {
-	case "scdl":
-		o.Mode = fl.scdlMode
-	case "barecat":
-		if fl.to == "tar" {
-			o.Mode = fl.order
+	// The layout the source is read in: its option that says so, where
+	// it applies.
+	c := fl.conversion(nil)
+	src, tgt := registry.Lookup(fl.from), registry.Lookup(fl.to)
+	if src != nil {
+		for _, opt := range src.Options {
+			if opt.Mode && opt.AppliesTo(c, registry.Read) {
+				o.Mode = v.String(opt.Name)
+			}
 		}
 	}
-	return o
+	// A format that makes its own options of the values gets them typed.
+	var err error
+	if src != nil && src.ParseOptions != nil {
+		if o.Source, err = src.ParseOptions(registry.Read, v); err != nil {
+			return o, usageError{err}
+		}
+	}
+	if tgt != nil && tgt.ParseOptions != nil {
+		if o.Target, err = tgt.ParseOptions(registry.Write, v); err != nil {
+			return o, usageError{err}
+		}
+	}
+	return o, nil
 }
 
 // sourceSize is the bytes a conversion reads and what its rows are, for
@@ -290,11 +301,7 @@ func sourceSize(from string, srcs []string, o convert.ConvertOptions) (int64, st
 	if f == nil || f.Open == nil {
 		return 0, ""
 	}
-	var opts any
-	if from == "tar" {
-		opts = fold.OpenOptions{Fold: o.Fold}
-	}
-	d, err := f.Open(srcs, registry.OpenOptions{Mode: o.Mode, Format: opts})
+	d, err := f.Open(srcs, o.SourceOptions())
 	if err != nil {
 		return 0, ""
 	}

@@ -1,106 +1,129 @@
 package cli
 
 import (
-	"os"
+	"fmt"
+	"strconv"
 	"strings"
 
-	"github.com/itarconv/itarconv/convert"
-	"github.com/itarconv/itarconv/formats/scdl"
+	"github.com/spf13/pflag"
+
+	"github.com/itarconv/itarconv/formats/registry"
 )
 
+// The options of the registered formats are convert's flags: each format
+// declares its own (registry.Option), and which conversions each applies
+// to. The command line names no format: a flag that the conversion would
+// ignore is a mistake the user hears of, and the formats check what is
+// theirs (registry.Format.CheckOptions).
+
+// formatOption is one flag: the first declaration of its name (formats
+// that share an option declare it alike), and how to read its value.
+type formatOption struct {
+	registry.Option
+	def   string // the default, as value() formats it
+	value func() string
+}
+
+// formatOptions are the flags the registered formats declare, in the
+// registry's order.
+type formatOptions []*formatOption
+
+// addFormatFlags makes a flag of every option the registered formats
+// declare.
+func addFormatFlags(f *pflag.FlagSet) formatOptions {
+	var opts formatOptions
+	seen := map[string]bool{}
+	for _, format := range registry.All() {
+		for _, o := range format.Options {
+			if seen[o.Name] {
+				continue
+			}
+			seen[o.Name] = true
+			fo := &formatOption{Option: o}
+			switch o.Type {
+			case registry.Bool:
+				def, _ := strconv.ParseBool(o.Default)
+				p := f.Bool(o.Name, def, o.Help)
+				fo.def, fo.value = strconv.FormatBool(def), func() string { return strconv.FormatBool(*p) }
+			case registry.Int:
+				def, _ := strconv.Atoi(o.Default)
+				p := f.Int(o.Name, def, o.Help)
+				fo.def, fo.value = strconv.Itoa(def), func() string { return strconv.Itoa(*p) }
+			default:
+				p := f.String(o.Name, o.Default, o.Help)
+				fo.def, fo.value = o.Default, func() string { return *p }
+			}
+			opts = append(opts, fo)
+		}
+	}
+	return opts
+}
+
+// values are the flags' values by name.
+func (opts formatOptions) values() registry.Values {
+	v := registry.Values{}
+	for _, o := range opts {
+		v[o.Name] = o.value()
+	}
+	return v
+}
+
+// declares tells whether format f declares the option name for its part
+// (dir) in conversion c.
+func declares(f *registry.Format, name string, c registry.Conversion, dir registry.Direction) bool {
+	if f == nil {
+		return false
+	}
+	for _, o := range f.Options {
+		if o.Name == name && o.AppliesTo(c, dir) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkConvertFlags refuses, as usage errors, the flags that do not apply
-// to the pair of formats converted and values out of range: a flag the
-// conversion would ignore is a mistake the user should hear of.
-func checkConvertFlags(fl convertFlags, srcs []string, shardSize int64) error {
-	from, to := fl.from, fl.to
-	if from != "tar" || to != "barecat" {
-		if fl.wrap || fl.crc || fl.onDuplicate != "" {
-			return usagef("--wrap, --crc and --on-duplicate apply to converting tar shards to Barecat")
+// to the pair of formats converted, then what the formats themselves
+// refuse.
+func checkConvertFlags(opts formatOptions, c registry.Conversion) error {
+	src, tgt := registry.Lookup(c.From), registry.Lookup(c.To)
+	for _, o := range opts {
+		given := c.Values[o.Name] != o.def
+		if given && !declares(src, o.Name, c, registry.Read) && !declares(tgt, o.Name, c, registry.Write) {
+			if o.Refused != "" {
+				return usagef("%s", o.Refused)
+			}
+			if o.Applies == "" {
+				return usagef("--%s does not apply to converting %s to %s", o.Name, label(c.From), label(c.To))
+			}
+			return usagef("%s", opts.refusal(o))
 		}
 	}
-	if to != "tbl" && (fl.lz4 || fl.compat != "" || fl.noNames) {
-		return usagef("--lz4, --compat and --no-names apply to writing TBL")
-	}
-	if from != "barecat" || to != "tar" {
-		if fl.order != "path" {
-			return usagef("--order applies to reading a Barecat archive into tar shards")
-		}
-		if fl.reuseTars {
-			return usagef("--reuse-tars applies to converting a wrapped Barecat archive to tar shards")
-		}
-	}
-	if from == "scdl" {
-		if fl.scdlMode != scdl.ModeCells && fl.scdlMode != scdl.ModeArchive {
-			return usagef("--scdl-mode: %q is neither cells nor archive", fl.scdlMode)
-		}
-		if fl.ignoreZeros {
-			return usagef("--ignore-zeros applies to reading tar shards")
-		}
-	}
-	if fl.cellsPerShard != 0 && (from != "scdl" || to != "tar") {
-		return usagef("--cells-per-shard applies to SCDL to tar shards")
-	}
-	if fl.fold != "" && from != "tar" && to != "tar" {
-		return usagef("--fold names the fold of tar shards to read or write")
-	}
-	switch [2]string{from, to} {
-	case [2]string{"tar", "barecat"}:
-		if fl.crc && !fl.wrap {
-			return usagef("--crc goes with --wrap (a copy always computes crc32c)")
-		}
-		if fl.wrap && shardSize > 0 {
-			return usagef("--shard-size does not apply to --wrap: the shards are the tar files")
-		}
-		switch fl.onDuplicate {
-		case "", "first", "last":
-		default:
-			return usagef("--on-duplicate: %q is neither first nor last", fl.onDuplicate)
-		}
-	case [2]string{"barecat", "tar"}:
-		if fl.order != "path" && fl.order != "address" {
-			return usagef("--order: %q is neither path nor address", fl.order)
-		}
-	case [2]string{"scdl", "tar"}:
-		switch {
-		case fl.cellsPerShard < 0:
-			return usagef("--cells-per-shard must be positive")
-		case fl.cellsPerShard > 0 && fl.scdlMode == scdl.ModeArchive:
-			return usagef("--cells-per-shard applies to --scdl-mode cells")
-		case fl.fold == convert.SCDLMetaFold:
-			return usagef("--fold %q: %s is taken", fl.fold, convert.SCDLMetaFold)
-		}
-	}
-	if to == "tbl" {
-		if fl.tblVersion != 1 && fl.tblVersion != 2 {
-			return usagef("--tbl-version: %d (1 or 2)", fl.tblVersion)
-		}
-		if fl.tblVersion == 1 && (fl.lz4 || fl.compat != "") {
-			return usagef("--lz4 and --compat turboloader need --tbl-version 2")
-		}
-		if fl.compat != "" && from != "tar" {
-			return usagef("--compat turboloader reproduces TurboLoader's converter of tar shards, not of %s", label(from))
-		}
-		if fl.shardSize != "" {
-			return usagef("--shard-size does not apply to writing TBL")
-		}
-	}
-	if to == "scdl" {
-		if fl.shardSize != "" {
-			return usagef("--shard-size applies to writing shards")
-		}
-		if len(srcs) != 1 {
-			return usagef("--to scdl reads one directory of folds (cells + scdlmeta, or scdl), one Barecat archive or one TBL file, not %d paths", len(srcs))
-		}
-		if from == "tar" {
-			if st, err := os.Stat(srcs[0]); err != nil {
-				return err
-			} else if !st.IsDir() {
-				return usagef("%s is not a directory: --to scdl reads the folds of a directory", srcs[0])
+	for _, f := range []*registry.Format{src, tgt} {
+		if f != nil && f.CheckOptions != nil {
+			if err := f.CheckOptions(c); err != nil {
+				return usageError{err}
 			}
 		}
-	}
-	if strings.ContainsAny(fl.fold, "/") {
-		return usagef("--fold %q: a fold name has no \"/\"", fl.fold)
+		if src == tgt {
+			break
+		}
 	}
 	return nil
+}
+
+// refusal says what an option applies to, with the options that apply
+// to the same: "--wrap, --crc and --on-duplicate apply to converting tar
+// shards to Barecat".
+func (opts formatOptions) refusal(o *formatOption) string {
+	var names []string
+	for _, p := range opts {
+		if p.Applies == o.Applies {
+			names = append(names, "--"+p.Name)
+		}
+	}
+	if len(names) == 1 {
+		return fmt.Sprintf("%s applies to %s", names[0], o.Applies)
+	}
+	return fmt.Sprintf("%s and %s apply to %s", strings.Join(names[:len(names)-1], ", "), names[len(names)-1], o.Applies)
 }

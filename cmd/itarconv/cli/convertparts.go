@@ -8,6 +8,7 @@ import (
 
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/partition"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -17,32 +18,18 @@ import (
 // the flags that shape the output (not --workers), so that merge writes
 // exactly the run's.
 type convertPartOptions struct {
-	Srcs          []string `json:"sources"`
-	Dst           string   `json:"target"`
-	From          string   `json:"from"`
-	To            string   `json:"to"`
-	Fold          string   `json:"fold"`
-	ShardSize     int64    `json:"shard_size"`
-	OnDuplicate   string   `json:"on_duplicate"`
-	Order         string   `json:"order"`
-	Wrap          bool     `json:"wrap"`
-	CRC           bool     `json:"crc"`
-	IgnoreZeros   bool     `json:"ignore_zeros"`
-	Force         bool     `json:"force"`
-	ReuseTars     bool     `json:"reuse_tars"`
-	LZ4           bool     `json:"lz4"`
-	NoNames       bool     `json:"no_names"`
-	TBLVersion    int      `json:"tbl_version"`
-	CellsPerShard int      `json:"cells_per_shard"`
-	Compat        string   `json:"compat"`
-	SCDLMode      string   `json:"scdl_mode"`
+	Srcs      []string `json:"sources"`
+	Dst       string   `json:"target"`
+	From      string   `json:"from"`
+	To        string   `json:"to"`
+	ShardSize int64    `json:"shard_size"`
+	Force     bool     `json:"force"`
+	// Options are the formats' options (the flags they declare) by name.
+	Options registry.Values `json:"options"`
 }
 
 func newConvertPartOptions(fl convertFlags, srcs []string, dst string, shardSize int64) (convertPartOptions, error) {
-	o := convertPartOptions{From: fl.from, To: fl.to, Fold: fl.fold, ShardSize: shardSize, OnDuplicate: fl.onDuplicate,
-		Order: fl.order, Wrap: fl.wrap, CRC: fl.crc, IgnoreZeros: fl.ignoreZeros, Force: fl.force, ReuseTars: fl.reuseTars,
-		LZ4: fl.lz4, NoNames: fl.noNames, TBLVersion: fl.tblVersion, CellsPerShard: fl.cellsPerShard, Compat: fl.compat,
-		SCDLMode: fl.scdlMode}
+	o := convertPartOptions{From: fl.from, To: fl.to, ShardSize: shardSize, Force: fl.force, Options: fl.values}
 	var err error
 	for _, s := range srcs {
 		abs, err := filepath.Abs(s)
@@ -56,9 +43,7 @@ func newConvertPartOptions(fl convertFlags, srcs []string, dst string, shardSize
 }
 
 func (o convertPartOptions) flags(workers int) convertFlags {
-	return convertFlags{from: o.From, to: o.To, fold: o.Fold, onDuplicate: o.OnDuplicate, order: o.Order, wrap: o.Wrap,
-		crc: o.CRC, ignoreZeros: o.IgnoreZeros, force: o.Force, reuseTars: o.ReuseTars, lz4: o.LZ4, noNames: o.NoNames,
-		tblVersion: o.TBLVersion, cellsPerShard: o.CellsPerShard, compat: o.Compat, scdlMode: o.SCDLMode, workers: workers}
+	return convertFlags{from: o.From, to: o.To, force: o.Force, values: o.Options, workers: workers}
 }
 
 // convertTask converts this task's share of the source into its part of
@@ -71,7 +56,10 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 	if err != nil {
 		return err
 	}
-	o := convertOptions(fl, shardSize)
+	o, err := convertOptions(fl, shardSize)
+	if err != nil {
+		return err
+	}
 	paths, err := convert.ConvertInputs(po.Srcs, o)
 	if err != nil {
 		return err
@@ -97,7 +85,10 @@ func mergeConvert(ctx context.Context, e *env, fl mergeFlags, set *partition.Set
 	if err := json.Unmarshal(m.Options, &po); err != nil {
 		return nil, fmt.Errorf("%s: the options of its conversion: %w: %w", set.Dir, partition.ErrParts, err)
 	}
-	o := convertOptions(po.flags(fl.workers), po.ShardSize)
+	o, err := convertOptions(po.flags(fl.workers), po.ShardSize)
+	if err != nil {
+		return nil, err
+	}
 	dirs := make([]string, len(set.Parts))
 	for i, p := range set.Parts {
 		dirs[i] = p.Dir

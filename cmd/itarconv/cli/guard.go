@@ -3,9 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
-	"io/fs"
+	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/itarconv/itarconv/convert"
@@ -100,40 +99,36 @@ func expandShardArgs(ctx context.Context, args []string) ([]string, error) {
 	return out, nil
 }
 
-// convertInputs gathers every file a conversion reads: tar shards (given,
-// or the .tar files of a directory), an SCDL archive's files, a TBL file,
-// a Barecat index and its shards (through the links of a wrapped archive).
+// convertInputs gathers every file a conversion reads, as the format of
+// each source lists them (registry.Format.Inputs): tar shards (given, or
+// those of a directory), an SCDL archive's files, a Barecat index and its
+// shards (through the links of a wrapped archive).
 func convertInputs(srcs []string) (*pathguard.Inputs, error) {
 	in := &pathguard.Inputs{}
 	for _, s := range srcs {
 		if s == "-" || remote.IsURL(s) {
 			continue
 		}
-		fi, err := os.Stat(s)
-		if err != nil {
-			// Barecat 0.2 is named by its base path: PATH-sqlite-index.
-			if _, err2 := os.Stat(s + "-sqlite-index"); err2 == nil {
-				if err := explicitInput(in, s+"-sqlite-index"); err != nil {
-					return nil, err
-				}
-				if err := addBarecatShards(in, s); err != nil {
-					return nil, err
-				}
-				continue
+		fi, statErr := os.Stat(s)
+		f := registry.Claimed(s)
+		if statErr != nil && (f == nil || f.Inputs == nil) {
+			return nil, statErr
+		}
+		dir := statErr == nil && fi.IsDir()
+		files := []string{s}
+		if f != nil && f.Inputs != nil {
+			files = f.Inputs(s)
+		} else if dir {
+			files = nil // a directory no format reads: nothing of it is read
+		}
+		for i, p := range files {
+			var err error
+			if i == 0 && !dir { // the file the user named
+				err = explicitInput(in, p)
+			} else {
+				err = guardErr(in.AddRegular(p))
 			}
-			return nil, err
-		}
-		if fi.IsDir() {
-			if err := addDirInputs(in, s); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := explicitInput(in, s); err != nil {
-			return nil, err
-		}
-		if registry.Is("barecat", s) {
-			if err := addBarecatShards(in, strings.TrimSuffix(s, "-sqlite-index")); err != nil {
+			if err != nil {
 				return nil, err
 			}
 		}
@@ -141,79 +136,22 @@ func convertInputs(srcs []string) (*pathguard.Inputs, error) {
 	return in, nil
 }
 
-func addBarecatShards(in *pathguard.Inputs, base string) error {
-	shards, _ := filepath.Glob(globQuote(base) + "-shard-*")
-	for _, sh := range shards {
-		if strings.Contains(filepath.Base(sh), ".itarconv-tmp") {
-			continue
-		}
-		if err := guardErr(in.AddRegular(sh)); err != nil {
-			return err
-		}
+// targetOutputs are the existing files a conversion into dst would
+// replace, as its target format says (registry.Format.Outputs; by
+// default dst itself).
+func targetOutputs(dst string, fl convertFlags, srcs []string) (registry.Outputs, error) {
+	f := registry.Lookup(fl.to)
+	if f == nil {
+		return registry.Outputs{}, fmt.Errorf("%w %q", convert.ErrUnknownFormat, fl.to)
 	}
-	return nil
-}
-
-// addDirInputs: every file of an SCDL archive, or the .tar files of a
-// directory of shards.
-func addDirInputs(in *pathguard.Inputs, dir string) error {
-	if registry.Is("scdl", dir) {
-		return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			return guardErr(in.AddRegular(p))
-		})
+	if f.Outputs != nil {
+		return f.Outputs(dst, fl.conversion(srcs)), nil
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
+	var o registry.Outputs
+	if _, err := os.Lstat(dst); err == nil {
+		o.Replaced = []string{dst}
 	}
-	for _, e := range entries {
-		if _, _, ok := shardset.TrimSuffix(e.Name()); ok && !e.IsDir() {
-			if err := guardErr(in.AddRegular(filepath.Join(dir, e.Name()))); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// convertOutputs lists the existing files a conversion into dst would
-// replace or remove.
-func convertOutputs(dst string, fl convertFlags) []string {
-	outs := []string{dst}
-	switch {
-	case fl.reuseTars: // only the index, over the tars the input links to
-		fold := fl.fold
-		if fold == "" {
-			fold = "train"
-		}
-		outs = append(outs, filepath.Join(dst, fold+".taridx"))
-	case fl.to == "scdl":
-		filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				outs = append(outs, p)
-			}
-			return nil
-		})
-	case fl.to == "tbl":
-	case fl.to == "barecat":
-		shards, _ := filepath.Glob(globQuote(dst) + "-shard-*")
-		outs = append(outs, shards...)
-	default: // a directory of tar folds
-		folds := []string{fl.fold}
-		if fl.fold == "" {
-			folds = []string{"train", "cells", "scdl"}
-		}
-		folds = append(folds, "scdlmeta")
-		for _, f := range folds {
-			outs = append(outs, filepath.Join(dst, f+".taridx"))
-			shards, _ := filepath.Glob(filepath.Join(globQuote(dst), globQuote(f)+"_*.tar"))
-			outs = append(outs, shards...)
-		}
-	}
-	return outs
+	return o, nil
 }
 
 // guardConvert refuses a conversion whose inputs are not regular files,
@@ -226,11 +164,9 @@ func guardConvert(srcs []string, dst string, fl convertFlags) error {
 	if dst == convert.Stream {
 		return nil
 	}
-	return guardErr(in.CheckOutputs(convertOutputs(dst, fl)...))
-}
-
-// globQuote escapes the pattern characters of a literal path.
-func globQuote(s string) string {
-	r := strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `\`, `\\`)
-	return r.Replace(s)
+	outs, err := targetOutputs(dst, fl, srcs)
+	if err != nil {
+		return err
+	}
+	return guardErr(in.CheckOutputs(append([]string{dst}, outs.All()...)...))
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/loaders"
 )
 
@@ -37,11 +38,11 @@ exits 1 on a disagreement).`,
 			// What no format recognises is read as a damaged index.
 			f := registry.Detect(args[0])
 			if f == nil || f.Inspect == nil {
-				f = registry.Lookup("taridx")
+				f = registry.Lookup(taridx.FormatName)
 			}
 			rep, err := f.Inspect(cmd.Context(), args[0])
-			if f.Name == "taridx" && rep == nil {
-				return corrupt("taridx", err)
+			if f.Name == taridx.FormatName && rep == nil {
+				return corrupt(taridx.FormatName, err)
 			}
 			return e.report(rep, err)
 		},

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -9,9 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"unicode"
-
-	"github.com/itarconv/itarconv/convert"
-	"github.com/itarconv/itarconv/formats/scdl"
 )
 
 // One overwrite rule for every conversion, whatever the format: an output
@@ -34,47 +30,6 @@ func validateFold(name string) error {
 	return nil
 }
 
-// foldsWritten are the folds a conversion into a directory writes.
-func foldsWritten(srcs []string, fl convertFlags) []string {
-	if fl.from == "scdl" {
-		if fl.scdlMode == scdl.ModeArchive {
-			return []string{cmp.Or(fl.fold, convert.SCDLArchiveFold)}
-		}
-		return []string{cmp.Or(fl.fold, convert.SCDLCellsFold), convert.SCDLMetaFold}
-	}
-	return []string{cmp.Or(fl.fold, "train")}
-}
-
-// existingOutputs lists what a conversion into dst would replace.
-func existingOutputs(srcs []string, dst string, fl convertFlags) []string {
-	var outs []string
-	exists := func(p string) {
-		if _, err := os.Lstat(p); err == nil {
-			outs = append(outs, p)
-		}
-	}
-	switch {
-	case fl.reuseTars: // only an index, derived from the tars: rebuilt in place
-	case fl.to == "scdl", fl.to == "tbl":
-		exists(dst)
-	case fl.to == "barecat":
-		exists(dst)
-		shards, _ := filepath.Glob(globQuote(dst) + "-shard-*")
-		for _, s := range shards {
-			if !strings.HasPrefix(filepath.Base(s), ".itarconv-tmp") {
-				outs = append(outs, s)
-			}
-		}
-	default:
-		for _, f := range foldsWritten(srcs, fl) {
-			exists(filepath.Join(dst, f+".taridx"))
-			shards, _ := filepath.Glob(filepath.Join(globQuote(dst), globQuote(f)+"_*.tar"))
-			outs = append(outs, shards...)
-		}
-	}
-	return outs
-}
-
 // ErrOutputExists: a conversion's output is already there, and --force
 // was not given.
 var ErrOutputExists = errors.New("exists; --force replaces it")
@@ -83,7 +38,11 @@ func checkOverwrite(srcs []string, dst string, fl convertFlags) error {
 	if fl.force {
 		return nil
 	}
-	outs := existingOutputs(srcs, dst, fl)
+	o, err := targetOutputs(dst, fl, srcs)
+	if err != nil {
+		return err
+	}
+	outs := o.Replaced
 	if len(outs) == 0 {
 		return nil
 	}

@@ -45,7 +45,7 @@ func (fl *foldFlags) open(ctx context.Context, args []string) ([]*fold.Fold, err
 	folds, err := fold.OpenAll(args[0], fl.fold, shards)
 	var te *taridx.Error
 	if errors.As(err, &te) {
-		return nil, corrupt("taridx", err)
+		return nil, corrupt(taridx.FormatName, err)
 	}
 	return folds, err
 }

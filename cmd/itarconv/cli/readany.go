@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/taridx"
 )
 
 // ls, cat, inspect and verify read every registered format through the
@@ -24,7 +26,7 @@ import (
 // folds and TARIDX files.
 func registered(path string, op func(*registry.Format) bool) *registry.Format {
 	f := registry.Detect(path)
-	if f == nil || f.Name == "tar" || f.Name == "taridx" || !op(f) {
+	if f == nil || f.Name == fold.FormatName || f.Name == taridx.FormatName || !op(f) {
 		return nil
 	}
 	return f

@@ -1,5 +1,3 @@
-// Package cli is the itarconv command line: cobra commands that parse
-// flags, call the library packages and print their results.
 package cli
 
 import (
