@@ -164,3 +164,29 @@ func TestArchitectureCitesRealPaths(t *testing.T) {
 		t.Errorf("ARCHITECTURE.md names %d paths in backquotes; the map should name its packages", n)
 	}
 }
+
+// TestCLINamesNoFormat: the command line knows formats and loaders only
+// through their registries: no string of a format's or a loader's name in
+// its code (its help text may name them in prose).
+func TestCLINamesNoFormat(t *testing.T) {
+	r := root(t)
+	name := regexp.MustCompile(`"(barecat|tbl|scdl|tar|taridx|energon|wids|dali|ratarmount)"`)
+	files, _ := filepath.Glob(filepath.Join(r, "cmd", "itarconv", "cli", "*.go"))
+	if len(files) == 0 {
+		t.Fatal("no files in cmd/itarconv/cli")
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := name.FindString(line); m != "" {
+				t.Errorf("%s:%d: %s: the command line names a format; ask the registry", filepath.Base(f), i+1, m)
+			}
+		}
+	}
+}

@@ -17,6 +17,9 @@ import (
 type Plugin struct {
 	// Name is the loader's name on the command line ("dali", "energon").
 	Name string
+	// Help says, for index --format's help, what the loader writes and
+	// where.
+	Help string
 	// Order places the loader among the others: the index command lists
 	// them, writes their indexes and finishes them in increasing Order.
 	Order int

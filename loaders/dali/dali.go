@@ -72,7 +72,7 @@ func (d *daliIndexer) End(int64) (int, error) {
 func (d daliLoader) ShardFile(shard string) string { return d.path(shard) }
 
 func init() {
-	loaders.Register(&loaders.Plugin{Name: "dali", Order: 30,
+	loaders.Register(&loaders.Plugin{Name: "dali", Order: 30, Help: "DALI's <shard>.idx beside each shard",
 		New:     func(o loaders.Options) loaders.Loader { return New(o.OutDir) },
 		Indexes: []*loaders.Index{index}})
 }

@@ -205,7 +205,7 @@ func (e *energonLoader) LoadShard(dec *gob.Decoder, path string) error {
 func (e *energonLoader) ShardFile(shard string) string { return e.idxPath(shard) }
 
 func init() {
-	loaders.Register(&loaders.Plugin{Name: "energon", Order: 10,
+	loaders.Register(&loaders.Plugin{Name: "energon", Order: 10, Help: "<shard>.tar.idx beside each shard, .nv-meta/ beside the shards",
 		New:     func(o loaders.Options) loaders.Loader { return New(o.OutDir) },
 		Indexes: []*loaders.Index{idxIndex, metaIndex}})
 }

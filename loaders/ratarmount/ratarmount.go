@@ -128,7 +128,7 @@ func (l *lazyFile) Close() {
 func (r ratarmountLoader) ShardFile(shard string) string { return r.path(shard) }
 
 func init() {
-	loaders.Register(&loaders.Plugin{Name: "ratarmount", Order: 40,
+	loaders.Register(&loaders.Plugin{Name: "ratarmount", Order: 40, Help: "<shard>.index.sqlite beside each shard",
 		New:     func(o loaders.Options) loaders.Loader { return New(o.OutDir) },
 		Indexes: []*loaders.Index{index}})
 }

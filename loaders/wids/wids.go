@@ -171,7 +171,7 @@ func (w *widsLoader) Finish(ctx context.Context, shards []string) (int, error) {
 }
 
 func init() {
-	loaders.Register(&loaders.Plugin{Name: "wids", Order: 20,
+	loaders.Register(&loaders.Plugin{Name: "wids", Order: 20, Help: "WebDataset wids' shardindex.json beside the shards",
 		New:     func(o loaders.Options) loaders.Loader { return New(o.OutDir, o.MD5) },
 		Indexes: []*loaders.Index{index}})
 }

@@ -89,7 +89,7 @@ any of these files against its shards.`,
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "shards scanned in parallel")
 	f.BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read past zero blocks (concatenated archives)")
 	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
-	f.StringVar(&fl.formats, "format", "taridx", `indexes to write, a comma-separated list of: taridx, energon (<shard>.tar.idx beside each shard, .nv-meta/ beside the shards), wids (WebDataset wids' shardindex.json beside the shards), dali (DALI's <shard>.idx beside each shard), ratarmount (<shard>.index.sqlite beside each shard), or all`)
+	f.StringVar(&fl.formats, "format", taridx.FormatName, formatHelp())
 	f.BoolVar(&fl.widsMD5, "wids-md5", false, "record each shard's MD5 sum in wids' index (reads every shard whole; the loader then checks it)")
 	fl.taskFlags.add(cmd)
 	f.StringVar(&fl.strategy, "read-strategy", "auto", `how headers are read: "auto" (mmap where possible), "mmap", "pread" (one read per header) or "sequential"`)
@@ -152,6 +152,16 @@ func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, e
 	return []indexJob{{fold: name, shards: shards, out: out}}, nil
 }
 
+// formatHelp is --format's help: TARIDX and every registered loader.
+func formatHelp() string {
+	parts := []string{taridx.FormatName}
+	for _, name := range loaders.Names() {
+		p := loaders.Lookup(name)
+		parts = append(parts, fmt.Sprintf("%s (%s)", name, p.Help))
+	}
+	return "indexes to write, a comma-separated list of: " + strings.Join(parts, ", ") + ", or all"
+}
+
 // indexFormats reads --format: the loaders' indexes to write besides (or
 // instead of) TARIDX (nil: none), and whether to write TARIDX.
 func indexFormats(fl indexFlags, opts *fold.IndexOptions) (set *loaders.Set, withTARIDX bool, err error) {
@@ -160,7 +170,7 @@ func indexFormats(fl indexFlags, opts *fold.IndexOptions) (set *loaders.Set, wit
 	for _, f := range strings.Split(fl.formats, ",") {
 		f = strings.TrimSpace(f)
 		switch {
-		case f == "taridx":
+		case f == taridx.FormatName:
 			withTARIDX = true
 		case f == "all":
 			withTARIDX = true

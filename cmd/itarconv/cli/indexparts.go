@@ -10,6 +10,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
+	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/loaders"
 	"github.com/itarconv/itarconv/partition"
 	"github.com/itarconv/itarconv/remote"
@@ -32,7 +33,7 @@ func newIndexPartOptions(fl indexFlags, set *loaders.Set, withTARIDX bool) (inde
 	o := indexPartOptions{Compat: fl.compat, Stem: fl.stem, Contiguous: fl.contiguous,
 		WidsMD5: fl.widsMD5, IgnoreZeros: fl.ignoreZeros, Formats: []string{}}
 	if withTARIDX {
-		o.Formats = append(o.Formats, "taridx")
+		o.Formats = append(o.Formats, taridx.FormatName)
 	}
 	if set != nil {
 		o.Formats = append(o.Formats, set.Names()...)
