@@ -247,139 +247,169 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	release := func(*Batch) {}
+	r := &run{ctx: ctx, cancel: cancel, src: src, sink: sink, n: n, release: func(*Batch) {}}
 	if rel, ok := src.(Releaser); ok {
-		release = rel.Release
+		r.release = rel.Release
 	}
-
-	queues := make([]chan *result, n)
-	for i := range queues {
-		queues[i] = make(chan *result, queueDepth)
+	r.queues = make([]chan *result, n)
+	for i := range r.queues {
+		r.queues[i] = make(chan *result, queueDepth)
 	}
 	// Preparing goroutines: Prepare may be most of the work (reading and
 	// checksumming payloads), and one shard's batches should use every core.
-	prep := make(chan *result, workers*queueDepth)
-	var prepWG sync.WaitGroup
+	r.prep = make(chan *result, workers*queueDepth)
 	for range max(workers, 1) {
-		prepWG.Add(1)
-		go func() { defer prepWG.Done(); prepareLoop(sink, prep) }()
+		r.prepWG.Add(1)
+		go func() { defer r.prepWG.Done(); prepareLoop(sink, r.prep) }()
 	}
 	// A worker starts a shard only while fewer than 2 x workers shards are
 	// started and not yet written: with small shards (chunks of a source),
 	// the per-shard queues alone would let workers run ahead of the writer
 	// and hold the whole dataset. The lowest unwritten shard always holds a
 	// ticket, so the writer never waits on a worker that waits on it.
-	tickets := make(chan struct{}, 2*workers)
-	inFlight := newBudget(ctx, batchesPerWorker*workers, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case tickets <- struct{}{}:
-				case <-ctx.Done():
-					return
-				}
-				shard := int(next.Add(1) - 1)
-				if shard >= n {
-					<-tickets
-					return
-				}
-				scanShard(ctx, src, shard, queues[shard], prep, inFlight, release)
-			}
-		}()
+	r.tickets = make(chan struct{}, 2*workers)
+	r.inFlight = newBudget(ctx, batchesPerWorker*workers, n)
+	for range workers {
+		r.workers.Add(1)
+		go r.scanShards()
 	}
-	// On the way out: stop the workers, release the batches scanned and
-	// never written (once prepared: nothing touches them then), and only
-	// then stop the preparing goroutines.
-	var holding *result // the batch the writer has taken from its queue
-	defer func() {
-		cancel()
-		wg.Wait()
-		if holding != nil {
-			<-holding.ready
-			release(holding.batch)
-		}
-		for _, q := range queues {
-			for drained := false; !drained; {
-				select {
-				case res, ok := <-q:
-					if !ok {
-						drained = true
-					} else if res.batch != nil {
-						<-res.ready
-						release(res.batch)
-					}
-				default: // a shard never started
-					drained = true
-				}
-			}
-		}
-		close(prep)
-		prepWG.Wait()
-	}()
+	defer r.stop()
+	return r.write(opts.Progress)
+}
 
-	var p Progress
-	p.Shards = n
-	for shard := 0; shard < n; shard++ {
-		inFlight.writing(shard)
-		for {
-			var res *result
-			var more bool
-			select {
-			case res, more = <-queues[shard]:
-			case <-ctx.Done():
-				// Workers stop taking shards once canceled: do not wait
-				// for one that will never be scanned.
-				return ctx.Err()
-			}
-			if !more {
-				break
-			}
-			if res.err != nil {
-				cancel()
-				return res.err
-			}
-			holding = res
-			select {
-			case <-res.ready:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			if res.prepErr != nil {
-				cancel()
-				return res.prepErr
-			}
-			if err := sink.Write(res.batch); err != nil {
-				cancel()
-				return err
-			}
-			holding = nil
-			release(res.batch)
-			inFlight.give(shard, res.counted)
-			p.Rows += int64(len(res.batch.Rows))
-			p.Bytes += res.batch.Bytes
-			if opts.Progress != nil {
-				opts.Progress(p)
-			}
+// run is one Run: its workers, their queues and the writer's place.
+type run struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	src      Source
+	sink     Sink
+	n        int
+	release  func(*Batch)
+	queues   []chan *result // one a shard, closed when it is scanned
+	prep     chan *result   // batches for the preparing goroutines
+	prepWG   sync.WaitGroup
+	tickets  chan struct{} // one a shard started and not yet written
+	inFlight *budget
+	next     atomic.Int64 // the next shard a worker takes
+	workers  sync.WaitGroup
+	holding  *result // the batch the writer has taken from its queue
+}
+
+// scanShards is a worker: it takes the next shard while a ticket is free,
+// until none is left or the run stops.
+func (r *run) scanShards() {
+	defer r.workers.Done()
+	for {
+		select {
+		case r.tickets <- struct{}{}:
+		case <-r.ctx.Done():
+			return
 		}
-		if err := ctx.Err(); err != nil {
+		shard := int(r.next.Add(1) - 1)
+		if shard >= r.n {
+			<-r.tickets
+			return
+		}
+		scanShard(r.ctx, r.src, shard, r.queues[shard], r.prep, r.inFlight, r.release)
+	}
+}
+
+// write is the writer: every shard's batches, in order, to the sink.
+func (r *run) write(progress func(Progress)) error {
+	var p Progress
+	p.Shards = r.n
+	for shard := 0; shard < r.n; shard++ {
+		r.inFlight.writing(shard)
+		if err := r.writeShard(shard, &p, progress); err != nil {
 			return err
 		}
-		<-tickets // the shard is written: another may start
-		if err := sink.EndShard(shard); err != nil {
-			cancel()
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		<-r.tickets // the shard is written: another may start
+		if err := r.sink.EndShard(shard); err != nil {
+			r.cancel()
 			return err
 		}
 		p.ShardsDone++
-		if opts.Progress != nil {
-			opts.Progress(p)
+		if progress != nil {
+			progress(p)
 		}
 	}
 	return nil
+}
+
+// writeShard writes one shard's batches, each once it is prepared.
+func (r *run) writeShard(shard int, p *Progress, progress func(Progress)) error {
+	for {
+		var res *result
+		var more bool
+		select {
+		case res, more = <-r.queues[shard]:
+		case <-r.ctx.Done():
+			// Workers stop taking shards once canceled: do not wait for
+			// one that will never be scanned.
+			return r.ctx.Err()
+		}
+		if !more {
+			return nil
+		}
+		if res.err != nil {
+			r.cancel()
+			return res.err
+		}
+		r.holding = res
+		select {
+		case <-res.ready:
+		case <-r.ctx.Done():
+			return r.ctx.Err()
+		}
+		if res.prepErr != nil {
+			r.cancel()
+			return res.prepErr
+		}
+		if err := r.sink.Write(res.batch); err != nil {
+			r.cancel()
+			return err
+		}
+		r.holding = nil
+		r.release(res.batch)
+		r.inFlight.give(shard, res.counted)
+		p.Rows += int64(len(res.batch.Rows))
+		p.Bytes += res.batch.Bytes
+		if progress != nil {
+			progress(*p)
+		}
+	}
+}
+
+// stop ends the run: it stops the workers, releases the batches scanned and
+// never written (once prepared: nothing touches them then), and only then
+// stops the preparing goroutines.
+func (r *run) stop() {
+	r.cancel()
+	r.workers.Wait()
+	if r.holding != nil {
+		<-r.holding.ready
+		r.release(r.holding.batch)
+	}
+	for _, q := range r.queues {
+		for drained := false; !drained; {
+			select {
+			case res, ok := <-q:
+				if !ok {
+					drained = true
+				} else if res.batch != nil {
+					<-res.ready
+					r.release(res.batch)
+				}
+			default: // a shard never started
+				drained = true
+			}
+		}
+	}
+	close(r.prep)
+	r.prepWG.Wait()
 }
 
 var errCanceled = errors.New("canceled")
