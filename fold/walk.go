@@ -126,42 +126,14 @@ func walkShard(ctx context.Context, path string, opts tarfile.Options, n int, ro
 				return err
 			}
 		}
-		off := int64(-1)
-		if mem.cur != nil {
-			off = mem.cur.HeaderOffset
-		}
-		if blk.cur != nil && (off < 0 || blk.cur.HeaderOffset < off) {
-			off = blk.cur.HeaderOffset
-		}
 		var v headerView
-		if m := mem.cur; m != nil && m.HeaderOffset == off {
-			v = headerView{member: true, regular: m.IsRegular(), name: taridx.DecodeName(m.Name), size: m.Size, typ: m.Typeflag}
-			if err := mem.advance(want); err != nil {
-				return err
-			}
-		}
-		if b := blk.cur; b != nil && b.HeaderOffset == off {
-			if !v.member {
-				v.typ, v.size = b.Typeflag, b.Size
-			}
-			v.block, v.field, v.fieldSize = true, taridx.DecodeName(b.Name), b.Size
-			if err := blk.advance(want); err != nil {
-				return err
-			}
-		}
-		for k < n && rowOff(k) < uint64(off) {
-			if err := at(k, nil); err != nil {
-				return err
-			}
-			k++
+		off, err := nextHeader(mem, blk, want, &v)
+		if err != nil {
+			return err
 		}
 		matched := false
-		for k < n && rowOff(k) == uint64(off) {
-			if err := at(k, &v); err != nil {
-				return err
-			}
-			k++
-			matched = true
+		if k, matched, err = rowsAt(k, n, off, rowOff, at, &v); err != nil {
+			return err
 		}
 		if !matched && extra != nil {
 			extra(uint64(off), &v)
@@ -173,4 +145,56 @@ func walkShard(ctx context.Context, path string, opts tarfile.Options, n int, ro
 		}
 	}
 	return nil
+}
+
+// nextHeader fills v with what stands at the lowest offset either stream
+// is at, the member's header and the raw block's merged (both walks stop
+// at a plain member's header; only one at a pax or long-name block, or
+// where the block walk derailed), advances the streams that stood there
+// and returns that offset.
+func nextHeader(mem, blk *headerStream, want int64, v *headerView) (int64, error) {
+	off := int64(-1)
+	if mem.cur != nil {
+		off = mem.cur.HeaderOffset
+	}
+	if blk.cur != nil && (off < 0 || blk.cur.HeaderOffset < off) {
+		off = blk.cur.HeaderOffset
+	}
+	if m := mem.cur; m != nil && m.HeaderOffset == off {
+		*v = headerView{member: true, regular: m.IsRegular(), name: taridx.DecodeName(m.Name), size: m.Size, typ: m.Typeflag}
+		if err := mem.advance(want); err != nil {
+			return off, err
+		}
+	}
+	if b := blk.cur; b != nil && b.HeaderOffset == off {
+		if !v.member {
+			v.typ, v.size = b.Typeflag, b.Size
+		}
+		v.block, v.field, v.fieldSize = true, taridx.DecodeName(b.Name), b.Size
+		if err := blk.advance(want); err != nil {
+			return off, err
+		}
+	}
+	return off, nil
+}
+
+// rowsAt calls at for the rows from k on that point before off (nothing
+// stands there: at gets nil) and those that point at off (at gets v), and
+// returns the next row and whether any pointed at off.
+func rowsAt(k, n int, off int64, rowOff func(k int) uint64, at func(k int, v *headerView) error, v *headerView) (int, bool, error) {
+	for k < n && rowOff(k) < uint64(off) {
+		if err := at(k, nil); err != nil {
+			return k, false, err
+		}
+		k++
+	}
+	matched := false
+	for k < n && rowOff(k) == uint64(off) {
+		if err := at(k, v); err != nil {
+			return k, matched, err
+		}
+		k++
+		matched = true
+	}
+	return k, matched, nil
 }

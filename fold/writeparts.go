@@ -303,56 +303,20 @@ type cutter struct {
 // part cuts one part's body into the shards, and hands add the index
 // entries of its members at their places in the fold.
 func (c *cutter) part(dir string, bodySize int64, add func(taridx.Entry) error) error {
-	body, err := os.Open(filepath.Join(dir, bodyFile))
+	p, err := openPart(dir, bodySize)
 	if err != nil {
 		return err
 	}
-	defer body.Close()
-	fi, err := body.Stat()
-	if err != nil {
-		return err
-	}
-	size := fi.Size() - 1024 // the end-of-archive blocks
-	if fi.Size() != bodySize || size < 0 || size%512 != 0 {
-		return fmt.Errorf("%s: %d bytes, not the %d-byte tar stream the task wrote: %w", body.Name(), fi.Size(), bodySize, ErrPart)
-	}
-	lf, err := os.Open(filepath.Join(dir, membersFile))
-	if err != nil {
-		return err
-	}
-	defer lf.Close()
-	log, err := newMemberReader(bufio.NewReaderSize(lf, 1<<20), lf.Name(), size)
-	if err != nil {
-		return err
-	}
-	ef, err := os.Open(filepath.Join(dir, entriesFile))
-	if err != nil {
-		return err
-	}
-	defer ef.Close()
-	entries, err := newEntryDecoder(bufio.NewReaderSize(ef, 1<<20), 1, ef.Name())
-	if err != nil {
-		return err
-	}
-	// run is the range of the body being gathered for one copy.
-	var runFrom, runTo int64
-	flush := func() error {
-		if runTo == runFrom {
-			return nil
-		}
-		err := filecopy.Append(c.shards[len(c.shards)-1].File, body, runFrom, runTo-runFrom)
-		c.copied += runTo - runFrom
-		c.ranges++
-		runFrom = runTo
-		return err
-	}
+	defer p.close()
+	log, entries := p.log, p.entries
+	run := copyRun{c: c, body: p.body}
 	m, err := log.next()
 	if err == nil && m.start != 0 {
 		return log.bad("the first member does not start the body", nil)
 	}
 	for err == nil {
 		next, nerr := log.next()
-		end := size
+		end := p.size
 		if nerr == nil {
 			end = next.start
 		} else if nerr != io.EOF {
@@ -361,39 +325,21 @@ func (c *cutter) part(dir string, bodySize int64, add func(taridx.Entry) error) 
 		if end <= m.start {
 			return log.bad(fmt.Sprintf("members at %d and %d", m.start, end), nil)
 		}
-		// The tar writer's rule: a shard that holds something is full
-		// when the member's footprint and the end blocks would pass the
-		// limit (counted from where the writer stood, its padding of the
-		// member before still to write), or it holds MaxMembers.
-		full := len(c.shards) > 0 && c.n > 0 && (c.n-m.pending+m.footprint+1024 > c.limit ||
-			c.maxMembers > 0 && c.members >= c.maxMembers)
-		if len(c.shards) == 0 || full {
-			if err := flush(); err != nil {
+		if len(c.shards) == 0 || c.full(m) {
+			if err := run.flush(); err != nil {
 				return err
 			}
 			if err := c.startShard(); err != nil {
 				return err
 			}
-			runFrom, runTo = m.start, m.start
+			run.from, run.to = m.start, m.start
 		}
 		if m.indexed {
-			e, err := entries.next()
-			if err != nil {
-				if err == io.EOF {
-					err = entries.bad("fewer entries than indexed members", nil)
-				}
+			if err := c.place(dir, m, entries, add); err != nil {
 				return err
 			}
-			shard := len(c.shards) - 1
-			if shard >= taridx.MaxShards {
-				return fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size): %w", shard+1, taridx.MaxShards, ErrTooManyShards)
-			}
-			e.Fid, e.Offset = uint16(shard), uint64(c.n+m.header)
-			if err := add(e); err != nil {
-				return fmt.Errorf("%s: %w", dir, err)
-			}
 		}
-		runTo = end
+		run.to = end
 		c.n += end - m.start
 		c.members++
 		m, err = next, nerr
@@ -404,7 +350,110 @@ func (c *cutter) part(dir string, bodySize int64, add func(taridx.Entry) error) 
 		}
 		return err
 	}
-	return flush()
+	return run.flush()
+}
+
+// partFiles are a part's files, open for a merge: its tar body (size is
+// the members' bytes, without the end-of-archive blocks), the log of
+// where its members start, and its index entries.
+type partFiles struct {
+	body, lf, ef *os.File
+	size         int64
+	log          *memberReader
+	entries      *entryDecoder
+}
+
+// openPart opens a part's files, refusing a body whose size is not the one
+// the task recorded (a part cut short, or written over).
+func openPart(dir string, bodySize int64) (_ *partFiles, err error) {
+	p := &partFiles{}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
+	if p.body, err = os.Open(filepath.Join(dir, bodyFile)); err != nil {
+		return nil, err
+	}
+	fi, err := p.body.Stat()
+	if err != nil {
+		return nil, err
+	}
+	p.size = fi.Size() - 1024 // the end-of-archive blocks
+	if fi.Size() != bodySize || p.size < 0 || p.size%512 != 0 {
+		return nil, fmt.Errorf("%s: %d bytes, not the %d-byte tar stream the task wrote: %w", p.body.Name(), fi.Size(), bodySize, ErrPart)
+	}
+	if p.lf, err = os.Open(filepath.Join(dir, membersFile)); err != nil {
+		return nil, err
+	}
+	if p.log, err = newMemberReader(bufio.NewReaderSize(p.lf, 1<<20), p.lf.Name(), p.size); err != nil {
+		return nil, err
+	}
+	if p.ef, err = os.Open(filepath.Join(dir, entriesFile)); err != nil {
+		return nil, err
+	}
+	if p.entries, err = newEntryDecoder(bufio.NewReaderSize(p.ef, 1<<20), 1, p.ef.Name()); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *partFiles) close() {
+	for _, f := range []*os.File{p.ef, p.lf, p.body} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// copyRun is the range [from, to) of a part's body gathered for one copy
+// into the current shard: members that land together cost one kernel copy.
+type copyRun struct {
+	c        *cutter
+	body     *os.File
+	from, to int64
+}
+
+// flush copies the run, if any, to the end of the current shard.
+func (r *copyRun) flush() error {
+	if r.to == r.from {
+		return nil
+	}
+	err := filecopy.Append(r.c.shards[len(r.c.shards)-1].File, r.body, r.from, r.to-r.from)
+	r.c.copied += r.to - r.from
+	r.c.ranges++
+	r.from = r.to
+	return err
+}
+
+// full is the tar writer's rule: a shard that holds something is full
+// when the member's footprint and the end blocks would pass the limit
+// (counted from where the writer stood, its padding of the member before
+// still to write), or it holds MaxMembers.
+func (c *cutter) full(m loggedMember) bool {
+	return len(c.shards) > 0 && c.n > 0 && (c.n-m.pending+m.footprint+1024 > c.limit ||
+		c.maxMembers > 0 && c.members >= c.maxMembers)
+}
+
+// place hands add the next index entry, for member m, at its place in the
+// fold: the current shard, and m's header's offset in it.
+func (c *cutter) place(dir string, m loggedMember, entries *entryDecoder, add func(taridx.Entry) error) error {
+	e, err := entries.next()
+	if err != nil {
+		if err == io.EOF {
+			err = entries.bad("fewer entries than indexed members", nil)
+		}
+		return err
+	}
+	shard := len(c.shards) - 1
+	if shard >= taridx.MaxShards {
+		return fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size): %w", shard+1, taridx.MaxShards, ErrTooManyShards)
+	}
+	e.Fid, e.Offset = uint16(shard), uint64(c.n+m.header)
+	if err := add(e); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	return nil
 }
 
 func (c *cutter) startShard() error {

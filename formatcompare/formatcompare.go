@@ -177,13 +177,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Command: opts.Command, Machine: machineInfo(opts.WorkDir), Started: start.UTC(),
 		Settings: Settings{Reads: opts.Reads, Reps: opts.Reps, Seed: opts.Seed, Workers: opts.Workers}}
-	steps, done := 1+2*len(opts.Formats), 0
-	step := func(what string) {
-		if opts.Progress != nil {
-			opts.Progress(what, done, steps)
-		}
-		done++
-	}
+	prog := &steps{report: opts.Progress, total: 1 + 2*len(opts.Formats)}
 	var written []string // what Run made in WorkDir, removed unless Keep
 	defer func() {
 		if !opts.Keep {
@@ -193,51 +187,20 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}()
 
-	step("reading the source")
-	shards, foldName, dsSource := opts.Shards, opts.Fold, ""
-	if opts.Synthetic != nil {
-		sy := *opts.Synthetic
-		d := shardgen.Dataset{Name: "synthetic", Fold: "train", Members: sy.Samples &^ 1, Shards: max(sy.Shards, 1),
-			MinSize: sy.MinSize, MaxSize: sy.MaxSize, Seed: sy.Seed}
-		dir := filepath.Join(opts.WorkDir, "source")
-		written = append(written, dir)
-		var err error
-		if shards, err = d.Generate(ctx, dir); err != nil {
-			return nil, err
-		}
-		foldName, dsSource = "train", "synthetic"
-		rep.Dataset.Synthetic = &sy
-		syncFiles(shards)
-	} else if len(shards) > 0 {
-		dsSource = filepath.Dir(shards[0])
-	}
-	if len(shards) == 0 {
-		return nil, errors.New("no source: give tar shards or a synthetic dataset")
-	}
-	if foldName == "" {
-		foldName = "fold"
-	}
-	src, err := loadSource(ctx, shards, foldName, opts.Workers)
+	prog.step("reading the source")
+	src, err := readSource(ctx, opts, rep, &written)
 	if err != nil {
 		return nil, err
 	}
-	rep.Dataset = describe(src, dsSource, rep.Dataset.Synthetic)
-
-	var fmts []*format
-	for _, name := range opts.Formats {
-		f, err := newFormat(name, filepath.Join(opts.WorkDir, name), src)
-		if err != nil {
-			return nil, err
-		}
-		fmts = append(fmts, f)
-		written = append(written, f.dir)
-		rep.Formats = append(rep.Formats, &FormatResult{Name: f.name, Label: f.label})
+	fmts, err := newFormats(opts, src, rep, &written)
+	if err != nil {
+		return nil, err
 	}
 
 	// Build every format first: the read list is drawn from the samples
 	// every format holds.
 	for k, f := range fmts {
-		step("building " + f.label)
+		prog.step("building " + f.label)
 		res := rep.Formats[k]
 		if err := buildFormat(ctx, f, res, src, opts.Reps, opts.Workers); err != nil {
 			if ctx.Err() != nil {
@@ -259,7 +222,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		cold.note = "not measured (--no-cold)"
 	}
 	for k, f := range fmts {
-		step("reading " + f.label)
+		prog.step("reading " + f.label)
 		res := rep.Formats[k]
 		if !res.built {
 			continue
@@ -271,6 +234,83 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			res.fail(err)
 		}
 	}
+	rep.setCold(cold)
+	rep.Seconds = time.Since(start).Seconds()
+	if opts.Progress != nil {
+		opts.Progress("done", prog.total, prog.total)
+	}
+	return rep, rep.failure()
+}
+
+// steps reports Run's progress: each step as it starts, with the number
+// done before it.
+type steps struct {
+	report      func(step string, done, total int)
+	done, total int
+}
+
+func (s *steps) step(what string) {
+	if s.report != nil {
+		s.report(what, s.done, s.total)
+	}
+	s.done++
+}
+
+// readSource reads the tar shards, or generates the synthetic dataset
+// first (adding its directory to written), and describes it in rep.
+func readSource(ctx context.Context, opts Options, rep *Report, written *[]string) (*source, error) {
+	shards, foldName, dsSource := opts.Shards, opts.Fold, ""
+	if opts.Synthetic != nil {
+		sy := *opts.Synthetic
+		d := shardgen.Dataset{Name: "synthetic", Fold: "train", Members: sy.Samples &^ 1, Shards: max(sy.Shards, 1),
+			MinSize: sy.MinSize, MaxSize: sy.MaxSize, Seed: sy.Seed}
+		dir := filepath.Join(opts.WorkDir, "source")
+		*written = append(*written, dir)
+		var err error
+		if shards, err = d.Generate(ctx, dir); err != nil {
+			return nil, err
+		}
+		foldName, dsSource = "train", "synthetic"
+		rep.Dataset.Synthetic = &sy
+		syncFiles(shards)
+	} else if len(shards) > 0 {
+		dsSource = filepath.Dir(shards[0])
+	}
+	if len(shards) == 0 {
+		return nil, errors.New("no source: give tar shards or a synthetic dataset")
+	}
+	if foldName == "" {
+		foldName = "fold"
+	}
+	src, err := loadSource(ctx, shards, foldName, opts.Workers)
+	if err != nil {
+		return nil, err
+	}
+	rep.Dataset = describe(src, dsSource, rep.Dataset.Synthetic)
+	return src, nil
+}
+
+// newFormats sets up each format to compare in its own directory of
+// WorkDir (added to written, even when a later one fails) and its result
+// in rep.
+func newFormats(opts Options, src *source, rep *Report, written *[]string) ([]*format, error) {
+	var fmts []*format
+	for _, name := range opts.Formats {
+		f, err := newFormat(name, filepath.Join(opts.WorkDir, name), src)
+		if err != nil {
+			return nil, err
+		}
+		fmts = append(fmts, f)
+		*written = append(*written, f.dir)
+		rep.Formats = append(rep.Formats, &FormatResult{Name: f.name, Label: f.label})
+	}
+	return fmts, nil
+}
+
+// setCold records how the cold reads were measured; when they were not,
+// no format keeps cold figures (a few formats measured before the cache
+// could not be dropped are not comparable).
+func (rep *Report) setCold(cold *coldState) {
 	rep.Cold = ColdInfo{Measured: cold.enabled && cold.measured, Note: cold.note,
 		Method: "fsync, posix_fadvise(POSIX_FADV_DONTNEED) on every data and index file of the format, then mincore to check the pages are gone; index opened and the read list read once per repetition"}
 	if !rep.Cold.Measured {
@@ -279,25 +319,22 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			r.ColdRandomReadP50Reps, r.ColdResidentBytes = nil, 0
 		}
 	}
+}
+
+// failure lists the formats that failed in rep.Failed and returns an error
+// wrapping ErrFailed that names each with its error, or nil.
+func (rep *Report) failure() error {
+	var msgs []string
 	for _, r := range rep.Formats {
 		if r.Error != "" {
 			rep.Failed = append(rep.Failed, r.Name)
+			msgs = append(msgs, r.Name+": "+r.Error)
 		}
 	}
-	rep.Seconds = time.Since(start).Seconds()
-	if opts.Progress != nil {
-		opts.Progress("done", steps, steps)
+	if len(msgs) == 0 {
+		return nil
 	}
-	if len(rep.Failed) > 0 {
-		var msgs []string
-		for _, r := range rep.Formats {
-			if r.Error != "" {
-				msgs = append(msgs, r.Name+": "+r.Error)
-			}
-		}
-		return rep, fmt.Errorf("%w: %s", ErrFailed, strings.Join(msgs, "; "))
-	}
-	return rep, nil
+	return fmt.Errorf("%w: %s", ErrFailed, strings.Join(msgs, "; "))
 }
 
 func (r *FormatResult) fail(err error) {
@@ -487,8 +524,38 @@ type coldState struct {
 // measureReads times opening, random reads (warm, then cold) and the
 // sequential read of one format, checking every read.
 func measureReads(ctx context.Context, f *format, res *FormatResult, src *source, list []int, reps int, cold *coldState) error {
-	// Index open: one warm-up, then per repetition the median of 5 opens.
-	r, err := f.open()
+	m := &measure{ctx: ctx, f: f, res: res, src: src, list: list, lat: make([]float64, len(list))}
+	if err := m.opens(reps); err != nil {
+		return err
+	}
+	if err := m.warmReads(reps); err != nil {
+		return err
+	}
+	if cold.enabled && len(list) > 0 {
+		if err := m.coldReads(reps, cold); err != nil {
+			return err
+		}
+	}
+	return m.sequential(reps)
+}
+
+// measure is one format's read measurements. The phases share one read
+// buffer (a format that reuses it does not allocate per read) and the
+// latencies slice.
+type measure struct {
+	ctx  context.Context
+	f    *format
+	res  *FormatResult
+	src  *source
+	list []int
+	buf  []byte
+	lat  []float64
+}
+
+// opens times the index open: one warm-up, then per repetition the median
+// of 5 opens.
+func (m *measure) opens(reps int) error {
+	r, err := m.f.open()
 	if err != nil {
 		return err
 	}
@@ -497,7 +564,7 @@ func measureReads(ctx context.Context, f *format, res *FormatResult, src *source
 		var ts []float64
 		for range 5 {
 			t := time.Now()
-			r, err := f.open()
+			r, err := m.f.open()
 			d := time.Since(t)
 			if err != nil {
 				return err
@@ -505,43 +572,49 @@ func measureReads(ctx context.Context, f *format, res *FormatResult, src *source
 			r.close()
 			ts = append(ts, us(d))
 		}
-		res.IndexOpenUsReps = append(res.IndexOpenUsReps, median(ts))
+		m.res.IndexOpenUsReps = append(m.res.IndexOpenUsReps, median(ts))
 	}
-	res.IndexOpenUs = median(res.IndexOpenUsReps)
+	m.res.IndexOpenUs = median(m.res.IndexOpenUsReps)
+	return nil
+}
 
-	// Random reads, warm: a checked warm-up pass, then the timed passes.
-	r, err = f.open()
+// pass reads the list once through r, checking every read, and records
+// each read's latency in lat unless lat is nil (a warm-up).
+func (m *measure) pass(r opened, lat []float64) error {
+	for k, i := range m.list {
+		if k%256 == 0 && m.ctx.Err() != nil {
+			return m.ctx.Err()
+		}
+		t := time.Now()
+		data, err := r.read(i, m.buf)
+		d := time.Since(t)
+		if err != nil {
+			return fmt.Errorf("reading sample %d (%s): %w", i, m.src.samples[i].name, err)
+		}
+		if err := check(m.src, i, data); err != nil {
+			return err
+		}
+		m.res.ReadsChecked++
+		m.buf = data
+		if lat != nil {
+			lat[k] = us(d)
+		}
+	}
+	return nil
+}
+
+// warmReads times the random reads with the pages cached: a checked
+// warm-up pass, then the timed passes through one open reader.
+func (m *measure) warmReads(reps int) error {
+	res := m.res
+	r, err := m.f.open()
 	if err != nil {
 		return err
 	}
-	var buf []byte
-	lat := make([]float64, len(list))
-	pass := func(r opened, lat []float64) error {
-		for k, i := range list {
-			if k%256 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			t := time.Now()
-			data, err := r.read(i, buf)
-			d := time.Since(t)
-			if err != nil {
-				return fmt.Errorf("reading sample %d (%s): %w", i, src.samples[i].name, err)
-			}
-			if err := check(src, i, data); err != nil {
-				return err
-			}
-			res.ReadsChecked++
-			buf = data
-			if lat != nil {
-				lat[k] = us(d)
-			}
-		}
-		return nil
-	}
-	err = pass(r, nil)
+	err = m.pass(r, nil)
 	for rep := 0; rep < reps && err == nil; rep++ {
-		if err = pass(r, lat); err == nil {
-			p50, p99, mx := percentiles(lat)
+		if err = m.pass(r, m.lat); err == nil {
+			p50, p99, mx := percentiles(m.lat)
 			res.RandomReadP50UsReps = append(res.RandomReadP50UsReps, p50)
 			res.RandomReadP99UsReps = append(res.RandomReadP99UsReps, p99)
 			res.RandomReadMaxUsReps = append(res.RandomReadMaxUsReps, mx)
@@ -551,86 +624,69 @@ func measureReads(ctx context.Context, f *format, res *FormatResult, src *source
 	if err != nil {
 		return err
 	}
-	res.RandomReads = len(list)
+	res.RandomReads = len(m.list)
 	res.RandomReadP50Us = median(res.RandomReadP50UsReps)
 	res.RandomReadP99Us = median(res.RandomReadP99UsReps)
 	res.RandomReadMaxUs = median(res.RandomReadMaxUsReps)
-	if len(list) > 0 {
-		res.RandomReadsPerSec = 1e6 / mean(lat)
+	if len(m.list) > 0 {
+		res.RandomReadsPerSec = 1e6 / mean(m.lat)
 	}
+	return nil
+}
 
-	// Random reads, cold: drop the format's pages, open, read the list.
-	if cold.enabled && len(list) > 0 {
-		files := paths(res.Files, true)
-		var opens, p50s, p99s, maxs []float64
-		for range reps {
-			resident, err := dropPages(files)
-			if err != nil {
-				cold.enabled, cold.note = false, "not measured: "+err.Error()
-				break
-			}
-			if resident > max(res.TotalBytes/100, 1<<20) {
-				cold.enabled = false
-				cold.note = fmt.Sprintf("not measured: after posix_fadvise(DONTNEED), %d of %s's %d bytes were still in the page cache (tmpfs, or pages mapped elsewhere)",
-					resident, f.name, res.TotalBytes)
-				break
-			}
-			res.ColdResidentBytes = max(res.ColdResidentBytes, resident)
-			t := time.Now()
-			r, err := f.open()
-			if err != nil {
-				return err
-			}
-			opens = append(opens, us(time.Since(t)))
-			err = pass(r, lat)
-			r.close()
-			if err != nil {
-				return fmt.Errorf("cold: %w", err)
-			}
-			p50, p99, mx := percentiles(lat)
-			p50s, p99s, maxs = append(p50s, p50), append(p99s, p99), append(maxs, mx)
+// coldReads times the random reads from a cold cache: per repetition, drop
+// the format's pages, open, read the list. Where the pages cannot be
+// dropped, cold says why and no format's cold figures are reported.
+func (m *measure) coldReads(reps int, cold *coldState) error {
+	res := m.res
+	files := paths(res.Files, true)
+	var opens, p50s, p99s, maxs []float64
+	for range reps {
+		resident, err := dropPages(files)
+		if err != nil {
+			cold.enabled, cold.note = false, "not measured: "+err.Error()
+			break
 		}
-		if cold.enabled {
-			cold.measured = true
-			res.ColdIndexOpenUs = median(opens)
-			res.ColdRandomReadP50Us, res.ColdRandomReadP99Us, res.ColdRandomReadMaxUs = median(p50s), median(p99s), median(maxs)
-			res.ColdRandomReadP50Reps = p50s
+		if resident > max(res.TotalBytes/100, 1<<20) {
+			cold.enabled = false
+			cold.note = fmt.Sprintf("not measured: after posix_fadvise(DONTNEED), %d of %s's %d bytes were still in the page cache (tmpfs, or pages mapped elsewhere)",
+				resident, m.f.name, res.TotalBytes)
+			break
 		}
-	}
-
-	// Sequential: every sample the format holds, in its own order; a
-	// checked warm-up pass, then timed passes (time spent hashing for the
-	// check is measured and taken out).
-	var secs []float64
-	for rep := -1; rep < reps; rep++ {
-		r, err := f.open()
+		res.ColdResidentBytes = max(res.ColdResidentBytes, resident)
+		t := time.Now()
+		r, err := m.f.open()
 		if err != nil {
 			return err
 		}
-		var n int
-		var bytes int64
-		var hashTime time.Duration
-		t := time.Now()
-		err = r.scan(ctx, buf, func(i int, data []byte) error {
-			h := time.Now()
-			err := check(src, i, data)
-			hashTime += time.Since(h)
-			if err != nil {
-				return err
-			}
-			res.ReadsChecked++
-			n++
-			bytes += int64(len(data))
-			buf = data
-			return nil
-		})
-		elapsed := time.Since(t) - hashTime
+		opens = append(opens, us(time.Since(t)))
+		err = m.pass(r, m.lat)
 		r.close()
 		if err != nil {
-			return fmt.Errorf("sequential read: %w", err)
+			return fmt.Errorf("cold: %w", err)
 		}
-		if n != res.Samples {
-			return fmt.Errorf("sequential read: %d samples read, the format holds %d", n, res.Samples)
+		p50, p99, mx := percentiles(m.lat)
+		p50s, p99s, maxs = append(p50s, p50), append(p99s, p99), append(maxs, mx)
+	}
+	if cold.enabled {
+		cold.measured = true
+		res.ColdIndexOpenUs = median(opens)
+		res.ColdRandomReadP50Us, res.ColdRandomReadP99Us, res.ColdRandomReadMaxUs = median(p50s), median(p99s), median(maxs)
+		res.ColdRandomReadP50Reps = p50s
+	}
+	return nil
+}
+
+// sequential times reading every sample the format holds, in its own
+// order: a checked warm-up pass, then timed passes (time spent hashing for
+// the check is measured and taken out).
+func (m *measure) sequential(reps int) error {
+	res := m.res
+	var secs []float64
+	for rep := -1; rep < reps; rep++ {
+		n, bytes, elapsed, hashTime, err := m.scanOnce()
+		if err != nil {
+			return err
 		}
 		if rep >= 0 {
 			secs = append(secs, elapsed.Seconds())
@@ -642,6 +698,38 @@ func measureReads(ctx context.Context, f *format, res *FormatResult, src *source
 	res.SequentialSeconds = median(secs)
 	res.SequentialMBPerS = mbps(res.SequentialBytes, res.SequentialSeconds)
 	return nil
+}
+
+// scanOnce is one sequential pass: the samples and bytes read, the time it
+// took less the time spent checking, and that time.
+func (m *measure) scanOnce() (n int, bytes int64, elapsed, hashTime time.Duration, err error) {
+	r, err := m.f.open()
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	t := time.Now()
+	err = r.scan(m.ctx, m.buf, func(i int, data []byte) error {
+		h := time.Now()
+		err := check(m.src, i, data)
+		hashTime += time.Since(h)
+		if err != nil {
+			return err
+		}
+		m.res.ReadsChecked++
+		n++
+		bytes += int64(len(data))
+		m.buf = data
+		return nil
+	})
+	elapsed = time.Since(t) - hashTime
+	r.close()
+	if err != nil {
+		return 0, 0, 0, 0, fmt.Errorf("sequential read: %w", err)
+	}
+	if n != m.res.Samples {
+		return 0, 0, 0, 0, fmt.Errorf("sequential read: %d samples read, the format holds %d", n, m.res.Samples)
+	}
+	return n, bytes, elapsed, hashTime, nil
 }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }

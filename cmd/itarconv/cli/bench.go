@@ -75,70 +75,125 @@ with --out, else the system's; --work-dir chooses) removed unless --keep.`,
 }
 
 func runBench(cmd *cobra.Command, e *env, fl benchFlags, args []string) error {
+	opts, err := benchOptions(fl, args)
+	if err != nil {
+		return err
+	}
+	opts.Command = commandLine(cmd, args)
+	work, err := benchWorkDir(e, fl)
+	if err != nil {
+		return err
+	}
+	opts.WorkDir = work
+	if !fl.keep {
+		defer os.RemoveAll(work)
+	}
+	if !e.quiet && isTerminal(e.stderr) {
+		opts.Progress = benchProgress(e)
+	}
+
+	rep, runErr := formatcompare.Run(cmd.Context(), opts)
+	if rep == nil {
+		return runErr
+	}
+	if err := writeBenchReport(e, fl, rep); err != nil {
+		return err
+	}
+	if errors.Is(runErr, formatcompare.ErrFailed) {
+		return fmt.Errorf("bench: %w", runErr)
+	}
+	return runErr
+}
+
+// benchOptions checks the flags and arguments and turns them into the
+// engine's options: the formats, and a synthetic dataset or tar shards
+// whose report files may not overwrite a shard.
+func benchOptions(fl benchFlags, args []string) (formatcompare.Options, error) {
 	opts := formatcompare.Options{Reads: fl.reads, Reps: fl.reps, Seed: fl.seed, Workers: fl.workers,
-		NoCold: fl.noCold, Keep: fl.keep, Corrupt: fl.corrupt, Command: commandLine(cmd, args)}
+		NoCold: fl.noCold, Keep: fl.keep, Corrupt: fl.corrupt}
 	switch {
 	case fl.reads < 1 || fl.reps < 1 || fl.workers < 1:
-		return usagef("--reads, --reps and --workers must be at least 1")
+		return opts, usagef("--reads, --reps and --workers must be at least 1")
 	case fl.synthetic > 0 && len(args) > 0:
-		return usagef("bench: give SRC or --synthetic N, not both")
+		return opts, usagef("bench: give SRC or --synthetic N, not both")
 	case fl.synthetic == 0 && len(args) == 0:
-		return usagef("bench: give SRC (a directory of tar shards, or tar files) or --synthetic N")
+		return opts, usagef("bench: give SRC (a directory of tar shards, or tar files) or --synthetic N")
 	case fl.synthetic < 0 || fl.synthetic == 1:
-		return usagef("--synthetic: want at least 2 members")
+		return opts, usagef("--synthetic: want at least 2 members")
 	}
-	for _, name := range strings.Split(fl.formats, ",") {
+	formats, err := benchFormats(fl.formats)
+	if err != nil {
+		return opts, err
+	}
+	opts.Formats = formats
+	if fl.synthetic > 0 {
+		opts.Synthetic, err = benchSynthetic(fl)
+		return opts, err
+	}
+	shards, fold, err := tarSources(args, fl.fold)
+	if err != nil {
+		return opts, err
+	}
+	opts.Shards, opts.Fold = shards, fold
+	in := &pathguard.Inputs{}
+	if err := guardShards(in, shards, len(args) > 1); err != nil {
+		return opts, err
+	}
+	if fl.out != "" {
+		var outs []string
+		for _, name := range []string{"report.json", "report.md", "size.svg", "latency.svg", "sequential.svg", "build.svg"} {
+			outs = append(outs, filepath.Join(fl.out, name))
+		}
+		if err := guardErr(in.CheckOutputs(outs...)); err != nil {
+			return opts, err
+		}
+	}
+	return opts, nil
+}
+
+// benchFormats is --formats as a list, blanks skipped; an unknown name is
+// a usage error that lists the known ones.
+func benchFormats(list string) ([]string, error) {
+	var formats []string
+	for _, name := range strings.Split(list, ",") {
 		name = strings.TrimSpace(name)
 		if name == "" {
 			continue
 		}
 		if formatcompare.Label(name) == name {
-			return usagef("--formats: unknown format %q (%s)", name, strings.Join(formatcompare.AllFormats, ", "))
+			return nil, usagef("--formats: unknown format %q (%s)", name, strings.Join(formatcompare.AllFormats, ", "))
 		}
-		opts.Formats = append(opts.Formats, name)
+		formats = append(formats, name)
 	}
-	if fl.synthetic > 0 {
-		lo, err := parseSizeOrZero(fl.minSize)
-		if err != nil {
-			return usageError{fmt.Errorf("--min-size: %w", err)}
-		}
-		hi, err := parseSizeOrZero(fl.maxSize)
-		if err != nil {
-			return usageError{fmt.Errorf("--max-size: %w", err)}
-		}
-		if hi < lo || fl.shards < 1 {
-			return usagef("--max-size must be at least --min-size, --shards at least 1")
-		}
-		opts.Synthetic = &formatcompare.Synthetic{Samples: fl.synthetic, Shards: fl.shards, MinSize: int(lo), MaxSize: int(hi), Seed: 1}
-	} else {
-		shards, fold, err := tarSources(args, fl.fold)
-		if err != nil {
-			return err
-		}
-		opts.Shards, opts.Fold = shards, fold
-		in := &pathguard.Inputs{}
-		if err := guardShards(in, shards, len(args) > 1); err != nil {
-			return err
-		}
-		if fl.out != "" {
-			var outs []string
-			for _, name := range []string{"report.json", "report.md", "size.svg", "latency.svg", "sequential.svg", "build.svg"} {
-				outs = append(outs, filepath.Join(fl.out, name))
-			}
-			if err := guardErr(in.CheckOutputs(outs...)); err != nil {
-				return err
-			}
-		}
-	}
+	return formats, nil
+}
 
-	// The conversions' directory: made here, removed unless --keep.
+// benchSynthetic is the synthetic dataset the flags describe.
+func benchSynthetic(fl benchFlags) (*formatcompare.Synthetic, error) {
+	lo, err := parseSizeOrZero(fl.minSize)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--min-size: %w", err)}
+	}
+	hi, err := parseSizeOrZero(fl.maxSize)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--max-size: %w", err)}
+	}
+	if hi < lo || fl.shards < 1 {
+		return nil, usagef("--max-size must be at least --min-size, --shards at least 1")
+	}
+	return &formatcompare.Synthetic{Samples: fl.synthetic, Shards: fl.shards, MinSize: int(lo), MaxSize: int(hi), Seed: 1}, nil
+}
+
+// benchWorkDir makes the conversions' directory, which the caller removes
+// unless --keep.
+func benchWorkDir(e *env, fl benchFlags) (string, error) {
 	parent := fl.workDir
 	if parent == "" && fl.out != "" {
 		parent = fl.out
 	}
 	if parent != "" {
 		if err := os.MkdirAll(parent, 0o755); err != nil {
-			return err
+			return "", err
 		}
 	}
 	// Unless kept, the work directory carries the process id, so that the
@@ -151,35 +206,35 @@ func runBench(cmd *cobra.Command, e *env, fl benchFlags, args []string) error {
 	}
 	work, err := os.MkdirTemp(parent, pattern)
 	if err != nil {
-		return err
+		return "", err
 	}
-	opts.WorkDir = work
 	if fl.keep {
 		e.infof("conversions kept in %s\n", work)
-	} else {
-		defer os.RemoveAll(work)
 	}
+	return work, nil
+}
 
-	if !e.quiet && isTerminal(e.stderr) {
-		var bar *progressbar.ProgressBar
-		opts.Progress = func(step string, done, total int) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(e.stderr),
-					progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100*time.Millisecond),
-					progressbar.OptionClearOnFinish())
-			}
-			bar.Describe("bench: " + step)
-			bar.Set(done)
-			if done == total {
-				bar.Finish()
-			}
+// benchProgress is a progress bar on standard error, made at the first
+// step, when the total is known.
+func benchProgress(e *env) func(step string, done, total int) {
+	var bar *progressbar.ProgressBar
+	return func(step string, done, total int) {
+		if bar == nil {
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(e.stderr),
+				progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish())
+		}
+		bar.Describe("bench: " + step)
+		bar.Set(done)
+		if done == total {
+			bar.Finish()
 		}
 	}
+}
 
-	rep, runErr := formatcompare.Run(cmd.Context(), opts)
-	if rep == nil {
-		return runErr
-	}
+// writeBenchReport writes the report's files under --out, then prints it
+// as JSON or as the table.
+func writeBenchReport(e *env, fl benchFlags, rep *formatcompare.Report) error {
 	if fl.out != "" {
 		if err := rep.WriteFiles(fl.out); err != nil {
 			return err
@@ -195,10 +250,7 @@ func runBench(cmd *cobra.Command, e *env, fl benchFlags, args []string) error {
 	if fl.out != "" {
 		e.infof("report: %s/report.md, report.json and 4 charts\n", fl.out)
 	}
-	if errors.Is(runErr, formatcompare.ErrFailed) {
-		return fmt.Errorf("bench: %w", runErr)
-	}
-	return runErr
+	return nil
 }
 
 // parseSizeOrZero is parseSize that also takes 0.

@@ -148,55 +148,15 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if err != nil {
 		return err
 	}
-	var shardSize int64
-	if fl.shardSize != "" {
-		n, err := parseSize(fl.shardSize)
-		if err != nil {
-			return usageError{err}
-		}
-		shardSize = n
-	}
-	if fl.workers < 1 {
-		return usagef("--workers must be at least 1")
-	}
-	fl.workers = e.shardWorkers(fl.cmd, fl.workers, srcs)
-	if err := validateFold(fl.fold()); err != nil {
-		return err
-	}
-	if fl.from, fl.to, err = convert.Formats(srcs, dst, fl.from, fl.to); err != nil {
-		return usagef("--from, --to: %v (known: %s)", err, strings.Join(formatNames(), ", "))
-	}
-	stream := dst == convert.Stream
-	if stream && fl.to != fold.FormatName {
-		return usagef("-: a conversion writes standard output as one tar stream only, not %s", label(fl.to))
-	}
-	if stream && fl.jsonOut {
-		return usagef("--json prints to standard output, which carries the tar stream")
-	}
-	if stream && (fl.shardSize != "" || fl.values.Int("cells-per-shard") != 0 || fl.values.Bool("reuse-tars") || fl.force) {
-		return usagef("--shard-size, --cells-per-shard, --reuse-tars and --force apply to a fold of tar shards, not a stream")
-	}
-	if err := guardConvert(srcs, dst, fl); err != nil {
-		return err
-	}
-	if err := checkClaimedSource(srcs); err != nil {
-		return err
-	}
-	c := fl.conversion(srcs)
-	if src := registry.Lookup(fl.from); fl.from == fl.to && (src.Recodes == nil || !src.Recodes(c, dst)) {
-		return usagef("convert: %s is already %s: nothing to convert", strings.Join(srcs, " "), label(fl.to))
-	}
-	if err := checkConvertFlags(fl.formats, c); err != nil {
-		return err
-	}
-	if _, err := convertOptions(fl, shardSize); err != nil {
+	shardSize, err := resolveConvertFlags(e, &fl, srcs, dst)
+	if err != nil {
 		return err
 	}
 	task, partitioned, err := fl.taskFlags.resolve(e.getenv)
 	if err != nil {
 		return err
 	}
-	if stream {
+	if dst == convert.Stream {
 		if partitioned {
 			return usagef("-: a tar stream on standard output is one run, not parts to merge")
 		}
@@ -217,6 +177,69 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 		removeCreated(created)
 	}
 	return err
+}
+
+// resolveConvertFlags checks the flags against the sources and the
+// destination before anything is read or written, settling fl's workers
+// and formats in place (a task and a single run both need them), and
+// returns --shard-size in bytes. The checks run in the order the
+// messages have always come in: the first wrong flag is the one named.
+func resolveConvertFlags(e *env, fl *convertFlags, srcs []string, dst string) (shardSize int64, err error) {
+	if fl.shardSize != "" {
+		if shardSize, err = parseSize(fl.shardSize); err != nil {
+			return 0, usageError{err}
+		}
+	}
+	if fl.workers < 1 {
+		return 0, usagef("--workers must be at least 1")
+	}
+	fl.workers = e.shardWorkers(fl.cmd, fl.workers, srcs)
+	if err := validateFold(fl.fold()); err != nil {
+		return 0, err
+	}
+	if fl.from, fl.to, err = convert.Formats(srcs, dst, fl.from, fl.to); err != nil {
+		return 0, usagef("--from, --to: %v (known: %s)", err, strings.Join(formatNames(), ", "))
+	}
+	if err := checkStreamFlags(*fl, dst); err != nil {
+		return 0, err
+	}
+	if err := guardConvert(srcs, dst, *fl); err != nil {
+		return 0, err
+	}
+	if err := checkClaimedSource(srcs); err != nil {
+		return 0, err
+	}
+	c := fl.conversion(srcs)
+	if src := registry.Lookup(fl.from); fl.from == fl.to && (src.Recodes == nil || !src.Recodes(c, dst)) {
+		return 0, usagef("convert: %s is already %s: nothing to convert", strings.Join(srcs, " "), label(fl.to))
+	}
+	if err := checkConvertFlags(fl.formats, c); err != nil {
+		return 0, err
+	}
+	// The format options are parsed once here so that a bad value is a
+	// usage error before a task starts, not a failure halfway through.
+	if _, err := convertOptions(*fl, shardSize); err != nil {
+		return 0, err
+	}
+	return shardSize, nil
+}
+
+// checkStreamFlags refuses what a tar stream on standard output cannot
+// carry: another format, JSON beside the stream, a fold's layout flags.
+func checkStreamFlags(fl convertFlags, dst string) error {
+	if dst != convert.Stream {
+		return nil
+	}
+	if fl.to != fold.FormatName {
+		return usagef("-: a conversion writes standard output as one tar stream only, not %s", label(fl.to))
+	}
+	if fl.jsonOut {
+		return usagef("--json prints to standard output, which carries the tar stream")
+	}
+	if fl.shardSize != "" || fl.values.Int("cells-per-shard") != 0 || fl.values.Bool("reuse-tars") || fl.force {
+		return usagef("--shard-size, --cells-per-shard, --reuse-tars and --force apply to a fold of tar shards, not a stream")
+	}
+	return nil
 }
 
 // convert is the one library call, with a progress bar over the source's

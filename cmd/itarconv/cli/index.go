@@ -320,17 +320,8 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	// One rule for every command: outputs go into directories that exist;
-	// none is created for them (a typo would scatter files elsewhere).
-	for _, dir := range []string{fl.outDir, filepath.Dir(jobs[0].out)} {
-		if err := dirExists(dir); err != nil {
-			return err
-		}
-	}
-	for _, job := range jobs {
-		if err := e.storedURLs(job.shards); err != nil {
-			return err
-		}
+	if err := e.checkIndexPlaces(fl, jobs); err != nil {
+		return err
 	}
 	task, partitioned, err := fl.taskFlags.resolve(e.getenv)
 	if err != nil {
@@ -351,45 +342,88 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 			jobs[i].out = ""
 		}
 	}
+	mine, err := guardIndexJobs(ctx, args, jobs, set, partitioned, task)
+	if err != nil {
+		return err
+	}
+	if partitioned {
+		return e.indexTask(ctx, fl, opts, set, withTARIDX, jobs[0], anchor, task, mine.inputs, mine.lo, mine.hi)
+	}
+	return e.buildIndexes(ctx, fl, opts, set, jobs)
+}
+
+// checkIndexPlaces refuses, before any shard is read, outputs that would go
+// into a directory that does not exist and shard URLs that carry
+// credentials.
+func (e *env) checkIndexPlaces(fl indexFlags, jobs []indexJob) error {
+	// One rule for every command: outputs go into directories that exist;
+	// none is created for them (a typo would scatter files elsewhere).
+	for _, dir := range []string{fl.outDir, filepath.Dir(jobs[0].out)} {
+		if err := dirExists(dir); err != nil {
+			return err
+		}
+	}
+	for _, job := range jobs {
+		if err := e.storedURLs(job.shards); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// taskShards is what a partitioned task indexes: every shard of the run,
+// stat'ed once, and its own range [lo, hi) of them.
+type taskShards struct {
+	inputs []partition.Input
+	lo, hi int
+}
+
+// guardIndexJobs checks every job's shards and outputs (no output over an
+// input, no compressed shard, no loader index over another) and plans the
+// loaders' indexes. A partitioned task checks only its own shards, which it
+// returns.
+func guardIndexJobs(ctx context.Context, args []string, jobs []indexJob, set *loaders.Set, partitioned bool, task partition.Task) (taskShards, error) {
 	st, err := os.Stat(args[0])
 	explicit := len(args) > 1 || err != nil || !st.IsDir() // else found in a directory
-	var inputs []partition.Input                           // a task's: every shard of the run, stat'ed once
-	var lo, hi int
+	var t taskShards
 	for _, job := range jobs {
 		in := &pathguard.Inputs{}
 		mine := job.shards
 		if partitioned {
 			// A task opens only its own shards: a run of thousands of
 			// tasks must not have each read every shard's head.
-			if inputs, err = partition.StatInputsContext(ctx, job.shards); err != nil {
-				return err
+			if t.inputs, err = partition.StatInputsContext(ctx, job.shards); err != nil {
+				return t, err
 			}
-			sizes := make([]int64, len(inputs))
-			for i, x := range inputs {
+			sizes := make([]int64, len(t.inputs))
+			for i, x := range t.inputs {
 				sizes[i] = x.Size
 			}
-			lo, hi = partition.Range(sizes, task)
-			mine = job.shards[lo:hi]
+			t.lo, t.hi = partition.Range(sizes, task)
+			mine = job.shards[t.lo:t.hi]
 		}
 		if err := guardShards(in, mine, explicit); err != nil {
-			return err
+			return t, err
 		}
 		if err := refuseCompressed(mine, convertHint(args, job)); err != nil {
-			return err
+			return t, err
 		}
 		if set != nil {
 			set.Plan(mine)
 		}
 		if err := guardErr(in.CheckOutputs(job.out)); err != nil {
-			return err
+			return t, err
 		}
 		if err := checkLoaderOutputs(in, set); err != nil {
-			return err
+			return t, err
 		}
 	}
-	if partitioned {
-		return e.indexTask(ctx, fl, opts, set, withTARIDX, jobs[0], anchor, task, inputs, lo, hi)
-	}
+	return t, nil
+}
+
+// buildIndexes is a single run: each fold's index in turn, then the
+// loaders' indexes, reported as text or as one JSON object.
+func (e *env) buildIndexes(ctx context.Context, fl indexFlags, opts fold.IndexOptions, set *loaders.Set, jobs []indexJob) error {
 	var results []indexResult
 	for _, job := range jobs {
 		bar := e.newShardProgress(job.fold, job.shards)
@@ -405,6 +439,7 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	}
 	var loaderStats *loaders.Stats
 	if set != nil {
+		var err error
 		loaderStats, err = set.Finish(ctx)
 		e.reportLoaders(loaderStats)
 		if err != nil {
