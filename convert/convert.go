@@ -75,9 +75,12 @@ type ConvertOptions struct {
 
 	// Source and Target hold a registered format's own options (see its
 	// package; registry.Format.ParseOptions makes them of option values),
-	// for formats these fields do not cover. A value of a type the format
-	// does not take is an error wrapping registry.ErrOptionsType, never
-	// its defaults.
+	// the type its registry Open and Create take: fold.OpenOptions and
+	// fold.CreateOptions for tar, tbl.RowsOptions for writing TBL. Every
+	// conversion reads them, convert's own converters too; without them,
+	// Fold and Scan make tar's and TBL makes TBL's. A value of a type the
+	// format does not take is an error wrapping registry.ErrOptionsType,
+	// never its defaults.
 	Source, Target any
 }
 
@@ -213,7 +216,11 @@ var ErrNothingToConvert = errors.New("the shards are plain tar already: nothing 
 // or, with a shard size, its members written anew into shards of that
 // size.
 func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
-	shards, _, err := fold.Shards(srcs, o.Fold)
+	shards, src, err := o.tarShards(srcs)
+	if err != nil {
+		return nil, err
+	}
+	tgt, err := o.tarTarget()
 	if err != nil {
 		return nil, err
 	}
@@ -228,13 +235,13 @@ func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 		// New shard boundaries: the members are written anew.
 		return throughRegistry(ctx, shards, dst, o)
 	}
-	st, err := fold.Unpack(ctx, shards, fold.UnpackOptions{Dir: dst, Fold: o.Fold, Workers: o.Workers, Replace: o.Overwrite, Stdin: o.Stdin,
-		Progress: o.Progress, Index: fold.IndexOptions{Scan: o.Scan}})
+	st, err := fold.Unpack(ctx, shards, fold.UnpackOptions{Dir: dst, Fold: tgt.Fold, Workers: o.Workers, Replace: o.Overwrite, Stdin: o.Stdin,
+		Progress: o.Progress, Index: fold.IndexOptions{Scan: src.Scan}})
 	if err != nil {
 		return nil, err
 	}
 	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%d shards decompressed as they are, %s, into fold %s in %s; index %s (%d rows)",
-		len(st.Shards), human.Bytes(st.Bytes), cmp.Or(o.Fold, "train"), dst, filepath.Base(st.Index.Output), st.Index.Rows)}
+		len(st.Shards), human.Bytes(st.Bytes), cmp.Or(tgt.Fold, "train"), dst, filepath.Base(st.Index.Output), st.Index.Rows)}
 	if w := fold.NotIndexed(st.Index, "members"); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
@@ -319,13 +326,62 @@ func (o ConvertOptions) targetOptions() (any, error) {
 	return nil, nil
 }
 
+// tarSource is what a converter of its own reads tar shards with: the
+// tar format's options, as the registry's Open takes them (Source, or
+// those Fold and Scan make), so that a pair reads the same options as any
+// other conversion, and refuses those of another type as it would.
+func (o ConvertOptions) tarSource() (fold.OpenOptions, error) {
+	return registry.FormatOptions[fold.OpenOptions]("tar", o.sourceOptions())
+}
+
+// tarTarget is what a converter of its own writes a fold with: the tar
+// format's options, as the registry's Create takes them.
+func (o ConvertOptions) tarTarget() (fold.CreateOptions, error) {
+	t, err := o.targetOptions()
+	if err != nil {
+		return fold.CreateOptions{}, err
+	}
+	return registry.FormatOptions[fold.CreateOptions]("tar", t)
+}
+
+// tarShards are the tar shards a pair reads, and the options it reads
+// them with.
+func (o ConvertOptions) tarShards(srcs []string) ([]string, fold.OpenOptions, error) {
+	src, err := o.tarSource()
+	if err != nil {
+		return nil, src, err
+	}
+	shards, _, err := fold.Shards(srcs, src.Fold)
+	return shards, src, err
+}
+
+// tblTarget is what tar shards are written into TBL with: TBLOptions,
+// whose version, LZ4 and names Target overrides when it holds the TBL
+// format's own options (tbl.RowsOptions, as the registry's Create takes
+// them); a Target of another type is refused.
+func (o ConvertOptions) tblTarget() (TBLOptions, error) {
+	opts := o.TBL
+	if o.Target == nil {
+		return opts, nil
+	}
+	t, err := registry.FormatOptions[tbl.RowsOptions]("TBL", o.Target)
+	if err != nil {
+		return opts, err
+	}
+	opts.Version, opts.LZ4, opts.NoNames = t.Version, t.LZ4, t.NoNames
+	return opts, nil
+}
+
 func tarPairToBarecat(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
-	shards, _, err := fold.Shards(srcs, o.Fold)
+	if err := registry.NoOptions("Barecat", o.Target); err != nil {
+		return nil, err
+	}
+	shards, src, err := o.tarShards(srcs)
 	if err != nil {
 		return nil, err
 	}
 	opts := o.Barecat
-	opts.ShardSize, opts.Workers, opts.Overwrite, opts.Scan, opts.Progress = o.ShardSize, o.Workers, o.Overwrite, o.Scan, o.Progress
+	opts.ShardSize, opts.Workers, opts.Overwrite, opts.Scan, opts.Progress = o.ShardSize, o.Workers, o.Overwrite, src.Scan, o.Progress
 	opts.Spool = o.spool(dst)
 	defer opts.Spool.Close()
 	st, err := TarToBarecat(ctx, shards, dst, opts)
@@ -350,12 +406,15 @@ func tarPairToBarecat(ctx context.Context, srcs []string, dst string, o ConvertO
 }
 
 func tarToTBL(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
-	shards, _, err := fold.Shards(srcs, o.Fold)
+	opts, err := o.tblTarget()
 	if err != nil {
 		return nil, err
 	}
-	opts := o.TBL
-	opts.Workers, opts.Scan, opts.Progress, opts.Overwrite = o.Workers, o.Scan, o.Progress, o.Overwrite
+	shards, src, err := o.tarShards(srcs)
+	if err != nil {
+		return nil, err
+	}
+	opts.Workers, opts.Scan, opts.Progress, opts.Overwrite = o.Workers, src.Scan, o.Progress, o.Overwrite
 	opts.Spool = o.spool(dst)
 	defer opts.Spool.Close()
 	st, err := TarToTBL(ctx, shards, dst, opts)
@@ -369,6 +428,13 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	if len(srcs) != 1 {
 		return nil, fmt.Errorf("SCDL is one directory, not %d paths", len(srcs))
 	}
+	if err := registry.NoOptions("SCDL", o.Source); err != nil {
+		return nil, err
+	}
+	tgt, err := o.tarTarget()
+	if err != nil {
+		return nil, err
+	}
 	a, err := scdl.OpenContext(ctx, srcs[0])
 	if err != nil {
 		return nil, err
@@ -376,13 +442,13 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	defer a.Close()
 	mode := cmp.Or(o.Mode, scdl.ModeCells)
 	st, err := SCDLToTar(ctx, a, SCDLExportOptions{
-		Dir: dst, Mode: mode, Fold: o.Fold, ShardSize: o.ShardSize, CellsPerShard: o.CellsPerShard,
+		Dir: dst, Mode: mode, Fold: tgt.Fold, ShardSize: o.ShardSize, CellsPerShard: o.CellsPerShard,
 		Workers: o.Workers, Progress: o.Progress, Replace: o.Overwrite,
 	})
 	if err != nil {
 		return nil, err
 	}
-	label := cmp.Or(o.Fold, map[string]string{scdl.ModeCells: SCDLCellsFold, scdl.ModeArchive: SCDLArchiveFold}[mode])
+	label := cmp.Or(tgt.Fold, map[string]string{scdl.ModeCells: SCDLCellsFold, scdl.ModeArchive: SCDLArchiveFold}[mode])
 	res := &registry.Result{Stats: st}
 	if st.Mode == scdl.ModeCells {
 		res.Summary = fmt.Sprintf("%s: %d cells, %d values -> %d members in %d shards of fold %s, and %d files in fold %s, in %s",
@@ -400,6 +466,13 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 	if len(srcs) != 1 {
 		return nil, fmt.Errorf("a Barecat archive is one path, not %d", len(srcs))
 	}
+	if err := registry.NoOptions("Barecat", o.Source); err != nil {
+		return nil, err
+	}
+	tgt, err := o.tarTarget()
+	if err != nil {
+		return nil, err
+	}
 	a, err := barecat.Open(srcs[0])
 	if err != nil {
 		return nil, err
@@ -408,7 +481,7 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, err
 	}
-	out := filepath.Join(dst, cmp.Or(o.Fold, "train")+".taridx")
+	out := filepath.Join(dst, cmp.Or(tgt.Fold, "train")+".taridx")
 	st, err := ReuseTars(ctx, a, out, fold.IndexOptions{Workers: o.Workers, Scan: o.Scan})
 	if err != nil {
 		return nil, err
@@ -491,6 +564,13 @@ func tarToSCDL(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	if len(srcs) != 1 {
 		return nil, fmt.Errorf("SCDL is rebuilt from one directory of folds, not %d paths", len(srcs))
 	}
+	if err := registry.NoOptions("SCDL", o.Target); err != nil {
+		return nil, err
+	}
+	src, err := o.tarSource()
+	if err != nil {
+		return nil, err
+	}
 	if st, err := os.Stat(srcs[0]); err != nil {
 		return nil, err
 	} else if !st.IsDir() {
@@ -498,7 +578,7 @@ func tarToSCDL(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	}
 	spool := o.spool(dst)
 	defer spool.Close()
-	st, err := TarToSCDL(ctx, srcs[0], dst, SCDLImportOptions{Fold: o.Fold, Overwrite: o.Overwrite, Workers: o.Workers, Progress: o.Progress, Spool: spool})
+	st, err := TarToSCDL(ctx, srcs[0], dst, SCDLImportOptions{Fold: src.Fold, Overwrite: o.Overwrite, Workers: o.Workers, Progress: o.Progress, Spool: spool})
 	if err != nil {
 		return nil, err
 	}

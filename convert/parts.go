@@ -36,7 +36,8 @@ func ConvertInputs(srcs []string, o ConvertOptions) ([]string, error) {
 		return nil, err
 	}
 	if from == "tar" {
-		shards, _, err := fold.Shards(srcs, o.Fold)
+		o.From = from
+		shards, _, err := o.tarShards(srcs)
 		return shards, err
 	}
 	return srcs, nil
@@ -79,13 +80,16 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 		return 0, 0, nil, err
 	}
 	if o.From == "tar" && o.To == "tbl" {
-		shards, _, err := fold.Shards(srcs, o.Fold)
+		opts, err := o.tblTarget()
 		if err != nil {
 			return 0, 0, nil, err
 		}
-		lo, hi = partition.Range(dataset.ShardSizes(fold.NewTarShards(shards, o.Scan)), t)
-		opts := o.TBL
-		opts.Workers, opts.Scan, opts.Progress = o.Workers, o.Scan, o.Progress
+		shards, src, err := o.tarShards(srcs)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		lo, hi = partition.Range(dataset.ShardSizes(fold.NewTarShards(shards, src.Scan)), t)
+		opts.Workers, opts.Scan, opts.Progress = o.Workers, src.Scan, o.Progress
 		opts.Spool = o.spool(dst)
 		defer opts.Spool.Close()
 		newSource, ro := tblSetup(func(bool) (dataset.PayloadSource, error) {

@@ -163,8 +163,10 @@ func stageManifest(indexPath string, shards []string) (*safefile.File, error) {
 		if remote.IsURL(s) {
 			size, etag, ok := remote.Known(s)
 			if !ok {
+				// Not read by this run: asked by the default client,
+				// for the index's caller gives no context here.
 				var err error
-				if size, etag, err = remote.Stat(context.Background(), s, remote.Options{}); err != nil {
+				if size, etag, err = remote.DefaultClient().Stat(context.Background(), s); err != nil {
 					return nil, err
 				}
 			}
@@ -268,7 +270,7 @@ func checkManifest(ctx context.Context, indexPath string, shards []string, sizes
 	var remoteETags []string
 	if len(urls) > 0 {
 		var err error
-		if remoteSizes, remoteETags, err = remote.StatAll(ctx, urls, remote.Options{}); err != nil {
+		if remoteSizes, remoteETags, err = remote.ClientFrom(ctx).StatAll(ctx, urls); err != nil {
 			return err
 		}
 	}

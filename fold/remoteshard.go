@@ -35,9 +35,9 @@ func (f *Fold) openData(ctx context.Context, fid int, path string) (shardData, e
 		return localData{sh, st.Size()}, nil
 	}
 	if fid < len(f.Sizes) && fid < len(f.ETags) {
-		return remote.OpenKnown(ctx, path, f.Sizes[fid], f.ETags[fid], remote.Options{})
+		return remote.ClientFrom(ctx).OpenKnown(ctx, path, f.Sizes[fid], f.ETags[fid])
 	}
-	return remote.Open(ctx, path, remote.Options{})
+	return remote.ClientFrom(ctx).Open(ctx, path)
 }
 
 type localData struct {
@@ -53,7 +53,7 @@ func shardInfo(ctx context.Context, path string) (fs.FileInfo, error) {
 	if !remote.IsURL(path) {
 		return os.Stat(path)
 	}
-	f, err := remote.Open(ctx, path, remote.Options{})
+	f, err := remote.ClientFrom(ctx).Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func shardSize(ctx context.Context, path string) (int64, error) {
 // openAny opens a shard for reads at any offset (an io.Closer too).
 func openAny(ctx context.Context, path string) (io.ReaderAt, error) {
 	if remote.IsURL(path) {
-		return remote.Open(ctx, path, remote.Options{})
+		return remote.ClientFrom(ctx).Open(ctx, path)
 	}
 	f, err := pathguard.Open(path)
 	if err != nil {
@@ -85,7 +85,7 @@ func openAny(ctx context.Context, path string) (io.ReaderAt, error) {
 // local file), for verify to compare with the manifest's.
 func shardNow(ctx context.Context, path string) (size int64, etag string, err error) {
 	if remote.IsURL(path) {
-		return remote.Stat(ctx, path, remote.Options{})
+		return remote.ClientFrom(ctx).Stat(ctx, path)
 	}
 	st, err := os.Stat(path)
 	if err != nil {
@@ -111,7 +111,7 @@ func shardsNow(ctx context.Context, paths []string) (sizes []int64, etags []stri
 	if len(urls) == 0 {
 		return sizes, etags, errs
 	}
-	rs, re, err := remote.StatAll(ctx, urls, remote.Options{})
+	rs, re, err := remote.ClientFrom(ctx).StatAll(ctx, urls)
 	for j, i := range at {
 		sizes[i], etags[i] = rs[j], re[j]
 		if err != nil && rs[j] == 0 && re[j] == "" {

@@ -112,7 +112,13 @@ func (t *TarShards) ShardFile(shard int) (*os.File, error) { return t.openShard(
 // partitioned run balances its tasks; 0 when it cannot be stat'ed.
 func (t *TarShards) ShardSize(shard int) int64 {
 	if remote.IsURL(t.Paths[shard]) {
-		size, _, err := remote.Stat(context.Background(), t.Paths[shard], remote.Options{})
+		// As the run saw it (partition stats its inputs first); asked
+		// of the server otherwise, by the default client, for this
+		// interface gives no context to carry the run's.
+		if size, _, ok := remote.Known(t.Paths[shard]); ok {
+			return size
+		}
+		size, _, err := remote.DefaultClient().Stat(context.Background(), t.Paths[shard])
 		if err != nil {
 			return 0
 		}
@@ -436,7 +442,7 @@ func openScan(ctx context.Context, path string, opts tarfile.Options) (shardScan
 	if !remote.IsURL(path) {
 		return tarfile.Open(path, opts)
 	}
-	f, err := remote.Open(ctx, path, remote.Options{})
+	f, err := remote.ClientFrom(ctx).Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}

@@ -67,7 +67,7 @@ func ShardInfo(ctx context.Context, path string) (fs.FileInfo, error) {
 	if !remote.IsURL(path) {
 		return os.Stat(path)
 	}
-	f, err := remote.Open(ctx, path, remote.Options{})
+	f, err := remote.ClientFrom(ctx).Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func ShardSize(ctx context.Context, path string) (int64, error) {
 // OpenShard opens a shard for reads at any offset (an io.Closer too).
 func OpenShard(ctx context.Context, path string) (io.ReaderAt, error) {
 	if remote.IsURL(path) {
-		return remote.Open(ctx, path, remote.Options{})
+		return remote.ClientFrom(ctx).Open(ctx, path)
 	}
 	f, err := pathguard.Open(path)
 	if err != nil {
@@ -99,7 +99,7 @@ func OpenShard(ctx context.Context, path string) (io.ReaderAt, error) {
 // local file).
 func shardNow(ctx context.Context, path string) (size int64, etag string, err error) {
 	if remote.IsURL(path) {
-		return remote.Stat(ctx, path, remote.Options{})
+		return remote.ClientFrom(ctx).Stat(ctx, path)
 	}
 	st, err := os.Stat(path)
 	if err != nil {

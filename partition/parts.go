@@ -99,7 +99,7 @@ func StatInputsContext(ctx context.Context, paths []string) ([]Input, error) {
 	for k, i := range urls {
 		names[k] = paths[i]
 	}
-	sizes, _, err := remote.StatAll(ctx, names, remote.Options{})
+	sizes, _, err := remote.ClientFrom(ctx).StatAll(ctx, names)
 	if err != nil {
 		return nil, err
 	}

@@ -25,5 +25,12 @@
 // Requests for http(s) URLs are authenticated without secrets in the URL
 // by the netrc file and by the header HeaderEnv holds (see Open).
 //
+// A Client holds what reads need: the HTTP client, the bound on requests
+// in flight, the retry policy. The caller makes one and passes it in the
+// context (WithClient); library code takes it from there (ClientFrom),
+// the documented DefaultClient when none was given. The package keeps no
+// configuration of its own: only what it learnt of files (Known) and of
+// the link (its round trip and rate, which plan Sequential's requests).
+//
 // It imports no command line, no test helper and no benchmark.
 package remote

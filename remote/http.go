@@ -24,7 +24,7 @@ type File struct {
 	loc   locator
 	size  int64
 	etag  string
-	opts  resolved
+	c     *Client
 	known bool // size and ETag came from an index, not from the server
 	// modTime is the server's Last-Modified, when it gives one: learnt
 	// from the first response, which every later one must match when no
@@ -39,9 +39,9 @@ type File struct {
 // open asks for the first head bytes of the file (at least one): the
 // answer's Content-Range tells the size, and that the server honours
 // ranges at all; the bytes are kept, for a scan starts there.
-func open(ctx context.Context, raw string, loc locator, opts resolved, head int64) (*File, error) {
+func open(ctx context.Context, raw string, loc locator, c *Client, head int64) (*File, error) {
 	name := Redact(raw)
-	f := &File{ctx: ctx, name: name, loc: loc, opts: opts}
+	f := &File{ctx: ctx, name: name, loc: loc, c: c}
 	head = max(head, 1)
 	err := f.retry(0, func() (bool, error) {
 		resp, err := f.get(f.ctx, 0, head, "")
@@ -283,12 +283,10 @@ func (f *File) seen() string {
 // get asks for n bytes at off, once a request slot is free. The
 // response's body is a *body, which gives the slot back when closed.
 func (f *File) get(ctx context.Context, off, n int64, etag string) (*http.Response, error) {
-	select {
-	case f.opts.limit <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := f.c.acquire(ctx); err != nil {
+		return nil, err
 	}
-	release := func() { <-f.opts.limit }
+	release := f.c.release
 	user, _ := f.loc.(*userURL)
 	for renew := false; ; renew = true {
 		target, err := f.loc.url(ctx, renew)
@@ -330,9 +328,9 @@ func (f *File) get(ctx context.Context, off, n int64, etag string) (*http.Respon
 			user.creds.authorize(req.Header)
 		}
 		f.requests.Add(1)
-		b := &body{cancel: cancel, release: release, idle: f.opts.Idle, minRate: f.opts.MinRate}
-		b.timer = time.AfterFunc(f.opts.Idle, b.stall)
-		resp, err := f.opts.Client.Do(req)
+		b := &body{cancel: cancel, release: release, idle: f.c.idle, minRate: f.c.minRate}
+		b.timer = time.AfterFunc(f.c.idle, b.stall)
+		resp, err := f.c.http.Do(req)
 		if err != nil {
 			err = bodyError(b, transportError(err))
 			cancel(nil)
@@ -346,24 +344,13 @@ func (f *File) get(ctx context.Context, off, n int64, etag string) (*http.Respon
 		if resp.StatusCode == http.StatusForbidden && !renew {
 			if _, signed := f.loc.(*presigned); signed {
 				resp.Body.Close()
-				if err := f.opts.reacquire(ctx); err != nil {
+				if err := f.c.acquire(ctx); err != nil {
 					return nil, err
 				}
-				release = func() { <-f.opts.limit }
 				continue
 			}
 		}
 		return resp, nil
-	}
-}
-
-// reacquire takes a request slot again, after a response gave its back.
-func (o resolved) reacquire(ctx context.Context) error {
-	select {
-	case o.limit <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -463,7 +450,7 @@ func bodyError(b *body, err error) error {
 // retry runs try until it succeeds, fails for good (again false), or the
 // retries run out; waits double between tries.
 func (f *File) retry(off int64, try func() (again bool, err error)) error {
-	wait := f.opts.Backoff
+	wait := f.c.backoff
 	var err error
 	for attempt := 0; ; attempt++ {
 		var again bool
@@ -471,7 +458,7 @@ func (f *File) retry(off int64, try func() (again bool, err error)) error {
 		if err == nil || !again || f.ctx.Err() != nil {
 			break
 		}
-		if attempt == f.opts.Retries {
+		if attempt == f.c.retries {
 			return fmt.Errorf("%s: byte %d: %d tries: %w: %w", f.name, off, attempt+1, ErrRetriesExhausted, err)
 		}
 		t := time.NewTimer(wait)

@@ -3,7 +3,6 @@ package remote
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -58,11 +57,11 @@ const DefaultConnections = 32
 
 // Options tune how files are read. The zero value takes the defaults.
 type Options struct {
-	// Client makes the requests (default: one client for the process,
-	// keeping up to Connections connections per host alive).
+	// Client makes the requests (default: a client of its own, keeping
+	// up to Connections connections per host alive).
 	Client *http.Client
 	// Connections bounds the requests in flight across every file opened
-	// with the same Options (default DefaultConnections). A streamed
+	// with the same Client (default DefaultConnections). A streamed
 	// region holds one while it is read.
 	Connections int
 	// Retries is how many times a failed request is tried again: on a
@@ -81,80 +80,18 @@ type Options struct {
 	MinRate int64
 }
 
-var (
-	configMu sync.Mutex
-	defaults Options
-	clients  = map[int]*http.Client{}
-	limiters = map[int]chan struct{}{}
-)
-
-// Configure sets the options Open uses when given none (the CLI's
-// --connections).
-func Configure(o Options) {
-	configMu.Lock()
-	defaults = o
-	configMu.Unlock()
-}
-
 // ConnectionsOrDefault is the bound on requests in flight that o gives:
-// its own, Configure's, or DefaultConnections.
+// its own, or DefaultConnections.
 func (o Options) ConnectionsOrDefault() int {
-	return o.resolve().Connections
+	return cmpOr(o.Connections, DefaultConnections)
 }
 
-// Defaults are the options Configure set.
-func Defaults() Options {
-	configMu.Lock()
-	defer configMu.Unlock()
-	return defaults
-}
-
-// resolved is Options with every default filled in, and the semaphore
-// that bounds its requests.
-type resolved struct {
-	Options
-	limit chan struct{}
-}
-
-func (o Options) resolve() resolved {
-	if o == (Options{}) {
-		o = Defaults()
+// cmpOr is v, or def when v is not positive.
+func cmpOr[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
 	}
-	if o.Connections <= 0 {
-		o.Connections = DefaultConnections
-	}
-	if o.Retries == 0 {
-		o.Retries = 5
-	}
-	if o.Backoff == 0 {
-		o.Backoff = 100 * time.Millisecond
-	}
-	if o.Idle == 0 {
-		o.Idle = 30 * time.Second
-	}
-	if o.MinRate == 0 {
-		o.MinRate = DefaultMinRate
-	}
-	configMu.Lock()
-	defer configMu.Unlock()
-	if o.Client == nil {
-		if clients[o.Connections] == nil {
-			clients[o.Connections] = newClient(o.Connections)
-		}
-		o.Client = clients[o.Connections]
-	} else {
-		// The caller's client, with credentials kept to their origin
-		// on redirects.
-		c := *o.Client
-		c.CheckRedirect = keepAuthOnOrigin(c.CheckRedirect)
-		o.Client = &c
-	}
-	// Files opened with the same bound share it: the bound is on the
-	// process's requests, not on each file's.
-	if limiters[o.Connections] == nil {
-		limiters[o.Connections] = make(chan struct{}, o.Connections)
-	}
-	return resolved{o, limiters[o.Connections]}
+	return v
 }
 
 // newClient keeps up to conns connections per host alive (the standard
@@ -178,45 +115,33 @@ func newClient(conns int) *http.Client {
 	return &http.Client{Transport: t, CheckRedirect: keepAuthOnOrigin(nil)}
 }
 
-// Open opens the file at a URL: http(s):// or s3://bucket/key. It learns
-// the size and ETag with one request.
-//
-// The requests for an http(s) URL are authenticated, without secrets in
-// the URL, by the netrc file (NETRC, or ~/.netrc, as curl reads it: Basic
-// for the URL's host) and by the header HeaderEnv holds; user info in
-// the URL still authenticates (Basic). Messages name the URL as Redact
-// gives it: never with user info, a signature or a token.
+// Open opens the file at a URL with a Client made from opts, or, when
+// opts is the zero value, with the client ctx carries (ClientFrom). A
+// Client's Open is the same, with the bound shared by every file it
+// opens.
 func Open(ctx context.Context, name string, opts Options) (*File, error) {
-	loc, err := locate(ctx, name, opts)
-	if err != nil {
-		return nil, err
-	}
-	return open(ctx, name, loc, opts.resolve(), firstWindow)
+	return opts.client(ctx).Open(ctx, name)
 }
 
-// OpenKnown opens a file whose size (and ETag, "" when the server gives
-// none) are already known, from an index's manifest: no request is made
-// until the first read, and every read checks them, so that one member
-// costs exactly one request.
+// OpenKnown is Open of a file whose size and ETag are known (see
+// Client.OpenKnown).
 func OpenKnown(ctx context.Context, name string, size int64, etag string, opts Options) (*File, error) {
-	loc, err := locate(ctx, name, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &File{ctx: ctx, name: Redact(name), loc: loc, size: size, etag: etag, opts: opts.resolve(), known: true}, nil
+	return opts.client(ctx).OpenKnown(ctx, name, size, etag)
 }
 
-// Stat gives the size and ETag of the file at a URL.
+// Stat gives the size and ETag of the file at a URL (see Open for the
+// client it uses).
 func Stat(ctx context.Context, name string, opts Options) (size int64, etag string, err error) {
-	loc, err := locate(ctx, name, opts)
-	if err != nil {
-		return 0, "", err
+	return opts.client(ctx).Stat(ctx, name)
+}
+
+// client is the Client that opts make: ctx's when opts is the zero
+// value, else a new one, whose bound is that call's alone.
+func (o Options) client(ctx context.Context) *Client {
+	if o == (Options{}) {
+		return ClientFrom(ctx)
 	}
-	f, err := open(ctx, name, loc, opts.resolve(), 1)
-	if err != nil {
-		return 0, "", err
-	}
-	return f.Size(), f.ETag(), nil
+	return NewClient(o)
 }
 
 // seen keeps the size and ETag of every file opened, by URL: what a scan
@@ -239,14 +164,6 @@ func Known(name string) (size int64, etag string, ok bool) {
 	return k.size, k.etag, true
 }
 
-// locate gives what addresses a URL's requests.
-func locate(ctx context.Context, name string, opts Options) (locator, error) {
-	if strings.HasPrefix(name, "s3://") {
-		return locateS3(ctx, name, opts)
-	}
-	return locateHTTP(name)
-}
-
 // A locator gives the URL a request goes to: the user's own, less its
 // user info (*userURL, which authenticates its requests), or, for S3, a
 // presigned one, made again when it expires or is refused (*presigned).
@@ -254,28 +171,7 @@ type locator interface {
 	url(ctx context.Context, renew bool) (string, error)
 }
 
-// StatAll gives the sizes and ETags of many files, their requests in
-// flight together (as many as the connections allow): a run over
-// thousands of shards must not wait a round trip for each in turn.
+// StatAll is Client.StatAll with the client Open would use.
 func StatAll(ctx context.Context, names []string, opts Options) (sizes []int64, etags []string, err error) {
-	sizes, etags = make([]int64, len(names)), make([]string, len(names))
-	errs := make([]error, len(names))
-	o := opts.resolve()
-	var wg sync.WaitGroup
-	gate := make(chan struct{}, o.Connections)
-	for i, n := range names {
-		select {
-		case gate <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return nil, nil, fmt.Errorf("%s: %w", Redact(n), context.Cause(ctx))
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-gate; wg.Done() }()
-			sizes[i], etags[i], errs[i] = Stat(ctx, n, opts)
-		}()
-	}
-	wg.Wait()
-	return sizes, etags, errors.Join(errs...)
+	return opts.client(ctx).StatAll(ctx, names)
 }

@@ -12,37 +12,32 @@ import (
 	"github.com/itarconv/itarconv/remote/s3"
 )
 
-// One S3 client for each AWS configuration the environment names:
-// loading one reads files and may ask a credential service, once.
-var (
-	s3Mu      sync.Mutex
-	s3Clients = map[string]*s3.Client{}
-)
-
 // s3Settings are the variables that choose the configuration.
 var s3Settings = []string{"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
 	"AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", s3.PathStyleEnv}
 
-func s3client(ctx context.Context) (*s3.Client, error) {
+// s3client is the S3 client of the AWS configuration the environment
+// names now, loaded once for c.
+func (c *Client) s3client(ctx context.Context) (*s3.Client, error) {
 	var key strings.Builder
 	for _, v := range s3Settings {
 		key.WriteString(os.Getenv(v))
 		key.WriteByte(0)
 	}
-	s3Mu.Lock()
-	defer s3Mu.Unlock()
-	if c := s3Clients[key.String()]; c != nil {
-		return c, nil
+	c.s3Mu.Lock()
+	defer c.s3Mu.Unlock()
+	if sc := c.s3[key.String()]; sc != nil {
+		return sc, nil
 	}
-	c, err := s3.New(ctx, nil)
+	sc, err := s3.New(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	s3Clients[key.String()] = c
-	return c, nil
+	c.s3[key.String()] = sc
+	return sc, nil
 }
 
-func locateS3(ctx context.Context, name string, opts Options) (locator, error) {
+func (c *Client) locateS3(ctx context.Context, name string) (locator, error) {
 	bucket, key, err := s3.ParseURL(name)
 	if err != nil {
 		return nil, err
@@ -50,11 +45,11 @@ func locateS3(ctx context.Context, name string, opts Options) (locator, error) {
 	if key == "" || strings.HasSuffix(key, "/") {
 		return nil, fmt.Errorf("%s: names no object (a bucket or a prefix)", name)
 	}
-	c, err := s3client(ctx)
+	sc, err := c.s3client(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &presigned{c: c, bucket: bucket, key: key}, nil
+	return &presigned{c: sc, bucket: bucket, key: key}, nil
 }
 
 // presigned addresses an S3 object by a presigned GET URL, made again a
@@ -82,10 +77,15 @@ func (p *presigned) url(ctx context.Context, renew bool) (string, error) {
 	return p.u, nil
 }
 
+// Glob is the client ctx carries' Glob (ClientFrom).
+func Glob(ctx context.Context, pattern string) ([]string, error) {
+	return ClientFrom(ctx).Glob(ctx, pattern)
+}
+
 // Glob lists the objects of an S3 URL whose key matches a pattern
 // (path.Match syntax: * does not cross a /), by listing the keys that
 // start with the pattern's part before its first wildcard.
-func Glob(ctx context.Context, pattern string) ([]string, error) {
+func (c *Client) Glob(ctx context.Context, pattern string) ([]string, error) {
 	bucket, key, err := s3.ParseURL(pattern)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func Glob(ctx context.Context, pattern string) ([]string, error) {
 	if _, err := path.Match(key, ""); err != nil {
 		return nil, fmt.Errorf("%s: %w", pattern, err)
 	}
-	c, err := s3client(ctx)
+	sc, err := c.s3client(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pattern, err)
 	}
@@ -101,7 +101,7 @@ func Glob(ctx context.Context, pattern string) ([]string, error) {
 	if i := strings.IndexAny(key, "*?[\\"); i >= 0 {
 		prefix = key[:i]
 	}
-	objs, err := c.List(ctx, bucket, prefix)
+	objs, err := sc.List(ctx, bucket, prefix)
 	if err != nil {
 		return nil, err
 	}

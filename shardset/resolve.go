@@ -275,7 +275,7 @@ func (r *resolver) url(arg string) error {
 			}
 			continue
 		}
-		m, err := remote.Glob(r.ctx, n)
+		m, err := remote.ClientFrom(r.ctx).Glob(r.ctx, n)
 		if err != nil {
 			return err
 		}

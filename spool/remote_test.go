@@ -51,28 +51,27 @@ func TestSpoolRemote(t *testing.T) {
 		t.Errorf("Needed(a URL) = %v, %v", need, err)
 	}
 	// One request at a time: the parts come strictly in order.
-	remote.Configure(remote.Options{Connections: 1})
-	t.Cleanup(func() { remote.Configure(remote.Options{}) })
+	ctx := remote.WithClient(context.Background(), remote.NewClient(remote.Options{Connections: 1}))
 	out := t.TempDir()
 	s := New(out, nil)
-	s.Prefetch(context.Background(), urls)
+	s.Prefetch(ctx, urls)
 	// A plain shard's copy, as it grows; the compressed one has none.
-	p, g, err := s.Partial(context.Background(), urls[1])
+	p, g, err := s.Partial(ctx, urls[1])
 	if err != nil || g == nil || g.Size() != int64(len(data)-1000) {
 		t.Fatalf("Partial: %v, %v", g, err)
 	}
-	if err := g.Wait(context.Background(), g.Size()); err != nil {
+	if err := g.Wait(ctx, g.Size()); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(p); !bytes.Equal(b, data[1000:]) {
 		t.Errorf("the grown copy differs")
 	}
-	if _, g, _ := s.Partial(context.Background(), urls[5]); g != nil {
+	if _, g, _ := s.Partial(ctx, urls[5]); g != nil {
 		t.Errorf("a compressed shard grows a copy")
 	}
 	// Asked for in reverse: each waits for its copy, made in order.
 	for i := len(urls) - 1; i >= 0; i-- {
-		p, err := s.Plain(context.Background(), urls[i])
+		p, err := s.Plain(ctx, urls[i])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -171,7 +171,7 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 	// round trip is not then paid in turn, between two copies.
 	var opening sync.WaitGroup
 	for _, it := range queue {
-		opening.Go(func() { it.e.opened, it.e.openErr = remote.Open(pctx, it.name, remote.Options{}) })
+		opening.Go(func() { it.e.opened, it.e.openErr = remote.ClientFrom(pctx).Open(pctx, it.name) })
 	}
 	opening.Wait()
 	var plain []*growingCopy
@@ -294,7 +294,7 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 	case remote.IsURL(name):
 		rf, err := e.opened, e.openErr
 		if rf == nil && err == nil {
-			rf, err = remote.Open(ctx, name, remote.Options{})
+			rf, err = remote.ClientFrom(ctx).Open(ctx, name)
 		}
 		if err != nil {
 			return "", err
@@ -631,7 +631,7 @@ func fetchInOrder(ctx context.Context, copies []*growingCopy) {
 		return nil, 0, false
 	}
 	var wg sync.WaitGroup
-	for range min(want, int64(remote.Options{}.ConnectionsOrDefault())) {
+	for range min(want, int64(remote.ClientFrom(ctx).Connections())) {
 		wg.Go(func() {
 			buf := make([]byte, 256<<10)
 			for {

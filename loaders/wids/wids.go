@@ -257,7 +257,7 @@ func shardMD5(ctx context.Context, path string) (string, error) {
 	if !remote.IsURL(path) {
 		return wids.FileMD5Context(ctx, path)
 	}
-	f, err := remote.Open(ctx, path, remote.Options{})
+	f, err := remote.ClientFrom(ctx).Open(ctx, path)
 	if err != nil {
 		return "", err
 	}

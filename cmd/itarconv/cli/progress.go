@@ -41,7 +41,7 @@ func (e *env) newShardProgress(label string, shards []string) *progress {
 	if !e.barShown() {
 		return nil
 	}
-	return e.newProgress(label, totalSize(shards))
+	return e.newProgress(label, totalSize(e.client(), shards))
 }
 
 // newProgress starts a bar over totalBytes of shards; nil when not shown.
@@ -95,16 +95,16 @@ func (p *progress) done() {
 
 // totalSize is the bytes of the files that exist among paths: the scale of
 // a progress bar.
-func totalSize(paths []string) int64 {
+func totalSize(c *remote.Client, paths []string) int64 {
 	var n int64
-	for _, s := range totalSizes(paths) {
+	for _, s := range totalSizes(c, paths) {
 		n += s
 	}
 	return n
 }
 
 // totalSizes are the files' sizes (0 for one that cannot be stat'ed).
-func totalSizes(paths []string) []int64 {
+func totalSizes(c *remote.Client, paths []string) []int64 {
 	sizes := make([]int64, len(paths))
 	var urls []string
 	for _, p := range paths {
@@ -113,7 +113,7 @@ func totalSizes(paths []string) []int64 {
 		}
 	}
 	// Remote shards are asked together, not a round trip each in turn.
-	remoteSizes, _, _ := remote.StatAll(context.Background(), urls, remote.Options{})
+	remoteSizes, _, _ := c.StatAll(context.Background(), urls)
 	for i, p := range paths {
 		if remote.IsURL(p) {
 			sizes[i], remoteSizes = remoteSizes[0], remoteSizes[1:]

@@ -58,9 +58,21 @@ type env struct {
 	getenv func(string) string
 	// connections bounds the requests to remote shards in flight.
 	connections int
+	// remote reads the remote shards of this run, under the bound of
+	// connections; the commands' context carries it to the library.
+	remote *remote.Client
 	// storeSignedURLs lets URLs with a signature or token in their query
 	// into the files we keep.
 	storeSignedURLs bool
+}
+
+// client is the run's remote client (the default one before the flags
+// are read).
+func (e *env) client() *remote.Client {
+	if e.remote == nil {
+		return remote.DefaultClient()
+	}
+	return e.remote
 }
 
 // Main runs the command line with args and returns the exit code.
@@ -143,11 +155,14 @@ verifies members through them.`,
 		"write URLs whose query carries a signature or token (presigned URLs) into the files an index run keeps (manifests, loader indexes); without it they are refused there")
 	root.PersistentFlags().IntVar(&e.connections, "connections", remote.DefaultConnections,
 		"requests in flight at once to remote shards (http://, https://, s3://), across all of them")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if e.connections < 1 {
 			return usagef("--connections must be at least 1")
 		}
-		remote.Configure(remote.Options{Connections: e.connections})
+		// One client for the run: its bound is on the requests of all
+		// its shards together.
+		e.remote = remote.NewClient(remote.Options{Connections: e.connections})
+		cmd.SetContext(remote.WithClient(cmd.Context(), e.remote))
 		return nil
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
