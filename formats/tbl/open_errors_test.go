@@ -90,3 +90,37 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatalf("%d lines, want %d", len(gl), len(wl))
 	}
 }
+
+// TestFineV2Sufficient: every v2 entry the inline check vouches for passes
+// checkEntry, over every flag byte, sizes at LZ4's bound, and the file's
+// flags: the fast path passes nothing checkEntry would refuse (what it
+// does not vouch for, checkEntry still decides).
+func TestFineV2Sufficient(t *testing.T) {
+	r := &Reader{path: "f.tbl", hasMeta: make([]uint64, 1)}
+	e := make([]byte, entryLen(2))
+	vouched := 0
+	for _, compressedOK := range []bool{false, true} {
+		for _, metaOK := range []bool{false, true} {
+			lim := entryLimits{dataStart: 64, dataEnd: 1 << 40, compressedOK: compressedOK, metaOK: metaOK}
+			for flags := range 256 {
+				for _, sz := range [][2]uint32{{0, 0}, {1, 0}, {0, 1}, {5, 5}, {5, 6}, {10, 255*10 + 255}, {10, 255*10 + 256}} {
+					stored, usize := sz[0], sz[1]
+					binary.LittleEndian.PutUint32(e[8:], stored)
+					binary.LittleEndian.PutUint32(e[12:], usize)
+					e[21] = byte(flags)
+					fine := lim.fineV2(byte(flags), stored, usize)
+					err := r.checkEntry(lim, false, 0, 64, e, 64, stored)
+					if fine && err != nil {
+						t.Errorf("flags %#x, sizes %d/%d, file %v/%v: vouched for, yet %v", flags, stored, usize, compressedOK, metaOK, err)
+					}
+					if fine {
+						vouched++
+					}
+				}
+			}
+		}
+	}
+	if vouched < 16 {
+		t.Errorf("only %d entries vouched for", vouched)
+	}
+}

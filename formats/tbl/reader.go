@@ -293,9 +293,15 @@ func (r *Reader) checkSections(size int64) error {
 func (r *Reader) checkIndex() error {
 	le := binary.LittleEndian
 	hl, el := int64(headerLen(r.hdr.Version)), int64(r.entLen)
-	dataStart := uint64(r.hdr.HeaderSize)
-	prevEnd, inOrder := dataStart, true
-	if r.hdr.Flags&FlagHasMetadata != 0 {
+	v1 := r.hdr.Version == 1
+	lim := entryLimits{
+		dataStart:    uint64(r.hdr.HeaderSize),
+		dataEnd:      uint64(r.dataEnd),
+		compressedOK: r.hdr.Flags&FlagCompressed != 0,
+		metaOK:       r.hdr.Flags&FlagHasMetadata != 0,
+	}
+	prevEnd, inOrder := lim.dataStart, true
+	if lim.metaOK {
 		r.hasMeta = make([]uint64, (r.Len()+63)/64)
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(r.ra, hl, int64(r.Len())*el), 64<<10)
@@ -309,8 +315,23 @@ func (r *Reader) checkIndex() error {
 			return fmt.Errorf("%s: %w", r.path, err)
 		}
 		off, stored := le.Uint64(e), le.Uint32(e[8:])
-		if err := r.checkEntry(i, base, e, off, stored); err != nil {
-			return err
+		// The common entry is vouched for inline; checkEntry decides on
+		// any other, and words the error.
+		fine := off >= lim.dataStart && off <= lim.dataEnd && uint64(stored) <= lim.dataEnd-off
+		var flags byte
+		if v1 {
+			fine = fine && e[13]|e[14]|e[15] == 0
+		} else {
+			flags = e[21]
+			fine = fine && lim.fineV2(flags, stored, le.Uint32(e[12:]))
+		}
+		if !fine {
+			if err := r.checkEntry(lim, v1, i, base, e, off, stored); err != nil {
+				return err
+			}
+		}
+		if flags&SampleHasMetadata != 0 {
+			r.hasMeta[i/64] |= 1 << (i % 64)
 		}
 		if stored > 0 {
 			if off < prevEnd {
@@ -332,56 +353,68 @@ func (r *Reader) checkIndex() error {
 	return r.checkOverlap()
 }
 
+// entryLimits are what checkEntry holds each index entry to, taken from
+// the header once rather than for each of a million entries.
+type entryLimits struct {
+	dataStart, dataEnd   uint64 // where the samples' bytes may lie
+	compressedOK, metaOK bool   // the file's flags allow the samples'
+}
+
+// fineV2 tells, cheaply (checkIndex asks for each of up to millions of
+// entries), that a v2 entry's flags and sizes pass checkEntry: a plain
+// sample, or a compressed one within LZ4's bound, with metadata only
+// where the file has some. It is a sufficient condition only: an entry it
+// does not vouch for goes to checkEntry.
+func (lim entryLimits) fineV2(flags byte, stored, usize uint32) bool {
+	if flags&SampleHasMetadata != 0 && !lim.metaOK {
+		return false
+	}
+	switch flags &^ (SampleHasMetadata | SampleVerified) {
+	case 0:
+		return usize == 0 || usize == stored
+	case SampleCompressed:
+		return lim.compressedOK && stored != 0 && usize != 0 && uint64(usize) <= maxLZ4Output(stored)
+	}
+	return false
+}
+
 // checkEntry checks index entry i, e at offset base: its reserved bytes
 // (v1) or its flags and sizes (v2), and that its stored bytes, off on,
-// lie between the index and the metadata section or the file's end. It
-// notes which samples have metadata.
-func (r *Reader) checkEntry(i int, base int64, e []byte, off uint64, stored uint32) error {
-	if r.hdr.Version == 1 {
+// lie between the index and the metadata section or the file's end. A
+// bound on what LZ4 can decode keeps a corrupt uncompressed size from
+// making ReadSample allocate gigabytes.
+func (r *Reader) checkEntry(lim entryLimits, v1 bool, i int, base int64, e []byte, off uint64, stored uint32) error {
+	if v1 {
 		for k := 13; k < 16; k++ {
 			if e[k] != 0 {
 				return r.fail(ErrCorrupt, i, base+int64(k), "reserved index byte is %#02x, not zero", e[k])
 			}
 		}
-	} else if err := r.checkEntryV2(i, base, e, stored); err != nil {
-		return err
-	}
-	dataStart, dataEnd := uint64(r.hdr.HeaderSize), uint64(r.dataEnd)
-	if off < dataStart {
-		return r.fail(ErrCorrupt, i, base, "data offset %d is inside the header or index (data starts at %d)", off, dataStart)
-	}
-	if off > dataEnd || uint64(stored) > dataEnd-off {
-		if r.hdr.Flags&FlagHasMetadata != 0 {
-			return r.fail(ErrCorrupt, i, base, "%d bytes at %d run into the metadata section at %d", stored, off, dataEnd)
+	} else {
+		usize, flags := binary.LittleEndian.Uint32(e[12:]), e[21]
+		switch {
+		case flags&^knownSampleFlags != 0:
+			return r.fail(ErrCorrupt, i, base+21, "unknown sample flag bits %#02x", flags&^knownSampleFlags)
+		case flags&SampleCompressed != 0 && !lim.compressedOK:
+			return r.fail(ErrCorrupt, i, base+21, "compressed sample in a file without the compressed flag")
+		case flags&SampleCompressed != 0 && (stored == 0 || usize == 0):
+			return r.fail(ErrCorrupt, i, base+8, "compressed sample of %d stored bytes, uncompressed_size %d", stored, usize)
+		case flags&SampleCompressed != 0 && uint64(usize) > maxLZ4Output(stored):
+			return r.fail(ErrCorrupt, i, base+12, "uncompressed_size %d: an LZ4 block of %d bytes decodes to at most %d", usize, stored, maxLZ4Output(stored))
+		case flags&SampleCompressed == 0 && usize != 0 && stored != usize:
+			return r.fail(ErrCorrupt, i, base+12, "uncompressed_size %d differs from size %d, and the sample is not compressed", usize, stored)
+		case flags&SampleHasMetadata != 0 && !lim.metaOK:
+			return r.fail(ErrCorrupt, i, base+21, "has-metadata flag, but the file has no metadata section")
 		}
-		return r.fail(ErrTruncated, i, base, "%d bytes at %d run past the end of the file (%d bytes)", stored, off, dataEnd)
 	}
-	return nil
-}
-
-// checkEntryV2 checks a v2 entry's sample flags against the file's and
-// its uncompressed size against its stored one: a bound on what LZ4 can
-// decode keeps a corrupt size from making ReadSample allocate gigabytes.
-func (r *Reader) checkEntryV2(i int, base int64, e []byte, stored uint32) error {
-	usize, flags := binary.LittleEndian.Uint32(e[12:]), e[21]
-	compressedOK := r.hdr.Flags&FlagCompressed != 0
-	metaOK := r.hdr.Flags&FlagHasMetadata != 0
-	switch {
-	case flags&^knownSampleFlags != 0:
-		return r.fail(ErrCorrupt, i, base+21, "unknown sample flag bits %#02x", flags&^knownSampleFlags)
-	case flags&SampleCompressed != 0 && !compressedOK:
-		return r.fail(ErrCorrupt, i, base+21, "compressed sample in a file without the compressed flag")
-	case flags&SampleCompressed != 0 && (stored == 0 || usize == 0):
-		return r.fail(ErrCorrupt, i, base+8, "compressed sample of %d stored bytes, uncompressed_size %d", stored, usize)
-	case flags&SampleCompressed != 0 && uint64(usize) > maxLZ4Output(stored):
-		return r.fail(ErrCorrupt, i, base+12, "uncompressed_size %d: an LZ4 block of %d bytes decodes to at most %d", usize, stored, maxLZ4Output(stored))
-	case flags&SampleCompressed == 0 && usize != 0 && stored != usize:
-		return r.fail(ErrCorrupt, i, base+12, "uncompressed_size %d differs from size %d, and the sample is not compressed", usize, stored)
-	case flags&SampleHasMetadata != 0 && !metaOK:
-		return r.fail(ErrCorrupt, i, base+21, "has-metadata flag, but the file has no metadata section")
+	if off < lim.dataStart {
+		return r.fail(ErrCorrupt, i, base, "data offset %d is inside the header or index (data starts at %d)", off, lim.dataStart)
 	}
-	if flags&SampleHasMetadata != 0 {
-		r.hasMeta[i/64] |= 1 << (i % 64)
+	if off > lim.dataEnd || uint64(stored) > lim.dataEnd-off {
+		if lim.metaOK {
+			return r.fail(ErrCorrupt, i, base, "%d bytes at %d run into the metadata section at %d", stored, off, lim.dataEnd)
+		}
+		return r.fail(ErrTruncated, i, base, "%d bytes at %d run past the end of the file (%d bytes)", stored, off, lim.dataEnd)
 	}
 	return nil
 }
