@@ -467,15 +467,71 @@ func (t *Table) add(values []Value) error {
 	if err != nil {
 		return err
 	}
-	st, hdr, body, err := t.serials(values)
-	if err != nil {
-		return err
+	// The record's serial types (in t.st, reused from row to row) and
+	// sizes, inline: this is the loop of every row.
+	if len(t.st) < len(values) {
+		t.st = make([]uint64, len(values))
 	}
+	st := t.st[:len(values)]
+	sum, body := 0, 0
+	look := t.look[:min(len(values), len(t.look))] // none for sqlite_*
+	suspect := uint8(0)
+	for i := range values {
+		v := &values[i] // Value.serial, inline
+		if i < len(look) {
+			suspect |= look[i] & (1 << v.k)
+		}
+		var s uint64
+		var n int
+		switch v.k {
+		case KindInt:
+			s, n = intSerial(v.n)
+		case KindText:
+			n = len(v.s)
+			s = uint64(n)*2 + 13
+		case KindReal:
+			s, n = 7, 8
+		case KindBlob:
+			n = len(v.s)
+			s = uint64(n)*2 + 12
+		}
+		st[i] = s
+		sum += varintLen(s)
+		body += n
+	}
+	if suspect != 0 {
+		// A value whose kind may not suit its column (the look-up
+		// table says so): the row is checked before it is stored.
+		if err := t.checkRow(values); err != nil {
+			return err
+		}
+	}
+	if a := t.alias; a >= 0 && a < len(values) {
+		// The rowid column holds NULL in the row: SQLite keeps the
+		// rowid in the cell, not in the record.
+		sum -= varintLen(st[a]) - 1
+		body -= serialSize(st[a])
+		st[a] = 0
+	}
+	hdr := headerLen(sum)
 	size := hdr + body
 	if size > maxLength {
 		return fmt.Errorf("%w: table %q: a row of %d bytes", ErrTooLarge, t.name, size)
 	}
-	if err := t.store(rowid, values, st, hdr, size); err != nil {
+	if size <= t.w.maxLocalTable {
+		// The common case, inline: the record goes straight into the leaf.
+		sz := varintLen(uint64(size)) + varintLen(uint64(rowid)) + size
+		if !t.tree.leaf.fits(sz, t.tree.hdr+8) {
+			if err := t.w.makeRoom(&t.tree, sz); err != nil {
+				return err
+			}
+		}
+		c := t.tree.leaf.cell(sz)
+		k := putVarint(c, uint64(size))
+		k += putVarint(c[k:], uint64(rowid))
+		putRecord(c[k:], values, st, hdr)
+		t.tree.last = rowid
+	} else if err := t.addLarge(rowid, values, st, hdr, size); err != nil {
 		return err
 	}
 	t.rows++
@@ -515,83 +571,16 @@ func (t *Table) nextRowid(values []Value) (int64, error) {
 	return rowid, nil
 }
 
-// serials gives the values' serial types (in t.st, reused from row to
-// row), the record's header length and its body's, with the rowid's alias
-// column as NULL: SQLite keeps the rowid in the cell, not in the record.
-// A value whose kind may not suit its column (the look-up table says so)
-// has the row checked before it is stored.
-func (t *Table) serials(values []Value) (st []uint64, hdr, body int, err error) {
-	if len(t.st) < len(values) {
-		t.st = make([]uint64, len(values))
-	}
-	st = t.st[:len(values)]
-	sum := 0
-	look := t.look[:min(len(values), len(t.look))] // none for sqlite_*
-	suspect := uint8(0)
-	for i := range values {
-		// Value.serial, inline: this is the loop of every row.
-		v := &values[i]
-		if i < len(look) {
-			suspect |= look[i] & (1 << v.k)
-		}
-		var s uint64
-		var n int
-		switch v.k {
-		case KindInt:
-			s, n = intSerial(v.n)
-		case KindText:
-			n = len(v.s)
-			s = uint64(n)*2 + 13
-		case KindReal:
-			s, n = 7, 8
-		case KindBlob:
-			n = len(v.s)
-			s = uint64(n)*2 + 12
-		}
-		st[i] = s
-		sum += varintLen(s)
-		body += n
-	}
-	if suspect != 0 {
-		if err := t.checkRow(values); err != nil {
-			return nil, 0, 0, err
-		}
-	}
-	if a := t.alias; a >= 0 && a < len(values) {
-		// The rowid column holds NULL in the row.
-		sum -= varintLen(st[a]) - 1
-		body -= serialSize(st[a])
-		st[a] = 0
-	}
-	return st, headerLen(sum), body, nil
-}
-
-// store writes the row's cell, of a record of size bytes: straight into
-// the leaf when the record fits in the page, else built whole and given
-// to addRecord, which spills what does not fit to overflow pages.
-func (t *Table) store(rowid int64, values []Value, st []uint64, hdr, size int) error {
-	w := t.w
-	if size <= w.maxLocalTable {
-		// The common case: the record goes straight into the leaf.
-		sz := varintLen(uint64(size)) + varintLen(uint64(rowid)) + size
-		if !t.tree.leaf.fits(sz, t.tree.hdr+8) {
-			if err := w.makeRoom(&t.tree, sz); err != nil {
-				return err
-			}
-		}
-		c := t.tree.leaf.cell(sz)
-		k := putVarint(c, uint64(size))
-		k += putVarint(c[k:], uint64(rowid))
-		putRecord(c[k:], values, st, hdr)
-		t.tree.last = rowid
-		return nil
-	}
+// addLarge writes the cell of a record of size bytes too large to sit in
+// the leaf whole: built whole, then given to addRecord, which spills what
+// does not fit to overflow pages.
+func (t *Table) addLarge(rowid int64, values []Value, st []uint64, hdr, size int) error {
 	if cap(t.rec) < size {
 		t.rec = make([]byte, size)
 	}
 	rec := t.rec[:size]
 	putRecord(rec, values, st, hdr)
-	if err := w.addRecord(&t.tree, rowid, rec); err != nil {
+	if err := t.w.addRecord(&t.tree, rowid, rec); err != nil {
 		return err
 	}
 	if cap(t.rec) > 1<<20 {
