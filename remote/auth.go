@@ -178,69 +178,11 @@ type netrcEntry struct {
 // last changed years ago and do not read curl's double-quoted tokens, so a
 // password with a space in it, valid for curl, would not be read the same.
 func parseNetrc(s string) ([]netrcEntry, error) {
+	l := &netrcLexer{s: s, line: 1}
 	var entries []netrcEntry
 	var cur *netrcEntry
-	line := 1
-	next := func() (string, bool, error) {
-		for {
-			for s != "" && strings.ContainsRune(" \t\r\n", rune(s[0])) {
-				if s[0] == '\n' {
-					line++
-				}
-				s = s[1:]
-			}
-			if s == "" {
-				return "", false, nil
-			}
-			if s[0] != '#' {
-				break
-			}
-			if i := strings.IndexByte(s, '\n'); i >= 0 {
-				s = s[i:]
-			} else {
-				s = ""
-			}
-		}
-		if s[0] != '"' {
-			i := strings.IndexAny(s, " \t\r\n")
-			if i < 0 {
-				i = len(s)
-			}
-			tok := s[:i]
-			s = s[i:]
-			return tok, true, nil
-		}
-		var b strings.Builder
-		for i := 1; i < len(s); i++ {
-			switch c := s[i]; c {
-			case '"':
-				s = s[i+1:]
-				return b.String(), true, nil
-			case '\\':
-				i++
-				if i == len(s) {
-					break
-				}
-				switch s[i] {
-				case 'n':
-					b.WriteByte('\n')
-				case 'r':
-					b.WriteByte('\r')
-				case 't':
-					b.WriteByte('\t')
-				default:
-					b.WriteByte(s[i])
-				}
-			case '\n':
-				return "", false, fmt.Errorf("line %d: a quoted token runs past the end of its line", line)
-			default:
-				b.WriteByte(c)
-			}
-		}
-		return "", false, fmt.Errorf("line %d: a quoted token is not closed", line)
-	}
 	for {
-		tok, ok, err := next()
+		tok, ok, err := l.next()
 		if err != nil || !ok {
 			return entries, err
 		}
@@ -249,17 +191,17 @@ func parseNetrc(s string) ([]netrcEntry, error) {
 			entries = append(entries, netrcEntry{def: tok == "default"})
 			cur = &entries[len(entries)-1]
 			if tok == "machine" {
-				if cur.machine, ok, err = next(); err != nil || !ok {
-					return nil, errors.Join(err, fmt.Errorf("line %d: machine without a name", line))
+				if cur.machine, ok, err = l.next(); err != nil || !ok {
+					return nil, errors.Join(err, fmt.Errorf("line %d: machine without a name", l.line))
 				}
 			}
 		case "login", "password", "account":
-			v, ok, err := next()
+			v, ok, err := l.next()
 			if err != nil || !ok {
-				return nil, errors.Join(err, fmt.Errorf("line %d: %s without a value", line, tok))
+				return nil, errors.Join(err, fmt.Errorf("line %d: %s without a value", l.line, tok))
 			}
 			if cur == nil {
-				return nil, fmt.Errorf("line %d: %s before any machine", line, tok)
+				return nil, fmt.Errorf("line %d: %s before any machine", l.line, tok)
 			}
 			switch tok {
 			case "login":
@@ -268,17 +210,104 @@ func parseNetrc(s string) ([]netrcEntry, error) {
 				cur.password, cur.hasPass = v, true
 			}
 		case "macdef":
-			// The macro's name, then its lines up to a blank line.
-			if i := strings.Index(s, "\n\n"); i >= 0 {
-				line += strings.Count(s[:i], "\n")
-				s = s[i:]
-			} else {
-				s = ""
-			}
+			l.skipMacro()
 			cur = nil
 		default:
-			return nil, fmt.Errorf("line %d: unknown keyword", line)
+			return nil, fmt.Errorf("line %d: unknown keyword", l.line)
 		}
+	}
+}
+
+// netrcLexer splits a netrc file into tokens, counting lines so that an
+// error can say where it is without quoting what it read.
+type netrcLexer struct {
+	s    string // what is left to read
+	line int    // the line s starts on
+}
+
+// next gives the next token, ok false at the end of the file.
+func (l *netrcLexer) next() (tok string, ok bool, err error) {
+	if !l.skipBlank() {
+		return "", false, nil
+	}
+	if l.s[0] == '"' {
+		return l.quoted()
+	}
+	i := strings.IndexAny(l.s, " \t\r\n")
+	if i < 0 {
+		i = len(l.s)
+	}
+	tok, l.s = l.s[:i], l.s[i:]
+	return tok, true, nil
+}
+
+// skipBlank moves past whitespace and comments (# to the end of the
+// line), and reports whether a token follows.
+func (l *netrcLexer) skipBlank() bool {
+	for {
+		for l.s != "" && strings.ContainsRune(" \t\r\n", rune(l.s[0])) {
+			if l.s[0] == '\n' {
+				l.line++
+			}
+			l.s = l.s[1:]
+		}
+		if l.s == "" {
+			return false
+		}
+		if l.s[0] != '#' {
+			return true
+		}
+		if i := strings.IndexByte(l.s, '\n'); i >= 0 {
+			l.s = l.s[i:]
+		} else {
+			l.s = ""
+		}
+	}
+}
+
+// quoted reads the double-quoted token l.s starts with, as curl does: \n,
+// \r and \t are control characters, a backslash keeps any other byte as
+// it is, and the token must end on its line.
+func (l *netrcLexer) quoted() (string, bool, error) {
+	s := l.s
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			l.s = s[i+1:]
+			return b.String(), true, nil
+		case '\\':
+			i++
+			if i == len(s) {
+				break
+			}
+			switch s[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			default:
+				b.WriteByte(s[i])
+			}
+		case '\n':
+			return "", false, fmt.Errorf("line %d: a quoted token runs past the end of its line", l.line)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", false, fmt.Errorf("line %d: a quoted token is not closed", l.line)
+}
+
+// skipMacro skips a macdef's name and its lines, which run to the next
+// blank line: they are commands for ftp, not credentials.
+func (l *netrcLexer) skipMacro() {
+	if i := strings.Index(l.s, "\n\n"); i >= 0 {
+		l.line += strings.Count(l.s[:i], "\n")
+		l.s = l.s[i:]
+	} else {
+		l.s = ""
 	}
 }
 

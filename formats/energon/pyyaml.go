@@ -207,14 +207,41 @@ func analyzeScalar(s []rune) scalarAnalysis {
 	if len(s) == 0 {
 		return scalarAnalysis{empty: true, allowBlockPlain: true, allowSingleQuoted: true}
 	}
-	var blockInd, flowInd, lineBreaks, special bool
-	var leadingSpace, leadingBreak, trailingSpace, trailingBreak, breakSpace, spaceBreak bool
+	flowInd, blockInd := scalarIndicators(s)
+	sp := scanSpaces(s)
+	a := scalarAnalysis{length: len(s), multiline: sp.lineBreaks, allowFlowPlain: true, allowBlockPlain: true, allowSingleQuoted: true}
+	if sp.leadingSpace || sp.leadingBreak || sp.trailingSpace || sp.trailingBreak {
+		a.allowFlowPlain, a.allowBlockPlain = false, false
+	}
+	if sp.breakSpace {
+		a.allowFlowPlain, a.allowBlockPlain, a.allowSingleQuoted = false, false, false
+	}
+	if sp.spaceBreak || sp.special {
+		a.allowFlowPlain, a.allowBlockPlain, a.allowSingleQuoted = false, false, false
+	}
+	if sp.lineBreaks {
+		a.allowFlowPlain, a.allowBlockPlain = false, false
+	}
+	if flowInd {
+		a.allowFlowPlain = false
+	}
+	if blockInd {
+		a.allowBlockPlain = false
+	}
+	return a
+}
+
+// scalarIndicators reports whether a non-empty s holds a YAML indicator
+// that a plain scalar cannot carry in flow context (flowInd) or in block
+// context (blockInd): read back plain, it would start a comment, a
+// sequence, a mapping key... These are the first half of PyYAML's
+// analyze_scalar loop.
+func scalarIndicators(s []rune) (flowInd, blockInd bool) {
 	if str := string(s); strings.HasPrefix(str, "---") || strings.HasPrefix(str, "...") {
 		blockInd, flowInd = true, true
 	}
 	precededByWS := true
 	followedByWS := len(s) == 1 || isSpaceOrBreak(s[1])
-	prevSpace, prevBreak := false, false
 	for i, ch := range s {
 		if i == 0 {
 			if strings.ContainsRune("#,[]{}&*!|>'\"%@`", ch) {
@@ -243,61 +270,60 @@ func analyzeScalar(s []rune) scalarAnalysis {
 				flowInd, blockInd = true, true
 			}
 		}
+		precededByWS = isSpaceOrBreak(ch)
+		followedByWS = i+2 >= len(s) || isSpaceOrBreak(s[i+2])
+	}
+	return flowInd, blockInd
+}
+
+// scalarSpaces says where spaces and line breaks sit in a scalar, and
+// whether it holds a character that only double quotes can write: the
+// second half of PyYAML's analyze_scalar loop, which rules out the plain
+// and single-quoted styles that would lose or fold those characters.
+type scalarSpaces struct {
+	lineBreaks, special                                      bool
+	leadingSpace, leadingBreak, trailingSpace, trailingBreak bool
+	breakSpace, spaceBreak                                   bool // a space after a break, a break after a space
+}
+
+func scanSpaces(s []rune) scalarSpaces {
+	var sp scalarSpaces
+	prevSpace, prevBreak := false, false
+	for i, ch := range s {
 		if isBreak(ch) {
-			lineBreaks = true
+			sp.lineBreaks = true
 		}
 		if !(ch == '\n' || ch >= 0x20 && ch <= 0x7e) {
-			special = true
+			sp.special = true
 		}
 		switch {
 		case ch == ' ':
 			if i == 0 {
-				leadingSpace = true
+				sp.leadingSpace = true
 			}
 			if i == len(s)-1 {
-				trailingSpace = true
+				sp.trailingSpace = true
 			}
 			if prevBreak {
-				breakSpace = true
+				sp.breakSpace = true
 			}
 			prevSpace, prevBreak = true, false
 		case isBreak(ch):
 			if i == 0 {
-				leadingBreak = true
+				sp.leadingBreak = true
 			}
 			if i == len(s)-1 {
-				trailingBreak = true
+				sp.trailingBreak = true
 			}
 			if prevSpace {
-				spaceBreak = true
+				sp.spaceBreak = true
 			}
 			prevSpace, prevBreak = false, true
 		default:
 			prevSpace, prevBreak = false, false
 		}
-		precededByWS = isSpaceOrBreak(ch)
-		followedByWS = i+2 >= len(s) || isSpaceOrBreak(s[i+2])
 	}
-	a := scalarAnalysis{length: len(s), multiline: lineBreaks, allowFlowPlain: true, allowBlockPlain: true, allowSingleQuoted: true}
-	if leadingSpace || leadingBreak || trailingSpace || trailingBreak {
-		a.allowFlowPlain, a.allowBlockPlain = false, false
-	}
-	if breakSpace {
-		a.allowFlowPlain, a.allowBlockPlain, a.allowSingleQuoted = false, false, false
-	}
-	if spaceBreak || special {
-		a.allowFlowPlain, a.allowBlockPlain, a.allowSingleQuoted = false, false, false
-	}
-	if lineBreaks {
-		a.allowFlowPlain, a.allowBlockPlain = false, false
-	}
-	if flowInd {
-		a.allowFlowPlain = false
-	}
-	if blockInd {
-		a.allowBlockPlain = false
-	}
-	return a
+	return sp
 }
 
 // scalar writes a string or an integer in the style PyYAML chooses: plain

@@ -233,6 +233,30 @@ func (d *metaDecoder) check(ok bool, format string, args ...any) {
 // decodePartMeta parses PartMetaFile. Every error wraps ErrPart and
 // gives the byte offset where the content stops making sense.
 func decodePartMeta(b []byte) (*partMeta, error) {
+	body, err := partMetaBody(b)
+	if err != nil {
+		return nil, err
+	}
+	d := &metaDecoder{b: body, off: len(partMagic) + 4}
+	m := &partMeta{}
+	d.summary(m)
+	d.files(m)
+	d.edges(m)
+	if d.err == nil {
+		d.checkEdges(m)
+	}
+	d.check(d.off == len(body), "%d bytes after the description", len(body)-d.off)
+	if d.err != nil {
+		return nil, d.err
+	}
+	return m, nil
+}
+
+// partMetaBody checks the magic, the version and the trailing CRC-32 of
+// PartMetaFile before any field is read, so that a foreign or corrupt file
+// is named as such rather than by its first odd field. It returns the
+// content without the CRC.
+func partMetaBody(b []byte) ([]byte, error) {
 	if len(b) < len(partMagic)+4+4 || string(b[:len(partMagic)]) != partMagic {
 		return nil, fmt.Errorf("offset 0: no %q magic: not an SCDL part: %w", partMagic, ErrPart)
 	}
@@ -243,8 +267,13 @@ func decodePartMeta(b []byte) (*partMeta, error) {
 	if sum, want := binary.LittleEndian.Uint32(b[len(body):]), crc32.ChecksumIEEE(body); sum != want {
 		return nil, fmt.Errorf("offset %d: CRC-32 %08x, the content gives %08x: corrupt: %w", len(body), sum, want, ErrPart)
 	}
-	d := &metaDecoder{b: body, off: len(partMagic) + 4}
-	m := &partMeta{}
+	return body, nil
+}
+
+// summary reads the part's counts and dtypes, and checks that they agree
+// with one another: whole cells need numeric values and unsigned gene
+// indices, and a part without whole cells carries no values.
+func (d *metaDecoder) summary(m *partMeta) {
 	shards := d.u32("shard count")
 	d.check(shards <= math.MaxInt32, "%d shards", shards)
 	m.shards = int(shards)
@@ -268,10 +297,14 @@ func decodePartMeta(b []byte) (*partMeta, error) {
 		d.check(m.nnz == 0 && m.dataDT == 0 && m.colDT == 0 && !m.anyGene, "no whole cells, yet %d values of dtypes %v and %v", m.nnz, m.dataDT, m.colDT)
 	}
 	d.check(m.cells <= m.members, "%d whole cells of %d member rows", m.cells, m.members)
+}
+
+// files reads the list of files the part wrote.
+func (d *metaDecoder) files(m *partMeta) {
 	nf := d.u32("file count")
 	// Each file takes at least 16 bytes: refuse a count the rest cannot hold
 	// before allocating for it.
-	d.check(uint64(nf)*16 <= uint64(len(body)-d.off), "%d files in %d bytes", nf, len(body)-d.off)
+	d.check(uint64(nf)*16 <= uint64(len(d.b)-d.off), "%d files in %d bytes", nf, len(d.b)-d.off)
 	if d.err == nil {
 		m.files = make([]partFile, 0, nf)
 	}
@@ -285,73 +318,89 @@ func decodePartMeta(b []byte) (*partMeta, error) {
 		f.size = int64(size)
 		m.files = append(m.files, f)
 	}
+}
+
+// edges reads the (at most two) edge cells, whose members' bytes follow
+// one another in the edges file from offset 0.
+func (d *metaDecoder) edges(m *partMeta) {
 	ne := d.u8("edge count")
 	d.check(ne <= 2, "%d edge cells: a part has at most 2", ne)
 	var at int64
 	for i := 0; i < int(ne) && d.err == nil; i++ {
-		var e edgeCell
-		e.row = int64(d.u64("edge row"))
-		nm := d.u8("member count")
-		d.check(e.row >= 0, "edge cell at row %d", e.row)
-		d.check(nm >= 1 && nm <= 3, "edge cell %d of %d members", e.row, nm)
-		var seen [3]bool
-		for j := 0; j < int(nm) && d.err == nil; j++ {
-			var x edgeMember
-			x.kind = d.u8("member kind")
-			x.dtype = DType(d.u32("member dtype"))
-			x.signed = d.flag("member signedness")
-			x.n = d.u64("member elements")
-			x.nGenes = int64(d.u64("member n_genes"))
-			off, size := d.u64("member offset"), d.u64("member size")
-			x.where = d.str("member origin")
-			k := int64(-1)
-			switch x.kind {
-			case 'v':
-				d.check(x.dtype.Numeric() && !x.signed, "values of dtype %v", x.dtype)
-				k = 0
-			case 'g':
-				d.check(x.dtype.Unsigned(), "gene indices of dtype %v", x.dtype)
-				k = 1
-			case 'j':
-				d.check(x.dtype == 0 && x.n == 0 && !x.signed, "a .json member with elements")
-				k = 2
-			default:
-				d.check(false, "member kind %q", x.kind)
-			}
-			if d.err != nil {
-				break
-			}
-			d.check(!seen[k], "cell %d has two members of kind %q", e.row, x.kind)
-			seen[k] = true
-			d.check(x.kind == 'j' || x.nGenes == -1, "n_genes %d for a %q member", x.nGenes, x.kind)
-			d.check(x.n < maxPartElems && size == x.n*uint64(x.dtype.ItemSize()), "%d bytes for %d elements of %v", size, x.n, x.dtype)
-			d.check(off == uint64(at), "member bytes at %d, the previous ones end at %d", off, at)
-			x.off, x.size = int64(off), int64(size)
-			at += x.size
-			e.members = append(e.members, x)
-		}
-		m.edges = append(m.edges, e)
+		m.edges = append(m.edges, d.edge(&at))
 	}
 	m.edgesBytes = at
-	if d.err == nil {
-		// The head is the cell before the whole cells, the tail the one
-		// after: the part's cells are consecutive rows.
-		switch {
-		case m.cells > 0:
-			d.check(len(m.edges) == 2 && m.edges[0].row == m.firstRow-1 && m.edges[1].row == m.firstRow+int64(m.cells),
-				"whole cells %d to %d need edge cells %d and %d", m.firstRow, m.firstRow+int64(m.cells)-1, m.firstRow-1, m.firstRow+int64(m.cells))
-		case len(m.edges) == 2:
-			d.check(m.edges[0].row < math.MaxInt64 && m.edges[1].row == m.edges[0].row+1, "edge cells %d and %d are not consecutive", m.edges[0].row, m.edges[1].row)
+}
+
+// edge reads one edge cell: each kind of member at most once, with the
+// size its elements need, its bytes at *at, which it moves past them.
+func (d *metaDecoder) edge(at *int64) edgeCell {
+	var e edgeCell
+	e.row = int64(d.u64("edge row"))
+	nm := d.u8("member count")
+	d.check(e.row >= 0, "edge cell at row %d", e.row)
+	d.check(nm >= 1 && nm <= 3, "edge cell %d of %d members", e.row, nm)
+	var seen [3]bool
+	for j := 0; j < int(nm) && d.err == nil; j++ {
+		x, off, size, k := d.edgeMember()
+		if d.err != nil {
+			break
 		}
-		var n uint64
-		for _, e := range m.edges {
-			n += uint64(len(e.members))
-		}
-		d.check(n+m.cells*2 <= m.members, "%d member rows hold %d whole cells and %d edge members", m.members, m.cells, n)
+		d.check(!seen[k], "cell %d has two members of kind %q", e.row, x.kind)
+		seen[k] = true
+		d.check(x.kind == 'j' || x.nGenes == -1, "n_genes %d for a %q member", x.nGenes, x.kind)
+		d.check(x.n < maxPartElems && size == x.n*uint64(x.dtype.ItemSize()), "%d bytes for %d elements of %v", size, x.n, x.dtype)
+		d.check(off == uint64(*at), "member bytes at %d, the previous ones end at %d", off, *at)
+		x.off, x.size = int64(off), int64(size)
+		*at += x.size
+		e.members = append(e.members, x)
 	}
-	d.check(d.off == len(body), "%d bytes after the description", len(body)-d.off)
-	if d.err != nil {
-		return nil, d.err
+	return e
+}
+
+// edgeMember reads one member of an edge cell, with its offset and size
+// as written, and checks its dtype against its kind; k is the kind's slot
+// (0 values, 1 gene indices, 2 .json), meaningful only while d.err is nil.
+func (d *metaDecoder) edgeMember() (x edgeMember, off, size uint64, k int) {
+	x.kind = d.u8("member kind")
+	x.dtype = DType(d.u32("member dtype"))
+	x.signed = d.flag("member signedness")
+	x.n = d.u64("member elements")
+	x.nGenes = int64(d.u64("member n_genes"))
+	off, size = d.u64("member offset"), d.u64("member size")
+	x.where = d.str("member origin")
+	k = -1
+	switch x.kind {
+	case 'v':
+		d.check(x.dtype.Numeric() && !x.signed, "values of dtype %v", x.dtype)
+		k = 0
+	case 'g':
+		d.check(x.dtype.Unsigned(), "gene indices of dtype %v", x.dtype)
+		k = 1
+	case 'j':
+		d.check(x.dtype == 0 && x.n == 0 && !x.signed, "a .json member with elements")
+		k = 2
+	default:
+		d.check(false, "member kind %q", x.kind)
 	}
-	return m, nil
+	return x, off, size, k
+}
+
+// checkEdges checks that the edge cells sit where the whole cells say:
+// the head is the cell before the whole cells, the tail the one after
+// (the part's cells are consecutive rows), and that the member rows hold
+// them all.
+func (d *metaDecoder) checkEdges(m *partMeta) {
+	switch {
+	case m.cells > 0:
+		d.check(len(m.edges) == 2 && m.edges[0].row == m.firstRow-1 && m.edges[1].row == m.firstRow+int64(m.cells),
+			"whole cells %d to %d need edge cells %d and %d", m.firstRow, m.firstRow+int64(m.cells)-1, m.firstRow-1, m.firstRow+int64(m.cells))
+	case len(m.edges) == 2:
+		d.check(m.edges[0].row < math.MaxInt64 && m.edges[1].row == m.edges[0].row+1, "edge cells %d and %d are not consecutive", m.edges[0].row, m.edges[1].row)
+	}
+	var n uint64
+	for _, e := range m.edges {
+		n += uint64(len(e.members))
+	}
+	d.check(n+m.cells*2 <= m.members, "%d member rows hold %d whole cells and %d edge members", m.members, m.cells, n)
 }

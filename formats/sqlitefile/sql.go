@@ -362,22 +362,35 @@ func (d *tableDef) item(l *lexer, ts []token) string {
 	if !ok {
 		return "a column without a name"
 	}
-	c := column{name: name}
+	typ, i := columnType(l, ts)
+	col := len(d.cols)
+	d.cols = append(d.cols, column{name: name, typ: typ, aff: affinityOf(typ)})
+	return d.columnConstraints(l, ts, i, col)
+}
+
+// columnType reads the type name that follows a column's name in ts[0],
+// words joined by a blank in upper case, and returns it with the index of
+// the first token after it. A size in parentheses (VARCHAR(65535),
+// DECIMAL(10, 5)) is skipped: it changes nothing SQLite stores.
+func columnType(l *lexer, ts []token) (string, int) {
 	i := 1
 	var typ []string
 	for ; i < len(ts) && (ts[i].kind == tkWord || ts[i].kind == tkIdent) && !columnKeywords[strings.ToUpper(l.text(ts[i]))]; i++ {
 		t, _ := l.name(ts[i])
 		typ = append(typ, strings.ToUpper(t))
 	}
-	if i < len(ts) && l.isPunct(ts[i], '(') { // VARCHAR(65535), DECIMAL(10, 5)
+	if i < len(ts) && l.isPunct(ts[i], '(') {
 		i = skipGroup(l, ts, i)
 	}
-	c.typ = strings.Join(typ, " ")
-	c.aff = affinityOf(c.typ)
-	col := len(d.cols)
-	d.cols = append(d.cols, c)
-	// The constraints, at the top level (what parentheses hold, a CHECK
-	// or a DEFAULT expression, is skipped).
+	return strings.Join(typ, " "), i
+}
+
+// columnConstraints reads the constraints of column col, ts[i:] on, at
+// the top level (what parentheses hold, a CHECK or a DEFAULT expression,
+// is skipped), and says what the writer cannot build of them ("" if
+// nothing): a key becomes an index, or the rowid's alias.
+func (d *tableDef) columnConstraints(l *lexer, ts []token, i, col int) string {
+	name, typ := d.cols[col].name, d.cols[col].typ
 	for ; i < len(ts); i++ {
 		t := ts[i]
 		switch {
@@ -406,7 +419,7 @@ func (d *tableDef) item(l *lexer, ts []token) string {
 			if i+1 < len(ts) && l.is(ts[i+1], "DESC") {
 				return fmt.Sprintf("column %q: PRIMARY KEY DESC (the writer orders keys ascending)", name)
 			}
-			if c.typ == "INTEGER" && d.rowid < 0 {
+			if typ == "INTEGER" && d.rowid < 0 {
 				d.rowid = col // the rowid's alias: no index
 			} else {
 				d.key([]int{col})

@@ -463,30 +463,12 @@ func (t *Table) checkRow(values []Value) error {
 
 // add is Append, for the tables Close writes too.
 func (t *Table) add(values []Value) error {
-	w := t.w
-	rowid := t.tree.last + 1
-	if t.rows == 0 {
-		rowid = 1
+	rowid, err := t.nextRowid(values)
+	if err != nil {
+		return err
 	}
-	if t.alias >= 0 && t.alias < len(values) {
-		switch v := values[t.alias]; v.k {
-		case KindInt:
-			rowid = v.n
-		case KindNull:
-		default:
-			return fmt.Errorf("%w: table %q: the rowid column holds a %v, not an integer", ErrRowid, t.name, v.k)
-		}
-	}
-	if t.rows > 0 && rowid <= t.tree.last {
-		return fmt.Errorf("%w: table %q: rowid %d after %d", ErrRowid, t.name, rowid, t.tree.last)
-	}
-	if len(values) == 0 {
-		return fmt.Errorf("%w: table %q: a row of no values (SQLite's integrity_check refuses an empty record)", ErrSchema, t.name)
-	}
-	if len(values) < t.need {
-		return fmt.Errorf("%w: table %q: an index needs column %d, the row has %d values", ErrSchema, t.name, t.need-1, len(values))
-	}
-
+	// The record's serial types (in t.st, reused from row to row) and
+	// sizes, inline: this is the loop of every row.
 	if len(t.st) < len(values) {
 		t.st = make([]uint64, len(values))
 	}
@@ -495,8 +477,7 @@ func (t *Table) add(values []Value) error {
 	look := t.look[:min(len(values), len(t.look))] // none for sqlite_*
 	suspect := uint8(0)
 	for i := range values {
-		// Value.serial, inline: this is the loop of every row.
-		v := &values[i]
+		v := &values[i] // Value.serial, inline
 		if i < len(look) {
 			suspect |= look[i] & (1 << v.k)
 		}
@@ -519,12 +500,15 @@ func (t *Table) add(values []Value) error {
 		body += n
 	}
 	if suspect != 0 {
+		// A value whose kind may not suit its column (the look-up
+		// table says so): the row is checked before it is stored.
 		if err := t.checkRow(values); err != nil {
 			return err
 		}
 	}
 	if a := t.alias; a >= 0 && a < len(values) {
-		// The rowid column holds NULL in the row.
+		// The rowid column holds NULL in the row: SQLite keeps the
+		// rowid in the cell, not in the record.
 		sum -= varintLen(st[a]) - 1
 		body -= serialSize(st[a])
 		st[a] = 0
@@ -534,12 +518,11 @@ func (t *Table) add(values []Value) error {
 	if size > maxLength {
 		return fmt.Errorf("%w: table %q: a row of %d bytes", ErrTooLarge, t.name, size)
 	}
-
-	if size <= w.maxLocalTable {
-		// The common case: the record goes straight into the leaf.
+	if size <= t.w.maxLocalTable {
+		// The common case, inline: the record goes straight into the leaf.
 		sz := varintLen(uint64(size)) + varintLen(uint64(rowid)) + size
 		if !t.tree.leaf.fits(sz, t.tree.hdr+8) {
-			if err := w.makeRoom(&t.tree, sz); err != nil {
+			if err := t.w.makeRoom(&t.tree, sz); err != nil {
 				return err
 			}
 		}
@@ -548,34 +531,77 @@ func (t *Table) add(values []Value) error {
 		k += putVarint(c[k:], uint64(rowid))
 		putRecord(c[k:], values, st, hdr)
 		t.tree.last = rowid
-	} else {
-		if cap(t.rec) < size {
-			t.rec = make([]byte, size)
-		}
-		rec := t.rec[:size]
-		putRecord(rec, values, st, hdr)
-		if err := w.addRecord(&t.tree, rowid, rec); err != nil {
-			return err
-		}
-		if cap(t.rec) > 1<<20 {
-			t.rec = nil // keep no large record
-		}
+	} else if err := t.addLarge(rowid, values, st, hdr, size); err != nil {
+		return err
 	}
 	t.rows++
 	if len(t.idx) > 0 {
-		if t.alias >= 0 {
-			// The key holds the rowid where the row holds NULL.
-			for len(st) <= t.alias {
-				st = append(st, 0)
-			}
-			st[t.alias], _ = intSerial(rowid)
-			t.st = st
-		}
-		for _, x := range t.idx {
-			x.add(values, st, t.alias, rowid)
-		}
+		t.addKeys(values, st, rowid)
 	}
 	return nil
+}
+
+// nextRowid gives the row's rowid, the one after the last unless the
+// rowid's alias column holds it, and refuses a row SQLite could not hold:
+// a rowid not above the last (the b-tree is written in order), no values,
+// or fewer values than an index reads.
+func (t *Table) nextRowid(values []Value) (int64, error) {
+	rowid := t.tree.last + 1
+	if t.rows == 0 {
+		rowid = 1
+	}
+	if t.alias >= 0 && t.alias < len(values) {
+		switch v := values[t.alias]; v.k {
+		case KindInt:
+			rowid = v.n
+		case KindNull:
+		default:
+			return 0, fmt.Errorf("%w: table %q: the rowid column holds a %v, not an integer", ErrRowid, t.name, v.k)
+		}
+	}
+	if t.rows > 0 && rowid <= t.tree.last {
+		return 0, fmt.Errorf("%w: table %q: rowid %d after %d", ErrRowid, t.name, rowid, t.tree.last)
+	}
+	if len(values) == 0 {
+		return 0, fmt.Errorf("%w: table %q: a row of no values (SQLite's integrity_check refuses an empty record)", ErrSchema, t.name)
+	}
+	if len(values) < t.need {
+		return 0, fmt.Errorf("%w: table %q: an index needs column %d, the row has %d values", ErrSchema, t.name, t.need-1, len(values))
+	}
+	return rowid, nil
+}
+
+// addLarge writes the cell of a record of size bytes too large to sit in
+// the leaf whole: built whole, then given to addRecord, which spills what
+// does not fit to overflow pages.
+func (t *Table) addLarge(rowid int64, values []Value, st []uint64, hdr, size int) error {
+	if cap(t.rec) < size {
+		t.rec = make([]byte, size)
+	}
+	rec := t.rec[:size]
+	putRecord(rec, values, st, hdr)
+	if err := t.w.addRecord(&t.tree, rowid, rec); err != nil {
+		return err
+	}
+	if cap(t.rec) > 1<<20 {
+		t.rec = nil // keep no large record
+	}
+	return nil
+}
+
+// addKeys gives the row to each of the table's indexes.
+func (t *Table) addKeys(values []Value, st []uint64, rowid int64) {
+	if t.alias >= 0 {
+		// The key holds the rowid where the row holds NULL.
+		for len(st) <= t.alias {
+			st = append(st, 0)
+		}
+		st[t.alias], _ = intSerial(rowid)
+		t.st = st
+	}
+	for _, x := range t.idx {
+		x.add(values, st, t.alias, rowid)
+	}
 }
 
 // putRecord writes a record: its header (length, serial types) then the
@@ -638,7 +664,28 @@ func (w *Writer) Close() error {
 	return err
 }
 
+// finish writes, in this order, what Close has left to write: the
+// tables' last pages, the indexes' b-trees, sqlite_sequence, and
+// sqlite_schema, then page 1, which names them all.
 func (w *Writer) finish() error {
+	if err := w.finishTrees(); err != nil {
+		return err
+	}
+	seqRoot, err := w.writeSequence()
+	if err != nil {
+		return err
+	}
+	n, err := w.writeSchema(seqRoot)
+	if err != nil {
+		return err
+	}
+	return w.writePage1(n)
+}
+
+// finishTrees writes each table's last leaf and interior pages, then each
+// index's b-tree (sorted here, at the end, when all its keys are known),
+// and keeps their roots for sqlite_schema.
+func (w *Writer) finishTrees() error {
 	for _, t := range w.tables {
 		root, err := w.finishTable(&t.tree, false)
 		if err != nil {
@@ -661,34 +708,42 @@ func (w *Writer) finish() error {
 			x.chunks, x.tail = nil, nil
 		}
 	}
+	return nil
+}
 
-	// sqlite_sequence: a row per AUTOINCREMENT table that has rows, its
-	// largest rowid.
-	var seqRoot uint32
+// writeSequence writes sqlite_sequence, a row per AUTOINCREMENT table
+// that has rows, its largest rowid, and returns its root page: 0 when no
+// table is AUTOINCREMENT, and SQLite then has no such table.
+func (w *Writer) writeSequence() (uint32, error) {
 	hasSeq := false
 	for _, t := range w.tables {
 		hasSeq = hasSeq || t.seq
 	}
-	if hasSeq {
-		seq := &Table{w: w, name: "sqlite_sequence", alias: -1}
-		seq.tree.leaf = newPage(w.pageSize)
-		for _, t := range w.tables {
-			if t.seq && t.rows > 0 {
-				if err := seq.add([]Value{Text(t.name), Int(t.tree.last)}); err != nil {
-					return err
-				}
+	if !hasSeq {
+		return 0, nil
+	}
+	seq := &Table{w: w, name: "sqlite_sequence", alias: -1}
+	seq.tree.leaf = newPage(w.pageSize)
+	for _, t := range w.tables {
+		if t.seq && t.rows > 0 {
+			if err := seq.add([]Value{Text(t.name), Int(t.tree.last)}); err != nil {
+				return 0, err
 			}
 		}
-		root, err := w.finishTable(&seq.tree, false)
-		if err != nil {
-			return fmt.Errorf("sqlitefile: sqlite_sequence: %w", err)
-		}
-		seqRoot = root
 	}
+	root, err := w.finishTable(&seq.tree, false)
+	if err != nil {
+		return 0, fmt.Errorf("sqlitefile: sqlite_sequence: %w", err)
+	}
+	return root, nil
+}
 
-	// sqlite_schema, in creation order: each table, its automatic indexes,
-	// sqlite_sequence after the first AUTOINCREMENT table, the explicit
-	// indexes where they were declared.
+// writeSchema writes sqlite_schema, rooted in page 1, in creation order:
+// each table, its automatic indexes, sqlite_sequence (root seqRoot) after
+// the first AUTOINCREMENT table, the explicit indexes where they were
+// declared. It returns the number of rows, which page 1's schema cookie
+// holds.
+func (w *Writer) writeSchema(seqRoot uint32) (int, error) {
 	schema := &Table{w: w, name: "sqlite_schema", alias: -1}
 	schema.tree.leaf = newPage(w.pageSize)
 	schema.tree.hdr = 100
@@ -717,17 +772,24 @@ func (w *Writer) finish() error {
 			err = row(o.typ, o.name, o.table, 0, Text(o.sql))
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if _, err := w.finishTable(&schema.tree, true); err != nil {
-		return fmt.Errorf("sqlitefile: sqlite_schema: %w", err)
+		return 0, fmt.Errorf("sqlitefile: sqlite_schema: %w", err)
 	}
+	return n, nil
+}
 
+// writePage1 flushes the pages still buffered, then writes page 1 (the
+// header and sqlite_schema's root) in its place at the start, last, so
+// that the file is no database until everything else is written; and it
+// leaves f at, and cut to, the database's end.
+func (w *Writer) writePage1(schemaObjects int) error {
 	if err := w.flush(); err != nil {
 		return err
 	}
-	w.header(uint32(n))
+	w.header(uint32(schemaObjects))
 	if _, err := w.f.Seek(w.base, io.SeekStart); err != nil {
 		return fmt.Errorf("sqlitefile: writing page 1: %w", err)
 	}

@@ -2,6 +2,7 @@ package tbl
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -76,6 +77,7 @@ func BenchmarkWriteV2(b *testing.B) {
 			b.SetBytes(benchTotal(ss))
 			start := time.Now()
 			for b.Loop() {
+				os.Remove(path) // Create refuses to replace the last one
 				writeBench(b, path, WriterOptions{LZ4: c.lz4}, ss)
 			}
 			b.ReportMetric(float64(b.N*len(ss))/time.Since(start).Seconds(), "samples/s")

@@ -151,97 +151,20 @@ func newReader(name string, ra io.ReaderAt, size int64) (*Reader, error) {
 		}
 	}()
 	var hb [HeaderSizeV2]byte
-	got := int(min(size, HeaderSizeV2))
-	if err := r.readAt(hb[:got], 0, -1); err != nil {
+	v, err := r.readMagic(&hb, size)
+	if err != nil {
 		return nil, err
 	}
-	if size == 0 {
-		return nil, r.fail(ErrFormat, -1, 0, "empty file")
+	if err := r.parseHeader(&hb, v); err != nil {
+		return nil, err
 	}
-	if got < 4 {
-		if bytes.HasPrefix([]byte("TBL"), hb[:got]) {
-			return nil, r.fail(ErrTruncated, -1, size, "file of %d bytes ends inside the magic", size)
-		}
-		return nil, r.fail(ErrFormat, -1, 0, "bad magic %q", hb[:got])
-	}
-	if string(hb[:3]) != "TBL" {
-		return nil, r.fail(ErrFormat, -1, 0, "bad magic %q", hb[:4])
-	}
-	var v int
-	switch hb[3] {
-	case 1, 2:
-		v = int(hb[3])
-	default:
-		return nil, r.fail(ErrVersion, -1, 3, "magic %q: version %d (this reader knows 1 and 2)", hb[:4], hb[3])
-	}
-	hl, el := headerLen(v), entryLen(v)
-	r.entLen = el
-	if size < int64(hl) {
-		return nil, r.fail(ErrTruncated, -1, size, "file of %d bytes ends inside the %d-byte v%d header", size, hl, v)
-	}
-	le := binary.LittleEndian
-	if fv := le.Uint32(hb[4:]); fv != uint32(v) {
-		return nil, r.fail(ErrVersion, -1, 4, "version field %d with a v%d magic", fv, v)
-	}
-	h := Header{Version: v, NumSamples: le.Uint64(hb[8:]), HeaderSize: le.Uint32(hb[16:])}
-	reserved := [][2]int{{20, 32}}
-	if v == 2 {
-		h.MetadataOffset = le.Uint64(hb[24:])
-		h.MetadataSize = le.Uint64(hb[32:])
-		h.Flags = le.Uint32(hb[40:])
-		h.CRC32 = le.Uint32(hb[44:])
-		if c := headerCRC(hb[:]); c != h.CRC32 {
-			return nil, r.fail(ErrChecksum, -1, 44, "header CRC-32 is %#08x, the header's bytes give %#08x", h.CRC32, c)
-		}
-		reserved = [][2]int{{20, 24}, {48, 64}}
-	}
-	r.hdr = h
-	for _, span := range reserved {
-		for o := span[0]; o < span[1]; o++ {
-			if hb[o] != 0 {
-				return nil, r.fail(ErrCorrupt, -1, int64(o), "reserved header byte %d is %#02x, not zero", o, hb[o])
-			}
-		}
-	}
-	if h.Flags&^knownHeaderFlags != 0 {
-		return nil, r.fail(ErrCorrupt, -1, 40, "unknown header flag bits %#x", h.Flags&^knownHeaderFlags)
-	}
-	maxN := uint64(MaxSamplesV2)
-	if v == 1 {
-		maxN = MaxSamplesV1
-	}
-	if h.NumSamples > maxN {
-		return nil, r.fail(ErrCorrupt, -1, 8, "num_samples %d: an index that large does not fit the 32-bit header_size", h.NumSamples)
-	}
-	n := int(h.NumSamples)
-	want := int64(hl) + int64(n)*int64(el)
-	if int64(h.HeaderSize) != want {
-		return nil, r.fail(ErrCorrupt, -1, 16, "header_size %d, but a header and %d index entries take %d bytes", h.HeaderSize, n, want)
-	}
-	if want > size {
-		return nil, r.fail(ErrTruncated, -1, size, "the index ends at %d, past the end of the file (%d bytes)", want, size)
-	}
-	r.dataEnd = size
-	hasMeta := h.Flags&FlagHasMetadata != 0
-	if v == 2 {
-		switch {
-		case !hasMeta && (h.MetadataOffset != 0 || h.MetadataSize != 0):
-			return nil, r.fail(ErrCorrupt, -1, 24, "metadata section at %d (%d bytes) without the has-metadata flag", h.MetadataOffset, h.MetadataSize)
-		case !hasMeta:
-		case h.MetadataSize < MetaBlockLen:
-			return nil, r.fail(ErrCorrupt, -1, 32, "has-metadata flag with a metadata section of %d bytes", h.MetadataSize)
-		case h.MetadataOffset < uint64(want):
-			return nil, r.fail(ErrCorrupt, -1, 24, "metadata_offset %d is inside the header or index (data starts at %d)", h.MetadataOffset, want)
-		case h.MetadataOffset > uint64(size) || h.MetadataSize > uint64(size)-h.MetadataOffset:
-			return nil, r.fail(ErrTruncated, -1, size, "the %d-byte metadata section at %d runs past the end of the file (%d bytes)", h.MetadataSize, h.MetadataOffset, size)
-		default:
-			r.dataEnd = int64(h.MetadataOffset)
-		}
+	if err := r.checkSections(size); err != nil {
+		return nil, err
 	}
 	if err := r.checkIndex(); err != nil {
 		return nil, err
 	}
-	if hasMeta {
+	if r.hdr.Flags&FlagHasMetadata != 0 {
 		err := r.scanMetadata(false)
 		if errors.Is(err, errScattered) {
 			err = r.scanMetadata(true)
@@ -255,16 +178,130 @@ func newReader(name string, ra io.ReaderAt, size int64) (*Reader, error) {
 	return r, nil
 }
 
+// readMagic reads the header's bytes into hb (all the file has of them)
+// and gives the version its magic names. It tells a file cut short inside
+// the magic or the header from one that is no TBL file at all.
+func (r *Reader) readMagic(hb *[HeaderSizeV2]byte, size int64) (int, error) {
+	got := int(min(size, HeaderSizeV2))
+	if err := r.readAt(hb[:got], 0, -1); err != nil {
+		return 0, err
+	}
+	if size == 0 {
+		return 0, r.fail(ErrFormat, -1, 0, "empty file")
+	}
+	if got < 4 {
+		if bytes.HasPrefix([]byte("TBL"), hb[:got]) {
+			return 0, r.fail(ErrTruncated, -1, size, "file of %d bytes ends inside the magic", size)
+		}
+		return 0, r.fail(ErrFormat, -1, 0, "bad magic %q", hb[:got])
+	}
+	if string(hb[:3]) != "TBL" {
+		return 0, r.fail(ErrFormat, -1, 0, "bad magic %q", hb[:4])
+	}
+	var v int
+	switch hb[3] {
+	case 1, 2:
+		v = int(hb[3])
+	default:
+		return 0, r.fail(ErrVersion, -1, 3, "magic %q: version %d (this reader knows 1 and 2)", hb[:4], hb[3])
+	}
+	r.entLen = entryLen(v)
+	if hl := headerLen(v); size < int64(hl) {
+		return 0, r.fail(ErrTruncated, -1, size, "file of %d bytes ends inside the %d-byte v%d header", size, hl, v)
+	}
+	return v, nil
+}
+
+// parseHeader decodes a v1 or v2 header into r.hdr, checking its CRC-32
+// (v2) before trusting any field, then that its reserved bytes are zero
+// and its flags known: a later version's header is refused, not misread.
+func (r *Reader) parseHeader(hb *[HeaderSizeV2]byte, v int) error {
+	le := binary.LittleEndian
+	if fv := le.Uint32(hb[4:]); fv != uint32(v) {
+		return r.fail(ErrVersion, -1, 4, "version field %d with a v%d magic", fv, v)
+	}
+	h := Header{Version: v, NumSamples: le.Uint64(hb[8:]), HeaderSize: le.Uint32(hb[16:])}
+	reserved := [][2]int{{20, 32}}
+	if v == 2 {
+		h.MetadataOffset = le.Uint64(hb[24:])
+		h.MetadataSize = le.Uint64(hb[32:])
+		h.Flags = le.Uint32(hb[40:])
+		h.CRC32 = le.Uint32(hb[44:])
+		if c := headerCRC(hb[:]); c != h.CRC32 {
+			return r.fail(ErrChecksum, -1, 44, "header CRC-32 is %#08x, the header's bytes give %#08x", h.CRC32, c)
+		}
+		reserved = [][2]int{{20, 24}, {48, 64}}
+	}
+	r.hdr = h
+	for _, span := range reserved {
+		for o := span[0]; o < span[1]; o++ {
+			if hb[o] != 0 {
+				return r.fail(ErrCorrupt, -1, int64(o), "reserved header byte %d is %#02x, not zero", o, hb[o])
+			}
+		}
+	}
+	if h.Flags&^knownHeaderFlags != 0 {
+		return r.fail(ErrCorrupt, -1, 40, "unknown header flag bits %#x", h.Flags&^knownHeaderFlags)
+	}
+	return nil
+}
+
+// checkSections checks that the index the header describes, and the
+// metadata section (v2), lie inside a file of size bytes without
+// overlapping, before anything is read from them, and sets where the
+// samples' data ends.
+func (r *Reader) checkSections(size int64) error {
+	h := r.hdr
+	maxN := uint64(MaxSamplesV2)
+	if h.Version == 1 {
+		maxN = MaxSamplesV1
+	}
+	if h.NumSamples > maxN {
+		return r.fail(ErrCorrupt, -1, 8, "num_samples %d: an index that large does not fit the 32-bit header_size", h.NumSamples)
+	}
+	n := int(h.NumSamples)
+	want := int64(headerLen(h.Version)) + int64(n)*int64(r.entLen)
+	if int64(h.HeaderSize) != want {
+		return r.fail(ErrCorrupt, -1, 16, "header_size %d, but a header and %d index entries take %d bytes", h.HeaderSize, n, want)
+	}
+	if want > size {
+		return r.fail(ErrTruncated, -1, size, "the index ends at %d, past the end of the file (%d bytes)", want, size)
+	}
+	r.dataEnd = size
+	if h.Version != 2 {
+		return nil
+	}
+	hasMeta := h.Flags&FlagHasMetadata != 0
+	switch {
+	case !hasMeta && (h.MetadataOffset != 0 || h.MetadataSize != 0):
+		return r.fail(ErrCorrupt, -1, 24, "metadata section at %d (%d bytes) without the has-metadata flag", h.MetadataOffset, h.MetadataSize)
+	case !hasMeta:
+	case h.MetadataSize < MetaBlockLen:
+		return r.fail(ErrCorrupt, -1, 32, "has-metadata flag with a metadata section of %d bytes", h.MetadataSize)
+	case h.MetadataOffset < uint64(want):
+		return r.fail(ErrCorrupt, -1, 24, "metadata_offset %d is inside the header or index (data starts at %d)", h.MetadataOffset, want)
+	case h.MetadataOffset > uint64(size) || h.MetadataSize > uint64(size)-h.MetadataOffset:
+		return r.fail(ErrTruncated, -1, size, "the %d-byte metadata section at %d runs past the end of the file (%d bytes)", h.MetadataSize, h.MetadataOffset, size)
+	default:
+		r.dataEnd = int64(h.MetadataOffset)
+	}
+	return nil
+}
+
 // checkIndex validates every entry's fields and checks that no two samples
 // share a byte.
 func (r *Reader) checkIndex() error {
 	le := binary.LittleEndian
-	v, hl, el := r.hdr.Version, int64(headerLen(r.hdr.Version)), int64(r.entLen)
-	dataStart, dataEnd := uint64(r.hdr.HeaderSize), uint64(r.dataEnd)
-	compressedOK := r.hdr.Flags&FlagCompressed != 0
-	metaOK := r.hdr.Flags&FlagHasMetadata != 0
-	prevEnd, inOrder := dataStart, true
-	if metaOK {
+	hl, el := int64(headerLen(r.hdr.Version)), int64(r.entLen)
+	v1 := r.hdr.Version == 1
+	lim := entryLimits{
+		dataStart:    uint64(r.hdr.HeaderSize),
+		dataEnd:      uint64(r.dataEnd),
+		compressedOK: r.hdr.Flags&FlagCompressed != 0,
+		metaOK:       r.hdr.Flags&FlagHasMetadata != 0,
+	}
+	prevEnd, inOrder := lim.dataStart, true
+	if lim.metaOK {
 		r.hasMeta = make([]uint64, (r.Len()+63)/64)
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(r.ra, hl, int64(r.Len())*el), 64<<10)
@@ -278,40 +315,23 @@ func (r *Reader) checkIndex() error {
 			return fmt.Errorf("%s: %w", r.path, err)
 		}
 		off, stored := le.Uint64(e), le.Uint32(e[8:])
-		if v == 1 {
-			for k := 13; k < 16; k++ {
-				if e[k] != 0 {
-					return r.fail(ErrCorrupt, i, base+int64(k), "reserved index byte is %#02x, not zero", e[k])
-				}
-			}
+		// The common entry is vouched for inline; checkEntry decides on
+		// any other, and words the error.
+		fine := off >= lim.dataStart && off <= lim.dataEnd && uint64(stored) <= lim.dataEnd-off
+		var flags byte
+		if v1 {
+			fine = fine && e[13]|e[14]|e[15] == 0
 		} else {
-			usize, flags := le.Uint32(e[12:]), e[21]
-			switch {
-			case flags&^knownSampleFlags != 0:
-				return r.fail(ErrCorrupt, i, base+21, "unknown sample flag bits %#02x", flags&^knownSampleFlags)
-			case flags&SampleCompressed != 0 && !compressedOK:
-				return r.fail(ErrCorrupt, i, base+21, "compressed sample in a file without the compressed flag")
-			case flags&SampleCompressed != 0 && (stored == 0 || usize == 0):
-				return r.fail(ErrCorrupt, i, base+8, "compressed sample of %d stored bytes, uncompressed_size %d", stored, usize)
-			case flags&SampleCompressed != 0 && uint64(usize) > maxLZ4Output(stored):
-				return r.fail(ErrCorrupt, i, base+12, "uncompressed_size %d: an LZ4 block of %d bytes decodes to at most %d", usize, stored, maxLZ4Output(stored))
-			case flags&SampleCompressed == 0 && usize != 0 && stored != usize:
-				return r.fail(ErrCorrupt, i, base+12, "uncompressed_size %d differs from size %d, and the sample is not compressed", usize, stored)
-			case flags&SampleHasMetadata != 0 && !metaOK:
-				return r.fail(ErrCorrupt, i, base+21, "has-metadata flag, but the file has no metadata section")
-			}
-			if flags&SampleHasMetadata != 0 {
-				r.hasMeta[i/64] |= 1 << (i % 64)
+			flags = e[21]
+			fine = fine && lim.fineV2(flags, stored, le.Uint32(e[12:]))
+		}
+		if !fine {
+			if err := r.checkEntry(lim, v1, i, base, e, off, stored); err != nil {
+				return err
 			}
 		}
-		if off < dataStart {
-			return r.fail(ErrCorrupt, i, base, "data offset %d is inside the header or index (data starts at %d)", off, dataStart)
-		}
-		if off > dataEnd || uint64(stored) > dataEnd-off {
-			if metaOK {
-				return r.fail(ErrCorrupt, i, base, "%d bytes at %d run into the metadata section at %d", stored, off, dataEnd)
-			}
-			return r.fail(ErrTruncated, i, base, "%d bytes at %d run past the end of the file (%d bytes)", stored, off, dataEnd)
+		if flags&SampleHasMetadata != 0 {
+			r.hasMeta[i/64] |= 1 << (i % 64)
 		}
 		if stored > 0 {
 			if off < prevEnd {
@@ -331,6 +351,72 @@ func (r *Reader) checkIndex() error {
 		return err
 	}
 	return r.checkOverlap()
+}
+
+// entryLimits are what checkEntry holds each index entry to, taken from
+// the header once rather than for each of a million entries.
+type entryLimits struct {
+	dataStart, dataEnd   uint64 // where the samples' bytes may lie
+	compressedOK, metaOK bool   // the file's flags allow the samples'
+}
+
+// fineV2 tells, cheaply (checkIndex asks for each of up to millions of
+// entries), that a v2 entry's flags and sizes pass checkEntry: a plain
+// sample, or a compressed one within LZ4's bound, with metadata only
+// where the file has some. It is a sufficient condition only: an entry it
+// does not vouch for goes to checkEntry.
+func (lim entryLimits) fineV2(flags byte, stored, usize uint32) bool {
+	if flags&SampleHasMetadata != 0 && !lim.metaOK {
+		return false
+	}
+	switch flags &^ (SampleHasMetadata | SampleVerified) {
+	case 0:
+		return usize == 0 || usize == stored
+	case SampleCompressed:
+		return lim.compressedOK && stored != 0 && usize != 0 && uint64(usize) <= maxLZ4Output(stored)
+	}
+	return false
+}
+
+// checkEntry checks index entry i, e at offset base: its reserved bytes
+// (v1) or its flags and sizes (v2), and that its stored bytes, off on,
+// lie between the index and the metadata section or the file's end. A
+// bound on what LZ4 can decode keeps a corrupt uncompressed size from
+// making ReadSample allocate gigabytes.
+func (r *Reader) checkEntry(lim entryLimits, v1 bool, i int, base int64, e []byte, off uint64, stored uint32) error {
+	if v1 {
+		for k := 13; k < 16; k++ {
+			if e[k] != 0 {
+				return r.fail(ErrCorrupt, i, base+int64(k), "reserved index byte is %#02x, not zero", e[k])
+			}
+		}
+	} else {
+		usize, flags := binary.LittleEndian.Uint32(e[12:]), e[21]
+		switch {
+		case flags&^knownSampleFlags != 0:
+			return r.fail(ErrCorrupt, i, base+21, "unknown sample flag bits %#02x", flags&^knownSampleFlags)
+		case flags&SampleCompressed != 0 && !lim.compressedOK:
+			return r.fail(ErrCorrupt, i, base+21, "compressed sample in a file without the compressed flag")
+		case flags&SampleCompressed != 0 && (stored == 0 || usize == 0):
+			return r.fail(ErrCorrupt, i, base+8, "compressed sample of %d stored bytes, uncompressed_size %d", stored, usize)
+		case flags&SampleCompressed != 0 && uint64(usize) > maxLZ4Output(stored):
+			return r.fail(ErrCorrupt, i, base+12, "uncompressed_size %d: an LZ4 block of %d bytes decodes to at most %d", usize, stored, maxLZ4Output(stored))
+		case flags&SampleCompressed == 0 && usize != 0 && stored != usize:
+			return r.fail(ErrCorrupt, i, base+12, "uncompressed_size %d differs from size %d, and the sample is not compressed", usize, stored)
+		case flags&SampleHasMetadata != 0 && !lim.metaOK:
+			return r.fail(ErrCorrupt, i, base+21, "has-metadata flag, but the file has no metadata section")
+		}
+	}
+	if off < lim.dataStart {
+		return r.fail(ErrCorrupt, i, base, "data offset %d is inside the header or index (data starts at %d)", off, lim.dataStart)
+	}
+	if off > lim.dataEnd || uint64(stored) > lim.dataEnd-off {
+		if lim.metaOK {
+			return r.fail(ErrCorrupt, i, base, "%d bytes at %d run into the metadata section at %d", stored, off, lim.dataEnd)
+		}
+		return r.fail(ErrTruncated, i, base, "%d bytes at %d run past the end of the file (%d bytes)", stored, off, lim.dataEnd)
+	}
+	return nil
 }
 
 // maxLZ4Output bounds what an LZ4 block of n bytes can decode to: a
