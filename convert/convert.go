@@ -15,7 +15,6 @@ import (
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/scdl"
-	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/spool"
@@ -55,32 +54,18 @@ type ConvertOptions struct {
 	// path order into tar, address order, the order files were added in,
 	// into other formats).
 	Mode string
-	// Fold is the fold of tar shards to read from a directory, or to
-	// write (default "train").
-	Fold string
-	// Scan tunes reading tar shards.
-	Scan tarfile.Options
 
-	// Barecat tunes tar shards to Barecat: Wrap, CRC, OnDuplicate.
-	Barecat BarecatOptions
-	// TBL tunes writing TBL: Version (default 2), LZ4, NoNames,
-	// CompatTurboLoader (tar shards only).
-	TBL TBLOptions
-	// CellsPerShard, from SCDL (cells mode) to tar, starts a new shard
-	// after that many cells.
-	CellsPerShard int
-	// ReuseTars, from a wrapped Barecat archive to tar, writes only the
-	// fold's index over the tar files its shards link to (ReuseTars).
-	ReuseTars bool
-
-	// Source and Target hold a registered format's own options (see its
-	// package; registry.Format.ParseOptions makes them of option values),
-	// the type its registry Open and Create take: fold.OpenOptions and
-	// fold.CreateOptions for tar, tbl.RowsOptions for writing TBL. Every
-	// conversion reads them, convert's own converters too; without them,
-	// Fold and Scan make tar's and TBL makes TBL's. A value of a type the
-	// format does not take is an error wrapping registry.ErrOptionsType,
-	// never its defaults.
+	// Source and Target hold the source's and the target's own options,
+	// of the type its package documents (registry.Format.ParseOptions
+	// makes them of option values): fold.OpenOptions and
+	// fold.CreateOptions for tar shards (the fold, the scan),
+	// barecat.OpenOptions and barecat.CreateOptions (--reuse-tars;
+	// --wrap, --crc, --on-duplicate), scdl.OpenOptions (cells per
+	// shard), tbl.RowsOptions for writing TBL (version, LZ4, names,
+	// compat). Every conversion reads them, convert's own converters as
+	// the registry's Open and Create do; nil takes the defaults, and a
+	// value of a type the format does not take is an error wrapping
+	// registry.ErrOptionsType, never its defaults.
 	Source, Target any
 }
 
@@ -177,11 +162,17 @@ func (o ConvertOptions) spoolIn(dir string) *spool.Spool {
 // spool writing decompressed copies into spoolDir, closed with the
 // dataset.
 func (o ConvertOptions) openSource(srcs []string, spoolDir string) (registry.Dataset, error) {
-	srcOpts := o.sourceOptions()
+	srcOpts := o.Source
 	var sp *spool.Spool
-	if tarOpts, ok := srcOpts.(fold.OpenOptions); ok && tarOpts.Spool == nil {
-		sp = o.spoolIn(spoolDir)
-		tarOpts.Spool = sp
+	if o.From == "tar" {
+		tarOpts, err := o.tarSource()
+		if err != nil {
+			return nil, err
+		}
+		if tarOpts.Spool == nil {
+			sp = o.spoolIn(spoolDir)
+			tarOpts.Spool = sp
+		}
 		srcOpts = tarOpts
 	}
 	d, err := registry.Lookup(o.From).Open(srcs, registry.OpenOptions{Mode: o.sourceMode(), Format: srcOpts})
@@ -298,50 +289,53 @@ func (o ConvertOptions) sourceMode() string {
 // the registry): the layout it is read in and the source format's own
 // options. A compressed tar shard is spooled by the dataset itself.
 func (o ConvertOptions) SourceOptions() registry.OpenOptions {
-	return registry.OpenOptions{Mode: o.sourceMode(), Format: o.sourceOptions()}
+	return registry.OpenOptions{Mode: o.sourceMode(), Format: o.Source}
 }
 
-// sourceOptions are the source format's own options.
-func (o ConvertOptions) sourceOptions() any {
-	if o.Source != nil {
-		return o.Source
-	}
-	if o.From == "tar" {
-		return fold.OpenOptions{Fold: o.Fold, Scan: o.Scan}
-	}
-	return nil
-}
-
-// targetOptions are the target format's own options.
+// targetOptions are the target format's own options, as the registry's
+// Create takes them. TurboLoader's selection applies to tar shards only,
+// which a converter of its own writes into TBL (tblTarget).
 func (o ConvertOptions) targetOptions() (any, error) {
-	if o.Target != nil {
+	if o.To != "tbl" {
 		return o.Target, nil
 	}
-	switch o.To {
-	case "tar":
-		return fold.CreateOptions{Fold: o.Fold}, nil
-	case "tbl":
-		return tblRowsOptions(o.TBL)
+	t, err := registry.FormatOptions[tbl.RowsOptions]("TBL", o.Target)
+	if err != nil || t.Compat == "" {
+		return t, err
 	}
-	return nil, nil
+	if err := checkCompat(t); err != nil {
+		return nil, err
+	}
+	return nil, errCompatNotTar
 }
 
 // tarSource is what a converter of its own reads tar shards with: the
-// tar format's options, as the registry's Open takes them (Source, or
-// those Fold and Scan make), so that a pair reads the same options as any
-// other conversion, and refuses those of another type as it would.
+// tar format's options, as the registry's Open takes them, so that a
+// pair reads the same options as any other conversion, and refuses those
+// of another type as it would.
 func (o ConvertOptions) tarSource() (fold.OpenOptions, error) {
-	return registry.FormatOptions[fold.OpenOptions]("tar", o.sourceOptions())
+	return registry.FormatOptions[fold.OpenOptions]("tar", o.Source)
 }
 
 // tarTarget is what a converter of its own writes a fold with: the tar
 // format's options, as the registry's Create takes them.
 func (o ConvertOptions) tarTarget() (fold.CreateOptions, error) {
-	t, err := o.targetOptions()
-	if err != nil {
-		return fold.CreateOptions{}, err
-	}
-	return registry.FormatOptions[fold.CreateOptions]("tar", t)
+	return registry.FormatOptions[fold.CreateOptions]("tar", o.Target)
+}
+
+// barecatSource and barecatTarget are Barecat's options, as the
+// registry's Open and Create take them.
+func (o ConvertOptions) barecatSource() (barecat.OpenOptions, error) {
+	return registry.FormatOptions[barecat.OpenOptions]("Barecat", o.Source)
+}
+
+func (o ConvertOptions) barecatTarget() (barecat.CreateOptions, error) {
+	return registry.FormatOptions[barecat.CreateOptions]("Barecat", o.Target)
+}
+
+// scdlSource is SCDL's options, as the registry's Open takes them.
+func (o ConvertOptions) scdlSource() (scdl.OpenOptions, error) {
+	return registry.FormatOptions[scdl.OpenOptions]("SCDL", o.Source)
 }
 
 // tarShards are the tar shards a pair reads, and the options it reads
@@ -355,32 +349,30 @@ func (o ConvertOptions) tarShards(srcs []string) ([]string, fold.OpenOptions, er
 	return shards, src, err
 }
 
-// tblTarget is what tar shards are written into TBL with: TBLOptions,
-// whose version, LZ4 and names Target overrides when it holds the TBL
+// tblTarget is what tar shards are written into TBL with: the TBL
 // format's own options (tbl.RowsOptions, as the registry's Create takes
-// them); a Target of another type is refused.
+// them), whose Compat "turboloader" selects members as TurboLoader does.
 func (o ConvertOptions) tblTarget() (TBLOptions, error) {
-	opts := o.TBL
-	if o.Target == nil {
-		return opts, nil
-	}
 	t, err := registry.FormatOptions[tbl.RowsOptions]("TBL", o.Target)
 	if err != nil {
-		return opts, err
+		return TBLOptions{}, err
 	}
-	opts.Version, opts.LZ4, opts.NoNames = t.Version, t.LZ4, t.NoNames
-	return opts, nil
+	if err := checkCompat(t); err != nil {
+		return TBLOptions{}, err
+	}
+	return TBLOptions{Version: t.Version, LZ4: t.LZ4, NoNames: t.NoNames, CompatTurboLoader: t.Compat == compatTurboLoaderName}, nil
 }
 
 func tarPairToBarecat(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
-	if err := registry.NoOptions("Barecat", o.Target); err != nil {
+	b, err := o.barecatTarget()
+	if err != nil {
 		return nil, err
 	}
 	shards, src, err := o.tarShards(srcs)
 	if err != nil {
 		return nil, err
 	}
-	opts := o.Barecat
+	opts := BarecatOptions{Wrap: b.Wrap, CRC: b.CRC, OnDuplicate: b.OnDuplicate}
 	opts.ShardSize, opts.Workers, opts.Overwrite, opts.Scan, opts.Progress = o.ShardSize, o.Workers, o.Overwrite, src.Scan, o.Progress
 	opts.Spool = o.spool(dst)
 	defer opts.Spool.Close()
@@ -428,7 +420,8 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	if len(srcs) != 1 {
 		return nil, fmt.Errorf("SCDL is one directory, not %d paths", len(srcs))
 	}
-	if err := registry.NoOptions("SCDL", o.Source); err != nil {
+	src, err := o.scdlSource()
+	if err != nil {
 		return nil, err
 	}
 	tgt, err := o.tarTarget()
@@ -442,7 +435,7 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	defer a.Close()
 	mode := cmp.Or(o.Mode, scdl.ModeCells)
 	st, err := SCDLToTar(ctx, a, SCDLExportOptions{
-		Dir: dst, Mode: mode, Fold: tgt.Fold, ShardSize: o.ShardSize, CellsPerShard: o.CellsPerShard,
+		Dir: dst, Mode: mode, Fold: tgt.Fold, ShardSize: o.ShardSize, CellsPerShard: src.CellsPerShard,
 		Workers: o.Workers, Progress: o.Progress, Replace: o.Overwrite,
 	})
 	if err != nil {
@@ -460,14 +453,15 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 }
 
 func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) (*registry.Result, error) {
-	if !o.ReuseTars {
+	src, err := o.barecatSource()
+	if err != nil {
+		return nil, err
+	}
+	if !src.ReuseTars {
 		return throughRegistry(ctx, srcs, dst, o)
 	}
 	if len(srcs) != 1 {
 		return nil, fmt.Errorf("a Barecat archive is one path, not %d", len(srcs))
-	}
-	if err := registry.NoOptions("Barecat", o.Source); err != nil {
-		return nil, err
 	}
 	tgt, err := o.tarTarget()
 	if err != nil {
@@ -482,7 +476,7 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 		return nil, err
 	}
 	out := filepath.Join(dst, cmp.Or(tgt.Fold, "train")+".taridx")
-	st, err := ReuseTars(ctx, a, out, fold.IndexOptions{Workers: o.Workers, Scan: o.Scan})
+	st, err := ReuseTars(ctx, a, out, fold.IndexOptions{Workers: o.Workers, Scan: src.Scan})
 	if err != nil {
 		return nil, err
 	}

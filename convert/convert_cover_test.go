@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/scdl"
@@ -207,9 +208,9 @@ func TestPartitionRefused(t *testing.T) {
 	}{
 		{"stream", []string{src}, Stream, ConvertOptions{}, "a tar stream on standard output"},
 		{"remote", []string{"https://example.invalid/a.tar"}, filepath.Join(out, "x.tbl"), ConvertOptions{From: "tar", To: "tbl"}, "remote shards"},
-		{"wrap", []string{src}, filepath.Join(out, "x.barecat"), ConvertOptions{Barecat: BarecatOptions{Wrap: true}}, "--wrap"},
+		{"wrap", []string{src}, filepath.Join(out, "x.barecat"), ConvertOptions{Target: barecat.CreateOptions{Wrap: true}}, "--wrap"},
 		{"tar to tar", []string{gz}, filepath.Join(out, "fold"), ConvertOptions{To: "tar"}, "give --shard-size"},
-		{"reuse tars", []string{filepath.Join(out, "x.barecat")}, filepath.Join(out, "fold"), ConvertOptions{From: "barecat", To: "tar", ReuseTars: true}, "--reuse-tars"},
+		{"reuse tars", []string{filepath.Join(out, "x.barecat")}, filepath.Join(out, "fold"), ConvertOptions{From: "barecat", To: "tar", Source: barecat.OpenOptions{ReuseTars: true}}, "--reuse-tars"},
 		{"to scdl", []string{src}, filepath.Join(out, "x.scdl"), ConvertOptions{To: "scdl"}, "SCDL"},
 	}
 	for _, c := range cases {
@@ -342,11 +343,11 @@ func TestConvertBarecatReuseTars(t *testing.T) {
 	src, want := coverFold(t, 2)
 	dir := t.TempDir()
 	bc := filepath.Join(dir, "w.barecat")
-	if _, err := Convert(context.Background(), []string{src}, bc, ConvertOptions{Barecat: BarecatOptions{Wrap: true}}); err != nil {
+	if _, err := Convert(context.Background(), []string{src}, bc, ConvertOptions{Target: barecat.CreateOptions{Wrap: true}}); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "reused")
-	res, err := Convert(context.Background(), []string{bc}, out, ConvertOptions{To: "tar", ReuseTars: true, Fold: "val"})
+	res, err := Convert(context.Background(), []string{bc}, out, ConvertOptions{To: "tar", Source: barecat.OpenOptions{ReuseTars: true}, Target: fold.CreateOptions{Fold: "val"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +358,7 @@ func TestConvertBarecatReuseTars(t *testing.T) {
 	if !strings.Contains(res.Summary, "6 files checked") {
 		t.Errorf("summary %q", res.Summary)
 	}
-	if _, err := Convert(context.Background(), []string{bc, src}, out, ConvertOptions{From: "barecat", To: "tar", ReuseTars: true}); err == nil || !strings.Contains(err.Error(), "not 2") {
+	if _, err := Convert(context.Background(), []string{bc, src}, out, ConvertOptions{From: "barecat", To: "tar", Source: barecat.OpenOptions{ReuseTars: true}}); err == nil || !strings.Contains(err.Error(), "not 2") {
 		t.Errorf("two archives: %v", err)
 	}
 	// Without ReuseTars, the files are copied into a fold of their own.
@@ -374,7 +375,7 @@ func TestConvertTBLv1ToSCDL(t *testing.T) {
 	src, _ := coverFold(t, 1)
 	dir := t.TempDir()
 	v1 := filepath.Join(dir, "v1.tbl")
-	if _, err := Convert(context.Background(), []string{src}, v1, ConvertOptions{TBL: TBLOptions{Version: 1}}); err != nil {
+	if _, err := Convert(context.Background(), []string{src}, v1, ConvertOptions{Target: tbl.RowsOptions{Version: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := tbl.Open(v1)

@@ -45,6 +45,28 @@ func ConvertInputs(srcs []string, o ConvertOptions) ([]string, error) {
 
 // partitionable says why the conversion cannot run as tasks, or nil.
 func partitionable(srcs []string, dst string, o ConvertOptions) error {
+	var wrap, reuseTars bool
+	switch o.From {
+	case "tar":
+		// The tar options are read by the task, not the merge: a merge
+		// refuses those of the wrong type all the same.
+		if _, err := o.tarSource(); err != nil {
+			return err
+		}
+		if o.To == "barecat" {
+			b, err := o.barecatTarget()
+			if err != nil {
+				return err
+			}
+			wrap = b.Wrap || b.OnDuplicate != ""
+		}
+	case "barecat":
+		b, err := o.barecatSource()
+		if err != nil {
+			return err
+		}
+		reuseTars = b.ReuseTars
+	}
 	switch {
 	case dst == Stream:
 		return fmt.Errorf("a tar stream on standard output: %w", ErrNoPartition)
@@ -52,13 +74,13 @@ func partitionable(srcs []string, dst string, o ConvertOptions) error {
 		return fmt.Errorf("remote shards: %w (their index can be: itarconv index --task)", ErrNoPartition)
 	case o.From == "tar" && o.To == "tbl":
 		return nil
-	case o.From == "tar" && o.To == "barecat" && (o.Barecat.Wrap || o.Barecat.OnDuplicate != ""):
+	case wrap:
 		return fmt.Errorf("tar shards into Barecat with --wrap or --on-duplicate: %w", ErrNoPartition)
 	case o.From == "tar" && o.To == "tar":
 		if o.ShardSize <= 0 {
 			return fmt.Errorf("compressed shards decompressed as they are: %w; give --shard-size to write them anew", ErrNoPartition)
 		}
-	case o.ReuseTars:
+	case reuseTars:
 		return fmt.Errorf("--reuse-tars: %w (it indexes the tars: index them as a partitioned run)", ErrNoPartition)
 	case o.From == "scdl" && o.To == "tar", o.To == "scdl" && o.From == "tar":
 		return fmt.Errorf("SCDL to and from its two folds: %w", ErrNoPartition)
@@ -147,7 +169,11 @@ func MergeConverted(ctx context.Context, srcs []string, dst string, o ConvertOpt
 			// As one run: an existing output is replaced only when asked.
 			return nil, fmt.Errorf("%s: %w", dst, fs.ErrExist)
 		}
-		_, ro := tblSetup(nil, o.TBL)
+		opts, err := o.tblTarget()
+		if err != nil {
+			return nil, err
+		}
+		_, ro := tblSetup(nil, opts)
 		ro.Overwrite = o.Overwrite
 		st, ms, err := tbl.MergeParts(ctx, parts, dst, ro)
 		if err != nil {

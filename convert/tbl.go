@@ -149,15 +149,18 @@ func turboLoaderName(tars *fold.TarShards, shard int, r *dataset.Row) (string, e
 	return string(hdr[:]), nil
 }
 
-// tblRowsOptions are the TBL format's own options (registry.Create's) for
-// a conversion from another format than tar, which TurboLoader's selection
-// does not apply to.
-func tblRowsOptions(opts TBLOptions) (tbl.RowsOptions, error) {
-	if opts.CompatTurboLoader {
-		if err := compatTurboLoader(cmp.Or(opts.Version, 2)); err != nil {
-			return tbl.RowsOptions{}, err
-		}
-		return tbl.RowsOptions{}, errCompatNotTar
+// compatTurboLoaderName is the value of tbl.RowsOptions.Compat that
+// selects members as TurboLoader's converter does.
+const compatTurboLoaderName = "turboloader"
+
+// checkCompat refuses a Compat no converter reproduces, and TurboLoader's
+// with a TBL version it does not write.
+func checkCompat(t tbl.RowsOptions) error {
+	switch t.Compat {
+	case "":
+		return nil
+	case compatTurboLoaderName:
+		return compatTurboLoader(cmp.Or(t.Version, 2))
 	}
-	return tbl.RowsOptions{Version: opts.Version, LZ4: opts.LZ4, NoNames: opts.NoNames}, nil
+	return fmt.Errorf("TBL: compat %q: %w", t.Compat, tbl.ErrCompat)
 }

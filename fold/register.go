@@ -26,7 +26,16 @@ import (
 func init() {
 	registry.Register(&registry.Format{Name: FormatName, Label: "tar", Detect: tarfile.Detect, Claims: claims,
 		Open: openDataset, Create: create, CreatePart: createPart, MergeParts: mergeParts,
-		Inputs: inputs, Outputs: outputs, Options: options, Recodes: recodes})
+		Inputs: inputs, Outputs: outputs, Options: options, ParseOptions: parseOptions, Recodes: recodes})
+}
+
+// parseOptions makes the tar format's own options of the flags' values:
+// an OpenOptions for reading, a CreateOptions for writing.
+func parseOptions(dir registry.Direction, v registry.Values) (any, error) {
+	if dir == registry.Read {
+		return OpenOptions{Fold: v.String("fold"), Scan: tarfile.Options{IgnoreZeros: v.Bool("ignore-zeros")}}, nil
+	}
+	return CreateOptions{Fold: v.String("fold")}, nil
 }
 
 // FormatName is the tar format's name in the registry.
@@ -355,6 +364,11 @@ func (d *tarDataset) Close() error {
 // with its index.
 // createPart writes a task's part of a fold (registry.Format.CreatePart).
 func createPart(ctx context.Context, in registry.Input, dir string, o registry.CreateOptions) (any, error) {
+	// The fold is named when the parts are merged; the options are
+	// checked here all the same, as every format checks its own.
+	if _, err := registry.FormatOptions[CreateOptions]("tar", o.Format); err != nil {
+		return nil, err
+	}
 	src, err := in.Rows(false)
 	if err != nil {
 		return nil, err

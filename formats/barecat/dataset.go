@@ -19,7 +19,7 @@ type barecatDataset struct {
 
 // open opens an archive as a dataset (registry.Format.Open).
 func open(paths []string, o registry.OpenOptions) (registry.Dataset, error) {
-	if err := registry.NoOptions("Barecat", o.Format); err != nil {
+	if _, err := registry.FormatOptions[OpenOptions]("Barecat", o.Format); err != nil {
 		return nil, err
 	}
 	path, err := registry.OnePath(registry.Lookup("barecat"), paths)
@@ -75,7 +75,7 @@ func (d *barecatDataset) Close() error       { return d.a.Close() }
 // create writes the rows of in into a new archive at path
 // (registry.Format.Create).
 func create(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
-	if err := registry.NoOptions("Barecat", o.Format); err != nil {
+	if err := createOptions(o.Format); err != nil {
 		return nil, err
 	}
 	src, err := in.Rows(false)
@@ -98,7 +98,7 @@ func rowsResult(st *RowsStats, path, what string) *registry.Result {
 // createPart writes a task's part of a partitioned run
 // (registry.Format.CreatePart).
 func createPart(ctx context.Context, in registry.Input, dir string, o registry.CreateOptions) (any, error) {
-	if err := registry.NoOptions("Barecat", o.Format); err != nil {
+	if err := createOptions(o.Format); err != nil {
 		return nil, err
 	}
 	src, err := in.Rows(false)
@@ -112,7 +112,7 @@ func createPart(ctx context.Context, in registry.Input, dir string, o registry.C
 // mergeParts writes the archive of a partitioned run from its parts
 // (registry.Format.MergeParts).
 func mergeParts(ctx context.Context, parts []string, path string, o registry.CreateOptions) (*registry.Result, error) {
-	if err := registry.NoOptions("Barecat", o.Format); err != nil {
+	if err := createOptions(o.Format); err != nil {
 		return nil, err
 	}
 	st, ms, err := MergeParts(ctx, parts, path, RowsOptions{ShardSize: o.ShardSize, Workers: o.Workers, Overwrite: o.Overwrite})

@@ -1,12 +1,14 @@
 package barecat
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/formats/tarfile"
 )
 
 func init() {
@@ -14,7 +16,56 @@ func init() {
 		Claims: func(path string) bool {
 			return strings.HasSuffix(path, ".barecat") || strings.HasSuffix(path, "-sqlite-index")
 		},
-		Damaged: damaged, Inputs: inputs, Outputs: outputs, Options: options, CheckOptions: checkOptions})
+		Damaged: damaged, Inputs: inputs, Outputs: outputs, Options: options, ParseOptions: parseOptions, CheckOptions: checkOptions})
+}
+
+// OpenOptions are Barecat's own options for reading an archive
+// (registry.OpenOptions.Format). The layout it is read in is
+// registry.OpenOptions.Mode ("path" or "address").
+type OpenOptions struct {
+	// ReuseTars, from a wrapped archive to tar shards, writes only the
+	// fold's index over the tar files its shards link to (package
+	// convert's ReuseTars); other conversions read the archive as usual.
+	ReuseTars bool
+	// Scan tunes reading those tar files.
+	Scan tarfile.Options
+}
+
+// CreateOptions are Barecat's own options for writing an archive
+// (registry.CreateOptions.Format). They apply to tar shards converted in
+// place (package convert's TarToBarecat); an archive written from rows
+// takes the zero value only.
+type CreateOptions struct {
+	// Wrap writes no data: the archive's shards are links to the tar
+	// shards.
+	Wrap bool
+	// CRC computes crc32c with Wrap too (it reads every payload).
+	CRC bool
+	// OnDuplicate is which member keeps a duplicated path: "first",
+	// "last", or "" to refuse duplicates.
+	OnDuplicate string
+}
+
+// ErrTarOnly: options that apply to tar shards converted in place, given
+// to an archive written from rows.
+var ErrTarOnly = errors.New("Barecat: wrap, crc and on-duplicate apply to converting tar shards")
+
+// parseOptions makes Barecat's own options of the flags' values.
+func parseOptions(dir registry.Direction, v registry.Values) (any, error) {
+	if dir == registry.Read {
+		return OpenOptions{ReuseTars: v.Bool("reuse-tars"), Scan: tarfile.Options{IgnoreZeros: v.Bool("ignore-zeros")}}, nil
+	}
+	return CreateOptions{Wrap: v.Bool("wrap"), CRC: v.Bool("crc"), OnDuplicate: v.String("on-duplicate")}, nil
+}
+
+// createOptions are the options of an archive written from rows: the
+// zero CreateOptions, or none.
+func createOptions(v any) error {
+	o, err := registry.FormatOptions[CreateOptions]("Barecat", v)
+	if err == nil && o != (CreateOptions{}) {
+		err = ErrTarOnly
+	}
+	return err
 }
 
 // options are Barecat's options, as flags: how tar shards become an

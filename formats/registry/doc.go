@@ -21,8 +21,11 @@
 // overwrite rule and the check that no output is an input; its options
 // (Option: name, type, default, help, direction), which become flags; and
 // its rules for them (CheckOptions). A format's own options reach it
-// typed: FormatOptions refuses options of the wrong type (ErrOptionsType)
-// rather than taking the defaults.
+// typed, one way: its ParseOptions makes them of the options' values (a
+// struct of its package, for the side it is on), a conversion carries
+// them as OpenOptions.Format and CreateOptions.Format, and FormatOptions
+// refuses options of the wrong type (ErrOptionsType) rather than taking
+// the defaults.
 //
 // Rows are package dataset's: a format that can be opened hands out a
 // dataset.PayloadSource, and one that can be created consumes one, so any

@@ -101,3 +101,70 @@ func TestAppliesTo(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongOptionsTypeInParts: a format's CreatePart refuses options of a
+// type it does not take, as its Create does, before any row is read.
+func TestWrongOptionsTypeInParts(t *testing.T) {
+	wrong := struct{ Unknown int }{7}
+	for _, f := range registry.All() {
+		if f.CreatePart == nil {
+			continue
+		}
+		_, err := f.CreatePart(context.Background(), noRows{t}, t.TempDir(), registry.CreateOptions{Format: wrong})
+		if !errors.Is(err, registry.ErrOptionsType) {
+			t.Errorf("%s: CreatePart with options %T: %v, want ErrOptionsType", f.Name, wrong, err)
+		}
+	}
+}
+
+// emptyRows is an input whose rows fail to open, after the options.
+type emptyRows struct{}
+
+func (emptyRows) Rows(bool) (dataset.PayloadSource, error) { return nil, errors.New("no rows") }
+
+// TestParsedOptionsTaken: what a format's ParseOptions makes of the
+// flags' defaults, its own Open, Create, CreatePart and MergeParts take
+// (the one way a conversion passes them), never refused as of the wrong
+// type.
+func TestParsedOptionsTaken(t *testing.T) {
+	v := defaults()
+	dir := t.TempDir()
+	for _, f := range registry.All() {
+		if f.ParseOptions == nil {
+			continue
+		}
+		ro, err := f.ParseOptions(registry.Read, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wo, err := f.ParseOptions(registry.Write, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errs []error
+		if f.Open != nil {
+			d, err := f.Open([]string{dir}, registry.OpenOptions{Format: ro})
+			if err == nil {
+				d.Close()
+			}
+			errs = append(errs, err)
+		}
+		if f.Create != nil {
+			_, err := f.Create(context.Background(), emptyRows{}, filepath.Join(dir, f.Name+".out"), registry.CreateOptions{Format: wo})
+			errs = append(errs, err)
+		}
+		if f.CreatePart != nil {
+			_, err := f.CreatePart(context.Background(), emptyRows{}, t.TempDir(), registry.CreateOptions{Format: wo})
+			errs = append(errs, err)
+		}
+		if f.MergeParts != nil {
+			_, err := f.MergeParts(context.Background(), nil, filepath.Join(dir, f.Name+".merged"), registry.CreateOptions{Format: wo})
+			errs = append(errs, err)
+		}
+		for _, err := range errs {
+			if errors.Is(err, registry.ErrOptionsType) {
+				t.Errorf("%s: options %T, %T: %v", f.Name, ro, wo, err)
+			}
+		}
+	}
+}

@@ -21,7 +21,7 @@ type scdlDataset struct {
 
 // open opens an archive as a dataset (registry.Format.Open).
 func open(paths []string, o registry.OpenOptions) (registry.Dataset, error) {
-	if err := registry.NoOptions("SCDL", o.Format); err != nil {
+	if _, err := registry.FormatOptions[OpenOptions]("SCDL", o.Format); err != nil {
 		return nil, err
 	}
 	path, err := registry.OnePath(registry.Lookup("scdl"), paths)

@@ -12,7 +12,26 @@ import (
 
 func init() {
 	registry.Register(&registry.Format{Name: "scdl", Label: "SCDL", Detect: Detect, Claims: claims, Open: open, Create: create, CreatePart: createPart, MergeParts: mergeParts, Inspect: Inspect, Verify: Verify,
-		Damaged: damaged, Inputs: inputs, Outputs: outputs, Options: options, CheckOptions: checkOptions})
+		Damaged: damaged, Inputs: inputs, Outputs: outputs, Options: options, ParseOptions: parseOptions, CheckOptions: checkOptions})
+}
+
+// OpenOptions are SCDL's own options for reading an archive
+// (registry.OpenOptions.Format). The layout it is read in is
+// registry.OpenOptions.Mode ("cells" or "archive").
+type OpenOptions struct {
+	// CellsPerShard, from SCDL in cells mode to tar shards, starts a new
+	// shard after that many cells (package convert's SCDLToTar); 0: by
+	// size only. Other conversions do not look at it.
+	CellsPerShard int
+}
+
+// parseOptions makes SCDL's own options of the flags' values: options
+// for reading; writing takes none.
+func parseOptions(dir registry.Direction, v registry.Values) (any, error) {
+	if dir == registry.Read {
+		return OpenOptions{CellsPerShard: v.Int("cells-per-shard")}, nil
+	}
+	return nil, nil
 }
 
 // options are SCDL's options, as flags: how an archive is read.

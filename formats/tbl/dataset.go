@@ -112,7 +112,7 @@ func (d *tblDataset) Close() error { return d.r.Close() }
 // create writes the rows of in into a new TBL file at path
 // (registry.Format.Create). Its options are a RowsOptions.
 func create(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
-	opts, err := registry.FormatOptions[RowsOptions]("TBL", o.Format)
+	opts, err := rowsOptions(o.Format)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 // createPart writes a task's part of a partitioned run
 // (registry.Format.CreatePart). Its options are a RowsOptions.
 func createPart(ctx context.Context, in registry.Input, dir string, o registry.CreateOptions) (any, error) {
-	opts, err := registry.FormatOptions[RowsOptions]("TBL", o.Format)
+	opts, err := rowsOptions(o.Format)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func createPart(ctx context.Context, in registry.Input, dir string, o registry.C
 // mergeParts writes the TBL file of a partitioned run from its parts
 // (registry.Format.MergeParts).
 func mergeParts(ctx context.Context, parts []string, path string, o registry.CreateOptions) (*registry.Result, error) {
-	opts, err := registry.FormatOptions[RowsOptions]("TBL", o.Format)
+	opts, err := rowsOptions(o.Format)
 	if err != nil {
 		return nil, err
 	}

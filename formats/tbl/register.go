@@ -11,7 +11,30 @@ import (
 func init() {
 	registry.Register(&registry.Format{Name: "tbl", Label: "TBL", Detect: Detect, Open: open, Create: create, CreatePart: createPart, MergeParts: mergeParts, Inspect: Inspect, Verify: Verify,
 		Claims:  func(path string) bool { return strings.HasSuffix(path, ".tbl") },
-		Damaged: damaged, Options: options, CheckOptions: checkOptions})
+		Damaged: damaged, Options: options, ParseOptions: parseOptions, CheckOptions: checkOptions})
+}
+
+// parseOptions makes TBL's own options of the flags' values: a
+// RowsOptions for writing; reading takes none.
+func parseOptions(dir registry.Direction, v registry.Values) (any, error) {
+	if dir == registry.Read {
+		return nil, nil
+	}
+	return RowsOptions{Version: v.Int("tbl-version"), LZ4: v.Bool("lz4"), NoNames: v.Bool("no-names"), Compat: v.String("compat")}, nil
+}
+
+// ErrCompat: RowsOptions.Compat given where no converter reproduces
+// another's output (only package convert's converter of tar shards does).
+var ErrCompat = errors.New("TBL: compat reproduces a converter of tar shards, not a write of rows")
+
+// rowsOptions are the RowsOptions in a registry options value, without
+// Compat.
+func rowsOptions(v any) (RowsOptions, error) {
+	o, err := registry.FormatOptions[RowsOptions]("TBL", v)
+	if err == nil && o.Compat != "" {
+		err = fmt.Errorf("%q: %w", o.Compat, ErrCompat)
+	}
+	return o, err
 }
 
 // options are TBL's options, as flags: how a TBL file is written.

@@ -26,6 +26,11 @@ type RowsOptions struct {
 	// NoMetaMembers takes metadata members (MetaSuffix) as samples like
 	// any other, rather than giving their blocks to the sample after them.
 	NoMetaMembers bool
+	// Compat names a converter whose output to reproduce byte for byte:
+	// "turboloader", TurboLoader's v2 converter of tar shards. Package
+	// convert's converter of tar shards reads it; WriteRows, and the
+	// registry's Create from any other rows, refuse it (ErrCompat).
+	Compat string
 	// Select, if set, decides which rows become samples in place of the
 	// default (every file row, and every hard link, a sample with its
 	// target's bytes): it returns why a row is not one, or ""
@@ -100,6 +105,9 @@ func WriteRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 // writeRows is WriteRows; edges, if not nil, is told the rows at the two
 // ends of the dataset that a metadata member may pair across (WritePart).
 func writeRows(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), out string, opts RowsOptions, edges *partEdges) (*RowsStats, error) {
+	if opts.Compat != "" {
+		return nil, fmt.Errorf("%s: %q: %w", out, opts.Compat, ErrCompat)
+	}
 	if opts.Version == 0 {
 		opts.Version = 2
 	}

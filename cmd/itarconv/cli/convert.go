@@ -16,7 +16,6 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/registry"
-	"github.com/itarconv/itarconv/formats/tarfile"
 )
 
 type convertFlags struct {
@@ -283,14 +282,7 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 // convertOptions are the library's options for the flags.
 func convertOptions(fl convertFlags, shardSize int64) (convert.ConvertOptions, error) {
 	v := fl.values
-	o := convert.ConvertOptions{
-		From: fl.from, To: fl.to, Workers: fl.workers, Overwrite: fl.force, ShardSize: shardSize,
-		Fold: v.String("fold"), Scan: tarfile.Options{IgnoreZeros: v.Bool("ignore-zeros")},
-		Barecat: convert.BarecatOptions{Wrap: v.Bool("wrap"), CRC: v.Bool("crc"), OnDuplicate: v.String("on-duplicate")},
-		TBL: convert.TBLOptions{Version: v.Int("tbl-version"), LZ4: v.Bool("lz4"), NoNames: v.Bool("no-names"),
-			CompatTurboLoader: v.String("compat") == "turboloader"},
-		CellsPerShard: v.Int("cells-per-shard"), ReuseTars: v.Bool("reuse-tars"),
-	}
+	o := convert.ConvertOptions{From: fl.from, To: fl.to, Workers: fl.workers, Overwrite: fl.force, ShardSize: shardSize}
 	// The layout the source is read in: its option that says so, where
 	// it applies.
 	c := fl.conversion(nil)
@@ -302,7 +294,8 @@ func convertOptions(fl convertFlags, shardSize int64) (convert.ConvertOptions, e
 			}
 		}
 	}
-	// A format that makes its own options of the values gets them typed.
+	// Each format makes its own options of the values, typed: the one
+	// way they reach the library.
 	var err error
 	if src != nil && src.ParseOptions != nil {
 		if o.Source, err = src.ParseOptions(registry.Read, v); err != nil {
