@@ -344,7 +344,7 @@ func (d *tarDataset) ReadEntry(name string) ([]byte, error) {
 func (d *tarDataset) Size() int64 {
 	var n int64
 	for _, p := range d.shards {
-		if size, err := shardSize(context.Background(), p); err == nil {
+		if size, err := ShardSize(context.Background(), p); err == nil {
 			n += size
 		}
 	}

@@ -47,9 +47,9 @@ type localData struct {
 
 func (l localData) Size() int64 { return l.size }
 
-// shardInfo stats a shard: a local file, or a remote one (its size and
+// ShardInfo stats a shard: a local file, or a remote one (its size and
 // Last-Modified).
-func shardInfo(ctx context.Context, path string) (fs.FileInfo, error) {
+func ShardInfo(ctx context.Context, path string) (fs.FileInfo, error) {
 	if !remote.IsURL(path) {
 		return os.Stat(path)
 	}
@@ -60,17 +60,17 @@ func shardInfo(ctx context.Context, path string) (fs.FileInfo, error) {
 	return f.Stat(), nil
 }
 
-// shardSize is a shard's size: a remote one's as this run's scan saw it.
-func shardSize(ctx context.Context, path string) (int64, error) {
+// ShardSize is a shard's size: a remote one's as this run's scan saw it.
+func ShardSize(ctx context.Context, path string) (int64, error) {
 	if size, _, ok := remote.Known(path); ok {
 		return size, nil
 	}
-	size, _, err := shardNow(ctx, path)
+	size, _, err := ShardNow(ctx, path)
 	return size, err
 }
 
-// openAny opens a shard for reads at any offset (an io.Closer too).
-func openAny(ctx context.Context, path string) (io.ReaderAt, error) {
+// OpenShard opens a shard for reads at any offset (an io.Closer too).
+func OpenShard(ctx context.Context, path string) (io.ReaderAt, error) {
 	if remote.IsURL(path) {
 		return remote.ClientFrom(ctx).Open(ctx, path)
 	}
@@ -81,9 +81,9 @@ func openAny(ctx context.Context, path string) (io.ReaderAt, error) {
 	return f, nil
 }
 
-// shardNow is a shard's size and ETag as they are now (the ETag "" for a
+// ShardNow is a shard's size and ETag as they are now (the ETag "" for a
 // local file), for verify to compare with the manifest's.
-func shardNow(ctx context.Context, path string) (size int64, etag string, err error) {
+func ShardNow(ctx context.Context, path string) (size int64, etag string, err error) {
 	if remote.IsURL(path) {
 		return remote.ClientFrom(ctx).Stat(ctx, path)
 	}
@@ -106,7 +106,7 @@ func shardsNow(ctx context.Context, paths []string) (sizes []int64, etags []stri
 			urls, at = append(urls, p), append(at, i)
 			continue
 		}
-		sizes[i], etags[i], errs[i] = shardNow(ctx, p)
+		sizes[i], etags[i], errs[i] = ShardNow(ctx, p)
 	}
 	if len(urls) == 0 {
 		return sizes, etags, errs

@@ -149,7 +149,7 @@ func Check(ctx context.Context, path string, shards []string, workers int) (*Rep
 	rep.Problems = append(rep.Problems, duplicateShards(shards)...)
 	var present []string
 	for _, s := range shards {
-		if _, _, err := shardNow(ctx, s); err != nil {
+		if _, _, err := fold.ShardNow(ctx, s); err != nil {
 			rep.Problems = append(rep.Problems, Problem{Kind: ShardUnreadable, Shard: s, What: err.Error()})
 			continue
 		}

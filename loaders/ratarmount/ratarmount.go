@@ -75,7 +75,7 @@ func (x *ratarmountIndexer) End(int64) (int, error) {
 		// writer's message would give.
 		return 0, ratarmountErr(fmt.Errorf("%s: %w", x.out, ratarmount.ErrEmpty))
 	}
-	st, err := loaders.ShardInfo(x.ctx, x.shard)
+	st, err := fold.ShardInfo(x.ctx, x.shard)
 	if err != nil {
 		return 0, err
 	}
@@ -111,7 +111,7 @@ type lazyFile struct {
 }
 
 func (l *lazyFile) ReadAt(p []byte, off int64) (int, error) {
-	l.once.Do(func() { l.f, l.err = loaders.OpenShard(l.ctx, l.path) })
+	l.once.Do(func() { l.f, l.err = fold.OpenShard(l.ctx, l.path) })
 	if l.err != nil {
 		return 0, l.err
 	}

@@ -79,7 +79,7 @@ func (s *widsShard) End(int64) (int, error) {
 	if s.err != nil {
 		return 0, nil
 	}
-	size, err := loaders.ShardSize(s.ctx, s.path)
+	size, err := fold.ShardSize(s.ctx, s.path)
 	if err != nil {
 		return 0, err
 	}
