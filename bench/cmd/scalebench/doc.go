@@ -11,7 +11,7 @@
 //
 // The datasets are generated, deterministically (formatcompare/shardgen),
 // into a temporary directory, removed on exit and on Ctrl-C: -members
-// one-byte members (default 1M) in max(8, 2*workers) shards; -kib-members
+// one-byte members (default 3M, the 2-core dataset) in max(8, 2*workers) shards; -kib-members
 // members of 1-20 KiB (default 100k); and a fifth of -members one-byte
 // members, gzip-compressed. The jobs, and their baselines:
 //
@@ -36,7 +36,8 @@
 // s*T_1/members is the time per member that did not run in parallel. It is
 // what lets a 2-core machine judge whether a job will scale to 16 or 128.
 //
-// The targets print as PASS/FAIL lines where they apply; a missed
+// The targets print as PASS/FAIL lines where they apply (the
+// 16-core ones when 16 is among the worker counts); a missed
 // target is a measurement and still exits 0. Only the ratios within one run
 // compare.
 //

@@ -42,7 +42,7 @@ type config struct {
 func run() int {
 	var cfg config
 	ws := flag.String("workers", "", "worker counts, comma-separated (default 1, 2, 4, ... up to the cores)")
-	flag.IntVar(&cfg.members, "members", 1_000_000, "one-byte members of the tiny dataset (index, merge, verify, tar -> TBL; a fifth of them gzip-compressed for compressed -> TBL)")
+	flag.IntVar(&cfg.members, "members", 3_000_000, "one-byte members of the tiny dataset (index, merge, verify, tar -> TBL; a fifth of them gzip-compressed for compressed -> TBL)")
 	flag.IntVar(&cfg.kib, "kib-members", 100_000, "members of 1-20 KiB of the dataset for tar -> Barecat")
 	flag.IntVar(&cfg.reps, "reps", 3, "timed runs of each job at each worker count (the median is reported)")
 	flag.BoolVar(&cfg.quick, "quick", false, "smoke run: small datasets, one rep unless -reps is given")
@@ -602,6 +602,22 @@ func printTargets(w io.Writer, cfg config, jobs []*job, tinyMembers, kibMembers 
 	line(r <= 1.3, "index --format all <= 1.3x TARIDX alone (--workers %d): %.2fx", at, r)
 	r = med(bc, at) / bench.Median(bc.base.times[at])
 	line(r <= 1.2, "tar -> Barecat <= 1.2x cat + sync (--workers %d): %.2fx", at, r)
+	mg, gzj := find(jobs, fmt.Sprintf("merge of %d index parts", mergeParts)), find(jobs, "gzip shards -> TBL")
+	r = med(mg, maxW) / med(ix, maxW)
+	line(r <= 0.10, "merge of index parts <= 10%% of one run (index, --workers %d): %.0f%%", maxW, 100*r)
+	if has(16) {
+		// The 16-core targets, where the machine has the cores.
+		if at != 16 {
+			r = med(ix, 16) / bench.Median(ix.base.times[16])
+			line(r <= 0.5, "index --workers 16 <= 0.5x tar -tf 16 at a time: %.2fx", r)
+		}
+		if has(1) {
+			r = med(ix, 1) / med(ix, 16)
+			line(r >= 10, "index --workers 16 >= 10x faster than --workers 1: %.1fx", r)
+		}
+		r = med(gzj, 16) / bench.Median(gzj.base.times[16])
+		line(r <= 1.2, "gzip shards -> TBL --workers 16 <= 1.2x gzip -dc 16 at a time: %.2fx", r)
+	}
 	if has(1) && maxW > 1 {
 		for _, j := range jobs {
 			ns := serialNsPerMember(med(j, 1), med(j, maxW), maxW, j.members)
