@@ -14,38 +14,14 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/itarconv/itarconv/testing/testutil"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
 )
-
-// writeShard writes a tar shard of the given regular files (name, body,
-// ...) and returns its bytes.
-func writeShard(t *testing.T, path string, files ...string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for i := 0; i < len(files); i += 2 {
-		h := &tar.Header{Name: files[i], Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(files[i+1])),
-			ModTime: time.Unix(1700000000, 0), Format: tar.FormatUSTAR}
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatal(err)
-		}
-		tw.Write([]byte(files[i+1]))
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if path != "" {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return buf.Bytes()
-}
 
 func gzipBytes(b []byte) []byte {
 	var buf bytes.Buffer
@@ -177,8 +153,8 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 // earlier ones.
 func TestUnpack(t *testing.T) {
 	in := t.TempDir()
-	plain0 := writeShard(t, "", "a.jpg", "jpeg a", "a.cls", "1")
-	plain1 := writeShard(t, filepath.Join(in, "b.tar"), "b.jpg", "jpeg b", "b.cls", "2", "noext", "x")
+	plain0 := testutil.WriteShard(t, "", "a.jpg", "jpeg a", "a.cls", "1")
+	plain1 := testutil.WriteShard(t, filepath.Join(in, "b.tar"), "b.jpg", "jpeg b", "b.cls", "2", "noext", "x")
 	gz := filepath.Join(in, "a.tar.gz")
 	os.WriteFile(gz, gzipBytes(plain0), 0o644)
 	shards := []string{gz, filepath.Join(in, "b.tar")}
@@ -321,7 +297,7 @@ func TestStageCommitAll(t *testing.T) {
 func TestWriteReplace(t *testing.T) {
 	dir := t.TempDir()
 	for i := range 8 {
-		writeShard(t, filepath.Join(dir, fmt.Sprintf("train_%04d.tar", i)), fmt.Sprintf("old%d.txt", i), "old")
+		testutil.WriteShard(t, filepath.Join(dir, fmt.Sprintf("train_%04d.tar", i)), fmt.Sprintf("old%d.txt", i), "old")
 	}
 	src := &memSource{rows: []dataset.Row{file("new.txt", "new")}, bodies: map[string]string{"new.txt": "new"}}
 	_, err := Write(context.Background(), src, WriteOptions{Dir: dir})
@@ -350,7 +326,7 @@ func TestShardsResolution(t *testing.T) {
 	var shards []string
 	for i := range 3 {
 		p := filepath.Join(sub, fmt.Sprintf("web-%06d.tar", i))
-		writeShard(t, p, fmt.Sprintf("k%d.txt", i), strings.Repeat("x", 100*i))
+		testutil.WriteShard(t, p, fmt.Sprintf("k%d.txt", i), strings.Repeat("x", 100*i))
 		shards = append(shards, p)
 	}
 	// Indexed from elsewhere: a manifest names the shards.
@@ -380,7 +356,7 @@ func TestShardsResolution(t *testing.T) {
 		t.Errorf("fresh manifest: %v", err)
 	}
 	// A shard grows: its manifest no longer holds, wherever it is read from.
-	writeShard(t, shards[1], "k1.txt", strings.Repeat("x", 100), "k1b.txt", "more")
+	testutil.WriteShard(t, shards[1], "k1.txt", strings.Repeat("x", 100), "k1b.txt", "more")
 	if err := f.CheckManifest(context.Background()); !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "web-000001.tar") {
 		t.Errorf("stale manifest: %v", err)
 	}
@@ -392,8 +368,8 @@ func TestShardsResolution(t *testing.T) {
 
 	// A directory of two folds.
 	two := t.TempDir()
-	writeShard(t, filepath.Join(two, "train_0000.tar"), "a.txt", "a")
-	writeShard(t, filepath.Join(two, "val_0000.tar"), "b.txt", "b")
+	testutil.WriteShard(t, filepath.Join(two, "train_0000.tar"), "a.txt", "a")
+	testutil.WriteShard(t, filepath.Join(two, "val_0000.tar"), "b.txt", "b")
 	if _, _, err := Shards([]string{two}, ""); !errors.Is(err, ErrChooseFold) || !strings.Contains(err.Error(), "train") {
 		t.Errorf("two folds: %v", err)
 	}
@@ -435,7 +411,7 @@ func TestTarFormatRegistry(t *testing.T) {
 			files = append(files, name, body)
 			want[name] = body
 		}
-		writeShard(t, p, files...)
+		testutil.WriteShard(t, p, files...)
 		shards = append(shards, p)
 	}
 	for p, claimed := range map[string]bool{"x.tar": true, "x.tar.gz": true, "x.txt": false, dir: true, t.TempDir(): false, filepath.Join(dir, "nosuch"): false} {
@@ -489,7 +465,7 @@ func TestTarShardsReadPayloads(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "s.tar")
 	body := strings.Repeat("y", 3000)
-	raw := writeShard(t, p, "a.txt", "alpha", "b.bin", body, "c.txt", "gamma")
+	raw := testutil.WriteShard(t, p, "a.txt", "alpha", "b.bin", body, "c.txt", "gamma")
 	src := NewTarShards([]string{p}, tarfile.Options{})
 	src.ReadPayloads, src.BatchBytes = true, 2000
 	var batches []int
@@ -560,7 +536,7 @@ func TestTarShardsReadPayloads(t *testing.T) {
 // canceled scan stops with the context's error.
 func TestTarShardsCompressed(t *testing.T) {
 	dir := t.TempDir()
-	raw := writeShard(t, "", "a.txt", "alpha", "b.txt", "beta")
+	raw := testutil.WriteShard(t, "", "a.txt", "alpha", "b.txt", "beta")
 	gz := filepath.Join(dir, "s.tar.gz")
 	os.WriteFile(gz, gzipBytes(raw), 0o644)
 	d, err := registry.Lookup("tar").Open([]string{gz}, registry.OpenOptions{})
@@ -612,7 +588,7 @@ func TestOpenAllFolds(t *testing.T) {
 		var shards []string
 		for i := range 2 {
 			p := filepath.Join(dir, fmt.Sprintf("%s_%04d.tar", fold, i))
-			writeShard(t, p, fmt.Sprintf("%s%d.txt", fold, i), fold)
+			testutil.WriteShard(t, p, fmt.Sprintf("%s%d.txt", fold, i), fold)
 			shards = append(shards, p)
 		}
 		if _, err := BuildIndex(context.Background(), shards, filepath.Join(dir, fold+".taridx"), IndexOptions{}); err != nil {

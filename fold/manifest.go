@@ -260,42 +260,18 @@ func checkManifest(ctx context.Context, indexPath string, shards []string, sizes
 	if len(sizes) == 0 {
 		return nil
 	}
-	var urls []string
-	for _, p := range shards {
-		if remote.IsURL(p) {
-			urls = append(urls, p)
-		}
-	}
-	var remoteSizes []int64
-	var remoteETags []string
-	if len(urls) > 0 {
-		var err error
-		if remoteSizes, remoteETags, err = remote.ClientFrom(ctx).StatAll(ctx, urls); err != nil {
-			return err
-		}
-	}
+	n := min(len(shards), len(sizes))
+	nowSizes, nowETags, errs := shardsNow(ctx, shards[:n])
 	manifest := filepath.Base(ManifestPath(indexPath))
-	for fid, p := range shards {
-		if fid >= len(sizes) {
-			break
+	for fid, p := range shards[:n] {
+		if errs[fid] != nil {
+			return errs[fid]
 		}
-		var size int64
-		etag := ""
-		if remote.IsURL(p) {
-			size, etag = remoteSizes[0], remoteETags[0]
-			remoteSizes, remoteETags = remoteSizes[1:], remoteETags[1:]
-		} else {
-			st, err := os.Stat(p)
-			if err != nil {
-				return err
-			}
-			size = st.Size()
+		if nowSizes[fid] != sizes[fid] {
+			return fmt.Errorf("%s: %d bytes, but %d when indexed (manifest %s): %w", p, nowSizes[fid], sizes[fid], manifest, ErrStale)
 		}
-		if size != sizes[fid] {
-			return fmt.Errorf("%s: %d bytes, but %d when indexed (manifest %s): %w", p, size, sizes[fid], manifest, ErrStale)
-		}
-		if fid < len(etags) && etags[fid] != "" && etag != etags[fid] {
-			return fmt.Errorf("%s: ETag %s, but %s when indexed (manifest %s): %w", p, etag, etags[fid], manifest, ErrStale)
+		if fid < len(etags) && etags[fid] != "" && nowETags[fid] != etags[fid] {
+			return fmt.Errorf("%s: ETag %s, but %s when indexed (manifest %s): %w", p, nowETags[fid], etags[fid], manifest, ErrStale)
 		}
 	}
 	return nil

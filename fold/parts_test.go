@@ -9,33 +9,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/testing/testutil"
+
 	"github.com/itarconv/itarconv/formats/taridx"
 )
-
-// copyShards copies the tar shards of a format package's testdata case to
-// a new directory, in name order.
-func copyShards(t *testing.T, caseDir string) (dir string, shards []string) {
-	t.Helper()
-	dir = t.TempDir()
-	paths, _ := filepath.Glob(filepath.Join(caseDir, "*.tar"))
-	slices.Sort(paths)
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dst := filepath.Join(dir, filepath.Base(p))
-		if err := os.WriteFile(dst, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		shards = append(shards, dst)
-	}
-	return dir, shards
-}
 
 // outputs reads every file under dir but the shards, by name, and removes
 // them.
@@ -73,7 +53,7 @@ func sizesOf(t *testing.T, paths []string) []int64 {
 // same way.
 func TestIndexPartsCompatGLZN(t *testing.T) {
 	ctx := context.Background()
-	dir, shards := copyShards(t, filepath.Join("..", "formats", "energon", "testdata", "dirs_links_gnutar"))
+	dir, shards := testutil.CopyShards(t, filepath.Join("..", "formats", "energon", "testdata", "dirs_links_gnutar"))
 	out := filepath.Join(dir, "out.taridx")
 	if _, err := BuildIndex(ctx, shards, out, IndexOptions{CompatGLZN: true}); err != nil {
 		t.Fatal(err)
@@ -100,7 +80,7 @@ func TestIndexPartsCompatGLZN(t *testing.T) {
 // bytes, is an error naming the file and the offset, and leaves no index.
 func TestIndexPartDamaged(t *testing.T) {
 	ctx := context.Background()
-	dir, shards := copyShards(t, filepath.Join("..", "formats", "energon", "testdata", "webdataset"))
+	dir, shards := testutil.CopyShards(t, filepath.Join("..", "formats", "energon", "testdata", "webdataset"))
 	part := t.TempDir()
 	if _, err := IndexPart(ctx, shards, 0, len(shards), true, part, IndexOptions{}); err != nil {
 		t.Fatal(err)

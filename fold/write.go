@@ -106,14 +106,10 @@ func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (p
 	// A directory made here and left empty by a failure goes with it: a
 	// failed write leaves nothing of its output (rmdir: never what another
 	// run put there meanwhile).
-	created := missingDirs(opts.Dir)
+	created := safefile.MissingDirs(opts.Dir)
 	defer func() {
 		if err != nil {
-			for _, d := range created {
-				if syscall.Rmdir(d) != nil {
-					break
-				}
-			}
+			safefile.RemoveCreated(created)
 		}
 	}()
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
@@ -434,20 +430,4 @@ func memberOf(r *dataset.Row) (tarfile.Member, bool) {
 		return m, false
 	}
 	return m, true
-}
-
-// missingDirs are the directories of path that do not exist yet, deepest
-// first.
-func missingDirs(path string) []string {
-	var dirs []string
-	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
-		if _, err := os.Lstat(p); err == nil {
-			break
-		}
-		dirs = append(dirs, p)
-		if filepath.Dir(p) == p {
-			break
-		}
-	}
-	return dirs
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/testing/testutil"
+
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/dali"
 	"github.com/itarconv/itarconv/formats/energon"
@@ -29,8 +31,8 @@ func webShards(t *testing.T, dir string) []string {
 	t.Helper()
 	a := filepath.Join(dir, "data-000.tar")
 	b := filepath.Join(dir, "data-001.tar")
-	writeShard(t, a, "s0.jpg", "jpeg zero", "s0.cls", "0", "s1.jpg", "jpeg one!", "s1.cls", "1")
-	writeShard(t, b, "s2.jpg", strings.Repeat("2", 700), "s2.cls", "2")
+	testutil.WriteShard(t, a, "s0.jpg", "jpeg zero", "s0.cls", "0", "s1.jpg", "jpeg one!", "s1.cls", "1")
+	testutil.WriteShard(t, b, "s2.jpg", strings.Repeat("2", 700), "s2.cls", "2")
 	return []string{a, b}
 }
 
@@ -119,7 +121,7 @@ func TestLoaderIndexesCheck(t *testing.T) {
 	}
 
 	// Shard 1 gains a sample at its end: every index of it is stale.
-	writeShard(t, shards[1], "s2.jpg", strings.Repeat("2", 700), "s2.cls", "2", "s3.jpg", "three", "s3.cls", "3")
+	testutil.WriteShard(t, shards[1], "s2.jpg", strings.Repeat("2", 700), "s2.cls", "2", "s3.jpg", "three", "s3.cls", "3")
 	want := map[string]string{
 		dali.IndexPath(shards[1]):            "missing s3.cls; missing s3.jpg",
 		energon.IdxPath(shards[1]):           "missing sample at offset 2560; stale end of the archive",
@@ -207,7 +209,7 @@ func TestLoaderOutputsClash(t *testing.T) {
 func TestDALIEmptyShard(t *testing.T) {
 	dir := t.TempDir()
 	shard := filepath.Join(dir, "empty.tar")
-	writeShard(t, shard)
+	testutil.WriteShard(t, shard)
 	l := loaders.NewSet(daliloader.New(""))
 	if _, err := fold.BuildIndex(context.Background(), []string{shard}, "", fold.IndexOptions{Loaders: l}); err != nil {
 		t.Fatal(err)

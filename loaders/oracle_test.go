@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/testing/testutil"
+
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/energon"
 	"github.com/itarconv/itarconv/formats/ratarmount"
@@ -36,7 +38,7 @@ func TestWidsOracle(t *testing.T) {
 	for _, c := range []string{"webdataset", "pax_py", "gnu_longname_py", "ustar_prefix", "duplicates", "dirs_links_gnutar", "multidot_names"} {
 		t.Run(c, func(t *testing.T) {
 			src := filepath.Join("..", "formats", "wids", "testdata", c)
-			dir, shards := copyShards(t, src)
+			dir, shards := testutil.CopyShards(t, src)
 			st, err := indexLoaders(t, shards, widsloader.New("", true))
 			if err != nil {
 				t.Fatal(err)
@@ -56,7 +58,7 @@ func TestWidsOracle(t *testing.T) {
 // TestWidsRefuses: a shard wids cannot read leaves no index, and says
 // which (the tool writes none either).
 func TestWidsRefuses(t *testing.T) {
-	dir, shards := copyShards(t, filepath.Join("..", "formats", "wids", "testdata", "nonutf8_name"))
+	dir, shards := testutil.CopyShards(t, filepath.Join("..", "formats", "wids", "testdata", "nonutf8_name"))
 	_, err := indexLoaders(t, shards, widsloader.New("", false))
 	if !errors.Is(err, loaders.ErrDataset) || !strings.Contains(err.Error(), filepath.Base(shards[0])) {
 		t.Fatalf("err = %v", err)
@@ -73,7 +75,7 @@ func TestRatarmountOracle(t *testing.T) {
 	for _, c := range []string{"pax_py", "dirs_links_gnutar", "paxglobal", "sparse_gnutar", "duplicates"} {
 		t.Run(c, func(t *testing.T) {
 			src := filepath.Join("..", "formats", "ratarmount", "testdata", c)
-			_, shards := copyShards(t, src)
+			_, shards := testutil.CopyShards(t, src)
 			st, err := indexLoaders(t, shards, ratarmountloader.New(""))
 			if err != nil {
 				t.Fatal(err)
@@ -105,7 +107,7 @@ func TestEnergonOracle(t *testing.T) {
 	for _, c := range []string{"webdataset", "pax_py", "gnu_longname_py", "dirs_links_gnutar", "multidot_names"} {
 		t.Run(c, func(t *testing.T) {
 			src := filepath.Join("..", "formats", "energon", "testdata", c)
-			dir, shards := copyShards(t, src)
+			dir, shards := testutil.CopyShards(t, src)
 			st, err := indexLoaders(t, shards, energonloader.New(""))
 			if err != nil {
 				t.Fatal(err)
@@ -144,7 +146,7 @@ func TestEnergonOracle(t *testing.T) {
 
 // TestEnergonRefuses: a key in two shards leaves no .nv-meta, naming it.
 func TestEnergonRefuses(t *testing.T) {
-	dir, shards := copyShards(t, filepath.Join("..", "formats", "energon", "testdata", "duplicates"))
+	dir, shards := testutil.CopyShards(t, filepath.Join("..", "formats", "energon", "testdata", "duplicates"))
 	_, err := indexLoaders(t, shards, energonloader.New(""))
 	if !errors.Is(err, loaders.ErrDataset) || !errors.Is(err, energon.ErrDuplicateKey) || !strings.Contains(err.Error(), `"b"`) {
 		t.Fatalf("err = %v", err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/testing/testutil"
+
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/loaders"
 	daliloader "github.com/itarconv/itarconv/loaders/dali"
@@ -57,7 +59,7 @@ func TestIndexPartsEqualOneRun(t *testing.T) {
 		c, contiguous := cc.c, cc.contiguous
 		{
 			t.Run(fmt.Sprintf("%s/contiguous=%v", c, contiguous), func(t *testing.T) {
-				dir, shards := copyShards(t, filepath.Join("..", "formats", "energon", "testdata", c))
+				dir, shards := testutil.CopyShards(t, filepath.Join("..", "formats", "energon", "testdata", c))
 				out := filepath.Join(dir, "out.taridx")
 				l := allLoaders()
 				want, err := fold.BuildIndex(ctx, shards, out, fold.IndexOptions{Workers: 2, Contiguous: contiguous, Loaders: l})

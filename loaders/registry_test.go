@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/testing/testutil"
+
 	"github.com/itarconv/itarconv/loaders"
 	_ "github.com/itarconv/itarconv/loaders/all"
 )
@@ -56,7 +58,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s: problems %q, error %v", o, probs, err)
 		}
 	}
-	writeShard(t, shards[1], "s2.jpg", strings.Repeat("2", 700), "s2.cls", "2", "s3.jpg", "three")
+	testutil.WriteShard(t, shards[1], "s2.jpg", strings.Repeat("2", 700), "s2.cls", "2", "s3.jpg", "three")
 	probs, err := loaders.Problems(context.Background(), outs[1])
 	if err != nil || len(probs) != 2 || !strings.Contains(probs[0], `missing "s3.jpg"`) || !strings.Contains(probs[1], `stale "archive"`) {
 		t.Errorf("problems of a changed shard %q, error %v", probs, err)

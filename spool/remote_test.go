@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/itarconv/itarconv/testing/testutil"
+
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -23,12 +25,12 @@ import (
 // Partial gives a copy as it grows.
 func TestSpoolRemote(t *testing.T) {
 	dir := t.TempDir()
-	data := plainData(3 << 20)
+	data := testutil.PlainData(3 << 20)
 	names := []string{"s0.tar", "s1.tar", "s2.tar", "s3.tar", "s4.tar", "s5.tar.gz"}
 	for i, n := range names[:5] {
 		os.WriteFile(filepath.Join(dir, n), data[i*1000:], 0o644)
 	}
-	os.WriteFile(filepath.Join(dir, names[5]), compressWith(t, "gzip", data), 0o644)
+	os.WriteFile(filepath.Join(dir, names[5]), testutil.CompressWith(t, "gzip", data), 0o644)
 	var mu sync.Mutex
 	var opened []string // the shards in the order their copies started
 	files := http.FileServer(http.Dir(dir))
@@ -107,7 +109,7 @@ func TestSpoolRemote(t *testing.T) {
 // copied by parts on several connections, some of them cut mid-way by
 // the server: the copy has every byte.
 func TestSpoolRemoteCut(t *testing.T) {
-	data := plainData(20 << 20) // parts of 8 MiB: three
+	data := testutil.PlainData(20 << 20) // parts of 8 MiB: three
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "s.tar"), data, 0o644)
 	files := http.FileServer(http.Dir(dir))

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/itarconv/itarconv/testing/testutil"
+
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -82,7 +84,7 @@ func TestSpoolCloseCanceled(t *testing.T) {
 	s := New(out, pr)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		pw.Write(compressWith(t, "gzip", plainData(1<<20))[:1000]) // then the stream stalls
+		pw.Write(testutil.CompressWith(t, "gzip", testutil.PlainData(1<<20))[:1000]) // then the stream stalls
 		time.Sleep(50 * time.Millisecond)
 		cancel()
 	}()
@@ -93,7 +95,7 @@ func TestSpoolCloseCanceled(t *testing.T) {
 		t.Errorf("left after a canceled copy: %v", left)
 	}
 	gz := filepath.Join(t.TempDir(), "a.tar.gz")
-	os.WriteFile(gz, compressWith(t, "gzip", plainData(1<<16)), 0o644)
+	os.WriteFile(gz, testutil.CompressWith(t, "gzip", testutil.PlainData(1<<16)), 0o644)
 	s.Close()
 	if _, err := s.Plain(context.Background(), gz); !errors.Is(err, ErrClosed) {
 		t.Errorf("Plain after Close: %v", err)
@@ -140,7 +142,7 @@ func TestSpoolSweepsDeadCopies(t *testing.T) {
 	// Copies are named so: the spool's own is swept by the next run once
 	// this process is gone.
 	gz := filepath.Join(t.TempDir(), "a.tar.gz")
-	os.WriteFile(gz, compressWith(t, "gzip", plainData(1<<16)), 0o644)
+	os.WriteFile(gz, testutil.CompressWith(t, "gzip", testutil.PlainData(1<<16)), 0o644)
 	p, err := s.Plain(context.Background(), gz)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +168,7 @@ func TestSpoolWaitCanceled(t *testing.T) {
 		_, err := s.Plain(first, Stdin)
 		made <- err
 	}()
-	pw.Write(compressWith(t, "gzip", plainData(1<<20))[:1000]) // the first caller is copying; then the stream stalls
+	pw.Write(testutil.CompressWith(t, "gzip", testutil.PlainData(1<<20))[:1000]) // the first caller is copying; then the stream stalls
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	waited := make(chan error, 1)

@@ -5,46 +5,22 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/itarconv/itarconv/testing/testutil"
+
 	"github.com/itarconv/itarconv/formats/compressed"
 )
 
-// plainData is a stand-in for a tar stream: varied enough to compress
-// into several blocks.
-func plainData(n int) []byte {
-	b := make([]byte, n)
-	x := uint32(7)
-	for i := range b {
-		x = x*1664525 + 1013904223
-		b[i] = "abcdefgh\x00tar"[x>>28%12]
-	}
-	return b
-}
-
-// compressWith runs the codec's own command line tool, as users make
-// their shards.
-func compressWith(t *testing.T, tool string, data []byte) []byte {
-	t.Helper()
-	cmd := exec.Command(tool, "-1", "-c")
-	cmd.Stdin = bytes.NewReader(data)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
-	}
-	return out
-}
-
 func TestSpool(t *testing.T) {
 	dir := t.TempDir()
-	data := plainData(2 << 20)
+	data := testutil.PlainData(2 << 20)
 	plain := filepath.Join(dir, "a.tar")
 	gz := filepath.Join(dir, "b.tar.gz")
 	os.WriteFile(plain, data, 0o644)
-	os.WriteFile(gz, compressWith(t, "gzip", data), 0o644)
+	os.WriteFile(gz, testutil.CompressWith(t, "gzip", data), 0o644)
 	if need, err := Needed([]string{plain}); need || err != nil {
 		t.Errorf("Needed(plain) = %v, %v", need, err)
 	}
@@ -52,7 +28,7 @@ func TestSpool(t *testing.T) {
 		t.Errorf("Needed(plain, gzip) = %v, %v", need, err)
 	}
 	out := t.TempDir()
-	s := New(out, bytes.NewReader(compressWith(t, "zstd", data)))
+	s := New(out, bytes.NewReader(testutil.CompressWith(t, "zstd", data)))
 	if p, err := s.Plain(context.Background(), plain); p != plain || err != nil || s.Codec(plain) != compressed.None {
 		t.Errorf("a plain shard is itself: %s, %v", p, err)
 	}
@@ -96,7 +72,7 @@ func TestSpool(t *testing.T) {
 
 func TestSpoolCorruptLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
-	z := compressWith(t, "gzip", plainData(1<<20))
+	z := testutil.CompressWith(t, "gzip", testutil.PlainData(1<<20))
 	bad := filepath.Join(dir, "bad.tar.gz")
 	os.WriteFile(bad, z[:len(z)-100], 0o644)
 	out := t.TempDir()

@@ -6,39 +6,15 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/testing/testutil"
+
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
-
-// plainData is a stand-in for a tar stream: varied enough to compress
-// into several blocks.
-func plainData(n int) []byte {
-	b := make([]byte, n)
-	x := uint32(7)
-	for i := range b {
-		x = x*1664525 + 1013904223
-		b[i] = "abcdefgh\x00tar"[x>>28%12]
-	}
-	return b
-}
-
-// compressWith runs the codec's own command line tool, as users make
-// their shards.
-func compressWith(t *testing.T, tool string, data []byte) []byte {
-	t.Helper()
-	cmd := exec.Command(tool, "-1", "-c")
-	cmd.Stdin = bytes.NewReader(data)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v", tool, err)
-	}
-	return out
-}
 
 var tools = []struct {
 	tool  string
@@ -46,10 +22,10 @@ var tools = []struct {
 }{{"gzip", Gzip}, {"zstd", Zstd}, {"bzip2", Bzip2}, {"xz", Xz}}
 
 func TestDecompressEachCodec(t *testing.T) {
-	data := plainData(1<<20 + 123)
+	data := testutil.PlainData(1<<20 + 123)
 	for _, tt := range tools {
 		t.Run(tt.tool, func(t *testing.T) {
-			z := compressWith(t, tt.tool, data)
+			z := testutil.CompressWith(t, tt.tool, data)
 			if c := Sniff(z); c != tt.codec {
 				t.Fatalf("Sniff = %q, want %q", c, tt.codec)
 			}
@@ -73,14 +49,14 @@ func TestDecompressEachCodec(t *testing.T) {
 // TestDecompressStream: a stream's codec is told by its first bytes, as a
 // file's is; a plain stream is copied as it is, an empty one gives nothing.
 func TestDecompressStream(t *testing.T) {
-	data := plainData(1<<20 + 123)
+	data := testutil.PlainData(1<<20 + 123)
 	for _, tt := range append(tools, struct {
 		tool  string
 		codec Codec
 	}{"", None}) {
 		in := data
 		if tt.tool != "" {
-			in = compressWith(t, tt.tool, data)
+			in = testutil.CompressWith(t, tt.tool, data)
 		}
 		var out bytes.Buffer
 		c, n, err := DecompressStream(context.Background(), "stream", bytes.NewReader(in), &out)
@@ -91,17 +67,17 @@ func TestDecompressStream(t *testing.T) {
 	if c, n, err := DecompressStream(context.Background(), "empty", bytes.NewReader(nil), io.Discard); c != None || n != 0 || err != nil {
 		t.Errorf("empty: %q, %d bytes, %v", c, n, err)
 	}
-	z := compressWith(t, "gzip", data)
+	z := testutil.CompressWith(t, "gzip", data)
 	if _, _, err := DecompressStream(context.Background(), "cut", bytes.NewReader(z[:len(z)/2]), io.Discard); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "cut: compressed offset") {
 		t.Errorf("a cut stream: %v", err)
 	}
 }
 
 func TestDecompressCorrupt(t *testing.T) {
-	data := plainData(1 << 20)
+	data := testutil.PlainData(1 << 20)
 	for _, tt := range tools {
 		t.Run(tt.tool, func(t *testing.T) {
-			z := compressWith(t, tt.tool, data)
+			z := testutil.CompressWith(t, tt.tool, data)
 			path := filepath.Join(t.TempDir(), "x.tar.z")
 			for _, c := range []struct {
 				name  string
@@ -131,7 +107,7 @@ func flip(b []byte, at int) []byte {
 // FuzzDecompress: any bytes either decompress or fail with ErrCorrupt,
 // never a panic or another error.
 func FuzzDecompress(f *testing.F) {
-	data := plainData(4096)
+	data := testutil.PlainData(4096)
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write(data)
@@ -169,8 +145,8 @@ func (l *limited) Write(p []byte) (int, error) {
 // TestGzipPadding: zero bytes after the last gzip member are padding, as
 // gzip takes them; other bytes after the padding are a corrupt stream.
 func TestGzipPadding(t *testing.T) {
-	data := plainData(300 << 10)
-	z := compressWith(t, "gzip", data)
+	data := testutil.PlainData(300 << 10)
+	z := testutil.CompressWith(t, "gzip", data)
 	for _, tt := range []struct {
 		name  string
 		file  []byte
@@ -201,10 +177,10 @@ func TestGzipPadding(t *testing.T) {
 // a missing file is an error naming it.
 func TestDetectFile(t *testing.T) {
 	dir := t.TempDir()
-	data := plainData(4096)
+	data := testutil.PlainData(4096)
 	for _, tt := range tools {
 		p := filepath.Join(dir, "shard-"+tt.tool+".tar") // a misleading name
-		os.WriteFile(p, compressWith(t, tt.tool, data), 0o644)
+		os.WriteFile(p, testutil.CompressWith(t, tt.tool, data), 0o644)
 		if c, err := DetectFile(p); c != tt.codec || err != nil {
 			t.Errorf("%s: %q, %v", tt.tool, c, err)
 		}
@@ -226,8 +202,8 @@ func TestDetectFile(t *testing.T) {
 // writer's, not as a corrupt stream; a canceled context stops the copy;
 // the gzip reader reads member after member through Read as well.
 func TestDecompressWriter(t *testing.T) {
-	data := plainData(1 << 20)
-	z := compressWith(t, "gzip", data)
+	data := testutil.PlainData(1 << 20)
+	z := testutil.CompressWith(t, "gzip", data)
 	full := errors.New("no space left")
 	_, err := Decompress(context.Background(), "a.tar.gz", bytes.NewReader(z), Gzip, failingWriter{full})
 	if !errors.Is(err, full) || errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "a.tar.gz: writing its decompressed bytes") {

@@ -1,10 +1,15 @@
 package testutil
 
 import (
+	"archive/tar"
+	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 )
 
 // conformanceHome is the package whose testdata/conformance holds each
@@ -69,4 +74,76 @@ func NeedTool(t testing.TB, name string) string {
 		t.Skipf("%s is not installed", name)
 	}
 	return p
+}
+
+// PlainData is a stand-in for a tar stream, n bytes long: varied enough to
+// compress into several blocks, the same bytes every time.
+func PlainData(n int) []byte {
+	b := make([]byte, n)
+	x := uint32(7)
+	for i := range b {
+		x = x*1664525 + 1013904223
+		b[i] = "abcdefgh\x00tar"[x>>28%12]
+	}
+	return b
+}
+
+// CompressWith runs a codec's own command line tool (gzip, zstd, bzip2,
+// xz) over data, as users make their shards.
+func CompressWith(t testing.TB, tool string, data []byte) []byte {
+	t.Helper()
+	cmd := exec.Command(tool, "-1", "-c")
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return out
+}
+
+// CopyShards copies the tar shards of a testdata case to a new directory,
+// in name order, and returns it and the copies: tests never write into
+// testdata.
+func CopyShards(t testing.TB, caseDir string) (dir string, shards []string) {
+	t.Helper()
+	dir = t.TempDir()
+	paths, _ := filepath.Glob(filepath.Join(caseDir, "*.tar"))
+	slices.Sort(paths)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.Base(p))
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, dst)
+	}
+	return dir, shards
+}
+
+// WriteShard writes a tar shard of regular files (name, body, name, body,
+// ...) in ustar format, at path unless path is "", and returns its bytes.
+func WriteShard(t testing.TB, path string, files ...string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for i := 0; i < len(files); i += 2 {
+		h := &tar.Header{Name: files[i], Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(files[i+1])),
+			ModTime: time.Unix(1700000000, 0), Format: tar.FormatUSTAR}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write([]byte(files[i+1]))
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if path != "" {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
 }

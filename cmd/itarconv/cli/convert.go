@@ -16,6 +16,7 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 type convertFlags struct {
@@ -170,10 +171,10 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if partitioned {
 		return e.convertTask(ctx, fl, srcs, dst, shardSize, task)
 	}
-	created := missingDirs(dst)
+	created := safefile.MissingDirs(dst)
 	err = e.convert(ctx, fl, srcs, dst, shardSize)
 	if err != nil {
-		removeCreated(created)
+		safefile.RemoveCreated(created)
 	}
 	return err
 }

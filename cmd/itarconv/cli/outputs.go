@@ -3,10 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"unicode"
 )
 
@@ -51,32 +48,4 @@ func checkOverwrite(srcs []string, dst string, fl convertFlags) error {
 		more = fmt.Sprintf(" (and %d more of this output)", len(outs)-1)
 	}
 	return fmt.Errorf("%s%s %w", outs[0], more, ErrOutputExists)
-}
-
-// missingDirs returns the directories of path that do not exist yet,
-// deepest first: what a failed run that created them must remove.
-func missingDirs(path string) []string {
-	var dirs []string
-	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
-		if _, err := os.Lstat(p); err == nil {
-			break
-		}
-		dirs = append(dirs, p)
-		if filepath.Dir(p) == p {
-			break
-		}
-	}
-	return dirs
-}
-
-// removeCreated removes the directories a failed run created, if they are
-// empty (the outputs' own temporaries are gone by then). It removes
-// directories only (rmdir): where the output itself is a file, another
-// run may have put it there meanwhile.
-func removeCreated(dirs []string) {
-	for _, d := range dirs {
-		if syscall.Rmdir(d) != nil {
-			return
-		}
-	}
 }
