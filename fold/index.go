@@ -126,7 +126,7 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 	var sink dataset.Sink = noSink{}
 	tx := &taridxSink{rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: shards}
 	if w != nil {
-		tx.add = w.Add
+		tx.w = w
 		sink = tx
 	}
 	if opts.Loaders != nil {
@@ -142,6 +142,10 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 	}
 	st := &IndexStats{Output: out}
 	if w != nil {
+		if err := w.Tables(); err != nil {
+			w.Abort()
+			return nil, nil, fmt.Errorf("%s: %w", out, err)
+		}
 		st = tx.tally.stats(out, w)
 	}
 	st.Shards = len(shards)
@@ -232,9 +236,11 @@ func (t *indexTally) stats(out string, w *taridx.Writer) *IndexStats {
 }
 
 // taridxSink turns rows of tar shards into TARIDX entries. Prepare decodes
-// names and hashes stems on the workers; Write assigns ids in order.
+// names, hashes stems and encodes the rows on the workers; Write hands
+// them to the writer in order, which numbers extensions and copies them.
 type taridxSink struct {
-	add func(taridx.Entry) error // the writer's Add, or a part's
+	w   *taridx.Writer           // the index, written in batches
+	add func(taridx.Entry) error // or a part's entries, one at a time
 	// fidBase is the fid of the first shard the source scans: a task of
 	// a partitioned run scans a range of the dataset's shards.
 	fidBase    int
@@ -245,6 +251,8 @@ type taridxSink struct {
 
 type preparedEntries struct {
 	entries []taridx.Entry
+	batch   *taridx.Batch // the entries, encoded for s.w
+	bytes   int64
 	skipped []skip
 }
 
@@ -259,6 +267,10 @@ func (s *taridxSink) Prepare(b *dataset.Batch) error {
 		}
 		e.Fid, e.Offset = uint16(s.fidBase+b.Shard), uint64(r.Offset)
 		p.entries = append(p.entries, e)
+		p.bytes += int64(e.Size)
+	}
+	if s.w != nil {
+		p.batch = s.w.Prepare(p.entries)
 	}
 	b.Prep = p
 	return nil
@@ -266,12 +278,22 @@ func (s *taridxSink) Prepare(b *dataset.Batch) error {
 
 func (s *taridxSink) Write(b *dataset.Batch) error {
 	p := b.Prep.(*preparedEntries)
-	for _, e := range p.entries {
-		if err := s.add(e); err != nil {
-			return fmt.Errorf("%s: offset %d: %w", s.shardNames[b.Shard], e.Offset, err)
+	if p.batch != nil {
+		if err := s.w.AddBatch(p.batch); err != nil {
+			var ee *taridx.EntryError
+			if errors.As(err, &ee) {
+				return fmt.Errorf("%s: offset %d: %w", s.shardNames[b.Shard], p.entries[ee.Entry].Offset, err)
+			}
+			return fmt.Errorf("%s: %w", s.shardNames[b.Shard], err)
 		}
-		s.tally.bytes += int64(e.Size)
+	} else {
+		for _, e := range p.entries {
+			if err := s.add(e); err != nil {
+				return fmt.Errorf("%s: offset %d: %w", s.shardNames[b.Shard], e.Offset, err)
+			}
+		}
 	}
+	s.tally.bytes += p.bytes
 	for _, k := range p.skipped {
 		s.tally.skipped(k)
 	}

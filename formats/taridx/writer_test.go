@@ -410,16 +410,18 @@ func TestWriterUnrepresentable(t *testing.T) {
 	tests := []struct {
 		name    string
 		entries []Entry
+		// atClose: the crash table is known only once every stem is in.
+		atClose bool
 	}{
-		{"newline in extension", []Entry{{Stem: "a", Ext: "j\npg", KeyHash: 1}}},
+		{"newline in extension", []Entry{{Stem: "a", Ext: "j\npg", KeyHash: 1}}, false},
 		{"newline in extension after others", []Entry{
 			{Stem: "a", Ext: "jpg", KeyHash: 1},
 			{Stem: "a", Ext: "\n", KeyHash: 1},
-		}},
+		}, false},
 		{"newline in crash stem", []Entry{
 			{Stem: "a", Ext: "jpg", KeyHash: 1},
 			{Stem: "b\n", Ext: "jpg", KeyHash: 1},
-		}},
+		}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -440,6 +442,12 @@ func TestWriterUnrepresentable(t *testing.T) {
 				}
 			}
 			err = w.Add(tt.entries[last])
+			if tt.atClose {
+				if err != nil {
+					t.Fatalf("Add: %v", err)
+				}
+				err = w.Tables()
+			}
 			if !errors.Is(err, ErrUnrepresentable) {
 				t.Fatalf("Add: %v, want ErrUnrepresentable", err)
 			}
