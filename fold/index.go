@@ -29,6 +29,20 @@ type IndexOptions struct {
 	// as soon as it is read; what spans the dataset when the caller
 	// finishes them, after every fold of the dataset is indexed.
 	Loaders LoaderIndexes
+	// Memory bounds what the TARIDX writer holds of the members until the
+	// end (rows, and stems for its tables): past it they spill to
+	// temporary files beside the output. 0: taridx's defaults (48 MiB).
+	Memory int64
+}
+
+// writerOptions gives the TARIDX writer a quarter of the memory budget
+// for rows and half for stems (the rest is the scan's).
+func (o IndexOptions) writerOptions() taridx.WriterOptions {
+	w := taridx.WriterOptions{Contiguous: o.Contiguous}
+	if o.Memory > 0 {
+		w.SpoolMemory, w.StemMemory = int(max(o.Memory/4, 1<<20)), int(max(o.Memory/2, 1<<20))
+	}
+	return w
 }
 
 // IndexStats describes a finished index.
@@ -115,7 +129,7 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 			return nil, nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d: %w", len(shards), taridx.MaxShards, ErrTooManyShards)
 		}
 		var err error
-		if w, err = taridx.Create(out, taridx.WriterOptions{Contiguous: opts.Contiguous}); err != nil {
+		if w, err = taridx.Create(out, opts.writerOptions()); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/itarconv/itarconv/dataset"
@@ -116,19 +117,21 @@ func MergeIndexParts(ctx context.Context, shards []string, parts []string, out s
 		}
 	}
 	if out != "" {
-		w, err := taridx.Create(out, taridx.WriterOptions{Contiguous: opts.Contiguous})
+		w, err := taridx.Create(out, opts.writerOptions())
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range parts {
-			if err := ctx.Err(); err != nil {
-				w.Abort()
-				return nil, err
-			}
-			if err := replayEntries(filepath.Join(p, entriesFile), len(shards), w.Add); err != nil {
-				w.Abort()
-				return nil, err
-			}
+		paths := make([]string, len(parts))
+		for i, p := range parts {
+			paths[i] = filepath.Join(p, entriesFile)
+		}
+		if err := replayParts(ctx, paths, len(shards), w, opts.Workers); err != nil {
+			w.Abort()
+			return nil, err
+		}
+		if err := w.Tables(); err != nil {
+			w.Abort()
+			return nil, fmt.Errorf("%s: %w", out, err)
 		}
 		ws := (&indexTally{}).stats(out, w)
 		st.Rows, st.Stems, st.Exts, st.Crash, st.Contiguous = ws.Rows, ws.Stems, ws.Exts, ws.Crash, ws.Contiguous
@@ -253,6 +256,82 @@ func (r *entryRecorder) close() error {
 
 // replayEntries reads an entries file and hands each entry to add, its
 // fid checked against the number of shards.
+// replayParts adds the entries of the parts' entries files to w, in
+// order. Up to workers parts at a time are decoded and their batches
+// prepared (taridx.Writer.Prepare) on goroutines of their own, a few
+// batches ahead, while this goroutine adds them part after part: the
+// merge costs a copy of the rows, not a pass over every entry, in order.
+func replayParts(ctx context.Context, paths []string, shards int, w *taridx.Writer, workers int) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	type replay struct {
+		batches chan *taridx.Batch
+		err     error // set before batches closes
+	}
+	replays := make([]*replay, len(paths))
+	start := func(i int) {
+		r := &replay{batches: make(chan *taridx.Batch, 4)}
+		replays[i] = r
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(r.batches)
+			r.err = prepareEntries(ctx, paths[i], shards, w, r.batches)
+		}()
+	}
+	workers = max(workers, 1)
+	for i := range min(workers, len(paths)) {
+		start(i)
+	}
+	for i, path := range paths {
+		r := replays[i]
+		for b := range r.batches {
+			if err := w.AddBatch(b); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		if r.err != nil {
+			return r.err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if i+workers < len(paths) {
+			start(i + workers)
+		}
+	}
+	return nil
+}
+
+// prepareEntries decodes the entries file at path into batches for w.
+func prepareEntries(ctx context.Context, path string, shards int, w *taridx.Writer, out chan<- *taridx.Batch) error {
+	const batch = 4096
+	entries := make([]taridx.Entry, 0, batch)
+	send := func() error {
+		b := w.Prepare(entries)
+		entries = entries[:0] // Prepare keeps none of them
+		select {
+		case out <- b:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	err := replayEntries(path, shards, func(e taridx.Entry) error {
+		entries = append(entries, e)
+		if len(entries) == batch {
+			return send()
+		}
+		return nil
+	})
+	if err == nil && len(entries) > 0 {
+		err = send()
+	}
+	return err
+}
+
 func replayEntries(path string, shards int, add func(taridx.Entry) error) error {
 	f, err := os.Open(path)
 	if err != nil {

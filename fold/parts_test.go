@@ -170,3 +170,69 @@ func FuzzEntries(f *testing.F) {
 		}
 	})
 }
+
+// TestMergePartsParallel: parts replayed several at a time give the
+// bytes and figures of one run; a canceled merge writes nothing.
+func TestMergePartsParallel(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var shards []string
+	for k := range 7 {
+		var files []string
+		for i := range 300 {
+			// Samples span shards: the stems of one come back in the next.
+			s := (k*300 + i) / 3
+			files = append(files, fmt.Sprintf("d%d/s%05d.%s", s%4, s, []string{"jpg", "cls", "json"}[i%3]), "x")
+		}
+		if k == 5 {
+			files = append(files, "late.webp", "y") // an extension first seen late
+		}
+		path := filepath.Join(dir, fmt.Sprintf("shard-%d.tar", k))
+		testutil.WriteShard(t, path, files...)
+		shards = append(shards, path)
+	}
+	out := filepath.Join(dir, "out.taridx")
+	one, err := BuildIndex(ctx, shards, out, IndexOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(out)
+	var parts []string
+	for k := range len(shards) {
+		part := t.TempDir()
+		if _, err := IndexPart(ctx, shards, k, k+1, true, part, IndexOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, part)
+	}
+	for _, opts := range []IndexOptions{{Workers: 1}, {Workers: 3}, {Workers: 8}} {
+		st, err := MergeIndexParts(ctx, shards, parts, out, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("workers %d: merged index differs from one run's", opts.Workers)
+		}
+		if st.Rows != one.Rows || st.Stems != one.Stems || fmt.Sprint(st.Exts) != fmt.Sprint(one.Exts) || st.Contiguous != one.Contiguous {
+			t.Errorf("figures %+v, want %+v", st, one)
+		}
+		os.Remove(out)
+	}
+	// A canceled merge writes nothing.
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := MergeIndexParts(canceled, shards, parts, out, IndexOptions{Workers: 2}); !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled merge: %v", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("canceled merge left %s: %v", out, err)
+	}
+}

@@ -41,7 +41,7 @@ type WriterOptions struct {
 	SpoolMemory int
 	// StemMemory is how many bytes of stem records and stems are kept in
 	// memory before they spill, as sorted runs, to temporary files beside
-	// the output (default 64 MiB): the writer's memory does not grow with
+	// the output (default 32 MiB): the writer's memory does not grow with
 	// the number of stems.
 	StemMemory int
 }
@@ -137,7 +137,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		opts.SpoolMemory = 16 << 20
 	}
 	if opts.StemMemory <= 0 {
-		opts.StemMemory = 64 << 20
+		opts.StemMemory = 32 << 20
 	}
 	return &Writer{
 		out:    out,
