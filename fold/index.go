@@ -40,7 +40,7 @@ type IndexOptions struct {
 func (o IndexOptions) writerOptions() taridx.WriterOptions {
 	w := taridx.WriterOptions{Contiguous: o.Contiguous}
 	if o.Memory > 0 {
-		w.SpoolMemory, w.StemMemory = int(max(o.Memory/4, 1<<20)), int(max(o.Memory/2, 1<<20))
+		w.SpoolMemory, w.StemMemory = int(max(o.Memory/4, 4096)), int(max(o.Memory/2, 4096))
 	}
 	return w
 }

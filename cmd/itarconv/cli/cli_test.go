@@ -125,11 +125,13 @@ func TestIndexJSON(t *testing.T) {
 func TestIndexWorkersDeterministic(t *testing.T) {
 	dir, _ := writeShards(t, 7, 300)
 	var outs [][]byte
-	for _, w := range []string{"1", "2", "5"} {
+	// The last run spills its rows beside the output past --memory.
+	for _, flags := range [][]string{{"--workers", "1"}, {"--workers", "2"}, {"--workers", "5", "--memory", "16KiB"}} {
 		out := filepath.Join(t.TempDir(), "x.taridx")
 		shards, _ := filepath.Glob(filepath.Join(dir, "*.tar"))
-		if code, _, stderr := run(t, "index", "-q", "--workers", w, "-o", out, shards[0], shards[1], shards[2], shards[3], shards[4], shards[5], shards[6]); code != 0 {
-			t.Fatalf("workers %s: exit %d: %s", w, code, stderr)
+		args := append(append([]string{"index", "-q"}, flags...), "-o", out)
+		if code, _, stderr := run(t, append(args, shards...)...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", flags, code, stderr)
 		}
 		b, _ := os.ReadFile(out)
 		outs = append(outs, b)
@@ -157,6 +159,7 @@ func TestUsageErrors(t *testing.T) {
 		{"index", "--fold", "train", shard},                  // --fold is for a directory
 		{"index", "-o", "x.taridx", dir},                     // -o is for files
 		{"index", "--workers", "0", dir},
+		{"index", "--memory", "lots", dir},
 		{"index", "--read-strategy", "mapped", dir},
 		{"cat", dir},
 		{"inspect"},

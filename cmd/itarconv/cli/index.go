@@ -313,6 +313,7 @@ func shellQuote(s string) string {
 
 func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	opts, set, withTARIDX, err := indexSetup(fl)
+	opts.Memory = e.memory
 	if err != nil {
 		return err
 	}

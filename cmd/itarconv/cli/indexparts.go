@@ -108,6 +108,7 @@ func mergeIndex(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) 
 		return nil, fmt.Errorf("%s: the options of its index run: %w: %w", set.Dir, partition.ErrParts, err)
 	}
 	opts, loaderSet, withTARIDX, err := indexSetup(po.flags(fl.workers))
+	opts.Memory = e.memory
 	if err != nil {
 		return nil, fmt.Errorf("%s: the options of its index run: %w", set.Dir, err)
 	}

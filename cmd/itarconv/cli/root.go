@@ -64,6 +64,10 @@ type env struct {
 	// storeSignedURLs lets URLs with a signature or token in their query
 	// into the files we keep.
 	storeSignedURLs bool
+	// memory is --memory: what a command holds of the members until the
+	// end, past which it spills beside its output (0: each part's own).
+	memory     int64
+	memoryFlag string
 }
 
 // client is the run's remote client (the default one before the flags
@@ -155,9 +159,18 @@ verifies members through them.`,
 		"write URLs whose query carries a signature or token (presigned URLs) into the files an index run keeps (manifests, loader indexes); without it they are refused there")
 	root.PersistentFlags().IntVar(&e.connections, "connections", remote.DefaultConnections,
 		"requests in flight at once to remote shards (http://, https://, s3://), across all of them")
+	root.PersistentFlags().StringVar(&e.memoryFlag, "memory", "",
+		"memory for what a command keeps of every member until the end (index rows and stems, a conversion's tables), such as 512MiB; past it, sorted runs spill to temporary files beside the output (default: about 64 MiB)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if e.connections < 1 {
 			return usagef("--connections must be at least 1")
+		}
+		if e.memoryFlag != "" {
+			m, err := parseSize(e.memoryFlag)
+			if err != nil {
+				return usagef("--memory: %v", err)
+			}
+			e.memory = m
 		}
 		// One client for the run: its bound is on the requests of all
 		// its shards together.
