@@ -3,6 +3,7 @@ package taridx
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,7 @@ func FuzzParse(f *testing.F) {
 		if !bytes.Equal(in, data) {
 			t.Fatal("Parse modified its input")
 		}
+		checkOpenFile(t, data, x, err)
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) {
@@ -99,4 +101,47 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("re-encoded index differs from the input\n got %x\nwant %x", out, data)
 		}
 	})
+}
+
+// checkOpenFile: OpenFile and ReadRows, a range at a time, accept what
+// Parse accepts, with the same rows, and refuse what it refuses, with the
+// same error (the path aside).
+func checkOpenFile(t *testing.T, data []byte, x *Index, parseErr error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "fuzz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var rows []Row
+	f, err := OpenFile(path)
+	if err == nil {
+		defer f.Close()
+		dst := make([]Row, 3)
+		for i := 0; i < f.Len(); {
+			n, rerr := f.ReadRows(i, dst, nil)
+			if rerr != nil {
+				err = rerr
+				break
+			}
+			rows = append(rows, dst[:n]...)
+			i += n
+		}
+	}
+	same := func(a, b error) bool {
+		return strings.ReplaceAll(fmt.Sprint(a), path, "fuzz") == fmt.Sprint(b)
+	}
+	if (err == nil) != (parseErr == nil) || err != nil && !same(err, parseErr) {
+		t.Fatalf("OpenFile/ReadRows: %v; Parse: %v", err, parseErr)
+	}
+	if x == nil {
+		return
+	}
+	if f.Header != x.Header || len(rows) != x.Len() || fmt.Sprint(f.Exts, f.CrashStems) != fmt.Sprint(x.Exts, x.CrashStems) {
+		t.Fatalf("OpenFile: header %+v, %d rows; Parse: %+v, %d rows", f.Header, len(rows), x.Header, x.Len())
+	}
+	for i, r := range rows {
+		if r != x.Row(i) {
+			t.Fatalf("row %d: %+v, Parse %+v", i, r, x.Row(i))
+		}
+	}
 }

@@ -108,54 +108,81 @@ func Read(name string, r io.Reader) (*Index, error) {
 // every row's extension and crash ids exist. The reserved bytes and unknown
 // flag bits are ignored, as the format requires.
 func Parse(name string, data []byte) (*Index, error) {
-	fail := func(off int64, kind error, format string, args ...any) error {
-		return &Error{Path: name, Offset: off, Err: kind, Detail: fmt.Sprintf(format, args...)}
+	h, err := checkHeader(name, data, uint64(len(data)))
+	if err != nil {
+		return nil, err
 	}
-	size := uint64(len(data))
-	if size < HeaderSize {
-		return nil, fail(0, ErrFormat, "file of %d bytes is shorter than the %d-byte header", size, HeaderSize)
+	exts, crash, err := checkTables(name, h, data[HeaderSize:h.OffArr])
+	if err != nil {
+		return nil, err
+	}
+	x := &Index{Path: name, Header: h, Exts: exts, CrashStems: crash, rows: data[h.OffArr:]}
+	for i, n := 0, x.Len(); i < n; i++ {
+		if err := checkRow(name, h, i, x.Row(i)); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// checkHeader decodes and checks the header at the start of data, the
+// first bytes of a file of size bytes.
+func checkHeader(name string, data []byte, size uint64) (Header, error) {
+	fail := func(off int64, kind error, format string, args ...any) (Header, error) {
+		return Header{}, &Error{Path: name, Offset: off, Err: kind, Detail: fmt.Sprintf(format, args...)}
+	}
+	if size < HeaderSize || len(data) < HeaderSize {
+		return fail(0, ErrFormat, "file of %d bytes is shorter than the %d-byte header", size, HeaderSize)
 	}
 	if !bytes.Equal(data[:8], []byte(Magic+"\x00\x00")) {
-		return nil, fail(0, ErrFormat, "bad magic %q", data[:8])
+		return fail(0, ErrFormat, "bad magic %q", data[:8])
 	}
 	h := decodeHeader(data)
 	switch {
 	case h.Major != Major:
-		return nil, fail(8, ErrVersion, "major version %d (this reader knows %d)", h.Major, Major)
+		return fail(8, ErrVersion, "major version %d (this reader knows %d)", h.Major, Major)
 	case h.HdrSize != HeaderSize:
-		return nil, fail(14, ErrFormat, "hdr_size %d, want %d", h.HdrSize, HeaderSize)
+		return fail(14, ErrFormat, "hdr_size %d, want %d", h.HdrSize, HeaderSize)
 	case h.RecSize != RecordSize:
-		return nil, fail(12, ErrFormat, "rec_size %d, want %d", h.RecSize, RecordSize)
+		return fail(12, ErrFormat, "rec_size %d, want %d", h.RecSize, RecordSize)
 	case h.OffCrash < HeaderSize:
-		return nil, fail(40, ErrCorrupt, "off_crash %d is inside the header", h.OffCrash)
+		return fail(40, ErrCorrupt, "off_crash %d is inside the header", h.OffCrash)
 	case h.OffArr < h.OffCrash:
-		return nil, fail(48, ErrCorrupt, "off_arr %d is before off_crash %d", h.OffArr, h.OffCrash)
+		return fail(48, ErrCorrupt, "off_arr %d is before off_crash %d", h.OffArr, h.OffCrash)
 	case h.OffArr > size:
-		return nil, fail(48, ErrCorrupt, "off_arr %d is past the end of the file (%d bytes)", h.OffArr, size)
+		return fail(48, ErrCorrupt, "off_arr %d is past the end of the file (%d bytes)", h.OffArr, size)
 	case (size-h.OffArr)%RecordSize != 0:
-		return nil, fail(int64(h.OffArr), ErrCorrupt, "row region of %d bytes is not a whole number of %d-byte rows", size-h.OffArr, RecordSize)
+		return fail(int64(h.OffArr), ErrCorrupt, "row region of %d bytes is not a whole number of %d-byte rows", size-h.OffArr, RecordSize)
 	case (size-h.OffArr)/RecordSize != h.NRows:
-		return nil, fail(24, ErrCorrupt, "n_rows is %d but the file holds %d rows", h.NRows, (size-h.OffArr)/RecordSize)
+		return fail(24, ErrCorrupt, "n_rows is %d but the file holds %d rows", h.NRows, (size-h.OffArr)/RecordSize)
 	}
-	exts, err := splitBlock(data[HeaderSize:h.OffCrash], int(h.NExt))
+	return h, nil
+}
+
+// checkTables splits and checks the extension and crash-stem blocks,
+// tables being the bytes from the header's end to the rows.
+func checkTables(name string, h Header, tables []byte) (exts, crash []string, err error) {
+	exts, err = splitBlock(tables[:h.OffCrash-HeaderSize], int(h.NExt))
 	if err != nil {
-		return nil, fail(HeaderSize, ErrCorrupt, "extension block: n_ext is %d: %v", h.NExt, err)
+		return nil, nil, &Error{Path: name, Offset: HeaderSize, Err: ErrCorrupt, Detail: fmt.Sprintf("extension block: n_ext is %d: %v", h.NExt, err)}
 	}
-	crash, err := splitBlock(data[h.OffCrash:h.OffArr], int(h.NCrash))
+	crash, err = splitBlock(tables[h.OffCrash-HeaderSize:], int(h.NCrash))
 	if err != nil {
-		return nil, fail(int64(h.OffCrash), ErrCorrupt, "crash-stem block: n_crash is %d: %v", h.NCrash, err)
+		return nil, nil, &Error{Path: name, Offset: int64(h.OffCrash), Err: ErrCorrupt, Detail: fmt.Sprintf("crash-stem block: n_crash is %d: %v", h.NCrash, err)}
 	}
-	x := &Index{Path: name, Header: h, Exts: exts, CrashStems: crash, rows: data[h.OffArr:]}
-	for i, n := 0, x.Len(); i < n; i++ {
-		r := x.Row(i)
-		if uint32(r.ExtID) >= h.NExt {
-			return nil, fail(int64(h.OffArr)+int64(i)*RecordSize+18, ErrCorrupt, "row %d: extid %d, but n_ext is %d", i, r.ExtID, h.NExt)
-		}
-		if r.CrashID > h.NCrash {
-			return nil, fail(int64(h.OffArr)+int64(i)*RecordSize+20, ErrCorrupt, "row %d: crashid %d, but n_crash is %d", i, r.CrashID, h.NCrash)
-		}
+	return exts, crash, nil
+}
+
+// checkRow checks that row i's ids exist in the tables.
+func checkRow(name string, h Header, i int, r Row) error {
+	at := int64(h.OffArr) + int64(i)*RecordSize
+	if uint32(r.ExtID) >= h.NExt {
+		return &Error{Path: name, Offset: at + 18, Err: ErrCorrupt, Detail: fmt.Sprintf("row %d: extid %d, but n_ext is %d", i, r.ExtID, h.NExt)}
 	}
-	return x, nil
+	if r.CrashID > h.NCrash {
+		return &Error{Path: name, Offset: at + 20, Err: ErrCorrupt, Detail: fmt.Sprintf("row %d: crashid %d, but n_crash is %d", i, r.CrashID, h.NCrash)}
+	}
+	return nil
 }
 
 // splitBlock splits a text block into exactly n newline-separated entries.
