@@ -34,8 +34,11 @@ var errNoShards = fmt.Errorf("no shards found for the index: %w", fs.ErrNotExist
 
 // Fold is an index and the shards its fids address.
 type Fold struct {
-	Name   string
+	Name string
+	// Index is the index, in memory; nil for a fold of OpenAllRows,
+	// whose rows stay in the file until Verify reads them.
 	Index  *taridx.Index
+	rows   *taridx.File
 	Shards []string // paths, by fid
 	// Sizes, from the index's manifest, are the shards' sizes when
 	// indexed (nil without a manifest): Verify reports a shard whose size
@@ -51,12 +54,21 @@ type Fold struct {
 // <fold>_<suffix>.tar files beside the index (glzn's rule), else the shards
 // beside it that shardset.Discover groups into a fold of the index's name.
 func Open(indexPath string, shards []string) (*Fold, error) {
-	x, err := taridx.ReadFile(indexPath)
+	return open(indexPath, shards, false)
+}
+
+func open(indexPath string, shards []string, rowsInFile bool) (*Fold, error) {
+	name := strings.TrimSuffix(filepath.Base(indexPath), ".taridx")
+	f := &Fold{Name: name, Shards: shards}
+	var err error
+	if rowsInFile {
+		f.rows, err = taridx.OpenFile(indexPath)
+	} else {
+		f.Index, err = taridx.ReadFile(indexPath)
+	}
 	if err != nil {
 		return nil, err
 	}
-	name := strings.TrimSuffix(filepath.Base(indexPath), ".taridx")
-	f := &Fold{Name: name, Index: x, Shards: shards}
 	if len(shards) > 0 {
 		return f, nil
 	}
@@ -105,12 +117,23 @@ func allTar(paths []string) bool {
 // OpenAll opens the folds named by path: an index file, or a directory
 // (every index in it, or only the fold named).
 func OpenAll(path, foldName string, shards []string) ([]*Fold, error) {
+	return openAll(path, foldName, shards, false)
+}
+
+// OpenAllRows is OpenAll for Verify: each index's header and tables are
+// read, its rows left in the file, which Verify reads a range at a time,
+// so that memory does not grow with the rows. Such a fold's Index is nil.
+func OpenAllRows(path, foldName string, shards []string) ([]*Fold, error) {
+	return openAll(path, foldName, shards, true)
+}
+
+func openAll(path, foldName string, shards []string, rowsInFile bool) ([]*Fold, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsDir() {
-		f, err := Open(path, shards)
+		f, err := open(path, shards, rowsInFile)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +149,7 @@ func OpenAll(path, foldName string, shards []string) ([]*Fold, error) {
 		if !ok || e.IsDir() || strings.HasPrefix(name, ".") || foldName != "" && name != foldName {
 			continue
 		}
-		f, err := Open(filepath.Join(path, e.Name()), nil)
+		f, err := open(filepath.Join(path, e.Name()), nil, rowsInFile)
 		if errors.Is(err, errNoShards) && foldName == "" {
 			continue // an index whose fold is not here: as a directory of other folds
 		}

@@ -198,22 +198,55 @@ func TestVerifyCoversShards(t *testing.T) {
 			}
 			indexDir(t, dir, shards, IndexOptions{CompatGLZN: tc.compat})
 			tc.change(t, dir, shards)
-			f, err := Open(filepath.Join(dir, "train.taridx"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err := f.Verify(context.Background(), VerifyOptions{Data: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := problems(rep)
-			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
-			}
-			if rep.OK() != (len(tc.want) == 0) || rep.ExtraMembers != tc.extra || rep.ExtraShards != tc.shards || rep.Compat != tc.compat {
-				t.Errorf("report: ok %v, %d extra members, %d extra shards, compat %v", rep.OK(), rep.ExtraMembers, rep.ExtraShards, rep.Compat)
+			// The index in memory, and its rows left in the file.
+			for _, rowsInFile := range []bool{false, true} {
+				f, err := open(filepath.Join(dir, "train.taridx"), nil, rowsInFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep, err := f.Verify(context.Background(), VerifyOptions{Data: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := problems(rep)
+				if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+					t.Errorf("rows in file %v: problems:\n%s\nwant:\n%s", rowsInFile, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+				}
+				if rep.OK() != (len(tc.want) == 0) || rep.ExtraMembers != tc.extra || rep.ExtraShards != tc.shards || rep.Compat != tc.compat {
+					t.Errorf("rows in file %v: report: ok %v, %d extra members, %d extra shards, compat %v", rowsInFile, rep.OK(), rep.ExtraMembers, rep.ExtraShards, rep.Compat)
+				}
 			}
 		})
+	}
+}
+
+// TestVerifyRowsInFile: Verify reads an index whose rows stay in the
+// file a range at a time when they come in shard order, falls back to
+// memory when they do not (a contiguous index), and reports alike.
+func TestVerifyRowsInFile(t *testing.T) {
+	for _, contiguous := range []bool{false, true} {
+		dir := t.TempDir()
+		shards := sampleShards(t, dir, "train", 3, 5)
+		indexDir(t, dir, shards, IndexOptions{Contiguous: contiguous})
+		appendTar(t, shards[1], []member{{name: "late.jpg", body: []byte("late")}})
+		var reports []string
+		for _, rowsInFile := range []bool{false, true} {
+			f, err := open(filepath.Join(dir, "train.taridx"), nil, rowsInFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := f.Verify(context.Background(), VerifyOptions{Data: true, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (f.Index != nil) != (contiguous || !rowsInFile) {
+				t.Errorf("contiguous %v, rows in file %v: index loaded %v", contiguous, rowsInFile, f.Index != nil)
+			}
+			reports = append(reports, fmt.Sprintf("%d rows, %d data bytes, problems %q", rep.Rows, rep.DataBytes, problems(rep)))
+		}
+		if reports[0] != reports[1] || !strings.Contains(reports[0], "late.jpg") || !strings.HasPrefix(reports[0], "30 rows") {
+			t.Errorf("contiguous %v: reports\n%s\n%s", contiguous, reports[0], reports[1])
+		}
 	}
 }
 

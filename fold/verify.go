@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/itarconv/itarconv/formats/tarfile"
@@ -193,16 +195,177 @@ type shardCheck struct {
 // with its rows sorted by offset: memory grows with the index, not with
 // the shards' headers.
 func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) {
-	rep := &Report{Fold: f.Name, Index: f.Index.Path, Rows: f.Index.Len(), Shards: len(f.Shards)}
+	if f.Index == nil {
+		rep, err := f.verifyRows(ctx, opts)
+		if !errors.Is(err, errOutOfOrder) {
+			return rep, err
+		}
+		// Rows not in shard and offset order (a --contiguous index):
+		// grouped by shard in memory.
+		if f.Index, err = taridx.ReadFile(f.rows.Path); err != nil {
+			return nil, err
+		}
+	}
 	nShards := len(f.Shards)
 	rows, start := f.byShard(nShards)
 	lastFid := -1
-	if n := len(rows); n > 0 {
-		for i := 0; i < n; i++ {
-			lastFid = max(lastFid, int(f.Index.Row(i).Fid))
+	for i := 0; i < len(rows); i++ {
+		lastFid = max(lastFid, int(f.Index.Row(i).Fid))
+	}
+	rep, err := f.verifyShards(ctx, opts, func(fid int) shardRows {
+		return memRows{f.Index, rows[start[fid]:start[fid+1]]}
+	}, lastFid)
+	if err != nil {
+		return nil, err
+	}
+	// Rows of shards the fold lacks.
+	for _, i := range rows[start[nShards]:] {
+		rep.Problems = append(rep.Problems, missingShard(f.Index.Row(int(i)), int(i), nShards))
+	}
+	return rep, nil
+}
+
+// errOutOfOrder: the rows of an index in its file are not in shard and
+// offset order, so that a shard's rows are not one range of them.
+var errOutOfOrder = errors.New("rows not in shard and offset order")
+
+// verifyRows is Verify over an index whose rows stay in the file: when
+// they come in shard and offset order (as an index that was not made
+// --contiguous has them), each shard's rows are a range, found by binary
+// search, which its worker reads a buffer at a time.
+func (f *Fold) verifyRows(ctx context.Context, opts VerifyOptions) (*Report, error) {
+	x := f.rows
+	nShards := len(f.Shards)
+	one := make([]taridx.Row, 1)
+	var searchErr error
+	fidAt := func(i int) int {
+		if _, err := x.ReadRows(i, one, nil); err != nil && searchErr == nil {
+			searchErr = err
+		}
+		return int(one[0].Fid)
+	}
+	start := make([]int, nShards+2)
+	for s := 0; s <= nShards; s++ {
+		start[s] = sort.Search(x.Len(), func(i int) bool { return fidAt(i) >= s })
+	}
+	start[nShards+1] = x.Len()
+	if searchErr != nil {
+		return nil, searchErr
+	}
+	lastFid := -1
+	if x.Len() > 0 {
+		lastFid = fidAt(x.Len() - 1)
+	}
+	rep, err := f.verifyShards(ctx, opts, func(fid int) shardRows {
+		return &fileRows{x: x, fid: fid, lo: start[fid], n: start[fid+1] - start[fid]}
+	}, lastFid)
+	if err != nil {
+		return nil, err
+	}
+	// Rows of shards the fold lacks.
+	rest := &fileRows{x: x, fid: -1, lo: start[nShards], n: x.Len() - start[nShards]}
+	for k := range rest.n {
+		r, i, err := rest.row(k)
+		if err != nil {
+			return nil, err
+		}
+		if int(r.Fid) < nShards {
+			return nil, errOutOfOrder
+		}
+		rep.Problems = append(rep.Problems, missingShard(r, i, nShards))
+	}
+	return rep, nil
+}
+
+func missingShard(r taridx.Row, i, nShards int) Problem {
+	return Problem{Kind: ProblemRow, Shard: "(missing)", Fid: int(r.Fid), Row: i, Offset: r.Offset,
+		What: fmt.Sprintf("fid %d, but the fold has %d shards", r.Fid, nShards)}
+}
+
+// shardRows are the rows of one shard, in offset order (row number among
+// equals).
+type shardRows interface {
+	len() int
+	// row returns the k-th row and its number in the index.
+	row(k int) (taridx.Row, int, error)
+}
+
+// memRows are a shard's rows in an index in memory, by number.
+type memRows struct {
+	x    *taridx.Index
+	rows []uint32
+}
+
+func (m memRows) len() int { return len(m.rows) }
+func (m memRows) row(k int) (taridx.Row, int, error) {
+	return m.x.Row(int(m.rows[k])), int(m.rows[k]), nil
+}
+
+// fileRows are a range of an index's rows in its file (lo, n rows), read
+// a buffer at a time, and checked to be fid's (unless fid < 0) and in
+// offset order as they are read in order.
+type fileRows struct {
+	x      *taridx.File
+	fid    int
+	lo, n  int
+	buf    []taridx.Row
+	raw    []byte
+	at     int // the row buf[0] is
+	next   int // rows before next are checked
+	lastOf uint64
+}
+
+func (r *fileRows) len() int { return r.n }
+
+func (r *fileRows) row(k int) (taridx.Row, int, error) {
+	if k < r.at || k >= r.at+len(r.buf) {
+		if err := r.load(k); err != nil {
+			return taridx.Row{}, 0, err
 		}
 	}
+	return r.buf[k-r.at], r.lo + k, nil
+}
 
+func (r *fileRows) load(k int) error {
+	if r.buf == nil {
+		r.buf = make([]taridx.Row, 4096)
+	}
+	n, err := r.x.ReadRows(r.lo+k, r.buf[:cap(r.buf)], r.raw)
+	if err != nil {
+		return err
+	}
+	r.buf, r.at = r.buf[:min(n, r.n-k)], k
+	if k > r.next {
+		return nil // checked when read in order
+	}
+	for j := r.next - k; j < len(r.buf); j++ {
+		row := r.buf[j]
+		if r.fid >= 0 && (int(row.Fid) != r.fid || row.Offset < r.lastOf) {
+			return errOutOfOrder
+		}
+		r.lastOf = row.Offset
+	}
+	r.next = max(r.next, k+len(r.buf))
+	return nil
+}
+
+// checkAll reads the rows not read in order yet.
+func (r *fileRows) checkAll() error {
+	for r.next < r.n {
+		if err := r.load(r.next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyShards checks each shard against its rows on opts.Workers
+// workers, then the shards' sizes against the manifest, and reports.
+// lastFid is the largest fid of a row.
+func (f *Fold) verifyShards(ctx context.Context, opts VerifyOptions, rowsOf func(fid int) shardRows, lastFid int) (*Report, error) {
+	indexPath, nRows := f.indexPath()
+	rep := &Report{Fold: f.Name, Index: indexPath, Rows: nRows, Shards: len(f.Shards)}
+	nShards := len(f.Shards)
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 2
@@ -220,13 +383,18 @@ func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) 
 				errs[fid] = err
 				return
 			}
-			checks[fid] = f.verifyShard(ctx, fid, rows[start[fid]:start[fid+1]], opts)
+			checks[fid], errs[fid] = f.verifyShard(ctx, fid, rowsOf(fid), opts)
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	if err := errors.Join(errs...); err != nil {
+		if errors.Is(err, errOutOfOrder) {
+			return nil, errOutOfOrder
+		}
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, c := range checks {
@@ -243,10 +411,10 @@ func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) 
 		size, etag, err := nowSizes[fid], nowETags[fid], nowErrs[fid]
 		if err == nil && size != want {
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemShardSize, Shard: filepath.Base(f.Shards[fid]), Fid: fid, Row: -1,
-				What: fmt.Sprintf("%d bytes, but %d when indexed (manifest %s)", size, want, filepath.Base(ManifestPath(f.Index.Path)))})
+				What: fmt.Sprintf("%d bytes, but %d when indexed (manifest %s)", size, want, filepath.Base(ManifestPath(indexPath)))})
 		} else if err == nil && fid < len(f.ETags) && f.ETags[fid] != "" && etag != f.ETags[fid] {
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemShardSize, Shard: filepath.Base(f.Shards[fid]), Fid: fid, Row: -1,
-				What: fmt.Sprintf("ETag %s, but %s when indexed (manifest %s)", etag, f.ETags[fid], filepath.Base(ManifestPath(f.Index.Path)))})
+				What: fmt.Sprintf("ETag %s, but %s when indexed (manifest %s)", etag, f.ETags[fid], filepath.Base(ManifestPath(indexPath)))})
 		}
 	}
 	for fid, c := range checks {
@@ -279,24 +447,33 @@ func (f *Fold) Verify(ctx context.Context, opts VerifyOptions) (*Report, error) 
 				What: fmt.Sprintf("and %d more members after this one that are not in the index", more)})
 		}
 	}
-	// Rows of shards the fold lacks.
-	for _, i := range rows[start[nShards]:] {
-		r := f.Index.Row(int(i))
-		rep.Problems = append(rep.Problems, Problem{Kind: ProblemRow, Shard: "(missing)", Fid: int(r.Fid), Row: int(i), Offset: r.Offset,
-			What: fmt.Sprintf("fid %d, but the fold has %d shards", r.Fid, nShards)})
-	}
 	return rep, nil
 }
 
-func (f *Fold) verifyShard(ctx context.Context, fid int, rows []uint32, opts VerifyOptions) shardCheck {
+// indexPath is the index's path, and its number of rows.
+func (f *Fold) indexPath() (string, int) {
+	if f.Index != nil {
+		return f.Index.Path, f.Index.Len()
+	}
+	return f.rows.Path, f.rows.Len()
+}
+
+// verifyShard checks shard fid against its rows. A shard that cannot be
+// read is a Problem; an error is the index's (unreadable, or its rows
+// out of order).
+func (f *Fold) verifyShard(ctx context.Context, fid int, rows shardRows, opts VerifyOptions) (shardCheck, error) {
 	path := f.Shards[fid]
 	base := filepath.Base(path)
-	x := f.Index
+	exts := f.exts()
 	var c shardCheck
+	var fatal error
 	at := func(k int, v *headerView) error {
-		i := int(rows[k])
-		r := x.Row(i)
-		what, byDefault := rowMatches(v, r, x.Exts[r.ExtID])
+		r, i, err := rows.row(k)
+		if err != nil {
+			fatal = err
+			return err
+		}
+		what, byDefault := rowMatches(v, r, exts[r.ExtID])
 		if what != "" {
 			c.probs = append(c.probs, Problem{Kind: ProblemRow, Shard: base, Fid: fid, Row: i, Offset: r.Offset, What: what})
 		} else if !byDefault {
@@ -320,19 +497,34 @@ func (f *Fold) verifyShard(ctx context.Context, fid int, rows []uint32, opts Ver
 			}
 		}
 	}
-	rowOff := func(k int) uint64 { return x.Row(int(rows[k])).Offset }
-	if err := walkShard(ctx, path, opts.Scan, len(rows), rowOff, at, extra); err != nil {
+	rowOff := func(k int) uint64 {
+		r, _, err := rows.row(k)
+		if err != nil && fatal == nil {
+			fatal = err
+		}
+		return r.Offset
+	}
+	err := walkShard(ctx, path, opts.Scan, rows.len(), rowOff, at, extra)
+	if fatal != nil {
+		return c, fatal
+	}
+	if fr, ok := rows.(*fileRows); ok {
+		if err := fr.checkAll(); err != nil {
+			return c, err
+		}
+	}
+	if err != nil {
 		c.probs = append(c.probs, Problem{Kind: ProblemShard, Shard: base, Fid: fid, Row: -1, What: err.Error()})
-		return c
+		return c, nil
 	}
 	if !opts.Data || len(c.probs) > 0 {
-		return c
+		return c, nil
 	}
 	// Read every payload, in file order, to prove the bytes are there.
 	sh, err := f.openData(ctx, fid, path)
 	if err != nil {
 		c.probs = append(c.probs, Problem{Kind: ProblemShard, Shard: base, Fid: fid, Row: -1, What: err.Error()})
-		return c
+		return c, nil
 	}
 	defer sh.Close()
 	var data io.ReaderAt = sh
@@ -344,9 +536,11 @@ func (f *Fold) verifyShard(ctx context.Context, fid int, rows []uint32, opts Ver
 		data = seq
 	}
 	buf := make([]byte, 1<<20)
-	for _, ri := range rows {
-		i := int(ri)
-		r := x.Row(i)
+	for k := range rows.len() {
+		r, i, err := rows.row(k)
+		if err != nil {
+			return c, err
+		}
 		n, err := io.CopyBuffer(io.Discard, io.NewSectionReader(data, int64(r.DataOffset()), int64(r.Size)), buf)
 		c.data += n
 		if err != nil || uint64(n) != r.Size {
@@ -354,7 +548,15 @@ func (f *Fold) verifyShard(ctx context.Context, fid int, rows []uint32, opts Ver
 				What: fmt.Sprintf("payload of %d bytes: read %d (%v)", r.Size, n, err)})
 		}
 	}
-	return c
+	return c, nil
+}
+
+// exts is the index's extension table.
+func (f *Fold) exts() []string {
+	if f.Index != nil {
+		return f.Index.Exts
+	}
+	return f.rows.Exts
 }
 
 // Entry is one row as List shows it.

@@ -454,3 +454,32 @@ func TestCompatGLZNNames(t *testing.T) {
 		t.Errorf("default mode: no manifest: %v", err)
 	}
 }
+
+// TestVerifyCorruptRow: verify reads an index's rows as it goes; a row
+// whose extension id points past the table is the same error, and exit
+// status, as when the whole index is read first.
+func TestVerifyCorruptRow(t *testing.T) {
+	dir, _ := writeShards(t, 2, 10)
+	if code, _, stderr := run(t, "index", "-q", dir); code != 0 {
+		t.Fatalf("index: exit %d: %s", code, stderr)
+	}
+	idx := filepath.Join(dir, "train.taridx")
+	b, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := taridx.Parse(idx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := int(x.Header.OffArr) + 7*taridx.RecordSize + 18
+	b[at] = 9 // row 7's extension id
+	if err := os.WriteFile(idx, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lsCode, _, lsErr := run(t, "ls", idx)
+	code, _, stderr := run(t, "verify", idx)
+	if code != lsCode || code == 0 || !strings.Contains(stderr, fmt.Sprintf("offset %d: corrupt TARIDX file: row 7: extid 9", at)) || stderr != lsErr {
+		t.Errorf("verify: exit %d, %q; ls: exit %d, %q", code, stderr, lsCode, lsErr)
+	}
+}

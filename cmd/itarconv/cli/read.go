@@ -32,6 +32,10 @@ func (fl *foldFlags) register(cmd *cobra.Command) {
 // openFolds opens DIR (its indexed folds) or FILE.taridx, with optional
 // explicit shard files after it.
 func (fl *foldFlags) open(ctx context.Context, args []string) ([]*fold.Fold, error) {
+	return fl.openWith(ctx, args, fold.OpenAll)
+}
+
+func (fl *foldFlags) openWith(ctx context.Context, args []string, openAll func(path, foldName string, shards []string) ([]*fold.Fold, error)) ([]*fold.Fold, error) {
 	shards, err := expandShardArgs(ctx, args[1:])
 	if err != nil {
 		return nil, err
@@ -42,7 +46,7 @@ func (fl *foldFlags) open(ctx context.Context, args []string) ([]*fold.Fold, err
 	if err := guardShards(&pathguard.Inputs{}, shards, true); err != nil {
 		return nil, err
 	}
-	folds, err := fold.OpenAll(args[0], fl.fold, shards)
+	folds, err := openAll(args[0], fl.fold, shards)
 	var te *taridx.Error
 	if errors.As(err, &te) {
 		return nil, corrupt(taridx.FormatName, err)
@@ -190,7 +194,8 @@ in several shards, and names a loader cannot use.`,
 					return e.report(f.Verify(cmd.Context(), args[0]))
 				}
 			}
-			folds, err := fl.open(cmd.Context(), args)
+			// The rows stay in the index files, read a range at a time.
+			folds, err := fl.openWith(cmd.Context(), args, fold.OpenAllRows)
 			if err != nil {
 				return err
 			}
@@ -199,6 +204,10 @@ in several shards, and names a loader cannot use.`,
 			for _, f := range folds {
 				rep, err := f.Verify(cmd.Context(), fold.VerifyOptions{Data: data, Workers: workers,
 					Scan: tarfile.Options{IgnoreZeros: fl.ignoreZeros}})
+				var te *taridx.Error
+				if errors.As(err, &te) {
+					return corrupt(taridx.FormatName, err) // a row read as verify went
+				}
 				if err != nil {
 					return err
 				}
