@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,10 +74,30 @@ type step struct {
 	// remove lists outputs (under {W}) to delete once this step ran: a
 	// Barecat archive is removed with its shards.
 	remove []string
+	// before are commands run first, untimed (a partitioned run's tasks).
+	before [][]string
+	// besideShards: the command writes files beside the fold's shards
+	// (loaders' indexes), removed once it ran.
+	besideShards bool
+}
+
+// mergeTasks is the number of tasks whose parts the merge step joins.
+const mergeTasks = 4
+
+func taskSteps() [][]string {
+	var cmds [][]string
+	for k := range mergeTasks {
+		cmds = append(cmds, []string{"index", "-q", "--workers", "1", "--task", fmt.Sprintf("%d/%d", k, mergeTasks), "--out-dir", "{W}", "{D}"})
+	}
+	return cmds
 }
 
 var steps = []step{
 	{name: "index DIR", group: "", args: []string{"index", "-q", "{D}"}},
+	{name: "index --format all DIR", group: "tar", args: []string{"index", "-q", "--format", "all", "--out-dir", "{W}", "{D}"},
+		besideShards: true, remove: []string{fold + ".taridx", fold + ".taridx.shards.json"}},
+	{name: fmt.Sprintf("merge of %d index parts", mergeTasks), group: "tar", before: taskSteps(),
+		args: []string{"merge", "-q", "{W}/" + fold + ".taridx"}, remove: []string{fold + ".taridx", fold + ".taridx.shards.json"}},
 	{name: "verify DIR", group: "tar", args: []string{"verify", "-q", "{D}"}},
 	{name: "verify --data DIR", group: "tar", args: []string{"verify", "-q", "--data", "{D}"}},
 	{name: "ls DIR > /dev/null", group: "tar", args: []string{"ls", "{D}"}},
@@ -201,13 +222,33 @@ func measure(cfg config) ([]*row, error) {
 			fmt.Fprintf(cfg.log, "the fold's shards gzip-compressed in %.1fs\n", time.Since(t0).Seconds())
 		}
 		key := fmt.Sprintf("s%07d.cls", n/2-1) // the last sample's
-		for i, s := range sel {
-			args := make([]string, len(s.args))
-			for k, a := range s.args {
+		expand := func(argv []string) []string {
+			args := make([]string, len(argv))
+			for k, a := range argv {
 				args[k] = strings.NewReplacer("{D}", dir, "{S}", scdlDir, "{Z}", gzDir, "{W}", work, "{KEY}", key).Replace(a)
 			}
+			return args
+		}
+		for i, s := range sel {
+			for _, b := range s.before {
+				if out, err := exec.Command(bin, expand(b)...).CombinedOutput(); err != nil {
+					os.RemoveAll(work)
+					return nil, fmt.Errorf("itarconv %s: %v: %s", strings.Join(expand(b), " "), err, out)
+				}
+			}
+			var inFold []string
+			if s.besideShards {
+				inFold, _ = filepath.Glob(filepath.Join(dir, "*"))
+			}
+			args := expand(s.args)
 			r := rows[i]
 			res, err := runStep(bin, args, s, n)
+			if s.besideShards {
+				if err := removeNew(dir, inFold); err != nil {
+					os.RemoveAll(work)
+					return nil, err
+				}
+			}
 			r.rss[si], r.wall[si] = res.rss, res.wall
 			status := fmt.Sprintf("%8.1f MiB %8.2f s", float64(res.rss)/(1<<20), res.wall)
 			if err != nil {
@@ -353,6 +394,22 @@ func jsonCount(b []byte, field string) (int64, error) {
 	return 0, fmt.Errorf("no %s in its JSON result %.200s", field, b)
 }
 
+// removeNew removes what dir holds beyond the paths it held.
+func removeNew(dir string, held []string) error {
+	now, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil {
+		return err
+	}
+	for _, p := range now {
+		if !slices.Contains(held, p) {
+			if err := os.RemoveAll(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // removeOutput removes a file or directory, and the shards beside it when
 // it is a Barecat archive.
 func removeOutput(path string) error {
@@ -416,7 +473,7 @@ func printTable(w io.Writer, sizes []int, rows []*row) bool {
 	}
 	head = append(head, "B/member "+sizeLabel(n), "limit MiB", "verdict")
 	if len(sizes) > 1 {
-		head = append(head, "growth B/member")
+		head = append(head, "growth B/member", "RSS "+sizeLabel(n)+"/"+sizeLabel(sizes[0]))
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	all := true
@@ -443,11 +500,12 @@ func printTable(w io.Writer, sizes []int, rows []*row) bool {
 		cells = append(cells, fmt.Sprintf("%.1f", float64(max(0, last-allowance))/float64(n)),
 			fmt.Sprintf("%.1f", float64(limit)/(1<<20)), verdict)
 		if k := len(sizes); k > 1 {
-			growth := "-"
-			if !failed {
+			growth, ratio := "-", "-"
+			if !failed && r.rss[0] > 0 {
 				growth = fmt.Sprintf("%.1f", float64(r.rss[k-1]-r.rss[0])/float64(sizes[k-1]-sizes[0]))
+				ratio = fmt.Sprintf("%.2fx", float64(r.rss[k-1])/float64(r.rss[0]))
 			}
-			cells = append(cells, growth)
+			cells = append(cells, growth, ratio)
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
@@ -456,8 +514,8 @@ func printTable(w io.Writer, sizes []int, rows []*row) bool {
 	fmt.Fprintf(w, "B/member %s = (RSS - 128 MiB) / %d (0 when under 128 MiB); target: RSS <= %d B x %d members + 128 MiB = limit.\n",
 		sizeLabel(n), n, perMember, n)
 	if k := len(sizes); k > 1 {
-		fmt.Fprintf(w, "growth B/member = (RSS %s - RSS %s) / (%d - %d): what each further member costs.\n",
-			sizeLabel(n), sizeLabel(sizes[0]), n, sizes[0])
+		fmt.Fprintf(w, "growth B/member = (RSS %s - RSS %s) / (%d - %d): what each further member costs; RSS %s/%s: memory flat in members is at most 1.25x from 1M to 10M.\n",
+			sizeLabel(n), sizeLabel(sizes[0]), n, sizes[0], sizeLabel(n), sizeLabel(sizes[0]))
 	}
 	return all
 }
