@@ -31,7 +31,7 @@ type IndexOptions struct {
 	Loaders LoaderIndexes
 	// Memory bounds what the TARIDX writer holds of the members until the
 	// end (rows, and stems for its tables): past it they spill to
-	// temporary files beside the output. 0: taridx's defaults (48 MiB).
+	// temporary files beside the output. 0: taridx's defaults (24 MiB).
 	Memory int64
 }
 

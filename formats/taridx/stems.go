@@ -86,8 +86,9 @@ type stemSet struct {
 type stemPart struct {
 	mu    sync.Mutex
 	recs  []stemRec
-	spill *os.File // sorted runs, unnamed
-	runs  []int64  // records in each run, in file order
+	spare []stemRec // for sorting recs into
+	spill *os.File  // sorted runs, unnamed
+	runs  []int64   // records in each run, in file order
 }
 
 func newStemSet(dir string, memory int) *stemSet {
@@ -95,7 +96,7 @@ func newStemSet(dir string, memory int) *stemSet {
 	return &stemSet{
 		dir:      dir,
 		seed:     maphash.MakeSeed(),
-		partRecs: max(half/stemParts/stemRecSize, 64),
+		partRecs: max(half/2/stemParts/stemRecSize, 64), // and as much again to sort into
 		log:      stemLog{dir: dir, memLimit: int64(max(half/logSegment, 1)) * logSegment},
 	}
 }
@@ -155,10 +156,64 @@ func (p *stemPart) add(recs []stemRec, limit int, dir string) error {
 	return p.spillRun(dir)
 }
 
+// sortStemRecs sorts records in (hash, hash2) order into scratch (grown
+// as needed) and returns it. The hashes are uniform: one counting pass on
+// the bits below the partition's deals them into buckets of a few records
+// each, which insertion sort finishes (a bucket of many records, the same
+// stem in many places, is sorted by comparisons); a comparison sort of
+// all took a tenth of an index's time.
+func sortStemRecs(recs, scratch []stemRec) []stemRec {
+	if len(recs) < 64 {
+		slices.SortFunc(recs, compareStemRecs)
+		return recs
+	}
+	bits := min(bitsLen(uint(len(recs)/4)), 20)
+	shift := stemPartShift - bits
+	mask := uint64(1)<<bits - 1
+	counts := make([]int, 1<<bits+1)
+	for _, r := range recs {
+		counts[(r.hash>>shift)&mask+1]++
+	}
+	for i := 1; i < len(counts); i++ {
+		counts[i] += counts[i-1]
+	}
+	next := append([]int(nil), counts[:len(counts)-1]...)
+	out := slices.Grow(scratch[:0], len(recs))[:len(recs)]
+	for _, r := range recs {
+		b := (r.hash >> shift) & mask
+		out[next[b]] = r
+		next[b]++
+	}
+	for b := 0; b+1 < len(counts); b++ {
+		bucket := out[counts[b]:counts[b+1]]
+		if len(bucket) > 32 {
+			slices.SortFunc(bucket, compareStemRecs)
+			continue
+		}
+		for i := 1; i < len(bucket); i++ {
+			for j := i; j > 0 && compareStemRecs(bucket[j], bucket[j-1]) < 0; j-- {
+				bucket[j], bucket[j-1] = bucket[j-1], bucket[j]
+			}
+		}
+	}
+	return out
+}
+
+func bitsLen(n uint) int {
+	b := 0
+	for ; n > 1; n >>= 1 {
+		b++
+	}
+	return b
+}
+
 // spillRun sorts the partition's records and appends them to its spill
 // file as one run.
 func (p *stemPart) spillRun(dir string) error {
-	slices.SortFunc(p.recs, compareStemRecs)
+	sorted := sortStemRecs(p.recs, p.spare)
+	if &sorted[0] != &p.recs[0] {
+		p.recs, p.spare = sorted, p.recs
+	}
 	if p.spill == nil {
 		f, err := os.CreateTemp(dir, safefile.TempName("stems"))
 		if err != nil {
@@ -189,7 +244,7 @@ func (s *stemSet) release() {
 			p.spill.Close()
 			p.spill = nil
 		}
-		p.recs = nil
+		p.recs, p.spare = nil, nil
 	}
 	s.log.release()
 }
@@ -257,7 +312,7 @@ func (p *stemPart) join(dir string) (joined, error) {
 		group = append(group, r)
 	}
 	if len(p.runs) == 0 {
-		slices.SortFunc(p.recs, compareStemRecs)
+		p.recs, p.spare = sortStemRecs(p.recs, p.spare), nil
 		for _, r := range p.recs {
 			visit(r)
 		}

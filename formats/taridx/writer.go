@@ -37,11 +37,12 @@ type WriterOptions struct {
 	// Past SpoolMemory it sorts runs and merges them from a temporary file.
 	Contiguous bool
 	// SpoolMemory is how many bytes of rows are buffered in memory before
-	// they spill to a temporary file beside the output (default 16 MiB).
+	// they go to the output file, after room for the tables (default 8 MiB;
+	// with Contiguous, sorted runs spill to a temporary file beside it).
 	SpoolMemory int
 	// StemMemory is how many bytes of stem records and stems are kept in
 	// memory before they spill, as sorted runs, to temporary files beside
-	// the output (default 32 MiB): the writer's memory does not grow with
+	// the output (default 16 MiB): the writer's memory does not grow with
 	// the number of stems.
 	StemMemory int
 }
@@ -134,10 +135,10 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	if opts.SpoolMemory <= 0 {
-		opts.SpoolMemory = 16 << 20
+		opts.SpoolMemory = 8 << 20
 	}
 	if opts.StemMemory <= 0 {
-		opts.StemMemory = 32 << 20
+		opts.StemMemory = 16 << 20
 	}
 	return &Writer{
 		out:    out,
