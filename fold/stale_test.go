@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -306,4 +307,40 @@ func TestNameArena(t *testing.T) {
 	if len(a.chunks) < 3 {
 		t.Errorf("%d chunks: the test should cross chunk boundaries", len(a.chunks))
 	}
+}
+
+// TestWindow: payloads read through a small window, in offset order,
+// straddling its end, larger than it, and past the end of the data.
+func TestWindow(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 10) // 100 bytes
+	r := &countingReaderAt{r: bytes.NewReader(data)}
+	w := &window{r: r, buf: make([]byte, 16)}
+	for _, c := range []struct {
+		off, size, want int64
+		err             bool
+	}{
+		{0, 1, 1, false}, {1, 5, 5, false}, {10, 6, 6, false}, // one read
+		{14, 4, 4, false},                      // past the window: a read
+		{20, 40, 40, false},                    // larger than the window
+		{90, 10, 10, false}, {95, 10, 5, true}, // past the end
+		{200, 1, 0, true},
+	} {
+		n, err := w.read(c.off, c.size)
+		if n != c.want || (err != nil) != c.err {
+			t.Errorf("read(%d, %d) = %d, %v; want %d, error %v", c.off, c.size, n, err, c.want, c.err)
+		}
+	}
+	if r.reads > 8 {
+		t.Errorf("%d reads", r.reads)
+	}
+}
+
+type countingReaderAt struct {
+	r     io.ReaderAt
+	reads int
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	c.reads++
+	return c.r.ReadAt(p, off)
 }

@@ -535,13 +535,13 @@ func (f *Fold) verifyShard(ctx context.Context, fid int, rows shardRows, opts Ve
 		defer seq.Close()
 		data = seq
 	}
-	buf := make([]byte, 1<<20)
+	win := &window{r: data, buf: make([]byte, 1<<20)}
 	for k := range rows.len() {
 		r, i, err := rows.row(k)
 		if err != nil {
 			return c, err
 		}
-		n, err := io.CopyBuffer(io.Discard, io.NewSectionReader(data, int64(r.DataOffset()), int64(r.Size)), buf)
+		n, err := win.read(int64(r.DataOffset()), int64(r.Size))
 		c.data += n
 		if err != nil || uint64(n) != r.Size {
 			c.probs = append(c.probs, Problem{Kind: ProblemRow, Shard: base, Fid: fid, Row: i, Offset: r.Offset,
@@ -549,6 +549,36 @@ func (f *Fold) verifyShard(ctx context.Context, fid int, rows shardRows, opts Ve
 		}
 	}
 	return c, nil
+}
+
+// window reads payloads in offset order a buffer at a time: small
+// payloads, one after another, cost one read a buffer, not one a payload.
+type window struct {
+	r   io.ReaderAt
+	buf []byte
+	at  int64 // the offset buf[:n] holds
+	n   int64
+	err error // how the read that filled it ended
+}
+
+// read reads the size bytes at off, and returns how many it could.
+func (w *window) read(off, size int64) (int64, error) {
+	if size > int64(len(w.buf)) {
+		w.n = 0 // the buffer is the copy's
+		return io.CopyBuffer(io.Discard, io.NewSectionReader(w.r, off, size), w.buf)
+	}
+	if off < w.at || off+size > w.at+w.n {
+		n, err := w.r.ReadAt(w.buf, off)
+		w.at, w.n, w.err = off, int64(n), err
+	}
+	if got := w.at + w.n - off; got < size {
+		err := w.err
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return max(got, 0), err
+	}
+	return size, nil
 }
 
 // exts is the index's extension table.
