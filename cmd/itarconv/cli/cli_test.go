@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -481,5 +482,22 @@ func TestVerifyCorruptRow(t *testing.T) {
 	code, _, stderr := run(t, "verify", idx)
 	if code != lsCode || code == 0 || !strings.Contains(stderr, fmt.Sprintf("offset %d: corrupt TARIDX file: row 7: extid 9", at)) || stderr != lsErr {
 		t.Errorf("verify: exit %d, %q; ls: exit %d, %q", code, stderr, lsCode, lsErr)
+	}
+}
+
+// TestVersionAndCompletion: `version` and `--version` print one line,
+// the same, naming the Go release; completion scripts come for the shells.
+func TestVersionAndCompletion(t *testing.T) {
+	code, out, stderr := run(t, "version")
+	code2, out2, _ := run(t, "--version")
+	if code != 0 || code2 != 0 || out != out2 || !strings.HasPrefix(out, "itarconv ") ||
+		!strings.HasSuffix(out, " "+runtime.Version()+"\n") || strings.Count(out, "\n") != 1 {
+		t.Errorf("version: exit %d, %q, %q; --version: exit %d, %q", code, out, stderr, code2, out2)
+	}
+	for shell, marker := range map[string]string{"bash": "# bash completion", "zsh": "#compdef itarconv", "fish": "# fish completion for itarconv"} {
+		code, out, stderr := run(t, "completion", shell)
+		if code != 0 || !strings.HasPrefix(out, marker) {
+			t.Errorf("completion %s: exit %d, %.60q, %q", shell, code, out, stderr)
+		}
 	}
 }

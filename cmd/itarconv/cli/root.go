@@ -179,8 +179,12 @@ verifies members through them.`,
 		return nil
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newIndexCmd(e), newConvertCmd(e), newInspectCmd(e), newLsCmd(e), newCatCmd(e), newVerifyCmd(e), newBenchCmd(e), newMergeCmd(e))
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newIndexCmd(e), newConvertCmd(e), newInspectCmd(e), newLsCmd(e), newCatCmd(e), newVerifyCmd(e), newBenchCmd(e), newMergeCmd(e),
+		newVersionCmd(e))
+	// --version says what `itarconv version` says; cobra's completion
+	// command writes shell completion scripts (bash, zsh, fish, PowerShell).
+	root.Version = version()
+	root.SetVersionTemplate("{{.Version}}\n")
 	return root
 }
 
