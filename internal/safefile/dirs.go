@@ -26,9 +26,10 @@ func MissingDirs(path string) []string {
 // while they are empty (a failed output's temporaries are gone by then).
 // It removes directories only (rmdir): where the output itself is a
 // file, another run may have put it there meanwhile.
+// A directory the run never made (the output itself, a file) is passed.
 func RemoveCreated(dirs []string) {
 	for _, d := range dirs {
-		if syscall.Rmdir(d) != nil {
+		if err := syscall.Rmdir(d); err != nil && err != syscall.ENOENT {
 			return
 		}
 	}

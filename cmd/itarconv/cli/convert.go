@@ -165,14 +165,18 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	if err := checkOverwrite(srcs, dst, fl); err != nil {
 		return err
 	}
-	if err := dirExists(filepath.Dir(dst)); err != nil {
+	// One rule for every command: the directories the output goes into
+	// are made (parents too), and removed again, with a directory output
+	// the conversion made, when the run fails.
+	created := safefile.MissingDirs(dst)
+	if _, err := makeOutputDirs(filepath.Dir(dst)); err != nil {
 		return err
 	}
 	if partitioned {
-		return e.convertTask(ctx, fl, srcs, dst, shardSize, task)
+		err = e.convertTask(ctx, fl, srcs, dst, shardSize, task)
+	} else {
+		err = e.convert(ctx, fl, srcs, dst, shardSize)
 	}
-	created := safefile.MissingDirs(dst)
-	err = e.convert(ctx, fl, srcs, dst, shardSize)
 	if err != nil {
 		safefile.RemoveCreated(created)
 	}
@@ -345,14 +349,21 @@ func formatNames() []string {
 	return names
 }
 
-// dirExists refuses, as a usage error, an output's directory that does
-// not exist ("" is none given).
-func dirExists(dir string) error {
-	if dir == "" {
-		return nil
+// makeOutputDirs makes the directories outputs go into ("" is none
+// given), parents too, and returns those it made, deepest first, for
+// safefile.RemoveCreated when the run fails.
+func makeOutputDirs(dirs ...string) ([]string, error) {
+	var created []string
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		missing := safefile.MissingDirs(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			safefile.RemoveCreated(created)
+			return nil, fmt.Errorf("making the output directory %s: %w", dir, err)
+		}
+		created = append(missing, created...)
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return usagef("the directory %s does not exist (outputs go into existing directories)", dir)
-	}
-	return nil
+	return created, nil
 }

@@ -8,35 +8,62 @@ import (
 	"testing"
 )
 
-// TestMissingOutputDirectory: one rule for every command: an output whose
-// directory does not exist is a usage error (exit 2) naming it, and
-// nothing is created; before, index -o and --out-dir exited 1 and index
-// --task created the directory.
+// TestMissingOutputDirectory: one rule for every command: the directory
+// an output goes into is made, parents too, and what the run made is
+// removed when it fails. (Before, commands refused it, with exit 1 or 2,
+// while index --task made it.)
 func TestMissingOutputDirectory(t *testing.T) {
 	dir, _ := writeShards(t, 2, 3)
 	shard := filepath.Join(dir, "train_0000.tar")
-	missing := filepath.Join(t.TempDir(), "missing")
 	tblPath := filepath.Join(t.TempDir(), "x.tbl")
 	if code, _, stderr := run(t, "convert", "-q", dir, tblPath); code != 0 {
 		t.Fatalf("convert: exit %d: %s", code, stderr)
 	}
-	for _, args := range [][]string{
-		{"index", "-q", "-o", filepath.Join(missing, "x.taridx"), shard},
-		{"index", "-q", "--out-dir", missing, dir},
-		{"index", "-q", "--task", "1/2", "--out-dir", missing, dir},
-		{"index", "-q", "--format", "wids", "--out-dir", missing, dir},
-		{"convert", "-q", dir, filepath.Join(missing, "x.tbl")},
-		{"convert", "-q", dir, filepath.Join(missing, "x.barecat")},
-		{"convert", "-q", tblPath, filepath.Join(missing, "fold")},
-		{"convert", "-q", "--task", "1/2", dir, filepath.Join(missing, "x.tbl")},
+	for i, c := range []struct {
+		args func(missing string) []string
+		out  string // what the run leaves under missing
+	}{
+		{func(m string) []string { return []string{"index", "-q", "-o", filepath.Join(m, "x.taridx"), shard} }, "x.taridx"},
+		{func(m string) []string { return []string{"index", "-q", "--out-dir", m, dir} }, "train.taridx"},
+		{func(m string) []string { return []string{"index", "-q", "--task", "1/2", "--out-dir", m, dir} }, ".train.taridx.parts"},
+		{func(m string) []string { return []string{"index", "-q", "--format", "wids", "--out-dir", m, dir} }, "shardindex.json"},
+		{func(m string) []string { return []string{"convert", "-q", dir, filepath.Join(m, "x.tbl")} }, "x.tbl"},
+		{func(m string) []string { return []string{"convert", "-q", dir, filepath.Join(m, "x.barecat")} }, "x.barecat"},
+		{func(m string) []string { return []string{"convert", "-q", tblPath, filepath.Join(m, "fold")} }, "fold"},
+		{func(m string) []string {
+			return []string{"convert", "-q", "--task", "1/2", dir, filepath.Join(m, "x.tbl")}
+		}, ".x.tbl.parts"},
 	} {
-		code, _, stderr := run(t, args...)
-		if code != ExitUsage || !strings.Contains(stderr, missing) || !strings.Contains(stderr, "does not exist") {
+		missing := filepath.Join(t.TempDir(), "a", "b")
+		args := c.args(missing)
+		if code, _, stderr := run(t, args...); code != 0 {
 			t.Errorf("%q: exit %d: %s", args, code, stderr)
 		}
-		if _, err := os.Stat(missing); err == nil {
-			t.Fatalf("%q created %s", args, missing)
+		if _, err := os.Stat(filepath.Join(missing, c.out)); err != nil {
+			t.Errorf("case %d: %q: %v", i, args, err)
 		}
+	}
+	// A run that fails removes the directories it made.
+	top := filepath.Join(t.TempDir(), "a")
+	bad := filepath.Join(t.TempDir(), "bad.tar")
+	os.WriteFile(bad, []byte("not a tar archive, but long enough to be read as one block or so"), 0o644)
+	for _, args := range [][]string{
+		{"index", "-q", "--out-dir", filepath.Join(top, "b"), bad},
+		{"convert", "-q", bad, filepath.Join(top, "b", "x.tbl")},
+		{"convert", "-q", bad, filepath.Join(top, "b", "fold")},
+	} {
+		if code, _, _ := run(t, args...); code == 0 {
+			t.Errorf("%q succeeded", args)
+		}
+		if _, err := os.Stat(top); err == nil {
+			t.Errorf("%q left %s", args, top)
+		}
+	}
+	// A file where a directory must go is an error naming it.
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	if code, _, stderr := run(t, "index", "-q", "--out-dir", filepath.Join(file, "sub"), dir); code == 0 || !strings.Contains(stderr, file) {
+		t.Errorf("a file in the way: exit %d: %s", code, stderr)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/remote"
 
 	"github.com/spf13/cobra"
@@ -347,23 +348,26 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if partitioned {
-		return e.indexTask(ctx, fl, opts, set, withTARIDX, jobs[0], anchor, task, mine.inputs, mine.lo, mine.hi)
+	// One rule for every command: the directories outputs go into are
+	// made (parents too), and removed again when the run fails.
+	created, err := makeOutputDirs(fl.outDir, filepath.Dir(jobs[0].out))
+	if err != nil {
+		return err
 	}
-	return e.buildIndexes(ctx, fl, opts, set, jobs)
+	if partitioned {
+		err = e.indexTask(ctx, fl, opts, set, withTARIDX, jobs[0], anchor, task, mine.inputs, mine.lo, mine.hi)
+	} else {
+		err = e.buildIndexes(ctx, fl, opts, set, jobs)
+	}
+	if err != nil {
+		safefile.RemoveCreated(created)
+	}
+	return err
 }
 
-// checkIndexPlaces refuses, before any shard is read, outputs that would go
-// into a directory that does not exist and shard URLs that carry
-// credentials.
+// checkIndexPlaces refuses, before any shard is read, shard URLs that
+// carry credentials.
 func (e *env) checkIndexPlaces(fl indexFlags, jobs []indexJob) error {
-	// One rule for every command: outputs go into directories that exist;
-	// none is created for them (a typo would scatter files elsewhere).
-	for _, dir := range []string{fl.outDir, filepath.Dir(jobs[0].out)} {
-		if err := dirExists(dir); err != nil {
-			return err
-		}
-	}
 	for _, job := range jobs {
 		if err := e.storedURLs(job.shards); err != nil {
 			return err

@@ -148,9 +148,13 @@ func TestFailedConversionCleansUp(t *testing.T) {
 	if entries, _ := os.ReadDir(keep); len(entries) != 1 {
 		t.Errorf("the existing directory holds %d entries, want 1", len(entries))
 	}
-	// A file output into a directory that does not exist is a usage error.
-	if code, _, stderr := run(t, "convert", "-q", "--fold", "train", src, filepath.Join(work, "nope", "y.tbl")); code != ExitUsage || !strings.Contains(stderr, "does not exist") {
-		t.Errorf("missing directory: exit %d, %q", code, stderr)
+	// A file output into a directory that does not exist: a failed run
+	// removes the directory it made.
+	if code, _, _ := run(t, "convert", "-q", bc, filepath.Join(work, "nope", "y.tbl")); code != ExitData {
+		t.Errorf("corrupt Barecat into a new directory: exit %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(work, "nope")); err == nil {
+		t.Error("the failed run left the directory it made")
 	}
 }
 
