@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Errors, for errors.Is.
@@ -693,6 +695,17 @@ func (w *Writer) finishTrees() error {
 		}
 		t.root = root
 	}
+	var idx []*index
+	for _, t := range w.tables {
+		idx = append(idx, t.idx...)
+	}
+	if wa, ok := w.f.(io.WriterAt); ok && len(idx) > 1 {
+		// A zero-length WriteAt fails where WriteAt cannot be used (a
+		// file opened to append).
+		if _, err := wa.WriteAt(nil, w.base); err == nil {
+			return w.buildParallel(idx, wa)
+		}
+	}
 	for _, t := range w.tables {
 		for _, x := range t.idx {
 			w.sorted[x.sort()]++
@@ -836,4 +849,95 @@ func (w *Writer) header(schemaObjects uint32) {
 	clear(h[72:92])
 	binary.BigEndian.PutUint32(h[92:], 1) // version-valid-for = change counter
 	binary.BigEndian.PutUint32(h[96:], w.version)
+}
+
+// buildParallel sorts, plans and writes the indexes' b-trees side by side,
+// the file's pages the same as build writes them one after the other: each
+// index's pages are counted first (plan), which places every index's first
+// page, then each index is written at its own pages, through WriterAt.
+// Sorting and writing the indexes is most of the time Close takes.
+func (w *Writer) buildParallel(idx []*index, wa io.WriterAt) error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	subs := make([]*Writer, len(idx))
+	plans := make([]*indexPlan, len(idx))
+	ways := make([]int, len(idx))
+	errs := make([]error, len(idx))
+	each := func(f func(i int)) {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for i := range idx {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				f(i)
+			}()
+		}
+		wg.Wait()
+	}
+	each(func(i int) {
+		subs[i] = w.sub()
+		ways[i] = idx[i].sort()
+		plans[i], errs[i] = subs[i].plan(idx[i])
+	})
+	next := w.npages
+	for i, x := range idx {
+		w.sorted[ways[i]]++
+		var ue *UniqueError
+		if errors.As(errs[i], &ue) {
+			return errs[i]
+		}
+		if errs[i] != nil {
+			return fmt.Errorf("sqlitefile: index %q: %w", x.name, errs[i])
+		}
+		w.rebalanced[0] += plans[i].fixed[0]
+		w.rebalanced[1] += plans[i].fixed[1]
+		if uint64(next)+uint64(plans[i].pages) >= maxPages {
+			return fmt.Errorf("%w: more than %d pages", ErrTooLarge, uint32(maxPages))
+		}
+		// The index's pages follow the previous one's, numbered from
+		// next+1, at their place in the file.
+		s := subs[i]
+		s.npages = next
+		s.f = io.NewOffsetWriter(wa, w.base+int64(next)*int64(w.pageSize))
+		next += plans[i].pages
+	}
+	each(func(i int) {
+		s, x := subs[i], idx[i]
+		first := s.npages
+		root, err := s.write(x, plans[i])
+		if err == nil {
+			err = s.flush()
+		}
+		if err == nil && s.npages-first != plans[i].pages {
+			err = fmt.Errorf("wrote %d pages, planned %d", s.npages-first, plans[i].pages)
+		}
+		x.root, errs[i] = root, err
+		x.chunks, x.tail = nil, nil
+	})
+	for i, x := range idx {
+		if errs[i] != nil {
+			return fmt.Errorf("sqlitefile: index %q: %w", x.name, errs[i])
+		}
+	}
+	w.npages = next
+	if _, err := w.f.Seek(w.base+int64(next)*int64(w.pageSize), io.SeekStart); err != nil {
+		return fmt.Errorf("sqlitefile: %w", err)
+	}
+	return nil
+}
+
+// sub is a writer of the same database for one index of buildParallel:
+// its own scratch pages and buffer, the same settings.
+func (w *Writer) sub() *Writer {
+	return &Writer{
+		pageSize: w.pageSize, usable: w.usable,
+		maxLocalTable: w.maxLocalTable, maxLocalIndex: w.maxLocalIndex, minLocal: w.minLocal,
+		version: w.version,
+		tmp:     newPage(w.pageSize),
+		ovfl:    make([]byte, w.pageSize),
+		out:     make([]byte, 0, outFlush+w.pageSize),
+	}
 }
