@@ -39,7 +39,18 @@ type Options struct {
 	// MD5 records each shard's MD5 sum, in an index that has one (wids):
 	// it reads every shard whole.
 	MD5 bool
+	// Memory is how many bytes a loader keeps in memory of what it
+	// gathers, shard by shard, for the files that span the dataset
+	// (energon's rows of index.sqlite); past it, what comes goes to a
+	// temporary file beside the output, removed at the end. 0 is
+	// DefaultMemory; negative keeps nothing in memory.
+	Memory int64
 }
+
+// DefaultMemory is the budget of Options.Memory when it is 0: enough to
+// keep the rows of some 6 million members in memory, a fraction of the
+// memory of the machines datasets are built on.
+const DefaultMemory = 64 << 20
 
 // An Index knows one kind of a loader's index files: how to tell them,
 // which shards one describes, what it says, and what the shards say
