@@ -259,8 +259,11 @@ func writeMeta(ctx context.Context, datasetDir string, shards []*PreparedShard, 
 		}))
 		uuid <- h.uuid()
 	}()
-	err = writeIndex(filepath.Join(dir, IndexFile), fileMode, func(fn func(table int, row []sqlitefile.Value) error) error {
+	err = writeIndexKeys(filepath.Join(dir, IndexFile), fileMode, func(fn func(table int, row []sqlitefile.Value) error) error {
 		return preparedTables(shards, withContext(ctx, fn))
+	}, func(table int, fn func(row []sqlitefile.Value) error) error {
+		check := withContext(ctx, func(_ int, row []sqlitefile.Value) error { return fn(row) })
+		return preparedTable(shards, table, func(row []sqlitefile.Value) error { return check(table, row) })
 	})
 	u := <-uuid
 	if err == nil {

@@ -356,24 +356,34 @@ func prepareAll(shards []ShardSamples) ([]*PreparedShard, error) {
 // preparedTables is tables for prepared shards: the rows of index.sqlite
 // in the order energon inserts them.
 func preparedTables(shards []*PreparedShard, fn func(table int, row []sqlitefile.Value) error) error {
-	row := make([]sqlitefile.Value, 5)
-	var buf []byte
-	for id, s := range shards {
-		i := 0
-		err := s.rows(&buf, func(x Sample) error {
-			row[0], row[1], row[2], row[3], row[4] = sqlitefile.Int(int64(id)), sqlitefile.Text(x.Key), sqlitefile.Int(int64(i)), sqlitefile.Int(x.Offset), sqlitefile.Int(x.Size)
-			i++
-			return fn(samplesTable, row)
-		}, nil)
-		if err != nil {
+	for _, t := range []int{samplesTable, samplePartsTable} {
+		if err := preparedTable(shards, t, func(row []sqlitefile.Value) error { return fn(t, row) }); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// preparedTable gives the rows of one table of index.sqlite, in order.
+// Calls may run at once: each reads the shards' rows on its own.
+func preparedTable(shards []*PreparedShard, table int, fn func(row []sqlitefile.Value) error) error {
+	row := make([]sqlitefile.Value, 5)
+	var buf []byte
 	for id, s := range shards {
-		err := s.rows(&buf, nil, func(p Part) error {
-			row[0], row[1], row[2], row[3], row[4] = sqlitefile.Int(int64(id)), sqlitefile.Int(int64(p.Sample)), sqlitefile.Text(p.Name), sqlitefile.Int(p.Offset), sqlitefile.Int(p.Size)
-			return fn(samplePartsTable, row)
-		})
+		var err error
+		if table == samplesTable {
+			i := 0
+			err = s.rows(&buf, func(x Sample) error {
+				row[0], row[1], row[2], row[3], row[4] = sqlitefile.Int(int64(id)), sqlitefile.Text(x.Key), sqlitefile.Int(int64(i)), sqlitefile.Int(x.Offset), sqlitefile.Int(x.Size)
+				i++
+				return fn(row)
+			}, nil)
+		} else {
+			err = s.rows(&buf, nil, func(p Part) error {
+				row[0], row[1], row[2], row[3], row[4] = sqlitefile.Int(int64(id)), sqlitefile.Int(int64(p.Sample)), sqlitefile.Text(p.Name), sqlitefile.Int(p.Offset), sqlitefile.Int(p.Size)
+				return fn(row)
+			})
+		}
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package sqlitefile
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -69,5 +70,65 @@ func TestParallelUnique(t *testing.T) {
 	var ue *UniqueError
 	if err := w.Close(); !errors.As(err, &ue) || ue.Rowids != [2]int64{1, 61} {
 		t.Fatalf("Close: %v, want a UniqueError of rows 1 and 61", err)
+	}
+}
+
+// TestKeysFrom: indexes that take their keys from the rows given again at
+// Close give the bytes of indexes fed as the rows are appended, written
+// one after the other or side by side, a rowid column's keys included;
+// rows given again that are not as many fail Close.
+func TestKeysFrom(t *testing.T) {
+	row := func(i int) []Value {
+		return []Value{Int(int64(10 + 3*i)), Text(key((i * 7919) % 5000)), Int(int64(i % 7))}
+	}
+	fill := func(again bool, n int) func(w *Writer) {
+		return func(w *Writer) {
+			a := w.Table("a", "CREATE TABLE a(id INTEGER PRIMARY KEY, k TEXT UNIQUE, g INTEGER)")
+			a.RowidColumn(0)
+			a.AutoIndex(1)
+			w.Index("a_g", "a", "CREATE INDEX a_g ON a(g, id)", []int{2, 0}, false)
+			if again {
+				a.KeysFrom(func(yield func([]Value) error) error {
+					for i := range n {
+						if err := yield(row(i)); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			}
+			for i := range 5000 {
+				a.Append(row(i)...)
+			}
+		}
+	}
+	want := &memFile{}
+	w, _ := New(want, Options{})
+	fill(false, 5000)(w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seq := &memFile{}
+	w, _ = New(seq, Options{})
+	fill(true, 5000)(w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	par, err := os.ReadFile(create(t, Options{}, fill(true, 5000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(seq.b, want.b) || !bytes.Equal(par, want.b) {
+		t.Fatal("bytes differ")
+	}
+	for _, f := range []func() io.WriteSeeker{
+		func() io.WriteSeeker { return &memFile{} },
+		func() io.WriteSeeker { f, _ := os.Create(t.TempDir() + "/x.db"); return f },
+	} {
+		w, _ := New(f(), Options{})
+		fill(true, 4999)(w)
+		if err := w.Close(); !errors.Is(err, ErrSchema) {
+			t.Errorf("rows given again short: %v, want ErrSchema", err)
+		}
 	}
 }

@@ -177,6 +177,9 @@ type Table struct {
 	def   *tableDef // what the CREATE statement declares; nil for sqlite_*
 	look  []uint8   // per column, the kinds of value checkRow looks at (1<<Kind)
 	ready bool      // the declarations were checked against def
+	// keysFrom, if not nil, gives the rows again at Close, for the
+	// indexes' keys (see KeysFrom).
+	keysFrom func(yield func(values []Value) error) error
 }
 
 // Table declares a table, created by createSQL (a CREATE TABLE statement
@@ -537,10 +540,61 @@ func (t *Table) add(values []Value) error {
 		return err
 	}
 	t.rows++
-	if len(t.idx) > 0 {
+	if len(t.idx) > 0 && t.keysFrom == nil {
 		t.addKeys(values, st, rowid)
 	}
 	return nil
+}
+
+// KeysFrom says that the table's indexes take their keys at Close, from
+// the rows that rows gives again, rather than as each row is appended:
+// each index then gathers its keys in a pass of its own, the indexes side
+// by side (when f takes WriteAt), which leaves Append only the table's
+// pages to write. rows must give the same rows as Append was given, in the
+// same order (Close fails if their number differs), and may be called
+// several times at once; the values passed to yield are not kept. It must
+// come before the first row.
+func (t *Table) KeysFrom(rows func(yield func(values []Value) error) error) *Table {
+	if t.rows > 0 {
+		t.w.fail(fmt.Errorf("%w: table %q: KeysFrom after rows", ErrSchema, t.name))
+		return t
+	}
+	t.keysFrom = rows
+	return t
+}
+
+// gather gives index x the keys of the table's rows, from keysFrom.
+func (t *Table) gather(x *index) error {
+	var st []uint64
+	var n, last int64
+	err := t.keysFrom(func(values []Value) error {
+		rowid := last + 1
+		if t.alias >= 0 && t.alias < len(values) && values[t.alias].k == KindInt {
+			rowid = values[t.alias].n
+		}
+		if len(values) < t.need {
+			return fmt.Errorf("%w: table %q: an index needs column %d, the row has %d values", ErrSchema, t.name, t.need-1, len(values))
+		}
+		st = st[:0]
+		for i := range values {
+			s, _ := values[i].serial()
+			st = append(st, s)
+		}
+		if t.alias >= 0 {
+			for len(st) <= t.alias {
+				st = append(st, 0)
+			}
+			st[t.alias], _ = intSerial(rowid)
+		}
+		x.add(values, st, t.alias, rowid)
+		n++
+		last = rowid
+		return nil
+	})
+	if err == nil && n != t.rows {
+		err = fmt.Errorf("%w: table %q: %d rows appended, %d given again for the indexes", ErrSchema, t.name, t.rows, n)
+	}
+	return err
 }
 
 // nextRowid gives the row's rowid, the one after the last unless the
@@ -708,6 +762,11 @@ func (w *Writer) finishTrees() error {
 	}
 	for _, t := range w.tables {
 		for _, x := range t.idx {
+			if t.keysFrom != nil {
+				if err := t.gather(x); err != nil {
+					return fmt.Errorf("sqlitefile: index %q: %w", x.name, err)
+				}
+			}
 			w.sorted[x.sort()]++
 			root, err := w.build(x)
 			var ue *UniqueError
@@ -879,6 +938,11 @@ func (w *Writer) buildParallel(idx []*index, wa io.WriterAt) error {
 	}
 	each(func(i int) {
 		subs[i] = w.sub()
+		if t := idx[i].t; t.keysFrom != nil {
+			if errs[i] = t.gather(idx[i]); errs[i] != nil {
+				return
+			}
+		}
 		ways[i] = idx[i].sort()
 		plans[i], errs[i] = subs[i].plan(idx[i])
 	})
