@@ -40,17 +40,17 @@ type Options struct {
 	// it reads every shard whole.
 	MD5 bool
 	// Memory is how many bytes a loader keeps in memory of what it
-	// gathers, shard by shard, for the files that span the dataset
-	// (energon's rows of index.sqlite); past it, what comes goes to a
-	// temporary file beside the output, removed at the end. 0 is
-	// DefaultMemory; negative keeps nothing in memory.
+	// gathers for the files that span the dataset; past it, that waits in
+	// a temporary file beside the output (removed at the end), or is
+	// built again when needed. energon keeps its shards' rows of
+	// index.sqlite in a quarter of it, and the keys of its indexes, as
+	// it writes the file, in all of it. 0 is DefaultMemory; negative
+	// keeps nothing in memory that can go.
 	Memory int64
 }
 
-// DefaultMemory is the budget of Options.Memory when it is 0: enough to
-// keep the rows of some 6 million members in memory, a fraction of the
-// memory of the machines datasets are built on.
-const DefaultMemory = 64 << 20
+// DefaultMemory is the budget of Options.Memory when it is 0.
+const DefaultMemory = 256 << 20
 
 // An Index knows one kind of a loader's index files: how to tell them,
 // which shards one describes, what it says, and what the shards say

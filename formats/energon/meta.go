@@ -71,6 +71,11 @@ type MetaOptions struct {
 	// EnergonVersion is written as .info.json's energon_version; ""
 	// writes DefaultEnergonVersion.
 	EnergonVersion string
+	// Memory bounds the keys of index.sqlite's indexes held in memory
+	// while it is written (sqlitefile.Options.Memory: past it they are
+	// built again from the rows, twice, rather than kept); 0 is
+	// sqlitefile.DefaultMemory.
+	Memory int64
 }
 
 // ErrDuplicateKey: a sample key that occurs more than once in the dataset.
@@ -259,7 +264,7 @@ func writeMeta(ctx context.Context, datasetDir string, shards []*PreparedShard, 
 		}))
 		uuid <- h.uuid()
 	}()
-	err = writeIndexKeys(filepath.Join(dir, IndexFile), fileMode, func(fn func(table int, row []sqlitefile.Value) error) error {
+	err = writeIndexKeys(filepath.Join(dir, IndexFile), fileMode, opts.Memory, func(fn func(table int, row []sqlitefile.Value) error) error {
 		return preparedTables(shards, withContext(ctx, fn))
 	}, func(table int, fn func(row []sqlitefile.Value) error) error {
 		check := withContext(ctx, func(_ int, row []sqlitefile.Value) error { return fn(row) })

@@ -30,13 +30,13 @@ import (
 // itself. sqlitefile lays out the same tables and indexes directly (see
 // loadIndex), and SQLite reads the file as it reads energon's own.
 func writeIndex(path string, mode fs.FileMode, rows func(fn func(table int, row []sqlitefile.Value) error) error) (err error) {
-	return writeIndexKeys(path, mode, rows, nil)
+	return writeIndexKeys(path, mode, 0, rows, nil)
 }
 
 // writeIndexKeys is writeIndex taking, if keys is not nil, each table's
 // rows again from keys for its indexes' keys (sqlitefile's KeysFrom), each
 // index's in a pass of its own, side by side with the others'.
-func writeIndexKeys(path string, mode fs.FileMode, rows func(fn func(table int, row []sqlitefile.Value) error) error, keys func(table int, fn func(row []sqlitefile.Value) error) error) (err error) {
+func writeIndexKeys(path string, mode fs.FileMode, memory int64, rows func(fn func(table int, row []sqlitefile.Value) error) error, keys func(table int, fn func(row []sqlitefile.Value) error) error) (err error) {
 	dir, base := filepath.Split(path)
 	safefile.SweepLeftovers(dir)
 	f, err := os.CreateTemp(dir, safefile.TempName(base))
@@ -50,7 +50,7 @@ func writeIndexKeys(path string, mode fs.FileMode, rows func(fn func(table int, 
 			os.Remove(tmp)
 		}
 	}()
-	if err := loadIndex(f, rows, keys); err != nil {
+	if err := loadIndex(f, memory, rows, keys); err != nil {
 		if errors.Is(err, sqlitefile.ErrUnique) {
 			// WriteMeta refuses repeated keys before it writes; a
 			// caller that did not is told the same.
@@ -103,8 +103,8 @@ func writeIndexKeys(path string, mode fs.FileMode, rows func(fn func(table int, 
 // some 20 bytes a sample, some 40 bytes a part, as much again while an
 // index is sorted. WriteMeta has refused repeated keys already, so the
 // UNIQUE index does not fail here.
-func loadIndex(f *os.File, rows func(fn func(table int, row []sqlitefile.Value) error) error, keys func(table int, fn func(row []sqlitefile.Value) error) error) error {
-	w, err := sqlitefile.New(f, sqlitefile.Options{PageSize: 4096, Version: sqliteVersion})
+func loadIndex(f *os.File, memory int64, rows func(fn func(table int, row []sqlitefile.Value) error) error, keys func(table int, fn func(row []sqlitefile.Value) error) error) error {
+	w, err := sqlitefile.New(f, sqlitefile.Options{PageSize: 4096, Version: sqliteVersion, Memory: memory})
 	if err != nil {
 		return err
 	}

@@ -732,24 +732,20 @@ func (e *UniqueError) Error() string {
 // Unwrap makes a UniqueError ErrUnique.
 func (e *UniqueError) Unwrap() error { return ErrUnique }
 
-// build writes the sorted keys as an index b-tree and gives its root; for
-// a UNIQUE index it fails on two rows with the same key (NULLs apart: SQLite
-// lets any number of rows hold a NULL in a UNIQUE column).
-//
-// The leaves are filled in order; the key that does not fit in a full
-// leaf goes up to the level above as the divider between that leaf and
-// the next, and so on up each level, the standard layout of a bulk load.
-// Each level is planned (which keys go where) before it is written: the
-// last page of a level must not be left empty (a leaf) or without a cell
-// (an interior page), so it takes one from the page before.
-func (w *Writer) build(x *index) (uint32, error) {
-	pl, err := w.plan(x)
-	if err != nil {
-		return 0, err
-	}
-	w.rebalanced[0] += pl.fixed[0]
-	w.rebalanced[1] += pl.fixed[1]
-	return w.write(x, pl)
+// keySource gives an index's keys in order, for plan and write: n of
+// them; each calls f with every key in order (ref locating it for at, r
+// valid during the call only), stable gives a ref that at can take after
+// the pass (for the keys that divide the leaves).
+type keySource struct {
+	n      int
+	each   func(f func(ref uint64, r []byte) error) error
+	stable func(ref uint64, r []byte) uint64
+	at     func(ref uint64) []byte
+}
+
+// source is the keys of x, sorted, in its chunks.
+func (x *index) source() keySource {
+	return keySource{n: x.n, each: x.each, at: x.at, stable: func(ref uint64, _ []byte) uint64 { return ref }}
 }
 
 // indexPlan is an index b-tree planned, not yet written: which keys go to
@@ -772,10 +768,10 @@ type level2 struct {
 	up    []int
 }
 
-// plan checks a UNIQUE index's keys and plans its b-tree.
-func (w *Writer) plan(x *index) (*indexPlan, error) {
+// plan checks a UNIQUE index's keys, given by ks, and plans its b-tree.
+func (w *Writer) plan(x *index, ks keySource) (*indexPlan, error) {
 	pl := &indexPlan{}
-	if x.n == 0 {
+	if ks.n == 0 {
 		pl.pages = 1
 		return pl, nil
 	}
@@ -783,16 +779,20 @@ func (w *Writer) plan(x *index) (*indexPlan, error) {
 	// The cells' sizes (cells are smaller than pages), in memory kept for
 	// the next index: fresh memory costs its page faults.
 	sizes := w.sizes[:0]
-	if cap(sizes) < x.n {
-		sizes = make([]uint16, 0, x.n)
+	if cap(sizes) < ks.n {
+		sizes = make([]uint16, 0, ks.n)
 	}
 	var prev []byte
+	first := true
 	ovfl := 0
-	err := x.each(func(_ uint64, r []byte) error {
-		if x.unique && prev != nil && cmpRecords(prev, r, nk) == 0 && !hasNull(r, nk) {
-			return x.uniqueError(prev, r)
+	err := ks.each(func(_ uint64, r []byte) error {
+		if x.unique {
+			if !first && cmpRecords(prev, r, nk) == 0 && !hasNull(r, nk) {
+				return x.uniqueError(prev, r)
+			}
+			prev = append(prev[:0], r...) // r may not outlive the call
+			first = false
 		}
-		prev = r
 		sizes = append(sizes, uint16(w.indexCellSize(len(r))))
 		// Every key lies once in the tree, in a leaf or as a divider,
 		// and its overflow pages with it.
@@ -840,11 +840,12 @@ func (w *Writer) overflowPages(p, maxLocal int) int {
 	return (p - n + w.usable - 5) / (w.usable - 4)
 }
 
-// write writes an index b-tree as planned, and gives its root.
-func (w *Writer) write(x *index, pl *indexPlan) (uint32, error) {
+// write writes an index b-tree as planned, its keys given by ks, and
+// gives its root.
+func (w *Writer) write(pl *indexPlan, ks keySource) (uint32, error) {
 	p := &w.tmp
 	p.reset()
-	if x.n == 0 {
+	if ks.n == 0 {
 		return w.emit(p.finish(leafIndex, 0, 0))
 	}
 	sizes, leaves, divs := pl.sizes, pl.leaves, pl.divs
@@ -854,11 +855,11 @@ func (w *Writer) write(x *index, pl *indexPlan) (uint32, error) {
 	kids := make([]uint32, 0, len(leaves))
 	dref := make([]uint64, len(divs))
 	i, li, di := 0, 0, 0
-	err := x.each(func(ref uint64, r []byte) error {
+	err := ks.each(func(ref uint64, r []byte) error {
 		k := i
 		i++
 		if di < len(divs) && divs[di] == k {
-			dref[di] = ref
+			dref[di] = ks.stable(ref, r)
 			di++
 			return nil
 		}
@@ -885,7 +886,7 @@ func (w *Writer) write(x *index, pl *indexPlan) (uint32, error) {
 		for _, s := range lv.spans {
 			p.reset()
 			for i := s.lo; i < s.hi-1; i++ {
-				if err := w.indexCell(p, x.at(dref[i]), kids[i], true); err != nil {
+				if err := w.indexCell(p, ks.at(dref[i]), kids[i], true); err != nil {
 					return 0, err
 				}
 			}

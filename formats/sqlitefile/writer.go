@@ -53,7 +53,16 @@ type Options struct {
 	// Version is the SQLITE_VERSION_NUMBER for the header; 0 is
 	// DefaultVersion.
 	Version uint32
+	// Memory bounds the keys Close gathers in memory for the indexes of
+	// a table whose rows it is given again (Table.KeysFrom): past it (as
+	// the rows' sizes tell), each index's keys are streamed instead, built
+	// anew from the rows for each of two passes and kept nowhere, which
+	// takes more time. 0 is DefaultMemory; negative streams always.
+	Memory int64
 }
+
+// DefaultMemory is Options.Memory's default.
+const DefaultMemory = 256 << 20
 
 // Writer writes one database. Its methods are not safe for concurrent use.
 type Writer struct {
@@ -65,6 +74,7 @@ type Writer struct {
 	maxLocalIndex    int // likewise for index cells
 	minLocal         int // least a cell keeps on its page if it spills
 	version          uint32
+	memory           int64 // Options.Memory
 
 	npages uint32 // pages numbered so far (page 1 included)
 	out    []byte // pages written but not yet flushed to f
@@ -84,9 +94,10 @@ type Writer struct {
 	// for tests to find the row counts that do so.
 	rebalanced [3]int
 	// sorted counts the indexes whose keys were in order at Close (as
-	// they came, or put in order as they came), sorted by sortNearly, and
-	// by the radix sort, for tests to see each way taken.
-	sorted [3]int
+	// they came, or put in order as they came), sorted by sortNearly, by
+	// the radix sort, and streamed from rows given again (KeysFrom), for
+	// tests to see each way taken.
+	sorted [4]int
 	closed bool
 }
 
@@ -112,6 +123,7 @@ func New(f io.WriteSeeker, opts Options) (*Writer, error) {
 		f: f, base: base,
 		pageSize: ps, usable: ps,
 		version: opts.Version,
+		memory:  opts.Memory,
 		page1:   make([]byte, ps),
 		tmp:     newPage(ps),
 		ovfl:    make([]byte, ps),
@@ -180,6 +192,7 @@ type Table struct {
 	// keysFrom, if not nil, gives the rows again at Close, for the
 	// indexes' keys (see KeysFrom).
 	keysFrom func(yield func(values []Value) error) error
+	bytes    int64 // of the rows' records
 }
 
 // Table declares a table, created by createSQL (a CREATE TABLE statement
@@ -540,6 +553,7 @@ func (t *Table) add(values []Value) error {
 		return err
 	}
 	t.rows++
+	t.bytes += int64(size)
 	if len(t.idx) > 0 && t.keysFrom == nil {
 		t.addKeys(values, st, rowid)
 	}
@@ -563,8 +577,27 @@ func (t *Table) KeysFrom(rows func(yield func(values []Value) error) error) *Tab
 	return t
 }
 
+// streams says whether the keys of the table's indexes are streamed: if
+// gathered, they would take more memory than Options.Memory (a key is
+// not much longer than its row).
+func (t *Table) streams() bool {
+	budget := t.w.memory
+	if budget == 0 {
+		budget = DefaultMemory
+	}
+	return budget < 0 || (t.bytes+8*t.rows)*int64(len(t.idx)) > budget
+}
+
 // gather gives index x the keys of the table's rows, from keysFrom.
 func (t *Table) gather(x *index) error {
+	return t.keys(func(values []Value, st []uint64, rowid int64) {
+		x.add(values, st, t.alias, rowid)
+	})
+}
+
+// keys calls add with each row given again by keysFrom, the serial types
+// of its values (the rowid column's being the rowid's) and its rowid.
+func (t *Table) keys(add func(values []Value, st []uint64, rowid int64)) error {
 	var st []uint64
 	var n, last int64
 	err := t.keysFrom(func(values []Value) error {
@@ -586,7 +619,7 @@ func (t *Table) gather(x *index) error {
 			}
 			st[t.alias], _ = intSerial(rowid)
 		}
-		x.add(values, st, t.alias, rowid)
+		add(values, st, rowid)
 		n++
 		last = rowid
 		return nil
@@ -760,27 +793,51 @@ func (w *Writer) finishTrees() error {
 			return w.buildParallel(idx, wa)
 		}
 	}
-	for _, t := range w.tables {
-		for _, x := range t.idx {
-			if t.keysFrom != nil {
-				if err := t.gather(x); err != nil {
-					return fmt.Errorf("sqlitefile: index %q: %w", x.name, err)
-				}
-			}
-			w.sorted[x.sort()]++
-			root, err := w.build(x)
-			var ue *UniqueError
-			if errors.As(err, &ue) {
-				return err
-			}
-			if err != nil {
-				return fmt.Errorf("sqlitefile: index %q: %w", x.name, err)
-			}
-			x.root = root
-			x.chunks, x.tail = nil, nil
+	for _, x := range idx {
+		ks, pl, way, err := w.prepareIndex(x)
+		w.sorted[way]++
+		root := uint32(0)
+		if err == nil {
+			w.rebalanced[0] += pl.fixed[0]
+			w.rebalanced[1] += pl.fixed[1]
+			root, err = w.write(pl, ks)
 		}
+		var ue *UniqueError
+		if errors.As(err, &ue) {
+			return err
+		}
+		if err != nil {
+			return fmt.Errorf("sqlitefile: index %q: %w", x.name, err)
+		}
+		x.root = root
+		x.chunks, x.tail = nil, nil
 	}
 	return nil
+}
+
+// prepareIndex gathers, sorts and plans an index's keys, and gives where
+// they are to be read from for write, and how they were sorted (as
+// index.sort says, or 3: streamed). The keys of a table's rows given
+// again (KeysFrom) are gathered from them; past Options.Memory, they are
+// first taken as a stream, kept nowhere, which works if they come nearly
+// in order (see stream).
+func (w *Writer) prepareIndex(x *index) (keySource, *indexPlan, int, error) {
+	if t := x.t; t.keysFrom != nil {
+		if t.streams() {
+			ks := t.stream(x)
+			pl, err := w.plan(x, ks)
+			if !errors.Is(err, errDisorder) {
+				return ks, pl, 3, err
+			}
+		}
+		if err := t.gather(x); err != nil {
+			return keySource{}, nil, 0, err
+		}
+	}
+	way := x.sort()
+	ks := x.source()
+	pl, err := w.plan(x, ks)
+	return ks, pl, way, err
 }
 
 // writeSequence writes sqlite_sequence, a row per AUTOINCREMENT table
@@ -936,15 +993,10 @@ func (w *Writer) buildParallel(idx []*index, wa io.WriterAt) error {
 		}
 		wg.Wait()
 	}
+	sources := make([]keySource, len(idx))
 	each(func(i int) {
 		subs[i] = w.sub()
-		if t := idx[i].t; t.keysFrom != nil {
-			if errs[i] = t.gather(idx[i]); errs[i] != nil {
-				return
-			}
-		}
-		ways[i] = idx[i].sort()
-		plans[i], errs[i] = subs[i].plan(idx[i])
+		sources[i], plans[i], ways[i], errs[i] = subs[i].prepareIndex(idx[i])
 	})
 	next := w.npages
 	for i, x := range idx {
@@ -971,7 +1023,7 @@ func (w *Writer) buildParallel(idx []*index, wa io.WriterAt) error {
 	each(func(i int) {
 		s, x := subs[i], idx[i]
 		first := s.npages
-		root, err := s.write(x, plans[i])
+		root, err := s.write(plans[i], sources[i])
 		if err == nil {
 			err = s.flush()
 		}

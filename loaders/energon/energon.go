@@ -59,7 +59,11 @@ func (e *energonLoader) spoolFor(shard string) *energon.Spool {
 		if dir == "" && !remote.IsURL(shard) {
 			dir = filepath.Dir(shard)
 		}
-		e.spool = energon.NewSpool(dir, max(e.memory, -1))
+		budget := e.memory / 4 // the rest for the indexes' keys
+		if e.memory < 0 {
+			budget = -1
+		}
+		e.spool = energon.NewSpool(dir, budget)
 	}
 	return e.spool
 }
@@ -202,7 +206,7 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 		return 0
 	})
 	dir := e.metaDir(shards)
-	err := energon.WritePrepared(ctx, dir, all, energon.MetaOptions{})
+	err := energon.WritePrepared(ctx, dir, all, energon.MetaOptions{Memory: e.memory})
 	if errors.Is(err, energon.ErrDuplicateKey) || errors.Is(err, energon.ErrNoSamples) || errors.Is(err, energon.ErrName) {
 		return 0, fmt.Errorf("%s not written: %w: %w", filepath.Join(dir, energon.MetaDir), loaders.ErrDataset, err)
 	}
