@@ -67,3 +67,34 @@ func TestPreparedSpooled(t *testing.T) {
 		}
 	}
 }
+
+// TestBuilderPrepared: the rows an IdxBuilder prepares are those Prepare
+// makes of its Shard: the same rows back, and the same refusal of a name
+// that is not UTF-8, a bad key coming before a bad part name met earlier.
+func TestBuilderPrepared(t *testing.T) {
+	feed := func(b *IdxBuilder) {
+		b.AddMember("a.jpg", 0, 512, 10)
+		b.AddMember("a.c\xffs", 1024, 1536, 1)
+		b.AddMember("b.jpg", 2048, 2560, 3)
+		b.AddMember("c\xfe.jpg", 4096, 4608, 3)
+		b.AddMemberBytes([]byte("c\xfe.txt"), 5120, 5632, 3)
+	}
+	var b1, b2 IdxBuilder
+	feed(&b1)
+	feed(&b2)
+	p, err := b1.Prepared(8192, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Name = "s.tar"
+	s := b2.Shard("s.tar", 8192)
+	back, err := p.Shard()
+	if err != nil || len(back.Samples) != 3 || len(back.Parts) != 5 || back.Samples[2].Key != "c\xfe" || back.Parts[1].Name != "c\xffs" {
+		t.Fatalf("rows back: %+v, %v", back, err)
+	}
+	want := WriteMeta(t.TempDir(), []ShardSamples{s}, MetaOptions{})
+	got := WritePrepared(context.Background(), t.TempDir(), []*PreparedShard{p}, MetaOptions{})
+	if want == nil || got == nil || got.Error() != want.Error() || !bytes.Contains([]byte(got.Error()), []byte("sample key")) {
+		t.Fatalf("got %v, want %v, a sample key's", got, want)
+	}
+}

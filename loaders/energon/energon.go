@@ -134,7 +134,7 @@ func (x *energonIndexer) Member(m *tarfile.Member) {
 			x.unknown = string(m.Name)
 		}
 	}
-	x.b.AddMember(string(m.Name), m.FirstOffset, m.DataOffset, size)
+	x.b.AddMemberBytes(m.Name, m.FirstOffset, m.DataOffset, size)
 }
 
 func (x *energonIndexer) End(end int64) (int, error) {
@@ -149,7 +149,7 @@ func (x *energonIndexer) End(end int64) (int, error) {
 	if x.spool != nil {
 		// What index.sqlite needs of the shard, made here, on the
 		// worker, rather than once every shard is read.
-		x.prepared, x.err = energon.Prepare(x.b.Shard("", end), x.spool)
+		x.prepared, x.err = x.b.Prepared(end, x.spool)
 		x.b = energon.IdxBuilder{}
 	}
 	return 1, nil
@@ -225,7 +225,7 @@ func (x *energonIndexer) rows() (*energon.PreparedShard, error) {
 	if x.prepared != nil || x.err != nil {
 		return x.prepared, x.err
 	}
-	x.prepared, x.err = energon.Prepare(x.b.Shard("", x.end), nil)
+	x.prepared, x.err = x.b.Prepared(x.end, nil)
 	x.b = energon.IdxBuilder{}
 	return x.prepared, x.err
 }
