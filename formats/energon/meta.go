@@ -269,7 +269,7 @@ func writeMeta(ctx context.Context, datasetDir string, shards []*PreparedShard, 
 	}, func(table int, fn func(row []sqlitefile.Value) error) error {
 		check := withContext(ctx, func(_ int, row []sqlitefile.Value) error { return fn(row) })
 		return preparedTable(shards, table, func(row []sqlitefile.Value) error { return check(table, row) })
-	})
+	}, rowSizes(shards))
 	u := <-uuid
 	if err == nil {
 		err = ctx.Err() // the digest may have stopped short

@@ -445,3 +445,20 @@ func repeatedHashes(shards []*PreparedShard) map[uint64]bool {
 	}
 	return repeated
 }
+
+// rowSizes are about how many bytes the records of each table of
+// index.sqlite take (sqlitefile's KeysEarly): the prepared rows' bytes and
+// what a record adds to them (its header, the numbers a prepared row does
+// not hold, a part's name where a prepared row has its number).
+func rowSizes(shards []*PreparedShard) []int64 {
+	var samples, parts int64
+	for _, p := range shards {
+		size := len(p.data)
+		if p.data == nil {
+			size = p.size
+		}
+		samples += int64(p.split) + 20*int64(p.samples)
+		parts += int64(size-p.split) + 24*int64(p.parts)
+	}
+	return []int64{samples, parts}
+}

@@ -46,6 +46,8 @@ type index struct {
 	nrecent int
 	tmp     []byte // scratch: a key being moved
 	root    uint32
+
+	pending *pending // the keys gathered early, if they are (KeysEarly)
 }
 
 const chunkSize = 4 << 20

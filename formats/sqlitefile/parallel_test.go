@@ -187,3 +187,58 @@ func TestKeysStreamed(t *testing.T) {
 		t.Fatal("bytes differ")
 	}
 }
+
+// TestKeysEarly: keys gathered from the first row on, beside the appends,
+// give the bytes of keys fed as the rows came; rows given again that are
+// not as many fail Close.
+func TestKeysEarly(t *testing.T) {
+	row := func(i int) []Value {
+		return []Value{Int(int64(i / 3)), Text(key((i * 7919) % 9000)), Int(int64(i % 5))}
+	}
+	fill := func(early bool, n int) func(w *Writer) {
+		return func(w *Writer) {
+			b := w.Table("b", "CREATE TABLE b(x INTEGER, name TEXT UNIQUE, r INTEGER)")
+			b.AutoIndex(1)
+			w.Index("b_xr", "b", "CREATE INDEX b_xr ON b(x, r)", []int{0, 2}, false)
+			if early {
+				b.KeysFrom(func(yield func([]Value) error) error {
+					for i := range n {
+						if err := yield(row(i)); err != nil {
+							return err
+						}
+					}
+					return nil
+				}).KeysEarly(1 << 20)
+			}
+			for i := range 9000 {
+				b.Append(row(i)...)
+				if _, ok := w.f.(*os.File); early && ok && i == 0 && b.idx[0].pending == nil {
+					t.Error("no keys gathered early")
+				}
+			}
+		}
+	}
+	want := &memFile{}
+	w, _ := New(want, Options{})
+	fill(false, 9000)(w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(create(t, Options{}, fill(true, 9000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.b) {
+		t.Fatal("bytes differ")
+	}
+	f, err := os.Create(t.TempDir() + "/short.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, _ = New(f, Options{})
+	fill(true, 8999)(w)
+	if err := w.Close(); !errors.Is(err, ErrSchema) {
+		t.Errorf("rows given again short: %v, want ErrSchema", err)
+	}
+}

@@ -53,7 +53,7 @@ func (t *Table) streamPass(x *index, f func(ref uint64, r []byte) error) error {
 		win = win[:len(win)-1]
 		free = append(free, r[:0])
 	}
-	err := t.keys(func(values []Value, st []uint64, rowid int64) {
+	n, err := t.keys(func(values []Value, st []uint64, rowid int64) {
 		if ferr != nil {
 			return
 		}
@@ -82,6 +82,9 @@ func (t *Table) streamPass(x *index, f func(ref uint64, r []byte) error) error {
 	})
 	for err == nil && ferr == nil && len(win) > 0 {
 		emit()
+	}
+	if err == nil && ferr == nil {
+		err = t.counted(n)
 	}
 	if err != nil {
 		return err

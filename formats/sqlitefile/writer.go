@@ -74,7 +74,8 @@ type Writer struct {
 	maxLocalIndex    int // likewise for index cells
 	minLocal         int // least a cell keeps on its page if it spills
 	version          uint32
-	memory           int64 // Options.Memory
+	memory           int64       // Options.Memory
+	wa               io.WriterAt // f, if its WriteAt can be used: indexes are then written side by side
 
 	npages uint32 // pages numbered so far (page 1 included)
 	out    []byte // pages written but not yet flushed to f
@@ -140,6 +141,13 @@ func New(f io.WriteSeeker, opts Options) (*Writer, error) {
 	w.minLocal = (w.usable-12)*32/255 - 23
 	// Page 1's place, to be overwritten at Close.
 	w.out = make([]byte, ps, 64*ps)
+	if wa, ok := f.(io.WriterAt); ok {
+		// A zero-length WriteAt fails where WriteAt cannot be used (a
+		// file opened to append).
+		if _, err := wa.WriteAt(nil, base); err == nil {
+			w.wa = wa
+		}
+	}
 	return w, nil
 }
 
@@ -193,6 +201,8 @@ type Table struct {
 	// indexes' keys (see KeysFrom).
 	keysFrom func(yield func(values []Value) error) error
 	bytes    int64 // of the rows' records
+	early    int64 // KeysEarly's size, 0 when not called
+	started  bool  // the first row came
 }
 
 // Table declares a table, created by createSQL (a CREATE TABLE statement
@@ -434,6 +444,10 @@ func (t *Table) Append(values ...Value) error {
 			return err
 		}
 	}
+	if !t.started {
+		t.started = true
+		t.startKeys()
+	}
 	if len(values) > len(t.look) {
 		return fmt.Errorf("%w: table %q: a row of %d values, the table has %d columns", ErrType, t.name, len(values), len(t.look))
 	}
@@ -580,24 +594,80 @@ func (t *Table) KeysFrom(rows func(yield func(values []Value) error) error) *Tab
 // streams says whether the keys of the table's indexes are streamed: if
 // gathered, they would take more memory than Options.Memory (a key is
 // not much longer than its row).
-func (t *Table) streams() bool {
+func (t *Table) streams() bool { return t.over(t.bytes, t.rows) }
+
+// over says whether the keys of rows of size bytes in all would take more
+// than Options.Memory.
+func (t *Table) over(size, rows int64) bool {
 	budget := t.w.memory
 	if budget == 0 {
 		budget = DefaultMemory
 	}
-	return budget < 0 || (t.bytes+8*t.rows)*int64(len(t.idx)) > budget
+	return budget < 0 || (size+8*rows)*int64(len(t.idx)) > budget
+}
+
+// KeysEarly says, for a table given KeysFrom, about how many bytes its
+// rows' records will take in all. If its indexes' keys are then to be
+// gathered in memory (within Options.Memory) and f takes WriteAt, they are
+// gathered, sorted and planned from the table's first row on, each index
+// on a goroutine of its own, beside the appends, rather than at Close.
+// It must come before the first row.
+func (t *Table) KeysEarly(size int64) *Table {
+	if t.rows > 0 || t.keysFrom == nil {
+		t.w.fail(fmt.Errorf("%w: table %q: KeysEarly after rows or without KeysFrom", ErrSchema, t.name))
+		return t
+	}
+	t.early = max(size, 1)
+	return t
+}
+
+// pending is an index's keys gathered, sorted and planned early (see
+// KeysEarly): done is closed once the rest is set.
+type pending struct {
+	done chan struct{}
+	n    int64 // rows given again
+	ks   keySource
+	pl   *indexPlan
+	way  int
+	err  error
+}
+
+// startKeys starts the early gathering of the table's indexes' keys, if
+// KeysEarly asked for it. The goroutines read nothing of t that the
+// appends change (its rows and sizes are compared at Close).
+func (t *Table) startKeys() {
+	w := t.w
+	if t.early == 0 || w.wa == nil || w.err != nil || t.over(t.early, int64(1)) {
+		return
+	}
+	for _, x := range t.idx {
+		p := &pending{done: make(chan struct{})}
+		x.pending = p
+		sub := w.sub()
+		go func() {
+			defer close(p.done)
+			p.n, p.err = t.gather(x)
+			if p.err != nil {
+				return
+			}
+			p.way = x.sort()
+			p.ks = x.source()
+			p.pl, p.err = sub.plan(x, p.ks)
+		}()
+	}
 }
 
 // gather gives index x the keys of the table's rows, from keysFrom.
-func (t *Table) gather(x *index) error {
+func (t *Table) gather(x *index) (int64, error) {
 	return t.keys(func(values []Value, st []uint64, rowid int64) {
 		x.add(values, st, t.alias, rowid)
 	})
 }
 
 // keys calls add with each row given again by keysFrom, the serial types
-// of its values (the rowid column's being the rowid's) and its rowid.
-func (t *Table) keys(add func(values []Value, st []uint64, rowid int64)) error {
+// of its values (the rowid column's being the rowid's) and its rowid, and
+// says how many rows came (see counted).
+func (t *Table) keys(add func(values []Value, st []uint64, rowid int64)) (int64, error) {
 	var st []uint64
 	var n, last int64
 	err := t.keysFrom(func(values []Value) error {
@@ -624,10 +694,16 @@ func (t *Table) keys(add func(values []Value, st []uint64, rowid int64)) error {
 		last = rowid
 		return nil
 	})
-	if err == nil && n != t.rows {
-		err = fmt.Errorf("%w: table %q: %d rows appended, %d given again for the indexes", ErrSchema, t.name, t.rows, n)
+	return n, err
+}
+
+// counted checks, at Close, that the rows given again were those
+// appended.
+func (t *Table) counted(n int64) error {
+	if n != t.rows {
+		return fmt.Errorf("%w: table %q: %d rows appended, %d given again for the indexes", ErrSchema, t.name, t.rows, n)
 	}
-	return err
+	return nil
 }
 
 // nextRowid gives the row's rowid, the one after the last unless the
@@ -786,12 +862,8 @@ func (w *Writer) finishTrees() error {
 	for _, t := range w.tables {
 		idx = append(idx, t.idx...)
 	}
-	if wa, ok := w.f.(io.WriterAt); ok && len(idx) > 1 {
-		// A zero-length WriteAt fails where WriteAt cannot be used (a
-		// file opened to append).
-		if _, err := wa.WriteAt(nil, w.base); err == nil {
-			return w.buildParallel(idx, wa)
-		}
+	if w.wa != nil && len(idx) > 1 {
+		return w.buildParallel(idx, w.wa)
 	}
 	for _, x := range idx {
 		ks, pl, way, err := w.prepareIndex(x)
@@ -822,7 +894,16 @@ func (w *Writer) finishTrees() error {
 // first taken as a stream, kept nowhere, which works if they come nearly
 // in order (see stream).
 func (w *Writer) prepareIndex(x *index) (keySource, *indexPlan, int, error) {
-	if t := x.t; t.keysFrom != nil {
+	t := x.t
+	if p := x.pending; p != nil {
+		<-p.done
+		x.pending = nil
+		if p.err == nil {
+			p.err = t.counted(p.n)
+		}
+		return p.ks, p.pl, p.way, p.err
+	}
+	if t.keysFrom != nil {
 		if t.streams() {
 			ks := t.stream(x)
 			pl, err := w.plan(x, ks)
@@ -830,7 +911,11 @@ func (w *Writer) prepareIndex(x *index) (keySource, *indexPlan, int, error) {
 				return ks, pl, 3, err
 			}
 		}
-		if err := t.gather(x); err != nil {
+		n, err := t.gather(x)
+		if err == nil {
+			err = t.counted(n)
+		}
+		if err != nil {
 			return keySource{}, nil, 0, err
 		}
 	}
