@@ -53,7 +53,7 @@ func (t *Table) streamPass(x *index, f func(ref uint64, r []byte) error) error {
 		win = win[:len(win)-1]
 		free = append(free, r[:0])
 	}
-	n, err := t.keys(func(values []Value, st []uint64, rowid int64) {
+	n, err := t.keys(x.cols, func(values []Value, st []uint64, rowid int64) {
 		if ferr != nil {
 			return
 		}

@@ -659,15 +659,15 @@ func (t *Table) startKeys() {
 
 // gather gives index x the keys of the table's rows, from keysFrom.
 func (t *Table) gather(x *index) (int64, error) {
-	return t.keys(func(values []Value, st []uint64, rowid int64) {
+	return t.keys(x.cols, func(values []Value, st []uint64, rowid int64) {
 		x.add(values, st, t.alias, rowid)
 	})
 }
 
 // keys calls add with each row given again by keysFrom, the serial types
-// of its values (the rowid column's being the rowid's) and its rowid, and
-// says how many rows came (see counted).
-func (t *Table) keys(add func(values []Value, st []uint64, rowid int64)) (int64, error) {
+// of its values in columns cols (the rowid column's being the rowid's) and
+// its rowid, and says how many rows came (see counted).
+func (t *Table) keys(cols []int, add func(values []Value, st []uint64, rowid int64)) (int64, error) {
 	var st []uint64
 	var n, last int64
 	err := t.keysFrom(func(values []Value) error {
@@ -678,10 +678,16 @@ func (t *Table) keys(add func(values []Value, st []uint64, rowid int64)) (int64,
 		if len(values) < t.need {
 			return fmt.Errorf("%w: table %q: an index needs column %d, the row has %d values", ErrSchema, t.name, t.need-1, len(values))
 		}
-		st = st[:0]
-		for i := range values {
-			s, _ := values[i].serial()
-			st = append(st, s)
+		// The serial types of the columns the index reads, the others
+		// left 0.
+		if cap(st) < len(values) {
+			st = make([]uint64, len(values))
+		}
+		st = st[:len(values)]
+		for _, c := range cols {
+			if c < len(values) {
+				st[c], _ = values[c].serial()
+			}
 		}
 		if t.alias >= 0 {
 			for len(st) <= t.alias {
