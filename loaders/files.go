@@ -1,7 +1,9 @@
 package loaders
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +19,25 @@ func WriteFile(path string, b []byte) error {
 		return err
 	}
 	if _, err := f.Write(b); err != nil {
+		f.Abort()
+		return fmt.Errorf("writing %s: %w", f.Target(), err)
+	}
+	return f.CommitReplace()
+}
+
+// WriteFileTo writes what wt writes to path, as WriteFile does, with no
+// copy of it in memory.
+func WriteFileTo(path string, wt io.WriterTo) error {
+	f, err := safefile.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	_, err = wt.WriteTo(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
 		f.Abort()
 		return fmt.Errorf("writing %s: %w", f.Target(), err)
 	}

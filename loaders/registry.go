@@ -39,7 +39,18 @@ type Options struct {
 	// MD5 records each shard's MD5 sum, in an index that has one (wids):
 	// it reads every shard whole.
 	MD5 bool
+	// Memory is how many bytes a loader keeps in memory of what it
+	// gathers for the files that span the dataset; past it, that waits in
+	// a temporary file beside the output (removed at the end), or is
+	// built again when needed. energon keeps its shards' rows of
+	// index.sqlite in a quarter of it, and the keys of its indexes, as
+	// it writes the file, in all of it. 0 is DefaultMemory; negative
+	// keeps nothing in memory that can go.
+	Memory int64
 }
+
+// DefaultMemory is the budget of Options.Memory when it is 0.
+const DefaultMemory = 256 << 20
 
 // An Index knows one kind of a loader's index files: how to tell them,
 // which shards one describes, what it says, and what the shards say

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Version is the index version wds2idx writes and DALI reads.
@@ -76,6 +77,11 @@ func (b *Builder) AddBytes(name []byte, dataOffset, size int64) {
 	if len(key) == 0 || key[len(key)-1] == '/' {
 		return // a hidden file: wds2idx leaves it out
 	}
+	if b.lines == nil {
+		if p, _ := linesPool.Get().(*[]byte); p != nil {
+			b.lines = (*p)[:0]
+		}
+	}
 	if !b.started || !bytes.Equal(key, b.last) {
 		if b.started {
 			b.lines = append(b.lines, '\n')
@@ -102,9 +108,37 @@ func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 	if b.samples == 0 {
 		return 0, ErrEmpty
 	}
-	n, err := fmt.Fprintf(w, "%s %d\n%s\n", Version, b.samples, b.lines)
+	head := Version + " " + strconv.Itoa(b.samples) + "\n"
+	n, err := io.WriteString(w, head)
+	if err == nil {
+		var k int
+		k, err = w.Write(b.lines)
+		n += k
+	}
+	if err == nil {
+		var k int
+		k, err = io.WriteString(w, "\n")
+		n += k
+	}
 	return int64(n), err
 }
+
+// Release lets the next Builder take over this one's memory (a shard's
+// index text, megabytes for a large shard, which fresh memory would cost
+// its page faults again); b is empty after.
+func (b *Builder) Release() {
+	if cap(b.lines) > 0 && cap(b.lines) <= maxPooled {
+		lines := b.lines[:0]
+		linesPool.Put(&lines)
+	}
+	*b = Builder{}
+}
+
+// linesPool keeps released Builders' text for the next ones.
+var linesPool sync.Pool
+
+// maxPooled bounds the text a Builder hands on.
+const maxPooled = 256 << 20
 
 // Parse reads an index. Components are read four fields at a time, as
 // DALI reads them, so a name or extension holding a space does not parse:

@@ -3,6 +3,7 @@ package dali
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,4 +134,33 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBuilderRelease: a Builder that takes over a released one's memory
+// writes its own index, not a byte of the other's.
+func TestBuilderRelease(t *testing.T) {
+	write := func(b *Builder) string {
+		var out bytes.Buffer
+		if _, err := b.WriteTo(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	var a Builder
+	for i := range 1000 {
+		a.Add(fmt.Sprintf("long/sample-name-%06d.jpg", i), int64(512*i), 100)
+	}
+	write(&a)
+	a.Release()
+	if a.Samples() != 0 {
+		t.Fatal("a released Builder is not empty")
+	}
+	var b, fresh Builder
+	b.Add("x.jpg", 512, 1)
+	b.Add("x.cls", 1536, 2)
+	fresh.Add("x.jpg", 512, 1)
+	fresh.Add("x.cls", 1536, 2)
+	if got, want := write(&b), write(&fresh); got != want || want != Version+" 1\njpg 512 1 x.jpg cls 1536 2 x.cls\n" {
+		t.Fatalf("%q, want %q", got, want)
+	}
 }

@@ -1,6 +1,7 @@
 package energon
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -95,4 +96,26 @@ func reportPerSample(b *testing.B, cpu time.Duration) {
 	if cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/largeSamples, "cpu-ns/sample")
 	}
+}
+
+// BenchmarkWritePreparedLarge: .nv-meta for largeDataset from shards
+// prepared beforehand (as the workers that read them prepare them), the
+// part of the work that spans the dataset, in ns a sample.
+//
+//	go test ./formats/energon -run '^$' -bench PreparedLarge -benchtime 5x -cpu 1,2
+func BenchmarkWritePreparedLarge(b *testing.B) {
+	ps, err := prepareAll(largeDataset())
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	var cpu time.Duration
+	for b.Loop() {
+		cpu0 := cpuTime()
+		if err := WritePrepared(context.Background(), dir, ps, MetaOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime() - cpu0
+	}
+	reportPerSample(b, cpu)
 }

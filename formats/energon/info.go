@@ -16,6 +16,25 @@ import (
 // trailing newline, every character outside printable ASCII escaped), the
 // shards in tar_file_id order.
 func infoJSON(version string, shards []ShardSamples) []byte {
+	return infoJSONOf(version, lines(shards))
+}
+
+// shardLine is a shard's line of .info.json: its name and its number of
+// samples.
+type shardLine struct {
+	Name    string
+	Samples int
+}
+
+func lines(shards []ShardSamples) []shardLine {
+	ls := make([]shardLine, len(shards))
+	for i, s := range shards {
+		ls[i] = shardLine{s.Name, len(s.Samples)}
+	}
+	return ls
+}
+
+func infoJSONOf(version string, shards []shardLine) []byte {
 	b := []byte("{\n  \"energon_version\": ")
 	b = appendPyJSONString(b, version)
 	b = append(b, ",\n  \"shard_counts\": {"...)
@@ -26,7 +45,7 @@ func infoJSON(version string, shards []ShardSamples) []byte {
 		b = append(b, "\n    "...)
 		b = appendPyJSONString(b, s.Name)
 		b = append(b, ": "...)
-		b = strconv.AppendInt(b, int64(len(s.Samples)), 10)
+		b = strconv.AppendInt(b, int64(s.Samples), 10)
 	}
 	if len(shards) > 0 {
 		b = append(b, "\n  "...)
@@ -75,9 +94,13 @@ func appendPyJSONString(b []byte, s string) []byte {
 // yaml.dump of the same object as .info.json, with its defaults, keys
 // sorted (shards by their characters).
 func infoYAML(version string, shards []ShardSamples) []byte {
+	return infoYAMLOf(version, lines(shards))
+}
+
+func infoYAMLOf(version string, shards []shardLine) []byte {
 	counts := make([]ypair, len(shards))
 	for i, s := range shards {
-		counts[i] = ypair{key: s.Name, val: &ynode{kind: yInt, text: strconv.Itoa(len(s.Samples))}}
+		counts[i] = ypair{key: s.Name, val: &ynode{kind: yInt, text: strconv.Itoa(s.Samples)}}
 	}
 	sortPairs(counts)
 	return emitYAML(&ynode{kind: yMap, pairs: []ypair{

@@ -71,6 +71,11 @@ type MetaOptions struct {
 	// EnergonVersion is written as .info.json's energon_version; ""
 	// writes DefaultEnergonVersion.
 	EnergonVersion string
+	// Memory bounds the keys of index.sqlite's indexes held in memory
+	// while it is written (sqlitefile.Options.Memory: past it they are
+	// built again from the rows, twice, rather than kept); 0 is
+	// sqlitefile.DefaultMemory.
+	Memory int64
 }
 
 // ErrDuplicateKey: a sample key that occurs more than once in the dataset.
@@ -197,6 +202,18 @@ func WriteMetaContext(ctx context.Context, datasetDir string, shards []ShardSamp
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	ps, err := prepareAll(shards)
+	if err != nil {
+		return err
+	}
+	return writeMeta(ctx, datasetDir, ps, opts)
+}
+
+// writeMeta is WriteMetaContext for prepared shards.
+func writeMeta(ctx context.Context, datasetDir string, shards []*PreparedShard, opts MetaOptions) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := checkShards(shards); err != nil {
 		return err
 	}
@@ -207,11 +224,15 @@ func WriteMetaContext(ctx context.Context, datasetDir string, shards []ShardSamp
 	if !utf8.ValidString(version) {
 		return fmt.Errorf("energon: energon_version %q: %w", version, ErrName)
 	}
-	split, err := splitYAML(shards)
+	lines := make([]shardLine, len(shards))
+	for i, s := range shards {
+		lines[i] = shardLine{s.Name, s.samples}
+	}
+	split, err := splitYAML(lines)
 	if err != nil {
 		return err
 	}
-	info := infoJSON(version, shards)
+	info := infoJSONOf(version, lines)
 
 	dir := filepath.Join(datasetDir, MetaDir)
 	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -237,15 +258,18 @@ func WriteMetaContext(ctx context.Context, datasetDir string, shards []ShardSamp
 		h := newContentHash()
 		h.file(InfoJSONFile, info)
 		h.file(SplitYAMLFile, split)
-		tables(shards, withContext(ctx, func(table int, row []sqlitefile.Value) error {
+		preparedTables(shards, withContext(ctx, func(table int, row []sqlitefile.Value) error {
 			h.row(indexTables[table].Name, row)
 			return nil
 		}))
 		uuid <- h.uuid()
 	}()
-	err = writeIndex(filepath.Join(dir, IndexFile), fileMode, func(fn func(table int, row []sqlitefile.Value) error) error {
-		return tables(shards, withContext(ctx, fn))
-	})
+	err = writeIndexKeys(filepath.Join(dir, IndexFile), fileMode, opts.Memory, func(fn func(table int, row []sqlitefile.Value) error) error {
+		return preparedTables(shards, withContext(ctx, fn))
+	}, func(table int, fn func(row []sqlitefile.Value) error) error {
+		check := withContext(ctx, func(_ int, row []sqlitefile.Value) error { return fn(row) })
+		return preparedTable(shards, table, func(row []sqlitefile.Value) error { return check(table, row) })
+	}, rowSizes(shards))
 	u := <-uuid
 	if err == nil {
 		err = ctx.Err() // the digest may have stopped short
@@ -262,7 +286,7 @@ func WriteMetaContext(ctx context.Context, datasetDir string, shards []ShardSamp
 	legacy := filepath.Join(dir, InfoYAMLFile)
 	if fi, err := os.Stat(legacy); err == nil && fi.Mode().IsRegular() {
 		// energon rewrites the file in place: it keeps its mode.
-		if err := writeFile(legacy, infoYAML(version, shards), permBits(fi.Mode())); err != nil {
+		if err := writeFile(legacy, infoYAMLOf(version, lines), permBits(fi.Mode())); err != nil {
 			return err
 		}
 	}
@@ -299,8 +323,9 @@ func writeFile(path string, data []byte, mode fs.FileMode) error {
 }
 
 // checkShards finds what makes energon stop before it writes .nv-meta:
-// names it cannot take, shards without a sample, repeated keys.
-func checkShards(shards []ShardSamples) error {
+// names it cannot take, shards without a sample, repeated keys. The keys
+// and part names were looked at by Prepare.
+func checkShards(shards []*PreparedShard) error {
 	if len(shards) == 0 {
 		return fmt.Errorf("energon: %w: the dataset has no shard", ErrNoSamples)
 	}
@@ -314,20 +339,16 @@ func checkShards(shards []ShardSamples) error {
 			return fmt.Errorf("energon: %w: shard %s is listed twice", ErrName, s.Name)
 		}
 		seen[s.Name] = true
-		for _, x := range s.Samples {
-			if !utf8.ValidString(x.Key) {
-				return fmt.Errorf("energon: %w: shard %s: sample key %q at %d is not UTF-8", ErrName, s.Name, x.Key, x.Offset)
-			}
+		switch b := s.bad; {
+		case b == nil:
+		case !b.part:
+			return fmt.Errorf("energon: %w: shard %s: sample key %q at %d is not UTF-8", ErrName, s.Name, b.text, b.offset)
+		case !b.outOfRange:
+			return fmt.Errorf("energon: %w: shard %s: part name %q at %d is not UTF-8", ErrName, s.Name, b.text, b.offset)
+		default:
+			return fmt.Errorf("energon: shard %s: part %q at %d belongs to sample %d of %d", s.Name, b.text, b.offset, b.sample, s.samples)
 		}
-		for _, p := range s.Parts {
-			if !utf8.ValidString(p.Name) {
-				return fmt.Errorf("energon: %w: shard %s: part name %q at %d is not UTF-8", ErrName, s.Name, p.Name, p.Offset)
-			}
-			if p.Sample < 0 || p.Sample >= len(s.Samples) {
-				return fmt.Errorf("energon: shard %s: part %q at %d belongs to sample %d of %d", s.Name, p.Name, p.Offset, p.Sample, len(s.Samples))
-			}
-		}
-		if len(s.Samples) == 0 {
+		if s.samples == 0 {
 			empty = append(empty, s.Name)
 		}
 	}
@@ -357,38 +378,33 @@ func checkShardName(name string) error {
 	return nil
 }
 
-// duplicateKeys finds the keys that occur more than once. Each sample's
-// key is hashed, the hashes sorted; only the samples whose hash repeats
-// are looked at again, by key: eight bytes a sample, not a map of keys.
-func duplicateKeys(shards []ShardSamples) error {
-	n := 0
-	for _, s := range shards {
-		n += len(s.Samples)
-	}
-	hashes := make([]uint64, 0, n)
-	for _, s := range shards {
-		for _, x := range s.Samples {
-			hashes = append(hashes, xxhash.Sum64String(x.Key))
-		}
-	}
-	slices.Sort(hashes)
-	repeated := make(map[uint64]bool)
-	for i := 1; i < len(hashes); i++ {
-		if hashes[i] == hashes[i-1] {
-			repeated[hashes[i]] = true
-		}
-	}
+// duplicateKeys finds the keys that occur more than once. Each shard's
+// keys were hashed and the hashes sorted by Prepare; the shards' hashes are
+// merged here, a range of hashes at a time, side by side; only the samples
+// whose hash repeats are looked at again, by key: eight bytes a sample,
+// not a map of keys.
+func duplicateKeys(shards []*PreparedShard) error {
+	repeated := repeatedHashes(shards)
 	if len(repeated) == 0 {
 		return nil
 	}
-	hashes = nil
-	type place struct{ shard, sample int }
+	type place struct {
+		shard, sample int
+		offset        int64
+	}
 	byKey := make(map[string][]place)
 	for i, s := range shards {
-		for j, x := range s.Samples {
+		j := 0
+		err := s.rows(nil, func(x Sample) error {
 			if repeated[xxhash.Sum64String(x.Key)] {
-				byKey[x.Key] = append(byKey[x.Key], place{i, j})
+				k := strings.Clone(x.Key)
+				byKey[k] = append(byKey[k], place{i, j, x.Offset})
 			}
+			j++
+			return nil
+		}, nil)
+		if err != nil {
+			return err
 		}
 	}
 	var dups []DuplicateKey
@@ -399,7 +415,7 @@ func duplicateKeys(shards []ShardSamples) error {
 		}
 		d := DuplicateKey{Key: key, Count: len(at)}
 		for _, p := range at[:min(len(at), maxListedLocations)] {
-			d.At = append(d.At, KeyLocation{Shard: shards[p.shard].Name, Offset: shards[p.shard].Samples[p.sample].Offset})
+			d.At = append(d.At, KeyLocation{Shard: shards[p.shard].Name, Offset: p.offset})
 		}
 		dups = append(dups, d)
 		second = append(second, at[1])

@@ -21,7 +21,7 @@ var splitNames = []string{"train", "val", "test"}
 // collapsing (collapse). A list that would not expand back to the shards
 // (see collapse's quirks) is ErrName: energon's loader could not find the
 // shards it names.
-func splitYAML(shards []ShardSamples) ([]byte, error) {
+func splitYAML(shards []shardLine) ([]byte, error) {
 	names := make([]string, len(shards))
 	for i, s := range shards {
 		names[i] = s.Name

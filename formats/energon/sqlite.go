@@ -30,6 +30,15 @@ import (
 // itself. sqlitefile lays out the same tables and indexes directly (see
 // loadIndex), and SQLite reads the file as it reads energon's own.
 func writeIndex(path string, mode fs.FileMode, rows func(fn func(table int, row []sqlitefile.Value) error) error) (err error) {
+	return writeIndexKeys(path, mode, 0, rows, nil, nil)
+}
+
+// writeIndexKeys is writeIndex taking, if keys is not nil, each table's
+// rows again from keys for its indexes' keys (sqlitefile's KeysFrom), each
+// index's in a pass of its own, side by side with the others'; sizes, if
+// not nil, are about how many bytes each table's rows take, for the keys
+// to be gathered beside the rows (sqlitefile's KeysEarly).
+func writeIndexKeys(path string, mode fs.FileMode, memory int64, rows func(fn func(table int, row []sqlitefile.Value) error) error, keys func(table int, fn func(row []sqlitefile.Value) error) error, sizes []int64) (err error) {
 	dir, base := filepath.Split(path)
 	safefile.SweepLeftovers(dir)
 	f, err := os.CreateTemp(dir, safefile.TempName(base))
@@ -43,7 +52,7 @@ func writeIndex(path string, mode fs.FileMode, rows func(fn func(table int, row 
 			os.Remove(tmp)
 		}
 	}()
-	if err := loadIndex(f, rows); err != nil {
+	if err := loadIndex(f, memory, rows, keys, sizes); err != nil {
 		if errors.Is(err, sqlitefile.ErrUnique) {
 			// WriteMeta refuses repeated keys before it writes; a
 			// caller that did not is told the same.
@@ -96,14 +105,20 @@ func writeIndex(path string, mode fs.FileMode, rows func(fn func(table int, row 
 // some 20 bytes a sample, some 40 bytes a part, as much again while an
 // index is sorted. WriteMeta has refused repeated keys already, so the
 // UNIQUE index does not fail here.
-func loadIndex(f *os.File, rows func(fn func(table int, row []sqlitefile.Value) error) error) error {
-	w, err := sqlitefile.New(f, sqlitefile.Options{PageSize: 4096, Version: sqliteVersion})
+func loadIndex(f *os.File, memory int64, rows func(fn func(table int, row []sqlitefile.Value) error) error, keys func(table int, fn func(row []sqlitefile.Value) error) error, sizes []int64) error {
+	w, err := sqlitefile.New(f, sqlitefile.Options{PageSize: 4096, Version: sqliteVersion, Memory: memory})
 	if err != nil {
 		return err
 	}
 	tabs := make([]*sqlitefile.Table, len(indexTables))
 	for i, t := range indexTables {
 		tabs[i] = w.Table(t.Name, t.Create)
+		if keys != nil {
+			tabs[i].KeysFrom(func(yield func([]sqlitefile.Value) error) error { return keys(i, yield) })
+			if i < len(sizes) {
+				tabs[i].KeysEarly(sizes[i])
+			}
+		}
 		for _, c := range t.Unique {
 			if err := tabs[i].AutoIndex(column(t, c)); err != nil {
 				return err

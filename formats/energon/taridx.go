@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // IdxSuffix follows a shard's name to name its index.
@@ -33,7 +37,7 @@ var metaName = regexp.MustCompile(`^__[^/]*__(?:\n?\z|/)`)
 // of its own, keyed by the directory: "dir/.hidden" is key "dir/", part
 // "hidden".
 func SplitName(name string) (key, part string, ok bool) {
-	if metaName.MatchString(name) {
+	if strings.HasPrefix(name, "__") && metaName.MatchString(name) {
 		return "", "", false
 	}
 	slash := strings.LastIndexByte(name, '/')
@@ -60,16 +64,23 @@ func SplitName(name string) (key, part string, ok bool) {
 
 // IdxBuilder gathers a shard's regular members, in tar order, into the
 // offsets of its samples (the .tar.idx) and, fed through AddMember, into
-// the shard's rows of index.sqlite (Shard). It holds no payload: a key and
-// an offset per sample, a part name and three numbers per part.
+// the shard's rows of index.sqlite (Prepared, Shard). It holds no payload
+// and no pointer a member: an offset a sample, and the samples' keys and
+// the parts' rows as bytes, encoded as Prepare encodes them, which the
+// garbage collector does not scan.
 type IdxBuilder struct {
 	offsets []uint64
-	last    string
+	last    []byte // the current sample's key
 
 	// Filled by AddMember only.
-	keys  []string
-	parts []Part
-	names map[string]string // part names, each kept once
+	keys   []byte // each sample's key, after its length (a uvarint)
+	parts  []byte // the parts' rows (see Prepare)
+	nparts int
+	names  []string       // part names, by number
+	ids    map[string]int // number of each name in names
+	// The first sample whose key, and part whose name, energon cannot
+	// take.
+	badKey, badPart *badRow
 }
 
 // Add takes the next regular member of the shard: its name and the offset
@@ -80,9 +91,9 @@ func (b *IdxBuilder) Add(name string, firstOffset int64) {
 	if !ok {
 		return
 	}
-	if len(b.offsets) == 0 || key != b.last {
+	if len(b.offsets) == 0 || key != string(b.last) {
 		b.offsets = append(b.offsets, uint64(firstOffset))
-		b.last = key
+		b.last = append(b.last[:0], key...)
 	}
 }
 
@@ -99,50 +110,109 @@ const maxInterned = 1 << 10
 // its real size, as tarfile reports it; for a pax sparse member of format
 // 1.0, tarfile's offset_data lies past the sparse map that starts the
 // payload). The member becomes a part of the current sample, or starts the
-// next one.
+// next one. name is not kept.
 func (b *IdxBuilder) AddMember(name string, firstOffset, dataOffset, size int64) {
 	key, part, ok := SplitName(name)
 	if !ok {
 		return
 	}
-	if len(b.offsets) == 0 || key != b.last {
+	if len(b.offsets) == 0 || key != string(b.last) {
 		b.offsets = append(b.offsets, uint64(firstOffset))
-		b.keys = append(b.keys, key)
-		b.last = key
-	}
-	if p, ok := b.names[part]; ok {
-		part = p
-	} else if len(b.names) < maxInterned {
-		if b.names == nil {
-			b.names = make(map[string]string)
+		b.last = append(b.last[:0], key...)
+		b.keys = binary.AppendUvarint(b.keys, uint64(len(key)))
+		b.keys = append(b.keys, key...)
+		if b.badKey == nil && !utf8.ValidString(key) {
+			b.badKey = &badRow{text: strings.Clone(key), offset: firstOffset}
 		}
-		// A copy, so that the part name does not keep the whole
-		// member name alive.
-		part = strings.Clone(part)
-		b.names[part] = part
 	}
-	b.parts = append(b.parts, Part{Sample: len(b.offsets) - 1, Name: part, Offset: dataOffset, Size: size})
+	b.parts = binary.AppendUvarint(b.parts, uint64(len(b.offsets)-1))
+	id, ok := b.ids[part]
+	if !ok && len(b.names) < maxInterned {
+		if b.ids == nil {
+			b.ids = make(map[string]int)
+		}
+		// A copy, so that the part name does not keep the member's
+		// name alive.
+		n := strings.Clone(part)
+		b.names = append(b.names, n)
+		id, ok = len(b.names), true
+		b.ids[n] = id
+	}
+	if ok {
+		b.parts = binary.AppendUvarint(b.parts, uint64(id))
+	} else {
+		b.parts = append(b.parts, 0)
+		b.parts = binary.AppendUvarint(b.parts, uint64(len(part)))
+		b.parts = append(b.parts, part...)
+	}
+	b.parts = binary.AppendVarint(b.parts, dataOffset)
+	b.parts = binary.AppendVarint(b.parts, size)
+	b.nparts++
+	if b.badPart == nil && !utf8.ValidString(part) {
+		b.badPart = &badRow{part: true, text: strings.Clone(part), offset: dataOffset}
+	}
+}
+
+// AddMemberBytes is AddMember for a name in bytes (a tar header's), which
+// it does not keep: no string is made of it.
+func (b *IdxBuilder) AddMemberBytes(name []byte, firstOffset, dataOffset, size int64) {
+	b.AddMember(unsafeString(name), firstOffset, dataOffset, size)
 }
 
 // Samples is the number of samples so far.
 func (b *IdxBuilder) Samples() int { return len(b.offsets) }
 
+// Prepared gives the shard's rows, fed through AddMember, as Prepare
+// gives them, for a shard whose content ends at end (as for Bytes), kept
+// in spool past its budget (nil: in memory); its Name is left for the
+// caller. The builder is not to be fed after (Bytes still gives the
+// .tar.idx).
+func (b *IdxBuilder) Prepared(end int64, spool *Spool) (*PreparedShard, error) {
+	n := len(b.offsets)
+	p := &PreparedShard{End: end, samples: n, parts: b.nparts, names: b.names, bad: b.badKey}
+	if p.bad == nil {
+		p.bad = b.badPart
+	}
+	p.hashes = make([]uint64, n)
+	data := make([]byte, 0, len(b.keys)+20*n+len(b.parts))
+	r := b.keys
+	for i := range n {
+		l, k := binary.Uvarint(r)
+		key := r[k : k+int(l)]
+		r = r[k+int(l):]
+		p.hashes[i] = xxhash.Sum64(key)
+		off := int64(b.offsets[i])
+		next := end
+		if i+1 < n {
+			next = int64(b.offsets[i+1])
+		}
+		data = binary.AppendUvarint(data, l)
+		data = append(data, key...)
+		data = binary.AppendVarint(data, off)
+		data = binary.AppendVarint(data, next-off)
+	}
+	slices.Sort(p.hashes)
+	p.split = len(data)
+	p.data = append(data, b.parts...)
+	b.keys, b.parts, b.nparts, b.names, b.ids = nil, nil, 0, nil, nil
+	if spool != nil {
+		if err := spool.keep(p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
 // Shard gives the shard's samples and parts, fed through AddMember, for a
 // shard named name (relative to the dataset's directory, with slashes)
 // whose content ends at end (as for Bytes). A sample's size runs to the
-// next sample's start, the last one's to end. The result shares the
-// builder's memory: the builder is not to be used after.
+// next sample's start, the last one's to end. The builder is not to be
+// fed after (Bytes still gives the .tar.idx).
 func (b *IdxBuilder) Shard(name string, end int64) ShardSamples {
-	samples := make([]Sample, len(b.keys))
-	for i, k := range b.keys {
-		next := end
-		if i+1 < len(b.offsets) {
-			next = int64(b.offsets[i+1])
-		}
-		off := int64(b.offsets[i])
-		samples[i] = Sample{Key: k, Offset: off, Size: next - off}
-	}
-	return ShardSamples{Name: name, Samples: samples, Parts: b.parts, End: end}
+	p, _ := b.Prepared(end, nil) // in memory: no error
+	s, _ := p.Shard()            // rows just encoded: no error
+	s.Name = name
+	return s
 }
 
 // Bytes is the index of a shard whose content ends at end.

@@ -2,13 +2,16 @@ package ratarmount
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/itarconv/itarconv/formats/sqlitefile"
 	"github.com/itarconv/itarconv/formats/tarfile"
@@ -32,7 +35,8 @@ type Builder struct {
 	// ErrUnsupported.
 	Archive io.ReaderAt
 
-	rows    [][]row // in chunks: see appendRow
+	rows    [][]byte // encoded, in chunks: see appendRow
+	scratch []byte   // a row being encoded
 	nrows   int
 	xattrs  []xattrRow
 	keyIDs  map[string]int64 // xattrkeys: name -> id, ids from 1 in order of appearance
@@ -298,27 +302,113 @@ func (b *Builder) keep(r row) {
 	}
 }
 
-// maxRowChunk is the most rows a chunk of Builder.rows holds: 480 KiB of
-// 120-byte rows.
-const maxRowChunk = 4096
+// maxRowChunk is the largest chunk of Builder.rows: chunks double from
+// 64 KiB to it.
+const maxRowChunk = 1 << 20
 
-// appendRow keeps a member's row. Rows are kept in chunks that double up
-// to maxRowChunk rows, never copied once written: one slice grown by
-// append would copy its rows at every growth, and for a large archive
-// allocate some five times the memory it ends up holding, fresh pages
-// each time; that cost more than the scan of the headers itself.
+// appendRow keeps a member's row, encoded (see encodeRow) at the end of
+// the last chunk of rows. Chunks are never copied once written: one slice
+// grown by append would copy its rows at every growth, and for a large
+// archive allocate some five times the memory it ends up holding, fresh
+// pages each time; that cost more than the scan of the headers itself.
+// Encoded, a row takes its names and some 20 bytes, no pointer for the
+// garbage collector to follow, where a row struct took 120 bytes and
+// three strings.
 func (b *Builder) appendRow(r row) {
+	e := encodeRow(b.scratch[:0], &r, r.dir == b.lastDir && b.nrows > 0)
+	b.scratch = e
 	n := len(b.rows)
-	if n == 0 || len(b.rows[n-1]) == cap(b.rows[n-1]) {
-		size := 64
+	if n == 0 || cap(b.rows[n-1])-len(b.rows[n-1]) < len(e) {
+		size := 64 << 10
 		if n > 0 {
 			size = min(2*cap(b.rows[n-1]), maxRowChunk)
 		}
-		b.rows = append(b.rows, make([]row, 0, size))
+		b.rows = append(b.rows, make([]byte, 0, max(size, len(e))))
 		n++
 	}
-	b.rows[n-1] = append(b.rows[n-1], r)
+	b.rows[n-1] = append(b.rows[n-1], e...)
 	b.nrows++
+}
+
+// encodeRow appends r to e: its directory (its length plus 1, or 0 for
+// sameDir, the directory of the row before), name and link name, each
+// after its length, then its numbers (varints; mtime's 8 bytes), its type
+// and whether it is sparse.
+func encodeRow(e []byte, r *row, sameDir bool) []byte {
+	if sameDir {
+		e = append(e, 0)
+	} else {
+		e = binary.AppendUvarint(e, uint64(len(r.dir))+1)
+		e = append(e, r.dir...)
+	}
+	e = binary.AppendUvarint(e, uint64(len(r.name)))
+	e = append(e, r.name...)
+	e = binary.AppendUvarint(e, uint64(len(r.linkname)))
+	e = append(e, r.linkname...)
+	e = binary.AppendVarint(e, r.offsetHeader)
+	e = binary.AppendVarint(e, r.offset)
+	e = binary.AppendVarint(e, r.size)
+	e = binary.LittleEndian.AppendUint64(e, math.Float64bits(r.mtime))
+	e = binary.AppendVarint(e, r.mode)
+	e = append(e, r.typ)
+	e = binary.AppendVarint(e, r.uid)
+	e = binary.AppendVarint(e, r.gid)
+	return append(e, boolByte(r.sparse))
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// decodeRow reads the row at the start of p, written by encodeRow after
+// a row of directory dir, into r, and gives the rest of p. r's strings lie
+// in p: they are valid as long as p is.
+func decodeRow(p []byte, r *row, dir string) []byte {
+	text := func() string {
+		n, k := binary.Uvarint(p)
+		s := bytesString(p[k : k+int(n)])
+		p = p[k+int(n):]
+		return s
+	}
+	num := func() int64 {
+		v, k := binary.Varint(p)
+		p = p[k:]
+		return v
+	}
+	if p[0] == 0 {
+		r.dir = dir
+		p = p[1:]
+	} else {
+		n, k := binary.Uvarint(p)
+		r.dir = bytesString(p[k : k+int(n)-1])
+		p = p[k+int(n)-1:]
+	}
+	r.name = text()
+	r.linkname = text()
+	r.offsetHeader = num()
+	r.offset = num()
+	r.size = num()
+	r.mtime = math.Float64frombits(binary.LittleEndian.Uint64(p))
+	p = p[8:]
+	r.mode = num()
+	r.typ = p[0]
+	p = p[1:]
+	r.uid = num()
+	r.gid = num()
+	r.sparse = p[0] != 0
+	return p[1:]
+}
+
+// bytesString is b as a string, without a copy: the rows' text, handed
+// to a writer that copies it.
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // fromHeader tells whether the scanner took name from the header block
@@ -643,9 +733,10 @@ func (b *Builder) tables(archive os.FileInfo, fn func(table string, row []sqlite
 		typ  [1]byte
 		zero = sqlitefile.Int(0)
 	)
+	var r row
 	for _, chunk := range b.rows {
-		for i := range chunk {
-			r := &chunk[i]
+		for p := chunk; len(p) > 0; {
+			p = decodeRow(p, &r, r.dir)
 			typ[0] = r.typ
 			vals = [15]sqlitefile.Value{
 				sqlitefile.Text(r.dir), sqlitefile.Text(r.name), sqlitefile.Int(r.offsetHeader),

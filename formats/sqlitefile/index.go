@@ -46,6 +46,8 @@ type index struct {
 	nrecent int
 	tmp     []byte // scratch: a key being moved
 	root    uint32
+
+	pending *pending // the keys gathered early, if they are (KeysEarly)
 }
 
 const chunkSize = 4 << 20
@@ -732,57 +734,134 @@ func (e *UniqueError) Error() string {
 // Unwrap makes a UniqueError ErrUnique.
 func (e *UniqueError) Unwrap() error { return ErrUnique }
 
-// build writes the sorted keys as an index b-tree and gives its root; for
-// a UNIQUE index it fails on two rows with the same key (NULLs apart: SQLite
-// lets any number of rows hold a NULL in a UNIQUE column).
-//
-// The leaves are filled in order; the key that does not fit in a full
-// leaf goes up to the level above as the divider between that leaf and
-// the next, and so on up each level, the standard layout of a bulk load.
-// Each level is planned (which keys go where) before it is written: the
-// last page of a level must not be left empty (a leaf) or without a cell
-// (an interior page), so it takes one from the page before.
-func (w *Writer) build(x *index) (uint32, error) {
-	p := &w.tmp
-	p.reset()
-	if x.n == 0 {
-		return w.emit(p.finish(leafIndex, 0, 0))
+// keySource gives an index's keys in order, for plan and write: n of
+// them; each calls f with every key in order (ref locating it for at, r
+// valid during the call only), stable gives a ref that at can take after
+// the pass (for the keys that divide the leaves).
+type keySource struct {
+	n      int
+	each   func(f func(ref uint64, r []byte) error) error
+	stable func(ref uint64, r []byte) uint64
+	at     func(ref uint64) []byte
+}
+
+// source is the keys of x, sorted, in its chunks.
+func (x *index) source() keySource {
+	return keySource{n: x.n, each: x.each, at: x.at, stable: func(ref uint64, _ []byte) uint64 { return ref }}
+}
+
+// indexPlan is an index b-tree planned, not yet written: which keys go to
+// which leaf, the interior levels above, and how many pages it all takes,
+// so that indexes can be written side by side, each at its own pages (see
+// buildParallel).
+type indexPlan struct {
+	sizes  []uint16 // each key's leaf cell size
+	leaves []span
+	divs   []int    // keys between the leaves
+	levels []level2 // interior levels, from the leaves' parents up
+	pages  uint32   // pages the tree takes, overflow pages included
+	fixed  [2]int   // levels whose last page took from the page before: leaves, interior
+}
+
+// level2 is an interior level of a planned index: its pages' spans of
+// children and the dividers that go up.
+type level2 struct {
+	spans []span
+	up    []int
+}
+
+// plan checks a UNIQUE index's keys, given by ks, and plans its b-tree.
+func (w *Writer) plan(x *index, ks keySource) (*indexPlan, error) {
+	pl := &indexPlan{}
+	if ks.n == 0 {
+		pl.pages = 1
+		return pl, nil
 	}
 	nk := len(x.cols)
 	// The cells' sizes (cells are smaller than pages), in memory kept for
 	// the next index: fresh memory costs its page faults.
 	sizes := w.sizes[:0]
-	if cap(sizes) < x.n {
-		sizes = make([]uint16, 0, x.n)
+	if cap(sizes) < ks.n {
+		sizes = make([]uint16, 0, ks.n)
 	}
-	defer func() { w.sizes = sizes[:0] }()
 	var prev []byte
-	err := x.each(func(_ uint64, r []byte) error {
-		if x.unique && prev != nil && cmpRecords(prev, r, nk) == 0 && !hasNull(r, nk) {
-			return x.uniqueError(prev, r)
+	first := true
+	ovfl := 0
+	err := ks.each(func(_ uint64, r []byte) error {
+		if x.unique {
+			if !first && cmpRecords(prev, r, nk) == 0 && !hasNull(r, nk) {
+				return x.uniqueError(prev, r)
+			}
+			prev = append(prev[:0], r...) // r may not outlive the call
+			first = false
 		}
-		prev = r
 		sizes = append(sizes, uint16(w.indexCellSize(len(r))))
+		// Every key lies once in the tree, in a leaf or as a divider,
+		// and its overflow pages with it.
+		ovfl += w.overflowPages(len(r), w.maxLocalIndex)
 		return nil
 	})
+	pl.sizes = sizes
 	if err != nil {
-		return 0, err
+		return pl, err
 	}
 	leaves, divs, fixed := planLeaves(sizes, w.usable-8)
 	if fixed {
-		w.rebalanced[0]++
+		pl.fixed[0]++
 	}
+	pl.leaves, pl.divs = leaves, divs
+	pages := len(leaves) + ovfl
+	dsz := make([]uint16, len(divs))
+	for i, d := range divs {
+		dsz[i] = sizes[d]
+	}
+	for kids := len(leaves); kids > 1; {
+		spans, up, fixed := planInterior(dsz, w.usable-12)
+		if fixed {
+			pl.fixed[1]++
+		}
+		pl.levels = append(pl.levels, level2{spans, up})
+		pages += len(spans)
+		nsz := make([]uint16, len(up))
+		for j, d := range up {
+			nsz[j] = dsz[d]
+		}
+		kids, dsz = len(spans), nsz
+	}
+	pl.pages = uint32(pages)
+	return pl, nil
+}
+
+// overflowPages is how many overflow pages a payload of p bytes takes in
+// a cell of a page kind whose most is maxLocal.
+func (w *Writer) overflowPages(p, maxLocal int) int {
+	n := w.local(p, maxLocal)
+	if n == p {
+		return 0
+	}
+	return (p - n + w.usable - 5) / (w.usable - 4)
+}
+
+// write writes an index b-tree as planned, its keys given by ks, and
+// gives its root.
+func (w *Writer) write(pl *indexPlan, ks keySource) (uint32, error) {
+	p := &w.tmp
+	p.reset()
+	if ks.n == 0 {
+		return w.emit(p.finish(leafIndex, 0, 0))
+	}
+	sizes, leaves, divs := pl.sizes, pl.leaves, pl.divs
+	defer func() { w.sizes = sizes[:0] }()
 
 	// The leaves, walking the keys again; the dividers' places are kept.
 	kids := make([]uint32, 0, len(leaves))
-	dsz := make([]uint16, len(divs))
 	dref := make([]uint64, len(divs))
 	i, li, di := 0, 0, 0
-	err = x.each(func(ref uint64, r []byte) error {
+	err := ks.each(func(ref uint64, r []byte) error {
 		k := i
 		i++
 		if di < len(divs) && divs[di] == k {
-			dsz[di], dref[di] = sizes[k], ref
+			dref[di] = ks.stable(ref, r)
 			di++
 			return nil
 		}
@@ -804,16 +883,12 @@ func (w *Writer) build(x *index) (uint32, error) {
 		return 0, err
 	}
 
-	for len(kids) > 1 {
-		spans, up, fixed := planInterior(dsz, w.usable-12)
-		if fixed {
-			w.rebalanced[1]++
-		}
-		next := make([]uint32, 0, len(spans))
-		for _, s := range spans {
+	for _, lv := range pl.levels {
+		next := make([]uint32, 0, len(lv.spans))
+		for _, s := range lv.spans {
 			p.reset()
 			for i := s.lo; i < s.hi-1; i++ {
-				if err := w.indexCell(p, x.at(dref[i]), kids[i], true); err != nil {
+				if err := w.indexCell(p, ks.at(dref[i]), kids[i], true); err != nil {
 					return 0, err
 				}
 			}
@@ -823,11 +898,11 @@ func (w *Writer) build(x *index) (uint32, error) {
 			}
 			next = append(next, pg)
 		}
-		nsz, nref := make([]uint16, len(up)), make([]uint64, len(up))
-		for j, d := range up {
-			nsz[j], nref[j] = dsz[d], dref[d]
+		nref := make([]uint64, len(lv.up))
+		for j, d := range lv.up {
+			nref[j] = dref[d]
 		}
-		kids, dsz, dref = next, nsz, nref
+		kids, dref = next, nref
 	}
 	return kids[0], nil
 }

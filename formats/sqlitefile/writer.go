@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Errors, for errors.Is.
@@ -51,7 +53,16 @@ type Options struct {
 	// Version is the SQLITE_VERSION_NUMBER for the header; 0 is
 	// DefaultVersion.
 	Version uint32
+	// Memory bounds the keys Close gathers in memory for the indexes of
+	// a table whose rows it is given again (Table.KeysFrom): past it (as
+	// the rows' sizes tell), each index's keys are streamed instead, built
+	// anew from the rows for each of two passes and kept nowhere, which
+	// takes more time. 0 is DefaultMemory; negative streams always.
+	Memory int64
 }
+
+// DefaultMemory is Options.Memory's default.
+const DefaultMemory = 256 << 20
 
 // Writer writes one database. Its methods are not safe for concurrent use.
 type Writer struct {
@@ -63,6 +74,8 @@ type Writer struct {
 	maxLocalIndex    int // likewise for index cells
 	minLocal         int // least a cell keeps on its page if it spills
 	version          uint32
+	memory           int64       // Options.Memory
+	wa               io.WriterAt // f, if its WriteAt can be used: indexes are then written side by side
 
 	npages uint32 // pages numbered so far (page 1 included)
 	out    []byte // pages written but not yet flushed to f
@@ -82,9 +95,10 @@ type Writer struct {
 	// for tests to find the row counts that do so.
 	rebalanced [3]int
 	// sorted counts the indexes whose keys were in order at Close (as
-	// they came, or put in order as they came), sorted by sortNearly, and
-	// by the radix sort, for tests to see each way taken.
-	sorted [3]int
+	// they came, or put in order as they came), sorted by sortNearly, by
+	// the radix sort, and streamed from rows given again (KeysFrom), for
+	// tests to see each way taken.
+	sorted [4]int
 	closed bool
 }
 
@@ -110,6 +124,7 @@ func New(f io.WriteSeeker, opts Options) (*Writer, error) {
 		f: f, base: base,
 		pageSize: ps, usable: ps,
 		version: opts.Version,
+		memory:  opts.Memory,
 		page1:   make([]byte, ps),
 		tmp:     newPage(ps),
 		ovfl:    make([]byte, ps),
@@ -126,6 +141,13 @@ func New(f io.WriteSeeker, opts Options) (*Writer, error) {
 	w.minLocal = (w.usable-12)*32/255 - 23
 	// Page 1's place, to be overwritten at Close.
 	w.out = make([]byte, ps, 64*ps)
+	if wa, ok := f.(io.WriterAt); ok {
+		// A zero-length WriteAt fails where WriteAt cannot be used (a
+		// file opened to append).
+		if _, err := wa.WriteAt(nil, base); err == nil {
+			w.wa = wa
+		}
+	}
 	return w, nil
 }
 
@@ -175,6 +197,12 @@ type Table struct {
 	def   *tableDef // what the CREATE statement declares; nil for sqlite_*
 	look  []uint8   // per column, the kinds of value checkRow looks at (1<<Kind)
 	ready bool      // the declarations were checked against def
+	// keysFrom, if not nil, gives the rows again at Close, for the
+	// indexes' keys (see KeysFrom).
+	keysFrom func(yield func(values []Value) error) error
+	bytes    int64 // of the rows' records
+	early    int64 // KeysEarly's size, 0 when not called
+	started  bool  // the first row came
 }
 
 // Table declares a table, created by createSQL (a CREATE TABLE statement
@@ -416,6 +444,10 @@ func (t *Table) Append(values ...Value) error {
 			return err
 		}
 	}
+	if !t.started {
+		t.started = true
+		t.startKeys()
+	}
 	if len(values) > len(t.look) {
 		return fmt.Errorf("%w: table %q: a row of %d values, the table has %d columns", ErrType, t.name, len(values), len(t.look))
 	}
@@ -535,8 +567,147 @@ func (t *Table) add(values []Value) error {
 		return err
 	}
 	t.rows++
-	if len(t.idx) > 0 {
+	t.bytes += int64(size)
+	if len(t.idx) > 0 && t.keysFrom == nil {
 		t.addKeys(values, st, rowid)
+	}
+	return nil
+}
+
+// KeysFrom says that the table's indexes take their keys at Close, from
+// the rows that rows gives again, rather than as each row is appended:
+// each index then gathers its keys in a pass of its own, the indexes side
+// by side (when f takes WriteAt), which leaves Append only the table's
+// pages to write. rows must give the same rows as Append was given, in the
+// same order (Close fails if their number differs), and may be called
+// several times at once; the values passed to yield are not kept. It must
+// come before the first row.
+func (t *Table) KeysFrom(rows func(yield func(values []Value) error) error) *Table {
+	if t.rows > 0 {
+		t.w.fail(fmt.Errorf("%w: table %q: KeysFrom after rows", ErrSchema, t.name))
+		return t
+	}
+	t.keysFrom = rows
+	return t
+}
+
+// streams says whether the keys of the table's indexes are streamed: if
+// gathered, they would take more memory than Options.Memory (a key is
+// not much longer than its row).
+func (t *Table) streams() bool { return t.over(t.bytes, t.rows) }
+
+// over says whether the keys of rows of size bytes in all would take more
+// than Options.Memory.
+func (t *Table) over(size, rows int64) bool {
+	budget := t.w.memory
+	if budget == 0 {
+		budget = DefaultMemory
+	}
+	return budget < 0 || (size+8*rows)*int64(len(t.idx)) > budget
+}
+
+// KeysEarly says, for a table given KeysFrom, about how many bytes its
+// rows' records will take in all. If its indexes' keys are then to be
+// gathered in memory (within Options.Memory) and f takes WriteAt, they are
+// gathered, sorted and planned from the table's first row on, each index
+// on a goroutine of its own, beside the appends, rather than at Close.
+// It must come before the first row.
+func (t *Table) KeysEarly(size int64) *Table {
+	if t.rows > 0 || t.keysFrom == nil {
+		t.w.fail(fmt.Errorf("%w: table %q: KeysEarly after rows or without KeysFrom", ErrSchema, t.name))
+		return t
+	}
+	t.early = max(size, 1)
+	return t
+}
+
+// pending is an index's keys gathered, sorted and planned early (see
+// KeysEarly): done is closed once the rest is set.
+type pending struct {
+	done chan struct{}
+	n    int64 // rows given again
+	ks   keySource
+	pl   *indexPlan
+	way  int
+	err  error
+}
+
+// startKeys starts the early gathering of the table's indexes' keys, if
+// KeysEarly asked for it. The goroutines read nothing of t that the
+// appends change (its rows and sizes are compared at Close).
+func (t *Table) startKeys() {
+	w := t.w
+	if t.early == 0 || w.wa == nil || w.err != nil || t.over(t.early, int64(1)) {
+		return
+	}
+	for _, x := range t.idx {
+		p := &pending{done: make(chan struct{})}
+		x.pending = p
+		sub := w.sub()
+		go func() {
+			defer close(p.done)
+			p.n, p.err = t.gather(x)
+			if p.err != nil {
+				return
+			}
+			p.way = x.sort()
+			p.ks = x.source()
+			p.pl, p.err = sub.plan(x, p.ks)
+		}()
+	}
+}
+
+// gather gives index x the keys of the table's rows, from keysFrom.
+func (t *Table) gather(x *index) (int64, error) {
+	return t.keys(x.cols, func(values []Value, st []uint64, rowid int64) {
+		x.add(values, st, t.alias, rowid)
+	})
+}
+
+// keys calls add with each row given again by keysFrom, the serial types
+// of its values in columns cols (the rowid column's being the rowid's) and
+// its rowid, and says how many rows came (see counted).
+func (t *Table) keys(cols []int, add func(values []Value, st []uint64, rowid int64)) (int64, error) {
+	var st []uint64
+	var n, last int64
+	err := t.keysFrom(func(values []Value) error {
+		rowid := last + 1
+		if t.alias >= 0 && t.alias < len(values) && values[t.alias].k == KindInt {
+			rowid = values[t.alias].n
+		}
+		if len(values) < t.need {
+			return fmt.Errorf("%w: table %q: an index needs column %d, the row has %d values", ErrSchema, t.name, t.need-1, len(values))
+		}
+		// The serial types of the columns the index reads, the others
+		// left 0.
+		if cap(st) < len(values) {
+			st = make([]uint64, len(values))
+		}
+		st = st[:len(values)]
+		for _, c := range cols {
+			if c < len(values) {
+				st[c], _ = values[c].serial()
+			}
+		}
+		if t.alias >= 0 {
+			for len(st) <= t.alias {
+				st = append(st, 0)
+			}
+			st[t.alias], _ = intSerial(rowid)
+		}
+		add(values, st, rowid)
+		n++
+		last = rowid
+		return nil
+	})
+	return n, err
+}
+
+// counted checks, at Close, that the rows given again were those
+// appended.
+func (t *Table) counted(n int64) error {
+	if n != t.rows {
+		return fmt.Errorf("%w: table %q: %d rows appended, %d given again for the indexes", ErrSchema, t.name, t.rows, n)
 	}
 	return nil
 }
@@ -693,22 +864,71 @@ func (w *Writer) finishTrees() error {
 		}
 		t.root = root
 	}
+	var idx []*index
 	for _, t := range w.tables {
-		for _, x := range t.idx {
-			w.sorted[x.sort()]++
-			root, err := w.build(x)
-			var ue *UniqueError
-			if errors.As(err, &ue) {
-				return err
-			}
-			if err != nil {
-				return fmt.Errorf("sqlitefile: index %q: %w", x.name, err)
-			}
-			x.root = root
-			x.chunks, x.tail = nil, nil
+		idx = append(idx, t.idx...)
+	}
+	if w.wa != nil && len(idx) > 1 {
+		return w.buildParallel(idx, w.wa)
+	}
+	for _, x := range idx {
+		ks, pl, way, err := w.prepareIndex(x)
+		w.sorted[way]++
+		root := uint32(0)
+		if err == nil {
+			w.rebalanced[0] += pl.fixed[0]
+			w.rebalanced[1] += pl.fixed[1]
+			root, err = w.write(pl, ks)
 		}
+		var ue *UniqueError
+		if errors.As(err, &ue) {
+			return err
+		}
+		if err != nil {
+			return fmt.Errorf("sqlitefile: index %q: %w", x.name, err)
+		}
+		x.root = root
+		x.chunks, x.tail = nil, nil
 	}
 	return nil
+}
+
+// prepareIndex gathers, sorts and plans an index's keys, and gives where
+// they are to be read from for write, and how they were sorted (as
+// index.sort says, or 3: streamed). The keys of a table's rows given
+// again (KeysFrom) are gathered from them; past Options.Memory, they are
+// first taken as a stream, kept nowhere, which works if they come nearly
+// in order (see stream).
+func (w *Writer) prepareIndex(x *index) (keySource, *indexPlan, int, error) {
+	t := x.t
+	if p := x.pending; p != nil {
+		<-p.done
+		x.pending = nil
+		if p.err == nil {
+			p.err = t.counted(p.n)
+		}
+		return p.ks, p.pl, p.way, p.err
+	}
+	if t.keysFrom != nil {
+		if t.streams() {
+			ks := t.stream(x)
+			pl, err := w.plan(x, ks)
+			if !errors.Is(err, errDisorder) {
+				return ks, pl, 3, err
+			}
+		}
+		n, err := t.gather(x)
+		if err == nil {
+			err = t.counted(n)
+		}
+		if err != nil {
+			return keySource{}, nil, 0, err
+		}
+	}
+	way := x.sort()
+	ks := x.source()
+	pl, err := w.plan(x, ks)
+	return ks, pl, way, err
 }
 
 // writeSequence writes sqlite_sequence, a row per AUTOINCREMENT table
@@ -836,4 +1056,95 @@ func (w *Writer) header(schemaObjects uint32) {
 	clear(h[72:92])
 	binary.BigEndian.PutUint32(h[92:], 1) // version-valid-for = change counter
 	binary.BigEndian.PutUint32(h[96:], w.version)
+}
+
+// buildParallel sorts, plans and writes the indexes' b-trees side by side,
+// the file's pages the same as build writes them one after the other: each
+// index's pages are counted first (plan), which places every index's first
+// page, then each index is written at its own pages, through WriterAt.
+// Sorting and writing the indexes is most of the time Close takes.
+func (w *Writer) buildParallel(idx []*index, wa io.WriterAt) error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	subs := make([]*Writer, len(idx))
+	plans := make([]*indexPlan, len(idx))
+	ways := make([]int, len(idx))
+	errs := make([]error, len(idx))
+	each := func(f func(i int)) {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for i := range idx {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				f(i)
+			}()
+		}
+		wg.Wait()
+	}
+	sources := make([]keySource, len(idx))
+	each(func(i int) {
+		subs[i] = w.sub()
+		sources[i], plans[i], ways[i], errs[i] = subs[i].prepareIndex(idx[i])
+	})
+	next := w.npages
+	for i, x := range idx {
+		w.sorted[ways[i]]++
+		var ue *UniqueError
+		if errors.As(errs[i], &ue) {
+			return errs[i]
+		}
+		if errs[i] != nil {
+			return fmt.Errorf("sqlitefile: index %q: %w", x.name, errs[i])
+		}
+		w.rebalanced[0] += plans[i].fixed[0]
+		w.rebalanced[1] += plans[i].fixed[1]
+		if uint64(next)+uint64(plans[i].pages) >= maxPages {
+			return fmt.Errorf("%w: more than %d pages", ErrTooLarge, uint32(maxPages))
+		}
+		// The index's pages follow the previous one's, numbered from
+		// next+1, at their place in the file.
+		s := subs[i]
+		s.npages = next
+		s.f = io.NewOffsetWriter(wa, w.base+int64(next)*int64(w.pageSize))
+		next += plans[i].pages
+	}
+	each(func(i int) {
+		s, x := subs[i], idx[i]
+		first := s.npages
+		root, err := s.write(plans[i], sources[i])
+		if err == nil {
+			err = s.flush()
+		}
+		if err == nil && s.npages-first != plans[i].pages {
+			err = fmt.Errorf("wrote %d pages, planned %d", s.npages-first, plans[i].pages)
+		}
+		x.root, errs[i] = root, err
+		x.chunks, x.tail = nil, nil
+	})
+	for i, x := range idx {
+		if errs[i] != nil {
+			return fmt.Errorf("sqlitefile: index %q: %w", x.name, errs[i])
+		}
+	}
+	w.npages = next
+	if _, err := w.f.Seek(w.base+int64(next)*int64(w.pageSize), io.SeekStart); err != nil {
+		return fmt.Errorf("sqlitefile: %w", err)
+	}
+	return nil
+}
+
+// sub is a writer of the same database for one index of buildParallel:
+// its own scratch pages and buffer, the same settings.
+func (w *Writer) sub() *Writer {
+	return &Writer{
+		pageSize: w.pageSize, usable: w.usable,
+		maxLocalTable: w.maxLocalTable, maxLocalIndex: w.maxLocalIndex, minLocal: w.minLocal,
+		version: w.version,
+		tmp:     newPage(w.pageSize),
+		ovfl:    make([]byte, w.pageSize),
+		out:     make([]byte, 0, outFlush+w.pageSize),
+	}
 }

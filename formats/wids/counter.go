@@ -59,13 +59,17 @@ type Counter struct {
 	lost    bool  // next is unknown: a pax global header came last
 	n       int   // samples
 	started bool  // a sample has begun
-	key     string
+	key     []byte
 	// names holds every name counted, while each sample's key is greater
 	// than the one before: no name can then have repeated outside its own
-	// sample, which begins at names[run]. seen replaces it at the first key
-	// that is not (or a sample of many members).
-	names    []string
-	run      int
+	// sample, whose run names begin at runAt. They lie in chunks, each
+	// after its length (a uvarint): bytes, not strings, for the garbage
+	// collector has nothing to follow in them. seen replaces them at the
+	// first key that is not (or a sample of many members).
+	names    [][]byte
+	nnames   int
+	run      int    // names of the current sample
+	runAt    [2]int // the chunk and offset of its first
 	seen     map[string]struct{}
 	plain    map[string]struct{} // the names without a dot
 	repeated bool
@@ -161,13 +165,14 @@ func (c *Counter) file(name []byte) error {
 		}
 		return nil
 	}
-	newRun := !c.started || string(k) != c.key
-	if c.seen == nil && c.started && (string(k) < c.key || !newRun && len(c.names)-c.run >= maxRun) {
-		c.seen = make(map[string]struct{}, 2*len(c.names))
-		for _, s := range c.names {
-			c.seen[s] = struct{}{}
-		}
-		c.names = nil
+	newRun := !c.started || string(k) != string(c.key)
+	if c.seen == nil && c.started && (bytes.Compare(k, c.key) < 0 || !newRun && c.run >= maxRun) {
+		c.seen = make(map[string]struct{}, 2*c.nnames)
+		c.eachName([2]int{}, func(b []byte) bool {
+			c.seen[c.intern(b)] = struct{}{}
+			return true
+		})
+		c.names, c.nnames = nil, 0
 	}
 	if c.seen != nil {
 		if _, dup := c.seen[string(name)]; dup {
@@ -177,28 +182,72 @@ func (c *Counter) file(name []byte) error {
 	} else if !newRun {
 		// Keys have only increased: a name can have come before only in
 		// this sample.
-		for _, s := range c.names[c.run:] {
-			if s == string(name) {
-				c.repeated = true
-				return nil
-			}
+		dup := false
+		c.eachName(c.runAt, func(b []byte) bool {
+			dup = string(b) == string(name)
+			return !dup
+		})
+		if dup {
+			c.repeated = true
+			return nil
 		}
 	}
-	s := c.intern(name)
 	if c.seen != nil {
-		c.seen[s] = struct{}{}
+		c.seen[c.intern(name)] = struct{}{}
 	} else {
+		at := c.keepName(name)
 		if newRun {
-			c.run = len(c.names)
+			c.runAt, c.run = at, 0
 		}
-		c.names = append(c.names, s)
+		c.run++
+		c.nnames++
 	}
 	if newRun {
 		c.n++
 		c.started = true
-		c.key = s[:len(k)]
+		c.key = append(c.key[:0], k...)
 	}
 	return nil
+}
+
+// keepName adds name to names and gives where it begins (chunk, offset).
+// Chunks double from 64 KiB to 1 MiB and are never moved.
+func (c *Counter) keepName(name []byte) [2]int {
+	need := binary.MaxVarintLen64 + len(name)
+	n := len(c.names)
+	if n == 0 || cap(c.names[n-1])-len(c.names[n-1]) < need {
+		size := 64 << 10
+		if n > 0 {
+			size = min(2*cap(c.names[n-1]), 1<<20)
+		}
+		c.names = append(c.names, make([]byte, 0, max(size, need)))
+		n++
+	}
+	ch := c.names[n-1]
+	at := [2]int{n - 1, len(ch)}
+	ch = binary.AppendUvarint(ch, uint64(len(name)))
+	c.names[n-1] = append(ch, name...)
+	return at
+}
+
+// eachName calls f with each name kept from from (chunk, offset) on, in
+// order, until f says false.
+func (c *Counter) eachName(from [2]int, f func(name []byte) bool) {
+	for ci := from[0]; ci < len(c.names); ci++ {
+		ch := c.names[ci]
+		off := 0
+		if ci == from[0] {
+			off = from[1]
+		}
+		for off < len(ch) {
+			l, k := binary.Uvarint(ch[off:])
+			b := ch[off+k : off+k+int(l)]
+			off += k + int(l)
+			if !f(b) {
+				return
+			}
+		}
+	}
 }
 
 // Repeated reports whether a file name came again in the shard. The

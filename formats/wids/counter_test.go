@@ -284,3 +284,26 @@ func BenchmarkCounter(b *testing.B) {
 		})
 	}
 }
+
+// TestCounterManyNames: names kept over several chunks, then a key that
+// goes back (the names go to a set): a name of the first chunk that comes
+// again is a repeat; the samples are the reference's.
+func TestCounterManyNames(t *testing.T) {
+	var names []string
+	for i := range 12000 {
+		names = append(names, fmt.Sprintf("dir/sample-%06d.jpg", i/2), fmt.Sprintf("dir/sample-%06d.cls", i/2))
+		if i%2 == 1 {
+			names = names[:len(names)-1]
+		}
+	}
+	names = append(names, "a.jpg", "dir/sample-000003.jpg", "zz.jpg")
+	var f feed
+	for _, n := range names {
+		f.file(n, 1)
+	}
+	got, err := f.c.Samples(f.off + 1024)
+	want, rep := reference(names)
+	if err != nil || f.err != nil || got != want || !rep || !f.c.Repeated() {
+		t.Fatalf("%d samples, repeated %v (%v, %v); want %d, repeated", got, f.c.Repeated(), err, f.err, want)
+	}
+}

@@ -58,14 +58,11 @@ func (d *daliIndexer) End(int64) (int, error) {
 	if d.out == "" {
 		return 0, nil
 	}
-	var out bytes.Buffer
-	if _, err := d.b.WriteTo(&out); err != nil {
-		if errors.Is(err, dali.ErrEmpty) {
-			err = fmt.Errorf("%w: %w", loaders.ErrNoIndex, err)
-		}
-		return 0, err
+	defer d.b.Release()
+	if d.b.Samples() == 0 {
+		return 0, fmt.Errorf("%w: %w", loaders.ErrNoIndex, dali.ErrEmpty)
 	}
-	return 1, loaders.WriteFile(d.out, out.Bytes())
+	return 1, loaders.WriteFileTo(d.out, &d.b)
 }
 
 // ShardFile is the index of the shard.

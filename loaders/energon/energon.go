@@ -27,14 +27,45 @@ import (
 // split.yaml, index.uuid) in the directory holding the shards (or in
 // outDir), shards named relative to that directory.
 func New(outDir string) loaders.Loader {
-	return &energonLoader{outDir: outDir, shards: map[string]*energonIndexer{}}
+	return NewWith(loaders.Options{OutDir: outDir})
+}
+
+// NewWith is New with the options' output directory and memory budget
+// (the shards' rows of index.sqlite past it wait in a temporary file).
+func NewWith(o loaders.Options) loaders.Loader {
+	memory := o.Memory
+	if memory == 0 {
+		memory = loaders.DefaultMemory
+	}
+	return &energonLoader{outDir: o.OutDir, memory: memory, shards: map[string]*energonIndexer{}}
 }
 
 type energonLoader struct {
 	outDir string
+	memory int64
 
 	mu     sync.Mutex
 	shards map[string]*energonIndexer
+	spool  *energon.Spool // made with the first shard, closed by Finish
+}
+
+// spoolFor is the spool of the shards' rows, made beside the first shard
+// read (or in the output directory), where .nv-meta goes.
+func (e *energonLoader) spoolFor(shard string) *energon.Spool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.spool == nil {
+		dir := e.outDir
+		if dir == "" && !remote.IsURL(shard) {
+			dir = filepath.Dir(shard)
+		}
+		budget := e.memory / 4 // the rest for the indexes' keys
+		if e.memory < 0 {
+			budget = -1
+		}
+		e.spool = energon.NewSpool(dir, budget)
+	}
+	return e.spool
 }
 
 func (*energonLoader) Name() string { return "energon" }
@@ -64,7 +95,7 @@ func (e *energonLoader) Outputs(shards []string) []string {
 }
 
 func (e *energonLoader) Shard(_ context.Context, path string) loaders.ShardIndexer {
-	x := &energonIndexer{out: e.idxPath(path)}
+	x := &energonIndexer{out: e.idxPath(path), spool: e.spoolFor(path)}
 	e.mu.Lock()
 	e.shards[path] = x
 	e.mu.Unlock()
@@ -78,9 +109,12 @@ type energonIndexer struct {
 	b       energon.IdxBuilder
 	end     int64
 	unknown string // a member whose part energon's numbers cannot be had for
-	// restored is the shard's samples as a task of a partitioned run
-	// kept them (its name left for Finish).
-	restored *energon.ShardSamples
+	// spool, if not nil, asks End to prepare the shard's rows of
+	// index.sqlite (prepared), on the worker that read the shard, kept in
+	// spool past its budget; the builder is then let go.
+	spool    *energon.Spool
+	prepared *energon.PreparedShard
+	err      error // preparing the rows
 }
 
 // Member takes what Python's tarfile calls a regular file, as energon
@@ -100,7 +134,7 @@ func (x *energonIndexer) Member(m *tarfile.Member) {
 			x.unknown = string(m.Name)
 		}
 	}
-	x.b.AddMember(string(m.Name), m.FirstOffset, m.DataOffset, size)
+	x.b.AddMemberBytes(m.Name, m.FirstOffset, m.DataOffset, size)
 }
 
 func (x *energonIndexer) End(end int64) (int, error) {
@@ -108,17 +142,36 @@ func (x *energonIndexer) End(end int64) (int, error) {
 	if x.out == "" {
 		return 0, nil
 	}
-	return 1, loaders.WriteFile(x.out, x.b.Bytes(end))
+	err := loaders.WriteFile(x.out, x.b.Bytes(end))
+	if err != nil {
+		return 0, err
+	}
+	if x.spool != nil {
+		// What index.sqlite needs of the shard, made here, on the
+		// worker, rather than once every shard is read.
+		x.prepared, x.err = x.b.Prepared(end, x.spool)
+		x.b = energon.IdxBuilder{}
+	}
+	return 1, nil
 }
 
 // Finish writes .nv-meta, or nothing when energon could not use the
 // dataset (a sample key in two places, a shard without samples).
 func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error) {
+	defer func() {
+		e.mu.Lock()
+		sp := e.spool
+		e.spool = nil
+		e.mu.Unlock()
+		if sp != nil {
+			sp.Close()
+		}
+	}()
 	if len(shards) == 0 {
 		return 0, nil
 	}
 	base := loaders.CommonDir(shards)
-	var all []energon.ShardSamples
+	var all []*energon.PreparedShard
 	for _, p := range shards {
 		x := e.shards[p]
 		if x == nil {
@@ -136,15 +189,14 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 			// them, under one prefix.
 			return 0, fmt.Errorf("%s: energon's .nv-meta names shards relative to one location; these are under several: %w", p, loaders.ErrDataset)
 		}
-		if x.restored != nil {
-			s := *x.restored
-			s.Name = filepath.ToSlash(rel)
-			all = append(all, s)
-			continue
+		ps, err := x.rows()
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", p, err)
 		}
-		all = append(all, x.b.Shard(filepath.ToSlash(rel), x.end))
+		ps.Name = filepath.ToSlash(rel)
+		all = append(all, ps)
 	}
-	slices.SortStableFunc(all, func(a, b energon.ShardSamples) int {
+	slices.SortStableFunc(all, func(a, b *energon.PreparedShard) int {
 		switch {
 		case energon.ShardLess(a.Name, b.Name):
 			return -1
@@ -154,7 +206,7 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 		return 0
 	})
 	dir := e.metaDir(shards)
-	err := energon.WriteMetaContext(ctx, dir, all, energon.MetaOptions{})
+	err := energon.WritePrepared(ctx, dir, all, energon.MetaOptions{Memory: e.memory})
 	if errors.Is(err, energon.ErrDuplicateKey) || errors.Is(err, energon.ErrNoSamples) || errors.Is(err, energon.ErrName) {
 		return 0, fmt.Errorf("%s not written: %w: %w", filepath.Join(dir, energon.MetaDir), loaders.ErrDataset, err)
 	}
@@ -166,6 +218,16 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 		n++
 	}
 	return n, nil
+}
+
+// rows are the shard's rows of index.sqlite, prepared by End or now.
+func (x *energonIndexer) rows() (*energon.PreparedShard, error) {
+	if x.prepared != nil || x.err != nil {
+		return x.prepared, x.err
+	}
+	x.prepared, x.err = x.b.Prepared(x.end, nil)
+	x.b = energon.IdxBuilder{}
+	return x.prepared, x.err
 }
 
 // energonPart is what a task keeps of a shard for the merge's .nv-meta.
@@ -184,8 +246,15 @@ func (e *energonLoader) SaveShard(enc *gob.Encoder, path string) error {
 	if x == nil {
 		return fmt.Errorf("not indexed")
 	}
-	s := x.b.Shard("", x.end)
-	return enc.Encode(energonPart{Samples: s.Samples, Parts: s.Parts, End: s.End, Unknown: x.unknown})
+	ps, err := x.rows()
+	if err != nil {
+		return err
+	}
+	s, err := ps.Shard()
+	if err != nil {
+		return err
+	}
+	return enc.Encode(energonPart{Samples: s.Samples, Parts: s.Parts, End: x.end, Unknown: x.unknown})
 }
 
 // LoadShard restores what SaveShard kept.
@@ -194,9 +263,12 @@ func (e *energonLoader) LoadShard(dec *gob.Decoder, path string) error {
 	if err := dec.Decode(&p); err != nil {
 		return err
 	}
+	ps, err := energon.Prepare(energon.ShardSamples{Samples: p.Samples, Parts: p.Parts, End: p.End}, e.spoolFor(path))
+	if err != nil {
+		return err
+	}
 	e.mu.Lock()
-	e.shards[path] = &energonIndexer{end: p.End, unknown: p.Unknown,
-		restored: &energon.ShardSamples{Samples: p.Samples, Parts: p.Parts, End: p.End}}
+	e.shards[path] = &energonIndexer{end: p.End, unknown: p.Unknown, prepared: ps}
 	e.mu.Unlock()
 	return nil
 }
@@ -206,7 +278,7 @@ func (e *energonLoader) ShardFile(shard string) string { return e.idxPath(shard)
 
 func init() {
 	loaders.Register(&loaders.Plugin{Name: "energon", Order: 10, Help: "<shard>.tar.idx beside each shard, .nv-meta/ beside the shards",
-		New:     func(o loaders.Options) loaders.Loader { return New(o.OutDir) },
+		New:     NewWith,
 		Indexes: []*loaders.Index{idxIndex, metaIndex}})
 }
 

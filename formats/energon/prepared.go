@@ -1,0 +1,464 @@
+package energon
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/itarconv/itarconv/formats/sqlitefile"
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// PreparedShard is a shard's rows of index.sqlite in a compact form, with
+// the checks WriteMeta makes of each shard's keys already made, so that
+// what spans the dataset (WritePrepared) is a join of the shards' parts
+// rather than a pass over every sample of them. Prepare makes one on the
+// worker that read the shard, as soon as the shard is read: the work
+// grows with the shard, not the dataset.
+//
+// Its rows take some 10 bytes a part and the key and 10 bytes a sample,
+// and 8 bytes a sample for its key's hash; a Spool keeps the rows in a
+// temporary file once they pass its budget.
+type PreparedShard struct {
+	// Name is the shard's path relative to the dataset's directory, as
+	// in ShardSamples: the caller sets it before WritePrepared.
+	Name string
+	// End is where the archive's content ends.
+	End int64
+
+	samples, parts int
+	// The first sample whose key, and part whose name or sample, energon
+	// cannot take, for the error WritePrepared reports (with Name).
+	bad *badRow
+	// hashes are the keys' hashes, sorted: duplicateKeys looks at the
+	// samples again only when two are equal.
+	hashes []uint64
+	names  []string // part names, by number (see encode)
+	data   []byte   // the rows, the samples' then the parts', or nil if spooled
+	split  int      // where the parts' rows start in data
+	spool  *Spool   // where the rows are if data is nil
+	off    int64    // in spool's file
+	size   int
+}
+
+// badRow is a row whose text energon cannot take.
+type badRow struct {
+	part       bool
+	text       string
+	offset     int64
+	sample     int // part: its sample_index, and samples the shard's count
+	outOfRange bool
+}
+
+// Samples is the shard's number of samples.
+func (p *PreparedShard) Samples() int { return p.samples }
+
+// Prepare gives the shard's rows prepared for WritePrepared, keeping them
+// in spool past its budget (nil: in memory). s is not kept.
+func Prepare(s ShardSamples, spool *Spool) (*PreparedShard, error) {
+	p := &PreparedShard{Name: s.Name, End: s.End, samples: len(s.Samples), parts: len(s.Parts)}
+	p.hashes = make([]uint64, len(s.Samples))
+	n := 0
+	for i, x := range s.Samples {
+		if p.bad == nil && !utf8.ValidString(x.Key) {
+			p.bad = &badRow{text: x.Key, offset: x.Offset}
+		}
+		p.hashes[i] = xxhash.Sum64String(x.Key)
+		n += len(x.Key) + 12
+	}
+	slices.Sort(p.hashes)
+	if p.bad == nil {
+		for _, x := range s.Parts {
+			if !utf8.ValidString(x.Name) {
+				p.bad = &badRow{part: true, text: x.Name, offset: x.Offset}
+				break
+			}
+			if x.Sample < 0 || x.Sample >= len(s.Samples) {
+				p.bad = &badRow{part: true, text: x.Name, offset: x.Offset, sample: x.Sample, outOfRange: true}
+				break
+			}
+		}
+	}
+	b := make([]byte, 0, n+10*len(s.Parts))
+	for _, x := range s.Samples {
+		b = binary.AppendUvarint(b, uint64(len(x.Key)))
+		b = append(b, x.Key...)
+		b = binary.AppendVarint(b, x.Offset)
+		b = binary.AppendVarint(b, x.Size)
+	}
+	p.split = len(b)
+	// A part's name is mostly one of a few ("jpg", "cls"): a number
+	// names it, 0 saying that the name itself follows.
+	ids := map[string]int{}
+	for _, x := range s.Parts {
+		b = binary.AppendUvarint(b, uint64(x.Sample))
+		id, ok := ids[x.Name]
+		if !ok && len(p.names) < maxInterned {
+			p.names = append(p.names, x.Name)
+			id, ok = len(p.names), true
+			ids[x.Name] = id
+		}
+		if ok {
+			b = binary.AppendUvarint(b, uint64(id))
+		} else {
+			b = append(b, 0)
+			b = binary.AppendUvarint(b, uint64(len(x.Name)))
+			b = append(b, x.Name...)
+		}
+		b = binary.AppendVarint(b, x.Offset)
+		b = binary.AppendVarint(b, x.Size)
+	}
+	p.data = b
+	if spool != nil {
+		if err := spool.keep(p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Shard gives the rows back as a ShardSamples (a task of a partitioned
+// run keeps them so).
+func (p *PreparedShard) Shard() (ShardSamples, error) {
+	s := ShardSamples{Name: p.Name, End: p.End, Samples: make([]Sample, 0, p.samples), Parts: make([]Part, 0, p.parts)}
+	err := p.rows(nil, func(x Sample) error {
+		x.Key = string([]byte(x.Key))
+		s.Samples = append(s.Samples, x)
+		return nil
+	}, func(x Part) error {
+		x.Name = string([]byte(x.Name))
+		s.Parts = append(s.Parts, x)
+		return nil
+	})
+	return s, err
+}
+
+// rows calls sample with each sample and part with each part (either may
+// be nil), in tar order. The strings they get are valid during the call
+// only: they lie in buf (given back grown) or in p.
+func (p *PreparedShard) rows(buf *[]byte, sample func(Sample) error, part func(Part) error) error {
+	b := p.data
+	if b == nil {
+		var tmp []byte
+		if buf == nil {
+			buf = &tmp
+		}
+		var err error
+		if b, err = p.spool.read(p, *buf); err != nil {
+			return err
+		}
+		*buf = b
+	}
+	bad := fmt.Errorf("energon: shard %s: %w: its prepared rows are cut short", p.Name, ErrFormat)
+	if sample != nil {
+		r := b[:p.split]
+		for range p.samples {
+			n, k := binary.Uvarint(r)
+			if k <= 0 || uint64(len(r)-k) < n {
+				return bad
+			}
+			key := r[k : k+int(n)]
+			r = r[k+int(n):]
+			off, k1 := binary.Varint(r)
+			size, k2 := binary.Varint(r[max(k1, 0):])
+			if k1 <= 0 || k2 <= 0 {
+				return bad
+			}
+			r = r[k1+k2:]
+			if err := sample(Sample{Key: unsafeString(key), Offset: off, Size: size}); err != nil {
+				return err
+			}
+		}
+	}
+	if part != nil {
+		r := b[p.split:]
+		for range p.parts {
+			idx, k := binary.Uvarint(r)
+			if k <= 0 {
+				return bad
+			}
+			r = r[k:]
+			id, k := binary.Uvarint(r)
+			if k <= 0 || id > uint64(len(p.names)) {
+				return bad
+			}
+			r = r[k:]
+			var name string
+			if id > 0 {
+				name = p.names[id-1]
+			} else {
+				n, k := binary.Uvarint(r)
+				if k <= 0 || uint64(len(r)-k) < n {
+					return bad
+				}
+				name = unsafeString(r[k : k+int(n)])
+				r = r[k+int(n):]
+			}
+			off, k1 := binary.Varint(r)
+			size, k2 := binary.Varint(r[max(k1, 0):])
+			if k1 <= 0 || k2 <= 0 {
+				return bad
+			}
+			r = r[k1+k2:]
+			if err := part(Part{Sample: int(idx), Name: name, Offset: off, Size: size}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// unsafeString is b as a string without a copy, for rows that go on to
+// SQLite's pages and the digest, both of which copy them: a copy of every
+// key would be an allocation a sample.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// A Spool keeps prepared shards' rows in a temporary file once those in
+// memory pass its budget, so that the memory the rows of a dataset take
+// does not grow with the dataset. The file is removed as soon as it is
+// made (where the system allows: elsewhere by Close), so that nothing is
+// left of it however the run ends. Its methods are safe for concurrent
+// use.
+type Spool struct {
+	dir    string
+	budget int64
+
+	mu   sync.Mutex
+	held int64 // bytes of rows in memory
+	f    *os.File
+	end  int64
+	err  error
+}
+
+// DefaultSpoolBudget is the memory a Spool of budget 0 keeps rows in.
+const DefaultSpoolBudget = 64 << 20
+
+// NewSpool makes a spool whose file, once needed, is made in dir ("" the
+// system's temporary directory), keeping up to budget bytes of rows in
+// memory (0: DefaultSpoolBudget; negative: none).
+func NewSpool(dir string, budget int64) *Spool {
+	if budget == 0 {
+		budget = DefaultSpoolBudget
+	}
+	return &Spool{dir: dir, budget: max(budget, 0)}
+}
+
+// keep writes p's rows to the file if they do not fit in the budget.
+func (s *Spool) keep(p *PreparedShard) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held+int64(len(p.data)) <= s.budget {
+		s.held += int64(len(p.data))
+		return nil
+	}
+	if s.err != nil {
+		return s.err
+	}
+	if s.f == nil {
+		f, err := os.CreateTemp(s.dir, safefile.TempName("energon-rows"))
+		if err != nil {
+			s.err = fmt.Errorf("energon: spool of rows: %w", err)
+			return s.err
+		}
+		// Unlinked while open, the file goes with the process
+		// whatever happens; where it cannot be, Close removes it.
+		os.Remove(f.Name())
+		s.f = f
+	}
+	if _, err := s.f.WriteAt(p.data, s.end); err != nil {
+		s.err = fmt.Errorf("energon: spool of rows %s at %d: %w", s.f.Name(), s.end, err)
+		return s.err
+	}
+	p.spool, p.off, p.size = s, s.end, len(p.data)
+	s.end += int64(len(p.data))
+	p.data = nil
+	return nil
+}
+
+// read reads p's rows into buf (grown as needed).
+func (s *Spool) read(p *PreparedShard, buf []byte) ([]byte, error) {
+	if cap(buf) < p.size {
+		buf = make([]byte, p.size)
+	}
+	buf = buf[:p.size]
+	if _, err := s.f.ReadAt(buf, p.off); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("energon: spool of rows %s at %d: %w", s.f.Name(), p.off, err)
+	}
+	return buf, nil
+}
+
+// Close removes the spool's file; the shards prepared with it are not to
+// be used after.
+func (s *Spool) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return nil
+	}
+	name := s.f.Name()
+	err := s.f.Close()
+	os.Remove(name) // where it could not be removed while open
+	s.f = nil
+	return err
+}
+
+// Spooled says how many bytes of rows the spool's file holds.
+func (s *Spool) Spooled() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.end
+}
+
+// WritePrepared is WriteMetaContext for shards prepared by Prepare (each
+// named, in energon's order): the same files, byte for byte. The checks
+// of the shards' keys were made by Prepare; the repeated keys are found
+// from the keys' hashes, merged side by side.
+func WritePrepared(ctx context.Context, datasetDir string, shards []*PreparedShard, opts MetaOptions) error {
+	return writeMeta(ctx, datasetDir, shards, opts)
+}
+
+// prepareAll prepares shards for writeMeta, side by side.
+func prepareAll(shards []ShardSamples) ([]*PreparedShard, error) {
+	ps := make([]*PreparedShard, len(shards))
+	errs := make([]error, len(shards))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i := range shards {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ps[i], errs[i] = Prepare(shards[i], nil)
+		}()
+	}
+	wg.Wait()
+	return ps, errors.Join(errs...)
+}
+
+// preparedTables is tables for prepared shards: the rows of index.sqlite
+// in the order energon inserts them.
+func preparedTables(shards []*PreparedShard, fn func(table int, row []sqlitefile.Value) error) error {
+	for _, t := range []int{samplesTable, samplePartsTable} {
+		if err := preparedTable(shards, t, func(row []sqlitefile.Value) error { return fn(t, row) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// preparedTable gives the rows of one table of index.sqlite, in order.
+// Calls may run at once: each reads the shards' rows on its own.
+func preparedTable(shards []*PreparedShard, table int, fn func(row []sqlitefile.Value) error) error {
+	row := make([]sqlitefile.Value, 5)
+	var buf []byte
+	for id, s := range shards {
+		var err error
+		if table == samplesTable {
+			i := 0
+			err = s.rows(&buf, func(x Sample) error {
+				row[0], row[1], row[2], row[3], row[4] = sqlitefile.Int(int64(id)), sqlitefile.Text(x.Key), sqlitefile.Int(int64(i)), sqlitefile.Int(x.Offset), sqlitefile.Int(x.Size)
+				i++
+				return fn(row)
+			}, nil)
+		} else {
+			err = s.rows(&buf, nil, func(p Part) error {
+				row[0], row[1], row[2], row[3], row[4] = sqlitefile.Int(int64(id)), sqlitefile.Int(int64(p.Sample)), sqlitefile.Text(p.Name), sqlitefile.Int(p.Offset), sqlitefile.Int(p.Size)
+				return fn(row)
+			})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// repeatedHashes finds the hashes that occur more than once among the
+// shards' keys. The hashes are split by their top bits into ranges, and
+// each range's hashes, gathered from every shard (each shard's in order
+// already), are sorted and looked at apart, the ranges side by side.
+func repeatedHashes(shards []*PreparedShard) map[uint64]bool {
+	const bits = 8
+	// at[s][r] is where range r starts in shard s's hashes.
+	at := make([][1<<bits + 1]int, len(shards))
+	for i, s := range shards {
+		h := s.hashes
+		for r := 1; r < 1<<bits; r++ {
+			lo := uint64(r) << (64 - bits)
+			at[i][r], _ = slices.BinarySearch(h, lo)
+		}
+		at[i][1<<bits] = len(h)
+	}
+	found := make([][]uint64, 1<<bits)
+	var wg sync.WaitGroup
+	next := make(chan int, 1<<bits)
+	for r := range 1 << bits {
+		next <- r
+	}
+	close(next)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []uint64
+			for r := range next {
+				buf = buf[:0]
+				for i, s := range shards {
+					buf = append(buf, s.hashes[at[i][r]:at[i][r+1]]...)
+				}
+				slices.Sort(buf)
+				for i := 1; i < len(buf); i++ {
+					if buf[i] == buf[i-1] && (len(found[r]) == 0 || found[r][len(found[r])-1] != buf[i]) {
+						found[r] = append(found[r], buf[i])
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var repeated map[uint64]bool
+	for _, f := range found {
+		for _, h := range f {
+			if repeated == nil {
+				repeated = make(map[uint64]bool)
+			}
+			repeated[h] = true
+		}
+	}
+	return repeated
+}
+
+// rowSizes are about how many bytes the records of each table of
+// index.sqlite take (sqlitefile's KeysEarly): the prepared rows' bytes and
+// what a record adds to them (its header, the numbers a prepared row does
+// not hold, a part's name where a prepared row has its number).
+func rowSizes(shards []*PreparedShard) []int64 {
+	var samples, parts int64
+	for _, p := range shards {
+		size := len(p.data)
+		if p.data == nil {
+			size = p.size
+		}
+		samples += int64(p.split) + 20*int64(p.samples)
+		parts += int64(size-p.split) + 24*int64(p.parts)
+	}
+	return []int64{samples, parts}
+}

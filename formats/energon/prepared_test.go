@@ -1,0 +1,100 @@
+package energon
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPreparedSpooled: shards prepared into a spool of no memory (their
+// rows in its file) give the files, and the errors, of WriteMeta; their
+// rows come back as they went in; the spool's file is gone once closed.
+func TestPreparedSpooled(t *testing.T) {
+	for _, c := range append(oracleCases(t), filepath.Join("testdata", "duplicates"), filepath.Join("testdata", "noncontiguous")) {
+		shards := caseShards(t, c)
+		want := t.TempDir()
+		wantErr := WriteMeta(want, shards, MetaOptions{})
+
+		dir := t.TempDir()
+		sp := NewSpool(dir, -1)
+		var ps []*PreparedShard
+		for _, s := range shards {
+			p, err := Prepare(s, sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := p.Shard()
+			if err != nil || len(back.Samples) != len(s.Samples) || len(back.Parts) != len(s.Parts) {
+				t.Fatalf("%s: %s: rows back: %v", c, s.Name, err)
+			}
+			for i := range s.Samples {
+				if back.Samples[i] != s.Samples[i] {
+					t.Fatalf("%s: sample %d back as %+v, want %+v", c, i, back.Samples[i], s.Samples[i])
+				}
+			}
+			for i := range s.Parts {
+				if back.Parts[i] != s.Parts[i] {
+					t.Fatalf("%s: part %d back as %+v, want %+v", c, i, back.Parts[i], s.Parts[i])
+				}
+			}
+			ps = append(ps, p)
+		}
+		if sp.Spooled() == 0 && len(shards) > 0 && len(shards[0].Samples) > 0 {
+			t.Fatalf("%s: nothing spooled", c)
+		}
+		got := filepath.Join(t.TempDir(), "out")
+		os.Mkdir(got, 0o755)
+		err := WritePrepared(context.Background(), got, ps, MetaOptions{})
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("%s: %v, want %v", c, err, wantErr)
+		}
+		if err == nil {
+			for _, f := range []string{IndexFile, UUIDFile, SplitYAMLFile, InfoJSONFile} {
+				a, _ := os.ReadFile(filepath.Join(want, MetaDir, f))
+				b, _ := os.ReadFile(filepath.Join(got, MetaDir, f))
+				if len(a) == 0 || !bytes.Equal(a, b) {
+					t.Errorf("%s: %s differs", c, f)
+				}
+			}
+		}
+		if err := sp.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("%s: %d files left in the spool's directory", c, len(ents))
+		}
+	}
+}
+
+// TestBuilderPrepared: the rows an IdxBuilder prepares are those Prepare
+// makes of its Shard: the same rows back, and the same refusal of a name
+// that is not UTF-8, a bad key coming before a bad part name met earlier.
+func TestBuilderPrepared(t *testing.T) {
+	feed := func(b *IdxBuilder) {
+		b.AddMember("a.jpg", 0, 512, 10)
+		b.AddMember("a.c\xffs", 1024, 1536, 1)
+		b.AddMember("b.jpg", 2048, 2560, 3)
+		b.AddMember("c\xfe.jpg", 4096, 4608, 3)
+		b.AddMemberBytes([]byte("c\xfe.txt"), 5120, 5632, 3)
+	}
+	var b1, b2 IdxBuilder
+	feed(&b1)
+	feed(&b2)
+	p, err := b1.Prepared(8192, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Name = "s.tar"
+	s := b2.Shard("s.tar", 8192)
+	back, err := p.Shard()
+	if err != nil || len(back.Samples) != 3 || len(back.Parts) != 5 || back.Samples[2].Key != "c\xfe" || back.Parts[1].Name != "c\xffs" {
+		t.Fatalf("rows back: %+v, %v", back, err)
+	}
+	want := WriteMeta(t.TempDir(), []ShardSamples{s}, MetaOptions{})
+	got := WritePrepared(context.Background(), t.TempDir(), []*PreparedShard{p}, MetaOptions{})
+	if want == nil || got == nil || got.Error() != want.Error() || !bytes.Contains([]byte(got.Error()), []byte("sample key")) {
+		t.Fatalf("got %v, want %v, a sample key's", got, want)
+	}
+}
