@@ -29,6 +29,8 @@ import (
 )
 
 type indexFlags struct {
+	// memory is --memory, the budget of the index and the loaders' joins.
+	memory                             int64
 	fold, output, outDir, compat, stem string
 	strategy, formats                  string
 	contiguous, ignoreZeros, json      bool
@@ -187,7 +189,7 @@ func indexFormats(fl indexFlags, opts *fold.IndexOptions) (set *loaders.Set, wit
 	var kinds []loaders.Loader
 	for _, name := range names {
 		if want[name] {
-			l, err := loaders.New(name, loaders.Options{OutDir: fl.outDir, MD5: fl.widsMD5})
+			l, err := loaders.New(name, loaders.Options{OutDir: fl.outDir, MD5: fl.widsMD5, Memory: fl.memory})
 			if err != nil {
 				return nil, false, err
 			}
@@ -313,8 +315,8 @@ func shellQuote(s string) string {
 }
 
 func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
+	fl.memory = e.memory
 	opts, set, withTARIDX, err := indexSetup(fl)
-	opts.Memory = e.memory
 	if err != nil {
 		return err
 	}
@@ -464,7 +466,7 @@ func (e *env) buildIndexes(ctx context.Context, fl indexFlags, opts fold.IndexOp
 // indexSetup reads the flags that shape the index (and the loaders', set
 // also as opts.Loaders), as a run and a merge both need them.
 func indexSetup(fl indexFlags) (opts fold.IndexOptions, set *loaders.Set, withTARIDX bool, err error) {
-	opts = fold.IndexOptions{Contiguous: fl.contiguous, Workers: fl.workers}
+	opts = fold.IndexOptions{Contiguous: fl.contiguous, Workers: fl.workers, Memory: fl.memory}
 	switch fl.compat {
 	case "":
 	case "glzn":

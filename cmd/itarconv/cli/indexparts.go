@@ -107,8 +107,9 @@ func mergeIndex(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) 
 	if err := json.Unmarshal(m.Options, &po); err != nil {
 		return nil, fmt.Errorf("%s: the options of its index run: %w: %w", set.Dir, partition.ErrParts, err)
 	}
-	opts, loaderSet, withTARIDX, err := indexSetup(po.flags(fl.workers))
-	opts.Memory = e.memory
+	flags := po.flags(fl.workers)
+	flags.memory = e.memory
+	opts, loaderSet, withTARIDX, err := indexSetup(flags)
 	if err != nil {
 		return nil, fmt.Errorf("%s: the options of its index run: %w", set.Dir, err)
 	}
