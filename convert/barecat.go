@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
@@ -112,6 +113,10 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	}
 	src := fold.NewTarShards(shards, opts.Scan)
 	src.Spool = opts.Spool
+	if !opts.Wrap {
+		// Batches' payloads are staged in memory until written.
+		src.BatchBytes = stageBatchBytes(opts.Workers)
+	}
 	defer src.Close()
 	sink := &barecatSink{
 		ctx: ctx, w: w, src: src, repeats: repeats, kept: map[string]bool{}, latest: map[string]occurrence{}, opts: opts,
@@ -230,17 +235,21 @@ type barecatSink struct {
 	stats   *BarecatStats
 }
 
-// Prepare computes, on the workers, the CRC-32C of each regular member's
-// payload where it lies (the shard mapped), so that the writer has the
-// kernel copy it (Writer.AddCopy) rather than copy it through this
-// process. Members larger than fold.MaxInline, and shards that cannot be
-// mapped, are left to the writer.
+// Prepare stages, on the workers, the payloads of a batch's regular
+// members in one buffer, one after the other as they will lie in the
+// archive, with their CRC-32C: the writer then only places them, and
+// the buffer is written out in one go (Writer.AddBytes) while the next
+// batches are staged. Members larger than stageMax are checksummed where
+// they lie (the shard mapped) and copied by the kernel (Writer.AddCopy);
+// members larger than fold.MaxInline, and shards that cannot be mapped,
+// are left to the writer.
 func (s *barecatSink) Prepare(b *dataset.Batch) error {
 	if s.opts.Wrap {
 		return nil
 	}
 	var f *os.File
-	var crcs []copyCRC
+	var prep *copyPrep
+	var at int // the next free byte of prep.buf
 	// Runs of members are mapped a few MiB at a time: mapped pages count
 	// in the process's resident memory while they are.
 	err := fold.SmallRuns(b.Rows, copyMapSpan, func(i, j int, lo, hi int64) error {
@@ -249,7 +258,8 @@ func (s *barecatSink) Prepare(b *dataset.Batch) error {
 			if f, err = s.src.ShardFile(b.Shard); err != nil {
 				return err
 			}
-			crcs = make([]copyCRC, len(b.Rows))
+			prep = &copyPrep{rows: make([]copyCRC, len(b.Rows))}
+			prep.buf = getStage(stagedBytes(b.Rows))
 		}
 		region, err := mapped.Map(f, lo, hi-lo)
 		if err != nil {
@@ -259,9 +269,18 @@ func (s *barecatSink) Prepare(b *dataset.Batch) error {
 		var r *dataset.Row
 		err = mapped.Guard(func() error {
 			for k := i; k < j; k++ {
-				if r = &b.Rows[k]; r.Kind == dataset.KindFile {
-					crcs[k] = copyCRC{crc: crc32.Checksum(region.Bytes(r.DataOffset, r.Size), castagnoli), ok: true}
+				if r = &b.Rows[k]; r.Kind != dataset.KindFile {
+					continue
 				}
+				src := region.Bytes(r.DataOffset, r.Size)
+				if r.Size > stageMax {
+					prep.rows[k] = copyCRC{crc: crc32.Checksum(src, castagnoli), ok: true}
+					continue
+				}
+				dst := (*prep.buf)[at : at+len(src)]
+				copy(dst, src)
+				at += len(src)
+				prep.rows[k] = copyCRC{crc: crc32.Checksum(dst, castagnoli), ok: true, data: dst}
 			}
 			return nil
 		})
@@ -273,14 +292,17 @@ func (s *barecatSink) Prepare(b *dataset.Batch) error {
 	if f != nil {
 		f.Close()
 	}
+	if err != nil && prep != nil {
+		putStage(prep.buf)
+	}
 	if errors.Is(err, mapped.ErrUnsupported) {
 		return nil // the writer reads them
 	}
 	if err != nil {
 		return err
 	}
-	if crcs != nil {
-		b.Prep = crcs
+	if prep != nil {
+		b.Prep = prep
 	}
 	return nil
 }
@@ -288,10 +310,73 @@ func (s *barecatSink) Prepare(b *dataset.Batch) error {
 // copyMapSpan bounds the bytes of a shard Prepare maps at once.
 const copyMapSpan = 8 << 20
 
-// copyCRC is the CRC-32C of a member's payload, where Prepare computed it.
+// stageMax is the largest member Prepare stages: a larger one is copied
+// by the kernel, in one call, never passing through this process.
+const stageMax = 1 << 20
+
+// copyPrep is what Prepare made of a batch: each row's CRC-32C, and the
+// staged bytes of those it staged (in buf, handed back to the pool once
+// the Writer has written them).
+type copyPrep struct {
+	rows []copyCRC
+	buf  *[]byte
+}
+
+// copyCRC is the CRC-32C of a member's payload, where Prepare computed
+// it, and the payload itself where Prepare staged it.
 type copyCRC struct {
-	crc uint32
-	ok  bool
+	crc  uint32
+	ok   bool
+	data []byte
+}
+
+// stagedBytes is the buffer Prepare needs for rows: their regular
+// members' payloads that SmallRuns covers and stageMax admits.
+func stagedBytes(rows []dataset.Row) int {
+	n := 0
+	for i := range rows {
+		if r := &rows[i]; r.Kind == dataset.KindFile && r.Size <= stageMax {
+			n += int(r.Size)
+		}
+	}
+	return n
+}
+
+// stageBatchBytes bounds the payload bytes of a batch, so that the
+// batches staged and not yet written (a few per worker, and a few
+// queued for the disk) hold about 16 MiB in all whatever the number of
+// workers.
+func stageBatchBytes(workers int) int64 {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return min(max(4<<20/int64(workers), 256<<10), 2<<20)
+}
+
+// stages holds staging buffers between batches: each is written, then
+// reused, so that staging neither allocates nor makes garbage once warm
+// (a sync.Pool drops its buffers at every collection, and the garbage
+// then lets the heap grow to twice what is live).
+var stages = make(chan *[]byte, 64)
+
+func getStage(n int) *[]byte {
+	select {
+	case p := <-stages:
+		if cap(*p) >= n {
+			*p = (*p)[:n]
+			return p
+		}
+	default:
+	}
+	b := make([]byte, n, max(n, 256<<10))
+	return &b
+}
+
+func putStage(p *[]byte) {
+	select {
+	case stages <- p:
+	default:
+	}
 }
 
 // copySource returns tar shard n, open for AddCopy. The shard before it is
@@ -322,15 +407,22 @@ func (s *barecatSink) closeCopySource() error {
 }
 
 func (s *barecatSink) Write(b *dataset.Batch) error {
-	crcs, _ := b.Prep.([]copyCRC)
+	prep, _ := b.Prep.(*copyPrep)
 	for i := range b.Rows {
 		var crc copyCRC // none: the writer checksums the bytes itself
-		if crcs != nil {
-			crc = crcs[i]
+		if prep != nil {
+			crc = prep.rows[i]
 		}
 		if err := s.writeRow(b.Shard, &b.Rows[i], crc); err != nil {
+			if prep != nil {
+				s.w.AfterWrite(func() { putStage(prep.buf) })
+			}
 			return err
 		}
+	}
+	if prep != nil {
+		// The staged bytes are the Writer's until written.
+		return s.w.AfterWrite(func() { putStage(prep.buf) })
 	}
 	return nil
 }
@@ -361,7 +453,10 @@ func (s *barecatSink) writeRow(shard int, r *dataset.Row, crc copyCRC) error {
 	if r.Kind == dataset.KindHardlink && !resolved {
 		return s.addLink(shard, r, p, f)
 	}
-	if crc.ok && r.Kind == dataset.KindFile && !resolved {
+	if crc.data != nil && r.Kind == dataset.KindFile && !resolved {
+		// The member's own bytes, staged by a worker.
+		err = s.w.AddBytes(f, crc.data, crc.crc)
+	} else if crc.ok && r.Kind == dataset.KindFile && !resolved {
 		// The member's own bytes, checksummed by a worker.
 		var from *os.File
 		if from, err = s.copySource(shard); err == nil {

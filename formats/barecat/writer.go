@@ -79,8 +79,13 @@ type Writer struct {
 	bufOff int64     // where buf starts in cur
 	// copying is a run of AddCopy's files not yet handed to the shard
 	// writer: bytes that lie one after the other in a source file, copied
-	// by the kernel in one go. It and buf are never both non-empty.
-	copying copyRun
+	// by the kernel in one go. staged is a run of AddBytes' files, one
+	// after the other in the caller's memory, written in one go from
+	// there (stagedOff: where it starts in cur). Of buf, copying and
+	// staged, at most one is non-empty.
+	copying   copyRun
+	staged    []byte
+	stagedOff int64
 
 	// The shard bytes are written by a goroutine of their own
 	// (writeLoop), so that the write calls overlap with reading and
@@ -449,7 +454,7 @@ func (w *Writer) Add(f File, data io.Reader) error {
 	if data == nil {
 		data = eofReader{}
 	}
-	if w.copying.n > 0 {
+	if w.copying.n > 0 || len(w.staged) > 0 {
 		if err := w.flushBuf(); err != nil {
 			return w.fail(err)
 		}
@@ -503,7 +508,7 @@ func (w *Writer) AddCopy(f File, src *os.File, off int64, crc uint32) error {
 		return err
 	}
 	c := &w.copying
-	if len(w.buf) > 0 || c.n > 0 && (c.src != src || c.srcOff+c.n != off) {
+	if len(w.buf) > 0 || len(w.staged) > 0 || c.n > 0 && (c.src != src || c.srcOff+c.n != off) {
 		if err := w.flushBuf(); err != nil {
 			return w.fail(err)
 		}
@@ -523,6 +528,70 @@ func (w *Writer) AddCopy(f File, src *os.File, off int64, crc uint32) error {
 		}
 	}
 	return w.queue(f, h)
+}
+
+// AddBytes is Add for bytes the caller holds (f.Size of them, in data)
+// and whose CRC-32C it computed (crc): they are written from data as it
+// is, without a copy, and the bytes of files added one after the other
+// that lie one after the other in memory (a batch staged in one buffer)
+// are written in one go. data must stay unchanged until a function
+// given to AfterWrite after this call has run, or Flush, Close or Abort
+// has returned.
+func (w *Writer) AddBytes(f File, data []byte, crc uint32) error {
+	if int64(len(data)) != f.Size {
+		return newErr(w.path, f.Path, ErrShortData, "%d bytes given for a file of %d", len(data), f.Size)
+	}
+	p, h, d, err := w.place(&f)
+	if err != nil {
+		return err
+	}
+	if len(data) > 0 {
+		if len(w.buf) > 0 || w.copying.n > 0 || len(w.staged) > 0 && !follows(w.staged, data) {
+			if err := w.flushBuf(); err != nil {
+				return w.fail(err)
+			}
+		}
+		if len(w.staged) == 0 {
+			w.staged, w.stagedOff = data, w.cur.size
+		} else {
+			w.staged = w.staged[:len(w.staged)+len(data)]
+		}
+	}
+	f.Path, f.Shard, f.Offset, f.CRC32C, f.HasCRC = p, len(w.shards)-1, w.cur.size, crc, true
+	w.cur.size += f.Size
+	d.count(f.Size)
+	if len(w.staged) >= copyRunSize {
+		if err := w.flushBuf(); err != nil {
+			return w.fail(err)
+		}
+	}
+	return w.queue(f, h)
+}
+
+// follows reports whether b starts where a ends, in the same array.
+func follows(a, b []byte) bool {
+	return len(b) > 0 && cap(a)-len(a) >= len(b) && &a[:len(a)+1][len(a)] == &b[0]
+}
+
+// AfterWrite hands every byte added so far to the shard writer and has
+// it call fn once they are written (or once it stops, after a failure):
+// from then on the caller may reuse the memory it gave AddBytes. fn runs
+// on the shard writer's goroutine; it must not call the Writer.
+func (w *Writer) AfterWrite(fn func()) error {
+	if w.wjobs == nil {
+		fn()
+		return w.usable()
+	}
+	if err := w.usable(); err != nil {
+		fn()
+		return err
+	}
+	if err := w.flushBuf(); err != nil {
+		fn()
+		return w.fail(err)
+	}
+	w.wjobs <- writeJob{done: fn}
+	return nil
 }
 
 // Flush hands every byte added so far to the shard files and waits until
@@ -869,11 +938,13 @@ func (w *Writer) newShard() error {
 // writeJob is a buffer for writeLoop to write at off in f, or (ack not
 // nil) a barrier: ack is closed once every job before it is done.
 type writeJob struct {
-	f    *os.File
-	b    []byte
-	off  int64
-	copy copyRun // instead of b: bytes of another file
-	ack  chan struct{}
+	f      *os.File
+	b      []byte
+	off    int64
+	copy   copyRun // instead of b: bytes of another file
+	staged []byte  // instead of b: AddBytes' bytes, not returned to wfree
+	ack    chan struct{}
+	done   func() // instead of a write: AfterWrite's
 }
 
 // copyRun is n bytes at srcOff of src, to go at off in the shard.
@@ -894,6 +965,10 @@ func (w *Writer) writeLoop() {
 			close(j.ack)
 			continue
 		}
+		if j.done != nil {
+			j.done()
+			continue
+		}
 		if w.wErr == nil {
 			if j.f != last {
 				last, w.wSynced = j.f, 0
@@ -902,6 +977,9 @@ func (w *Writer) writeLoop() {
 			end := j.off + int64(len(j.b))
 			if j.copy.n > 0 {
 				err, end = copyRange(j.f, j.copy), j.copy.off+j.copy.n
+			} else if j.staged != nil {
+				_, err = j.f.WriteAt(j.staged, j.off)
+				end = j.off + int64(len(j.staged))
 			} else {
 				_, err = j.f.WriteAt(j.b, j.off)
 			}
@@ -929,6 +1007,11 @@ func (w *Writer) flushBuf() error {
 		w.wjobs <- writeJob{f: w.cur.f, copy: w.copying, off: w.copying.off}
 		w.bufOff = w.copying.off + w.copying.n
 		w.copying = copyRun{}
+	}
+	if len(w.staged) > 0 {
+		w.wjobs <- writeJob{f: w.cur.f, staged: w.staged, off: w.stagedOff}
+		w.bufOff = w.stagedOff + int64(len(w.staged))
+		w.staged = nil
 	}
 	if len(w.buf) == 0 {
 		return nil
