@@ -42,7 +42,13 @@ type BarecatOptions struct {
 	// archive is refused (fs.ErrExist).
 	Overwrite bool
 	Workers   int
-	Scan      tarfile.Options
+	// Memory bounds what the conversion keeps in memory (bytes; 0 means
+	// barecat.DefaultMemory, 256 MiB): a sixteenth of it holds payloads
+	// staged by the workers and not yet written, the rest is the
+	// Writer's (barecat.WriterOptions.Memory), whose per-file part stops
+	// growing at an eighth of it. Nothing is held per member past that.
+	Memory int64
+	Scan   tarfile.Options
 	// Spool reads compressed shards through decompressed copies.
 	Spool    *spool.Spool
 	Progress func(dataset.Progress)
@@ -106,7 +112,13 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 			return nil, fmt.Errorf("%w: a wrapped archive links to its tar shards, which must be plain tar files", ErrCompressedWrap)
 		}
 	}
-	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite}
+	if opts.Memory < 0 {
+		return nil, fmt.Errorf("memory budget %d: want a positive number of bytes, or 0 for the default", opts.Memory)
+	}
+	if opts.Memory == 0 {
+		opts.Memory = barecat.DefaultMemory
+	}
+	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite, Memory: opts.Memory}
 	w, err := barecat.CreateContext(ctx, out, wopts)
 	if err != nil {
 		return nil, err
@@ -115,7 +127,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	src.Spool = opts.Spool
 	if !opts.Wrap {
 		// Batches' payloads are staged in memory until written.
-		src.BatchBytes = stageBatchBytes(opts.Workers)
+		src.BatchBytes = stageBatchBytes(opts.Workers, opts.Memory)
 	}
 	defer src.Close()
 	sink := &barecatSink{
@@ -138,7 +150,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	}
 	sink.stats.Shards = w.NumShards()
 	if err := w.Close(); err != nil {
-		return nil, err
+		return nil, sink.writerErr(err)
 	}
 	return sink.stats, nil
 }
@@ -192,11 +204,12 @@ func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (m
 	return repeats, nil
 }
 
-// firstMember finds the first file or hard link member of path p, to name
-// it beside a later one: the tars are read again, an error's cost only.
-func firstMember(ctx context.Context, shards []string, p string, opts BarecatOptions) (occurrence, error) {
-	var first occurrence
-	found := errors.New("found")
+// repeatMembers finds the first two file or hard link members of path p,
+// to name them where the Writer refused p as a repeated path: the tars
+// are read again, an error's cost only.
+func repeatMembers(ctx context.Context, shards []string, p string, opts BarecatOptions) ([]occurrence, error) {
+	var found []occurrence
+	enough := errors.New("found")
 	src := fold.NewTarShards(shards, opts.Scan)
 	src.Spool = opts.Spool
 	defer src.Close()
@@ -205,18 +218,19 @@ func firstMember(ctx context.Context, shards []string, p string, opts BarecatOpt
 			return nil
 		}
 		if q, err := memberPath(shards, shard, r); err == nil && q == p {
-			first = occurrence{shard: int32(shard), header: r.Offset}
-			return found
+			if found = append(found, occurrence{shard: int32(shard), header: r.Offset}); len(found) == 2 {
+				return enough
+			}
 		}
 		return nil
 	}), dataset.Options{Workers: 1})
-	if err == found {
-		return first, nil
+	if err == enough {
+		return found, nil
 	}
 	if err == nil {
-		err = fmt.Errorf("%q: no earlier member found", p)
+		err = fmt.Errorf("%q: %d members found, want two", p, len(found))
 	}
-	return first, err
+	return found, err
 }
 
 type barecatSink struct {
@@ -343,14 +357,14 @@ func stagedBytes(rows []dataset.Row) int {
 }
 
 // stageBatchBytes bounds the payload bytes of a batch, so that the
-// batches staged and not yet written (a few per worker, and a few
-// queued for the disk) hold about 16 MiB in all whatever the number of
-// workers.
-func stageBatchBytes(workers int) int64 {
+// batches staged and not yet written (about four per worker, and a few
+// queued for the disk) hold about a sixteenth of memory in all
+// (16 MiB by default), whatever the number of workers.
+func stageBatchBytes(workers int, memory int64) int64 {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	return min(max(4<<20/int64(workers), 256<<10), 2<<20)
+	return min(max(memory/16/int64(4*workers), 64<<10), 2<<20)
 }
 
 // stages holds staging buffers between batches: each is written, then
@@ -422,7 +436,7 @@ func (s *barecatSink) Write(b *dataset.Batch) error {
 	}
 	if prep != nil {
 		// The staged bytes are the Writer's until written.
-		return s.w.AfterWrite(func() { putStage(prep.buf) })
+		return s.writerErr(s.w.AfterWrite(func() { putStage(prep.buf) }))
 	}
 	return nil
 }
@@ -551,19 +565,39 @@ func (s *barecatSink) addLink(shard int, r *dataset.Row, p string, f barecat.Fil
 	return nil
 }
 
-// addErr places the Writer's refusal of member r (path p): a repeated path
-// names the member that came first.
+// addErr places the Writer's refusal of member r (path p).
 func (s *barecatSink) addErr(p string, shard int, r *dataset.Row, err error) error {
 	if errors.Is(err, barecat.ErrDuplicate) {
-		first, ferr := firstMember(s.ctx, s.src.Paths, p, s.opts)
-		if ferr != nil {
-			return fmt.Errorf("%w %q: %s offset %d (--on-duplicate first|last chooses one)",
-				barecat.ErrDuplicatePath, p, s.src.Paths[shard], r.Offset)
-		}
-		return fmt.Errorf("%w %q: %s offset %d and %s offset %d (--on-duplicate first|last chooses one)",
-			barecat.ErrDuplicatePath, p, s.src.Paths[first.shard], first.header, s.src.Paths[shard], r.Offset)
+		return s.repeatErr(err)
 	}
 	return fmt.Errorf("%s: offset %d: %w", s.src.Paths[shard], r.Offset, err)
+}
+
+// repeatErr names the two members of the path the Writer refused as
+// repeated (err, an ErrDuplicate): the member it was adding, or, once
+// SQLite's index is what finds repeats (barecat.WriterOptions.Memory),
+// one of the members before.
+func (s *barecatSink) repeatErr(err error) error {
+	var e *barecat.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	p := e.Name
+	two, ferr := repeatMembers(s.ctx, s.src.Paths, p, s.opts)
+	if ferr != nil || len(two) < 2 {
+		return fmt.Errorf("%w %q (--on-duplicate first|last chooses one)", barecat.ErrDuplicatePath, p)
+	}
+	return fmt.Errorf("%w %q: %s offset %d and %s offset %d (--on-duplicate first|last chooses one)",
+		barecat.ErrDuplicatePath, p, s.src.Paths[two[0].shard], two[0].header, s.src.Paths[two[1].shard], two[1].header)
+}
+
+// writerErr is an error of the Writer outside any member's call (a
+// batch's end, Close): a repeated path is named as addErr names it.
+func (s *barecatSink) writerErr(err error) error {
+	if errors.Is(err, barecat.ErrDuplicate) {
+		return s.repeatErr(err)
+	}
+	return err
 }
 
 func (s *barecatSink) addFile(f barecat.File, data occurrence) error {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -97,8 +98,9 @@ func archiveDump(t *testing.T, path string) []string {
 
 // TestTarToBarecatStagedSameBytes: the workers stage the payloads and the
 // Writer only places them, so the archive must not depend on the number
-// of workers, and must be what the Writer makes of the same members
-// added one by one (Add, from memory), shard size limit included.
+// of workers nor on the memory budget, and must be what the Writer makes
+// of the same members added one by one (Add, from memory), shard size
+// limit included.
 func TestTarToBarecatStagedSameBytes(t *testing.T) {
 	shards, members := stageShards(t)
 	for _, limit := range []int64{0, 3 << 20} {
@@ -129,9 +131,15 @@ func TestTarToBarecatStagedSameBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := archiveDump(t, ref)
-		for _, workers := range []int{1, 4} {
+		// A memory budget of a byte: the smallest batches, and no
+		// filter of paths (SQLite's index finds repeats).
+		for _, c := range []struct {
+			workers int
+			memory  int64
+		}{{1, 0}, {4, 0}, {4, 1}} {
+			workers := c.workers
 			out := filepath.Join(t.TempDir(), "o.barecat")
-			st, err := TarToBarecat(context.Background(), shards, out, BarecatOptions{Workers: workers, ShardSize: limit})
+			st, err := TarToBarecat(context.Background(), shards, out, BarecatOptions{Workers: workers, ShardSize: limit, Memory: c.memory})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,5 +155,34 @@ func TestTarToBarecatStagedSameBytes(t *testing.T) {
 				t.Fatalf("limit %d, %d workers: %d entries, want %d", limit, workers, len(got), len(want))
 			}
 		}
+	}
+}
+
+// TestTarToBarecatRepeatFoundLate: with a memory budget too small for the
+// Writer's filter of paths, a repeated path is found by SQLite as its row
+// goes in, after later members; the error still names both members.
+func TestTarToBarecatRepeatFoundLate(t *testing.T) {
+	dir := t.TempDir()
+	when := gotime.Unix(1700000000, 0)
+	var ms []member
+	for i := range 600 {
+		ms = append(ms, member{name: fmt.Sprintf("a/%04d", i), typ: tar.TypeReg, body: "x", mode: 0o644, mtime: when})
+	}
+	writeTar(t, filepath.Join(dir, "s_0000.tar"), ms)
+	ms = append(ms[:0], member{name: "b", typ: tar.TypeReg, body: "y", mode: 0o644, mtime: when},
+		member{name: "./a/0007", typ: tar.TypeReg, body: "z", mode: 0o644, mtime: when})
+	for i := range 300 {
+		ms = append(ms, member{name: fmt.Sprintf("c/%04d", i), typ: tar.TypeReg, body: "x", mode: 0o644, mtime: when})
+	}
+	writeTar(t, filepath.Join(dir, "s_0001.tar"), ms)
+	shards := []string{filepath.Join(dir, "s_0000.tar"), filepath.Join(dir, "s_0001.tar")}
+	out := filepath.Join(dir, "o.barecat")
+	_, err := TarToBarecat(context.Background(), shards, out, BarecatOptions{Memory: 1})
+	if !errors.Is(err, barecat.ErrDuplicatePath) || !strings.Contains(err.Error(), `"a/0007": `+shards[0]+" offset ") ||
+		!strings.Contains(err.Error(), " and "+shards[1]+" offset ") {
+		t.Fatalf("error %v, want both members of a/0007 named", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "o.barecat*")); len(m) != 0 {
+		t.Fatalf("left behind: %q", m)
 	}
 }

@@ -36,7 +36,19 @@ type WriterOptions struct {
 	// all its shards) on Close. Without it, Create refuses an existing
 	// index or shard 00000.
 	Overwrite bool
+	// Memory bounds what the Writer keeps in memory (bytes; 0 means
+	// DefaultMemory): SQLite's caches, and the filter of the files'
+	// paths that tells a new path from a repeated one at once, which
+	// takes up to an eighth of it (8 to 16 bytes a file). Past that
+	// the filter is dropped and SQLite's unique index on path finds a
+	// repeated path as the rows go in, a little later: the error
+	// (ErrDuplicate) then comes from a later call and is sticky, and
+	// a path both a file and a directory is found by Close.
+	Memory int64
 }
+
+// DefaultMemory is WriterOptions.Memory's default.
+const DefaultMemory = 256 << 20
 
 // Writer creates an archive in the 0.3 layout. Nothing appears under the
 // archive's names before Close: the shards and the index are written
@@ -115,9 +127,15 @@ type Writer struct {
 	// is certainly new; one it may have seen is looked up in the batch
 	// being filled, then in the files table (whose unique index on path
 	// has the exact answer). A few bytes per file, not the paths.
-	paths   bloom.Filter
-	tree    *dirTree // nil once spilled (see maxTreeDirs)
-	spilled bool
+	paths bloom.Filter
+	// unfiltered: the filter was dropped (see WriterOptions.Memory);
+	// SQLite's unique index finds repeated paths, Close the paths both
+	// a file and a directory. maxFiltered is when that happens.
+	unfiltered  bool
+	maxFiltered int
+	inserted    int64    // insertLoop's: file rows inserted, the last rowid
+	tree        *dirTree // nil once spilled (see maxTreeDirs)
+	spilled     bool
 	// Once spilled: explicit directories' hashes, their rows queued with
 	// the files' (Shard dirRow), whether the root's metadata was given.
 	dirSeen      bloom.Filter
@@ -213,6 +231,15 @@ func CreateContext(ctx context.Context, path string, opts WriterOptions) (*Write
 	if w.limit == 0 {
 		w.limit = UnlimitedShardSize
 	}
+	if opts.Memory < 0 {
+		return nil, fmt.Errorf("barecat: negative memory budget %d", opts.Memory)
+	}
+	if opts.Memory == 0 {
+		opts.Memory = DefaultMemory
+		w.opts.Memory = opts.Memory
+	}
+	// The filter's levels double as it fills: 8 to 16 bytes a path.
+	w.maxFiltered = int(max(opts.Memory/8/16, 1))
 	if !opts.Overwrite {
 		for _, p := range []string{path, ShardPath(path, 0)} {
 			if _, err := os.Lstat(p); err == nil {
@@ -695,12 +722,15 @@ func (w *Writer) admit(f *File) (string, uint64, error) {
 	if f.Size < 0 {
 		return "", 0, newErr(w.path, p, ErrCorrupt, "negative size %d", f.Size)
 	}
-	h := maphash.String(w.seed, p)
-	switch dup, err := w.isFile(p, h); {
-	case err != nil:
-		return "", 0, w.fail(err)
-	case dup:
-		return "", 0, newErr(w.path, p, ErrDuplicate, "added twice")
+	var h uint64
+	if !w.unfiltered {
+		h = maphash.String(w.seed, p)
+		switch dup, err := w.isFile(p, h); {
+		case err != nil:
+			return "", 0, w.fail(err)
+		case dup:
+			return "", 0, newErr(w.path, p, ErrDuplicate, "added twice")
+		}
 	}
 	if _, ok := w.treeNodes()[p]; ok {
 		return "", 0, newErr(w.path, p, ErrConflict, "already a directory")
@@ -734,7 +764,7 @@ func (w *Writer) isFile(p string, h uint64) (bool, error) {
 
 // lookup returns the row of the file of path p (hash h), if one was added.
 func (w *Writer) lookup(p string, h uint64) (File, bool, error) {
-	if !w.paths.MayContain(h) {
+	if !w.unfiltered && !w.paths.MayContain(h) {
 		return File{}, false, nil
 	}
 	for i := len(w.pending) - 1; i >= 0; i-- {
@@ -776,7 +806,13 @@ func (w *Writer) checkDir(p string) error {
 // queue adds f's row to the batch, and hands the batch to insertLoop
 // when it is full.
 func (w *Writer) queue(f File, h uint64) error {
-	w.paths.Add(h)
+	if !w.unfiltered {
+		if w.paths.Len() < w.maxFiltered {
+			w.paths.Add(h)
+		} else {
+			w.dropFilter()
+		}
+	}
 	w.pending = append(w.pending, f)
 	if len(w.pending) == insertBatch {
 		return w.submit()
@@ -850,7 +886,15 @@ func (w *Writer) insertRows(rows []File) error {
 	})
 	clear(args)
 	if err != nil {
+		if dup := w.repeated(rows, err); dup != nil {
+			return dup
+		}
 		return w.sqlErr("inserting files", err)
+	}
+	for i := range rows {
+		if rows[i].Shard != dirRow {
+			w.inserted++
+		}
 	}
 	return nil
 }
@@ -876,7 +920,7 @@ func (w *Writer) AddDir(d Dir) error {
 	if err != nil {
 		return err
 	}
-	if p != "" {
+	if p != "" && !w.unfiltered {
 		switch isf, err := w.isFile(p, maphash.String(w.seed, p)); {
 		case err != nil:
 			return w.fail(err)
