@@ -2,11 +2,14 @@ package barecat
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/itarconv/itarconv/dataset"
 )
 
 // writeMany writes files of a few directories, with a hard link, and
@@ -95,6 +98,34 @@ func TestWriterMemoryBudget(t *testing.T) {
 	for _, p := range all {
 		if b := filepath.Base(p); !strings.HasPrefix(b, "want.") && !strings.HasPrefix(b, "got.") {
 			t.Errorf("left behind by a failed write: %s", b)
+		}
+	}
+}
+
+// WriteRows and MergeParts under a memory budget too small for the
+// filter: a repeated path, found by SQLite after later rows or by Close,
+// is an ErrDuplicatePath naming it.
+func TestWriteRowsMemoryBudgetRepeat(t *testing.T) {
+	for _, last := range []bool{false, true} {
+		var rows []dataset.Row
+		for i := range 400 {
+			rows = append(rows, fileRow(fmt.Sprintf("r/%04d", i), "ab", 1))
+		}
+		rows = append(rows, fileRow("r/0003", "c", 1))
+		if !last {
+			for i := range 400 {
+				rows = append(rows, fileRow(fmt.Sprintf("s/%04d", i), "d", 1))
+			}
+		}
+		mk := func() dataset.PayloadSource { return newMemSource(t, [][]dataset.Row{rows[:200], rows[200:]}) }
+		out := filepath.Join(t.TempDir(), "o.barecat")
+		_, err := WriteRows(context.Background(), mk(), out, RowsOptions{Memory: 1})
+		if !errors.Is(err, ErrDuplicatePath) || !strings.Contains(err.Error(), "r/0003") {
+			t.Fatalf("WriteRows, repeat last %v: %v", last, err)
+		}
+		_, _, _, err = runParts(t, mk, []int{0, 1, 2}, filepath.Join(t.TempDir(), "m.barecat"), RowsOptions{Memory: 1})
+		if !errors.Is(err, ErrDuplicatePath) || !strings.Contains(err.Error(), "r/0003") {
+			t.Fatalf("MergeParts, repeat last %v: %v", last, err)
 		}
 	}
 }
