@@ -46,7 +46,7 @@ type BarecatOptions struct {
 	// barecat.DefaultMemory, 256 MiB): a sixteenth of it holds payloads
 	// staged by the workers and not yet written, the rest is the
 	// Writer's (barecat.WriterOptions.Memory), whose per-file part stops
-	// growing at an eighth of it. Nothing is held per member past that.
+	// growing at a sixteenth of it. Nothing is held per member past that.
 	Memory int64
 	Scan   tarfile.Options
 	// Spool reads compressed shards through decompressed copies.

@@ -36,10 +36,11 @@ type WriterOptions struct {
 	// all its shards) on Close. Without it, Create refuses an existing
 	// index or shard 00000.
 	Overwrite bool
-	// Memory bounds what the Writer keeps in memory (bytes; 0 means
-	// DefaultMemory): SQLite's caches, and the filter of the files'
-	// paths that tells a new path from a repeated one at once, which
-	// takes up to an eighth of it (8 to 16 bytes a file). Past that
+	// Memory bounds what the Writer keeps per file (bytes; 0 means
+	// DefaultMemory; SQLite's caches, 48 MiB, come on top): the filter
+	// of the files' paths that tells a new path from a repeated one at
+	// once takes up to a sixteenth of it (8 to 16 bytes a file, so the
+	// first million files by default). Past that
 	// the filter is dropped and SQLite's unique index on path finds a
 	// repeated path as the rows go in, a little later: the error
 	// (ErrDuplicate) then comes from a later call and is sticky, and
@@ -239,7 +240,7 @@ func CreateContext(ctx context.Context, path string, opts WriterOptions) (*Write
 		w.opts.Memory = opts.Memory
 	}
 	// The filter's levels double as it fills: 8 to 16 bytes a path.
-	w.maxFiltered = int(max(opts.Memory/8/16, 1))
+	w.maxFiltered = int(max(opts.Memory/16/16, 1))
 	if !opts.Overwrite {
 		for _, p := range []string{path, ShardPath(path, 0)} {
 			if _, err := os.Lstat(p); err == nil {
