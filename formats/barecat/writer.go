@@ -37,19 +37,24 @@ type WriterOptions struct {
 	// index or shard 00000.
 	Overwrite bool
 	// Memory bounds what the Writer keeps per file (bytes; 0 means
-	// DefaultMemory; SQLite's caches, 48 MiB, come on top): the filter
-	// of the files' paths that tells a new path from a repeated one at
-	// once takes up to a sixteenth of it (8 to 16 bytes a file, so the
-	// first million files by default). Past that
-	// the filter is dropped and SQLite's unique index on path finds a
-	// repeated path as the rows go in, a little later: the error
-	// (ErrDuplicate) then comes from a later call and is sticky, and
-	// a path both a file and a directory is found by Close.
+	// DefaultMemory; SQLite's caches, 48 MiB, come on top). A filter of
+	// the files' paths tells a repeated path at once, as Add is called,
+	// for the first maxFilteredFiles files (8 MiB), fewer if a sixteenth
+	// of Memory is less (8 to 16 bytes a file). Past that the filter is
+	// dropped, which also spares each file a lookup in it, and SQLite's
+	// unique index on path finds a repeated path as the rows go in, a
+	// little later: the error (ErrDuplicate) then comes from a later
+	// call and is sticky, and a path both a file and a directory is
+	// found by Close.
 	Memory int64
 }
 
 // DefaultMemory is WriterOptions.Memory's default.
 const DefaultMemory = 256 << 20
+
+// maxFilteredFiles is how many files' paths the Writer's filter takes at
+// most (see WriterOptions.Memory): its first level, 8 MiB.
+const maxFilteredFiles = 1 << 16
 
 // Writer creates an archive in the 0.3 layout. Nothing appears under the
 // archive's names before Close: the shards and the index are written
@@ -240,7 +245,7 @@ func CreateContext(ctx context.Context, path string, opts WriterOptions) (*Write
 		w.opts.Memory = opts.Memory
 	}
 	// The filter's levels double as it fills: 8 to 16 bytes a path.
-	w.maxFiltered = int(max(opts.Memory/16/16, 1))
+	w.maxFiltered = int(max(min(opts.Memory/16/16, maxFilteredFiles), 1))
 	if !opts.Overwrite {
 		for _, p := range []string{path, ShardPath(path, 0)} {
 			if _, err := os.Lstat(p); err == nil {
