@@ -358,13 +358,15 @@ func stagedBytes(rows []dataset.Row) int {
 
 // stageBatchBytes bounds the payload bytes of a batch, so that the
 // batches staged and not yet written (about four per worker, and a few
-// queued for the disk) hold about a sixteenth of memory in all
-// (16 MiB by default), whatever the number of workers.
+// queued for the disk) hold about a sixteenth of memory in all (16 MiB
+// by default), whatever the number of workers; but no batch is cut
+// below 512 KiB, where mapping the shard and handing the batch over
+// would cost more than its bytes (32 MiB in all at 16 workers).
 func stageBatchBytes(workers int, memory int64) int64 {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	return min(max(memory/16/int64(4*workers), 64<<10), 2<<20)
+	return min(max(memory/16/int64(4*workers), 512<<10), 2<<20)
 }
 
 // stages holds staging buffers between batches: each is written, then
