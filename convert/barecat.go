@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
@@ -41,7 +42,13 @@ type BarecatOptions struct {
 	// archive is refused (fs.ErrExist).
 	Overwrite bool
 	Workers   int
-	Scan      tarfile.Options
+	// Memory bounds what the conversion keeps in memory (bytes; 0 means
+	// barecat.DefaultMemory, 256 MiB): a sixteenth of it holds payloads
+	// staged by the workers and not yet written, the rest is the
+	// Writer's (barecat.WriterOptions.Memory), whose per-file part stops
+	// growing at a sixteenth of it. Nothing is held per member past that.
+	Memory int64
+	Scan   tarfile.Options
 	// Spool reads compressed shards through decompressed copies.
 	Spool    *spool.Spool
 	Progress func(dataset.Progress)
@@ -105,13 +112,23 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 			return nil, fmt.Errorf("%w: a wrapped archive links to its tar shards, which must be plain tar files", ErrCompressedWrap)
 		}
 	}
-	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite}
+	if opts.Memory < 0 {
+		return nil, fmt.Errorf("memory budget %d: want a positive number of bytes, or 0 for the default", opts.Memory)
+	}
+	if opts.Memory == 0 {
+		opts.Memory = barecat.DefaultMemory
+	}
+	wopts := barecat.WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite, Memory: opts.Memory}
 	w, err := barecat.CreateContext(ctx, out, wopts)
 	if err != nil {
 		return nil, err
 	}
 	src := fold.NewTarShards(shards, opts.Scan)
 	src.Spool = opts.Spool
+	if !opts.Wrap {
+		// Batches' payloads are staged in memory until written.
+		src.BatchBytes = stageBatchBytes(opts.Workers, opts.Memory)
+	}
 	defer src.Close()
 	sink := &barecatSink{
 		ctx: ctx, w: w, src: src, repeats: repeats, kept: map[string]bool{}, latest: map[string]occurrence{}, opts: opts,
@@ -133,7 +150,7 @@ func TarToBarecat(ctx context.Context, shards []string, out string, opts Barecat
 	}
 	sink.stats.Shards = w.NumShards()
 	if err := w.Close(); err != nil {
-		return nil, err
+		return nil, sink.writerErr(err)
 	}
 	return sink.stats, nil
 }
@@ -187,11 +204,12 @@ func repeatedPaths(ctx context.Context, shards []string, opts BarecatOptions) (m
 	return repeats, nil
 }
 
-// firstMember finds the first file or hard link member of path p, to name
-// it beside a later one: the tars are read again, an error's cost only.
-func firstMember(ctx context.Context, shards []string, p string, opts BarecatOptions) (occurrence, error) {
-	var first occurrence
-	found := errors.New("found")
+// repeatMembers finds the first two file or hard link members of path p,
+// to name them where the Writer refused p as a repeated path: the tars
+// are read again, an error's cost only.
+func repeatMembers(ctx context.Context, shards []string, p string, opts BarecatOptions) ([]occurrence, error) {
+	var found []occurrence
+	enough := errors.New("found")
 	src := fold.NewTarShards(shards, opts.Scan)
 	src.Spool = opts.Spool
 	defer src.Close()
@@ -200,18 +218,19 @@ func firstMember(ctx context.Context, shards []string, p string, opts BarecatOpt
 			return nil
 		}
 		if q, err := memberPath(shards, shard, r); err == nil && q == p {
-			first = occurrence{shard: int32(shard), header: r.Offset}
-			return found
+			if found = append(found, occurrence{shard: int32(shard), header: r.Offset}); len(found) == 2 {
+				return enough
+			}
 		}
 		return nil
 	}), dataset.Options{Workers: 1})
-	if err == found {
-		return first, nil
+	if err == enough {
+		return found, nil
 	}
 	if err == nil {
-		err = fmt.Errorf("%q: no earlier member found", p)
+		err = fmt.Errorf("%q: %d members found, want two", p, len(found))
 	}
-	return first, err
+	return found, err
 }
 
 type barecatSink struct {
@@ -230,17 +249,21 @@ type barecatSink struct {
 	stats   *BarecatStats
 }
 
-// Prepare computes, on the workers, the CRC-32C of each regular member's
-// payload where it lies (the shard mapped), so that the writer has the
-// kernel copy it (Writer.AddCopy) rather than copy it through this
-// process. Members larger than fold.MaxInline, and shards that cannot be
-// mapped, are left to the writer.
+// Prepare stages, on the workers, the payloads of a batch's regular
+// members in one buffer, one after the other as they will lie in the
+// archive, with their CRC-32C: the writer then only places them, and
+// the buffer is written out in one go (Writer.AddBytes) while the next
+// batches are staged. Members larger than stageMax are checksummed where
+// they lie (the shard mapped) and copied by the kernel (Writer.AddCopy);
+// members larger than fold.MaxInline, and shards that cannot be mapped,
+// are left to the writer.
 func (s *barecatSink) Prepare(b *dataset.Batch) error {
 	if s.opts.Wrap {
 		return nil
 	}
 	var f *os.File
-	var crcs []copyCRC
+	var prep *copyPrep
+	var at int // the next free byte of prep.buf
 	// Runs of members are mapped a few MiB at a time: mapped pages count
 	// in the process's resident memory while they are.
 	err := fold.SmallRuns(b.Rows, copyMapSpan, func(i, j int, lo, hi int64) error {
@@ -249,7 +272,8 @@ func (s *barecatSink) Prepare(b *dataset.Batch) error {
 			if f, err = s.src.ShardFile(b.Shard); err != nil {
 				return err
 			}
-			crcs = make([]copyCRC, len(b.Rows))
+			prep = &copyPrep{rows: make([]copyCRC, len(b.Rows))}
+			prep.buf = getStage(stagedBytes(b.Rows))
 		}
 		region, err := mapped.Map(f, lo, hi-lo)
 		if err != nil {
@@ -259,9 +283,18 @@ func (s *barecatSink) Prepare(b *dataset.Batch) error {
 		var r *dataset.Row
 		err = mapped.Guard(func() error {
 			for k := i; k < j; k++ {
-				if r = &b.Rows[k]; r.Kind == dataset.KindFile {
-					crcs[k] = copyCRC{crc: crc32.Checksum(region.Bytes(r.DataOffset, r.Size), castagnoli), ok: true}
+				if r = &b.Rows[k]; r.Kind != dataset.KindFile {
+					continue
 				}
+				src := region.Bytes(r.DataOffset, r.Size)
+				if r.Size > stageMax {
+					prep.rows[k] = copyCRC{crc: crc32.Checksum(src, castagnoli), ok: true}
+					continue
+				}
+				dst := (*prep.buf)[at : at+len(src)]
+				copy(dst, src)
+				at += len(src)
+				prep.rows[k] = copyCRC{crc: crc32.Checksum(dst, castagnoli), ok: true, data: dst}
 			}
 			return nil
 		})
@@ -273,14 +306,17 @@ func (s *barecatSink) Prepare(b *dataset.Batch) error {
 	if f != nil {
 		f.Close()
 	}
+	if err != nil && prep != nil {
+		putStage(prep.buf)
+	}
 	if errors.Is(err, mapped.ErrUnsupported) {
 		return nil // the writer reads them
 	}
 	if err != nil {
 		return err
 	}
-	if crcs != nil {
-		b.Prep = crcs
+	if prep != nil {
+		b.Prep = prep
 	}
 	return nil
 }
@@ -288,10 +324,75 @@ func (s *barecatSink) Prepare(b *dataset.Batch) error {
 // copyMapSpan bounds the bytes of a shard Prepare maps at once.
 const copyMapSpan = 8 << 20
 
-// copyCRC is the CRC-32C of a member's payload, where Prepare computed it.
+// stageMax is the largest member Prepare stages: a larger one is copied
+// by the kernel, in one call, never passing through this process.
+const stageMax = 1 << 20
+
+// copyPrep is what Prepare made of a batch: each row's CRC-32C, and the
+// staged bytes of those it staged (in buf, handed back to the pool once
+// the Writer has written them).
+type copyPrep struct {
+	rows []copyCRC
+	buf  *[]byte
+}
+
+// copyCRC is the CRC-32C of a member's payload, where Prepare computed
+// it, and the payload itself where Prepare staged it.
 type copyCRC struct {
-	crc uint32
-	ok  bool
+	crc  uint32
+	ok   bool
+	data []byte
+}
+
+// stagedBytes is the buffer Prepare needs for rows: their regular
+// members' payloads that SmallRuns covers and stageMax admits.
+func stagedBytes(rows []dataset.Row) int {
+	n := 0
+	for i := range rows {
+		if r := &rows[i]; r.Kind == dataset.KindFile && r.Size <= stageMax {
+			n += int(r.Size)
+		}
+	}
+	return n
+}
+
+// stageBatchBytes bounds the payload bytes of a batch, so that the
+// batches staged and not yet written (about four per worker, and a few
+// queued for the disk) hold about a sixteenth of memory in all (16 MiB
+// by default), whatever the number of workers; but no batch is cut
+// below 512 KiB, where mapping the shard and handing the batch over
+// would cost more than its bytes (32 MiB in all at 16 workers).
+func stageBatchBytes(workers int, memory int64) int64 {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return min(max(memory/16/int64(4*workers), 512<<10), 2<<20)
+}
+
+// stages holds staging buffers between batches: each is written, then
+// reused, so that staging neither allocates nor makes garbage once warm
+// (a sync.Pool drops its buffers at every collection, and the garbage
+// then lets the heap grow to twice what is live).
+var stages = make(chan *[]byte, 64)
+
+func getStage(n int) *[]byte {
+	select {
+	case p := <-stages:
+		if cap(*p) >= n {
+			*p = (*p)[:n]
+			return p
+		}
+	default:
+	}
+	b := make([]byte, n, max(n, 256<<10))
+	return &b
+}
+
+func putStage(p *[]byte) {
+	select {
+	case stages <- p:
+	default:
+	}
 }
 
 // copySource returns tar shard n, open for AddCopy. The shard before it is
@@ -322,15 +423,22 @@ func (s *barecatSink) closeCopySource() error {
 }
 
 func (s *barecatSink) Write(b *dataset.Batch) error {
-	crcs, _ := b.Prep.([]copyCRC)
+	prep, _ := b.Prep.(*copyPrep)
 	for i := range b.Rows {
 		var crc copyCRC // none: the writer checksums the bytes itself
-		if crcs != nil {
-			crc = crcs[i]
+		if prep != nil {
+			crc = prep.rows[i]
 		}
 		if err := s.writeRow(b.Shard, &b.Rows[i], crc); err != nil {
+			if prep != nil {
+				s.w.AfterWrite(func() { putStage(prep.buf) })
+			}
 			return err
 		}
+	}
+	if prep != nil {
+		// The staged bytes are the Writer's until written.
+		return s.writerErr(s.w.AfterWrite(func() { putStage(prep.buf) }))
 	}
 	return nil
 }
@@ -361,7 +469,10 @@ func (s *barecatSink) writeRow(shard int, r *dataset.Row, crc copyCRC) error {
 	if r.Kind == dataset.KindHardlink && !resolved {
 		return s.addLink(shard, r, p, f)
 	}
-	if crc.ok && r.Kind == dataset.KindFile && !resolved {
+	if crc.data != nil && r.Kind == dataset.KindFile && !resolved {
+		// The member's own bytes, staged by a worker.
+		err = s.w.AddBytes(f, crc.data, crc.crc)
+	} else if crc.ok && r.Kind == dataset.KindFile && !resolved {
 		// The member's own bytes, checksummed by a worker.
 		var from *os.File
 		if from, err = s.copySource(shard); err == nil {
@@ -456,19 +567,39 @@ func (s *barecatSink) addLink(shard int, r *dataset.Row, p string, f barecat.Fil
 	return nil
 }
 
-// addErr places the Writer's refusal of member r (path p): a repeated path
-// names the member that came first.
+// addErr places the Writer's refusal of member r (path p).
 func (s *barecatSink) addErr(p string, shard int, r *dataset.Row, err error) error {
 	if errors.Is(err, barecat.ErrDuplicate) {
-		first, ferr := firstMember(s.ctx, s.src.Paths, p, s.opts)
-		if ferr != nil {
-			return fmt.Errorf("%w %q: %s offset %d (--on-duplicate first|last chooses one)",
-				barecat.ErrDuplicatePath, p, s.src.Paths[shard], r.Offset)
-		}
-		return fmt.Errorf("%w %q: %s offset %d and %s offset %d (--on-duplicate first|last chooses one)",
-			barecat.ErrDuplicatePath, p, s.src.Paths[first.shard], first.header, s.src.Paths[shard], r.Offset)
+		return s.repeatErr(err)
 	}
 	return fmt.Errorf("%s: offset %d: %w", s.src.Paths[shard], r.Offset, err)
+}
+
+// repeatErr names the two members of the path the Writer refused as
+// repeated (err, an ErrDuplicate): the member it was adding, or, once
+// SQLite's index is what finds repeats (barecat.WriterOptions.Memory),
+// one of the members before.
+func (s *barecatSink) repeatErr(err error) error {
+	var e *barecat.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	p := e.Name
+	two, ferr := repeatMembers(s.ctx, s.src.Paths, p, s.opts)
+	if ferr != nil || len(two) < 2 {
+		return fmt.Errorf("%w %q (--on-duplicate first|last chooses one)", barecat.ErrDuplicatePath, p)
+	}
+	return fmt.Errorf("%w %q: %s offset %d and %s offset %d (--on-duplicate first|last chooses one)",
+		barecat.ErrDuplicatePath, p, s.src.Paths[two[0].shard], two[0].header, s.src.Paths[two[1].shard], two[1].header)
+}
+
+// writerErr is an error of the Writer outside any member's call (a
+// batch's end, Close): a repeated path is named as addErr names it.
+func (s *barecatSink) writerErr(err error) error {
+	if errors.Is(err, barecat.ErrDuplicate) {
+		return s.repeatErr(err)
+	}
+	return err
 }
 
 func (s *barecatSink) addFile(f barecat.File, data occurrence) error {

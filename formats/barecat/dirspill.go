@@ -2,9 +2,7 @@ package barecat
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"os"
@@ -174,7 +172,10 @@ func (w *Writer) finishDirs() error {
 			root.Mode, root.UID, root.GID, root.MtimeNs = d.Mode, d.UID, d.GID, d.MtimeNs
 			root.HasMode, root.HasUID, root.HasGID, root.HasMtime = d.HasMode, d.HasUID, d.HasGID, d.HasMtime
 		}
-		return w.insertDirs(w.tree.finish())
+		if err := w.insertDirs(w.tree.finish()); err != nil || !w.unfiltered {
+			return err
+		}
+		return w.checkConflicts()
 	}
 	s := scratchName
 	// A directory's subtree is the range [path/, path0) of the sorted
@@ -215,16 +216,7 @@ func (w *Writer) finishDirs() error {
 		return w.sqlErr("writing the root directory", err)
 	}
 	// What the tree checked as paths arrived: no path is both.
-	var clash string
-	err := w.conn.QueryRowContext(w.ctx, `SELECT d.path FROM main.dirs AS d
-		WHERE EXISTS (SELECT 1 FROM main.files AS f WHERE f.path = d.path) ORDER BY d.path LIMIT 1`).Scan(&clash)
-	if err == nil {
-		return newErr(w.path, clash, ErrConflict, "a file, and a directory of other files")
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return w.sqlErr("checking the directories", err)
-	}
-	return nil
+	return w.checkConflicts()
 }
 
 // closeScratch detaches and removes the scratch database.

@@ -64,7 +64,7 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := CreateContext(ctx, out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite})
+	w, err := CreateContext(ctx, out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite, Memory: opts.Memory})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,6 +104,9 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 	}
 	stats.Shards = w.NumShards()
 	if err := w.Close(); err != nil {
+		if errors.Is(err, ErrDuplicate) {
+			err = repeatedErr(err, "", out)
+		}
 		return nil, nil, err
 	}
 	return stats, ms, nil
@@ -303,7 +306,7 @@ func replayPart(ctx context.Context, w *Writer, mp *mergePart, pr *partReader, p
 			Mode: r.mode, HasMode: r.flags&hasMode != 0, UID: r.uid, HasUID: r.flags&hasUID != 0,
 			GID: r.gid, HasGID: r.flags&hasGID != 0, MtimeNs: r.mtimeNs, HasMtime: r.flags&hasMtime != 0})
 		if errors.Is(err, ErrDuplicate) {
-			return fmt.Errorf("%w %s: %s (row %d)", ErrDuplicatePath, human.Name(r.path), mp.dir, n)
+			return repeatedErr(err, r.path, fmt.Sprintf("%s (row %d)", mp.dir, n))
 		}
 		if err != nil {
 			return where(err)

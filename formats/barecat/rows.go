@@ -25,13 +25,18 @@ type Source struct {
 	// or names them); OpenPayload still reads any one.
 	NoData bool
 
-	once   sync.Once
-	start  sync.Once
-	n      int              // chunks
-	chunks []chan fileChunk // chunk i, sent once by the lister
-	ahead  chan struct{}    // bounds how far the lister runs ahead
-	run    context.Context  // the Run the lister serves
-	err    error
+	once  sync.Once
+	start sync.Once
+	n     int // chunks
+	// chunks holds chunk i's channel, sent once by the lister, from when
+	// the lister or a Scan first needs it until the Scan takes it: a few
+	// at a time (the lister runs at most barecatAhead chunks ahead), not
+	// one for each chunk of the archive.
+	chunksMu sync.Mutex
+	chunks   map[int]chan fileChunk
+	ahead    chan struct{}   // bounds how far the lister runs ahead
+	run      context.Context // the Run the lister serves
+	err      error
 
 	held dataset.Held // the mappings of batches not yet written
 	// from is the chunk the lister starts at: the first one a Scan asked
@@ -67,10 +72,7 @@ func (s *Source) init() {
 			return
 		}
 		s.n = max(1, int((n+barecatChunk-1)/barecatChunk))
-		s.chunks = make([]chan fileChunk, s.n)
-		for i := range s.chunks {
-			s.chunks[i] = make(chan fileChunk, 1)
-		}
+		s.chunks = make(map[int]chan fileChunk)
 		s.ahead = make(chan struct{}, barecatAhead)
 	})
 }
@@ -86,7 +88,7 @@ func (s *Source) list(ctx context.Context) {
 		case <-ctx.Done():
 			return false
 		}
-		s.chunks[next] <- c
+		s.chunk(next, false) <- c
 		next++
 		return true
 	}
@@ -125,6 +127,23 @@ func (s *Source) readChunk(ctx context.Context, shard int) fileChunk {
 		c.files = append(c.files, f)
 		return nil
 	})
+	return c
+}
+
+// chunk returns chunk i's channel, made by whichever of the lister and
+// the Scan asks first; done drops it, once the Scan has taken the chunk.
+func (s *Source) chunk(i int, done bool) chan fileChunk {
+	s.chunksMu.Lock()
+	defer s.chunksMu.Unlock()
+	if done {
+		delete(s.chunks, i)
+		return nil
+	}
+	c := s.chunks[i]
+	if c == nil {
+		c = make(chan fileChunk, 1)
+		s.chunks[i] = c
+	}
 	return c
 }
 
@@ -191,7 +210,8 @@ func (s *Source) Scan(ctx context.Context, shard int, emit func([]dataset.Row) e
 		c = s.readChunk(ctx, shard)
 	} else {
 		select {
-		case c = <-s.chunks[shard]:
+		case c = <-s.chunk(shard, false):
+			s.chunk(shard, true)
 			<-s.ahead
 		case <-ctx.Done():
 			return ctx.Err()

@@ -36,7 +36,25 @@ type WriterOptions struct {
 	// all its shards) on Close. Without it, Create refuses an existing
 	// index or shard 00000.
 	Overwrite bool
+	// Memory bounds what the Writer keeps per file (bytes; 0 means
+	// DefaultMemory; SQLite's caches, 48 MiB, come on top). A filter of
+	// the files' paths tells a repeated path at once, as Add is called,
+	// for the first maxFilteredFiles files (8 MiB), fewer if a sixteenth
+	// of Memory is less (8 to 16 bytes a file). Past that the filter is
+	// dropped, which also spares each file a lookup in it, and SQLite's
+	// unique index on path finds a repeated path as the rows go in, a
+	// little later: the error (ErrDuplicate) then comes from a later
+	// call and is sticky, and a path both a file and a directory is
+	// found by Close.
+	Memory int64
 }
+
+// DefaultMemory is WriterOptions.Memory's default.
+const DefaultMemory = 256 << 20
+
+// maxFilteredFiles is how many files' paths the Writer's filter takes at
+// most (see WriterOptions.Memory): its first level, 8 MiB.
+const maxFilteredFiles = 1 << 16
 
 // Writer creates an archive in the 0.3 layout. Nothing appears under the
 // archive's names before Close: the shards and the index are written
@@ -79,8 +97,13 @@ type Writer struct {
 	bufOff int64     // where buf starts in cur
 	// copying is a run of AddCopy's files not yet handed to the shard
 	// writer: bytes that lie one after the other in a source file, copied
-	// by the kernel in one go. It and buf are never both non-empty.
-	copying copyRun
+	// by the kernel in one go. staged is a run of AddBytes' files, one
+	// after the other in the caller's memory, written in one go from
+	// there (stagedOff: where it starts in cur). Of buf, copying and
+	// staged, at most one is non-empty.
+	copying   copyRun
+	staged    []byte
+	stagedOff int64
 
 	// The shard bytes are written by a goroutine of their own
 	// (writeLoop), so that the write calls overlap with reading and
@@ -110,9 +133,15 @@ type Writer struct {
 	// is certainly new; one it may have seen is looked up in the batch
 	// being filled, then in the files table (whose unique index on path
 	// has the exact answer). A few bytes per file, not the paths.
-	paths   bloom.Filter
-	tree    *dirTree // nil once spilled (see maxTreeDirs)
-	spilled bool
+	paths bloom.Filter
+	// unfiltered: the filter was dropped (see WriterOptions.Memory);
+	// SQLite's unique index finds repeated paths, Close the paths both
+	// a file and a directory. maxFiltered is when that happens.
+	unfiltered  bool
+	maxFiltered int
+	inserted    int64    // insertLoop's: file rows inserted, the last rowid
+	tree        *dirTree // nil once spilled (see maxTreeDirs)
+	spilled     bool
 	// Once spilled: explicit directories' hashes, their rows queued with
 	// the files' (Shard dirRow), whether the root's metadata was given.
 	dirSeen      bloom.Filter
@@ -208,6 +237,15 @@ func CreateContext(ctx context.Context, path string, opts WriterOptions) (*Write
 	if w.limit == 0 {
 		w.limit = UnlimitedShardSize
 	}
+	if opts.Memory < 0 {
+		return nil, fmt.Errorf("barecat: negative memory budget %d", opts.Memory)
+	}
+	if opts.Memory == 0 {
+		opts.Memory = DefaultMemory
+		w.opts.Memory = opts.Memory
+	}
+	// The filter's levels double as it fills: 8 to 16 bytes a path.
+	w.maxFiltered = int(max(min(opts.Memory/16/16, maxFilteredFiles), 1))
 	if !opts.Overwrite {
 		for _, p := range []string{path, ShardPath(path, 0)} {
 			if _, err := os.Lstat(p); err == nil {
@@ -449,7 +487,7 @@ func (w *Writer) Add(f File, data io.Reader) error {
 	if data == nil {
 		data = eofReader{}
 	}
-	if w.copying.n > 0 {
+	if w.copying.n > 0 || len(w.staged) > 0 {
 		if err := w.flushBuf(); err != nil {
 			return w.fail(err)
 		}
@@ -503,7 +541,7 @@ func (w *Writer) AddCopy(f File, src *os.File, off int64, crc uint32) error {
 		return err
 	}
 	c := &w.copying
-	if len(w.buf) > 0 || c.n > 0 && (c.src != src || c.srcOff+c.n != off) {
+	if len(w.buf) > 0 || len(w.staged) > 0 || c.n > 0 && (c.src != src || c.srcOff+c.n != off) {
 		if err := w.flushBuf(); err != nil {
 			return w.fail(err)
 		}
@@ -523,6 +561,70 @@ func (w *Writer) AddCopy(f File, src *os.File, off int64, crc uint32) error {
 		}
 	}
 	return w.queue(f, h)
+}
+
+// AddBytes is Add for bytes the caller holds (f.Size of them, in data)
+// and whose CRC-32C it computed (crc): they are written from data as it
+// is, without a copy, and the bytes of files added one after the other
+// that lie one after the other in memory (a batch staged in one buffer)
+// are written in one go. data must stay unchanged until a function
+// given to AfterWrite after this call has run, or Flush, Close or Abort
+// has returned.
+func (w *Writer) AddBytes(f File, data []byte, crc uint32) error {
+	if int64(len(data)) != f.Size {
+		return newErr(w.path, f.Path, ErrShortData, "%d bytes given for a file of %d", len(data), f.Size)
+	}
+	p, h, d, err := w.place(&f)
+	if err != nil {
+		return err
+	}
+	if len(data) > 0 {
+		if len(w.buf) > 0 || w.copying.n > 0 || len(w.staged) > 0 && !follows(w.staged, data) {
+			if err := w.flushBuf(); err != nil {
+				return w.fail(err)
+			}
+		}
+		if len(w.staged) == 0 {
+			w.staged, w.stagedOff = data, w.cur.size
+		} else {
+			w.staged = w.staged[:len(w.staged)+len(data)]
+		}
+	}
+	f.Path, f.Shard, f.Offset, f.CRC32C, f.HasCRC = p, len(w.shards)-1, w.cur.size, crc, true
+	w.cur.size += f.Size
+	d.count(f.Size)
+	if len(w.staged) >= copyRunSize {
+		if err := w.flushBuf(); err != nil {
+			return w.fail(err)
+		}
+	}
+	return w.queue(f, h)
+}
+
+// follows reports whether b starts where a ends, in the same array.
+func follows(a, b []byte) bool {
+	return len(b) > 0 && cap(a)-len(a) >= len(b) && &a[:len(a)+1][len(a)] == &b[0]
+}
+
+// AfterWrite hands every byte added so far to the shard writer and has
+// it call fn once they are written (or once it stops, after a failure):
+// from then on the caller may reuse the memory it gave AddBytes. fn runs
+// on the shard writer's goroutine; it must not call the Writer.
+func (w *Writer) AfterWrite(fn func()) error {
+	if w.wjobs == nil {
+		fn()
+		return w.usable()
+	}
+	if err := w.usable(); err != nil {
+		fn()
+		return err
+	}
+	if err := w.flushBuf(); err != nil {
+		fn()
+		return w.fail(err)
+	}
+	w.wjobs <- writeJob{done: fn}
+	return nil
 }
 
 // Flush hands every byte added so far to the shard files and waits until
@@ -626,12 +728,15 @@ func (w *Writer) admit(f *File) (string, uint64, error) {
 	if f.Size < 0 {
 		return "", 0, newErr(w.path, p, ErrCorrupt, "negative size %d", f.Size)
 	}
-	h := maphash.String(w.seed, p)
-	switch dup, err := w.isFile(p, h); {
-	case err != nil:
-		return "", 0, w.fail(err)
-	case dup:
-		return "", 0, newErr(w.path, p, ErrDuplicate, "added twice")
+	var h uint64
+	if !w.unfiltered {
+		h = maphash.String(w.seed, p)
+		switch dup, err := w.isFile(p, h); {
+		case err != nil:
+			return "", 0, w.fail(err)
+		case dup:
+			return "", 0, newErr(w.path, p, ErrDuplicate, "added twice")
+		}
 	}
 	if _, ok := w.treeNodes()[p]; ok {
 		return "", 0, newErr(w.path, p, ErrConflict, "already a directory")
@@ -665,7 +770,7 @@ func (w *Writer) isFile(p string, h uint64) (bool, error) {
 
 // lookup returns the row of the file of path p (hash h), if one was added.
 func (w *Writer) lookup(p string, h uint64) (File, bool, error) {
-	if !w.paths.MayContain(h) {
+	if !w.unfiltered && !w.paths.MayContain(h) {
 		return File{}, false, nil
 	}
 	for i := len(w.pending) - 1; i >= 0; i-- {
@@ -707,7 +812,13 @@ func (w *Writer) checkDir(p string) error {
 // queue adds f's row to the batch, and hands the batch to insertLoop
 // when it is full.
 func (w *Writer) queue(f File, h uint64) error {
-	w.paths.Add(h)
+	if !w.unfiltered {
+		if w.paths.Len() < w.maxFiltered {
+			w.paths.Add(h)
+		} else {
+			w.dropFilter()
+		}
+	}
 	w.pending = append(w.pending, f)
 	if len(w.pending) == insertBatch {
 		return w.submit()
@@ -781,7 +892,15 @@ func (w *Writer) insertRows(rows []File) error {
 	})
 	clear(args)
 	if err != nil {
+		if dup := w.repeated(rows, err); dup != nil {
+			return dup
+		}
 		return w.sqlErr("inserting files", err)
+	}
+	for i := range rows {
+		if rows[i].Shard != dirRow {
+			w.inserted++
+		}
 	}
 	return nil
 }
@@ -807,7 +926,7 @@ func (w *Writer) AddDir(d Dir) error {
 	if err != nil {
 		return err
 	}
-	if p != "" {
+	if p != "" && !w.unfiltered {
 		switch isf, err := w.isFile(p, maphash.String(w.seed, p)); {
 		case err != nil:
 			return w.fail(err)
@@ -869,11 +988,13 @@ func (w *Writer) newShard() error {
 // writeJob is a buffer for writeLoop to write at off in f, or (ack not
 // nil) a barrier: ack is closed once every job before it is done.
 type writeJob struct {
-	f    *os.File
-	b    []byte
-	off  int64
-	copy copyRun // instead of b: bytes of another file
-	ack  chan struct{}
+	f      *os.File
+	b      []byte
+	off    int64
+	copy   copyRun // instead of b: bytes of another file
+	staged []byte  // instead of b: AddBytes' bytes, not returned to wfree
+	ack    chan struct{}
+	done   func() // instead of a write: AfterWrite's
 }
 
 // copyRun is n bytes at srcOff of src, to go at off in the shard.
@@ -894,6 +1015,10 @@ func (w *Writer) writeLoop() {
 			close(j.ack)
 			continue
 		}
+		if j.done != nil {
+			j.done()
+			continue
+		}
 		if w.wErr == nil {
 			if j.f != last {
 				last, w.wSynced = j.f, 0
@@ -902,6 +1027,9 @@ func (w *Writer) writeLoop() {
 			end := j.off + int64(len(j.b))
 			if j.copy.n > 0 {
 				err, end = copyRange(j.f, j.copy), j.copy.off+j.copy.n
+			} else if j.staged != nil {
+				_, err = j.f.WriteAt(j.staged, j.off)
+				end = j.off + int64(len(j.staged))
 			} else {
 				_, err = j.f.WriteAt(j.b, j.off)
 			}
@@ -929,6 +1057,11 @@ func (w *Writer) flushBuf() error {
 		w.wjobs <- writeJob{f: w.cur.f, copy: w.copying, off: w.copying.off}
 		w.bufOff = w.copying.off + w.copying.n
 		w.copying = copyRun{}
+	}
+	if len(w.staged) > 0 {
+		w.wjobs <- writeJob{f: w.cur.f, staged: w.staged, off: w.stagedOff}
+		w.bufOff = w.stagedOff + int64(len(w.staged))
+		w.staged = nil
 	}
 	if len(w.buf) == 0 {
 		return nil

@@ -23,7 +23,9 @@ type RowsOptions struct {
 	// one is complete; without it an existing archive is refused.
 	Overwrite bool
 	Workers   int
-	Progress  func(dataset.Progress)
+	// Memory is the Writer's budget (WriterOptions.Memory; 0: DefaultMemory).
+	Memory   int64
+	Progress func(dataset.Progress)
 }
 
 // RowsStats describes an archive WriteRows wrote.
@@ -59,7 +61,7 @@ func RowDir(p string, r *dataset.Row) Dir {
 // (ErrDuplicatePath). Tar shards have their own converter, TarToBarecat,
 // with duplicate policies, hard links and --wrap.
 func WriteRows(ctx context.Context, src dataset.PayloadSource, out string, opts RowsOptions) (*RowsStats, error) {
-	w, err := CreateContext(ctx, out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite})
+	w, err := CreateContext(ctx, out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite, Memory: opts.Memory})
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +73,9 @@ func WriteRows(ctx context.Context, src dataset.PayloadSource, out string, opts 
 	}
 	sink.stats.Shards = w.NumShards()
 	if err := w.Close(); err != nil {
+		if errors.Is(err, ErrDuplicate) {
+			err = repeatedErr(err, "", out)
+		}
 		return nil, err
 	}
 	return sink.stats, nil
@@ -146,7 +151,7 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 			c := prep[i]
 			err := s.w.AddCopy(RowFile(p, r), c.src, c.off, c.crc)
 			if errors.Is(err, ErrDuplicate) {
-				return fmt.Errorf("%w %s: %s", ErrDuplicatePath, human.Name(p), s.src.ShardName(b.Shard))
+				return repeatedErr(err, p, s.src.ShardName(b.Shard))
 			}
 			if err != nil {
 				return where(err)
@@ -166,7 +171,7 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 			c.Close()
 		}
 		if errors.Is(err, ErrDuplicate) {
-			return fmt.Errorf("%w %s: %s", ErrDuplicatePath, human.Name(p), s.src.ShardName(b.Shard))
+			return repeatedErr(err, p, s.src.ShardName(b.Shard))
 		}
 		if err != nil {
 			return where(err)
@@ -175,4 +180,19 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 		s.stats.Bytes += r.Size
 	}
 	return nil
+}
+
+// repeatedErr is the ErrDuplicatePath of the Writer's refusal (err) of a
+// repeated path while it added the file of path p from where (or, p "",
+// while it closed): the path is p, unless SQLite's unique index found the
+// repeat, a little after its row (WriterOptions.Memory).
+func repeatedErr(err error, p, where string) error {
+	var e *Error
+	switch {
+	case errors.As(err, &e) && e.Name != "" && p == "":
+		return fmt.Errorf("%w %s: %s", ErrDuplicatePath, human.Name(e.Name), where)
+	case e != nil && e.Name != "" && e.Name != p:
+		return fmt.Errorf("%w %s: before %s of %s", ErrDuplicatePath, human.Name(e.Name), human.Name(p), where)
+	}
+	return fmt.Errorf("%w %s: %s", ErrDuplicatePath, human.Name(p), where)
 }
