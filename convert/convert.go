@@ -44,6 +44,10 @@ type ConvertOptions struct {
 	// default).
 	ShardSize int64
 	Progress  func(dataset.Progress)
+	// Memory bounds what the conversion keeps of every member until its
+	// end, past which it spills beside the output (0: the target's
+	// default). Tar shards into Barecat or TBL take it.
+	Memory int64
 	// Stdin is read for a tar shard named "-" (default os.Stdin); Stdout
 	// is written for the target "-", one tar stream (default os.Stdout).
 	Stdin  io.Reader
@@ -227,7 +231,7 @@ func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 		return throughRegistry(ctx, shards, dst, o)
 	}
 	st, err := fold.Unpack(ctx, shards, fold.UnpackOptions{Dir: dst, Fold: tgt.Fold, Workers: o.Workers, Replace: o.Overwrite, Stdin: o.Stdin,
-		Progress: o.Progress, Index: fold.IndexOptions{Scan: src.Scan}})
+		Progress: o.Progress, Index: fold.IndexOptions{Scan: src.Scan, Memory: o.Memory}})
 	if err != nil {
 		return nil, err
 	}
@@ -374,6 +378,7 @@ func tarPairToBarecat(ctx context.Context, srcs []string, dst string, o ConvertO
 	}
 	opts := BarecatOptions{Wrap: b.Wrap, CRC: b.CRC, OnDuplicate: b.OnDuplicate}
 	opts.ShardSize, opts.Workers, opts.Overwrite, opts.Scan, opts.Progress = o.ShardSize, o.Workers, o.Overwrite, src.Scan, o.Progress
+	opts.Memory = o.Memory
 	opts.Spool = o.spool(dst)
 	defer opts.Spool.Close()
 	st, err := TarToBarecat(ctx, shards, dst, opts)
@@ -476,7 +481,7 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 		return nil, err
 	}
 	out := filepath.Join(dst, cmp.Or(tgt.Fold, "train")+".taridx")
-	st, err := ReuseTars(ctx, a, out, fold.IndexOptions{Workers: o.Workers, Scan: src.Scan})
+	st, err := ReuseTars(ctx, a, out, fold.IndexOptions{Workers: o.Workers, Scan: src.Scan, Memory: o.Memory})
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func ToBarecat(ctx context.Context, src dataset.PayloadSource, out string, opts 
 		s.NameChanged = barecatChanges // names come back as they were
 	}
 	st, err := barecat.WriteRows(ctx, src, out, barecat.RowsOptions{ShardSize: opts.ShardSize, Overwrite: opts.Overwrite,
-		Workers: opts.Workers, Progress: opts.Progress})
+		Workers: opts.Workers, Progress: opts.Progress, Memory: opts.Memory})
 	if err != nil {
 		return nil, err
 	}

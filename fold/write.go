@@ -120,7 +120,7 @@ func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (p
 		return nil, err
 	}
 	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
-	x, err := taridx.Create(idx, taridx.WriterOptions{Contiguous: opts.Index.Contiguous})
+	x, err := taridx.Create(idx, opts.Index.writerOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -225,7 +225,7 @@ func StageParts(ctx context.Context, parts []string, opts WriteOptions) (*Pendin
 		tally.add(ps.Index)
 	}
 	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
-	x, err := taridx.Create(idx, taridx.WriterOptions{Contiguous: opts.Index.Contiguous})
+	x, err := taridx.Create(idx, opts.Index.writerOptions())
 	if err != nil {
 		return nil, nil, err
 	}

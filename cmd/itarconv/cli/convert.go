@@ -250,6 +250,7 @@ func checkStreamFlags(fl convertFlags, dst string) error {
 // bytes counting its rows (members of tar shards, files, samples).
 func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst string, shardSize int64) error {
 	o, err := convertOptions(fl, shardSize)
+	o.Memory = e.memory
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,7 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 		return err
 	}
 	o, err := convertOptions(fl, shardSize)
+	o.Memory = e.memory
 	if err != nil {
 		return err
 	}
@@ -86,6 +87,7 @@ func mergeConvert(ctx context.Context, e *env, fl mergeFlags, set *partition.Set
 		return nil, fmt.Errorf("%s: the options of its conversion: %w: %w", set.Dir, partition.ErrParts, err)
 	}
 	o, err := convertOptions(po.flags(fl.workers), po.ShardSize)
+	o.Memory = e.memory
 	if err != nil {
 		return nil, err
 	}
