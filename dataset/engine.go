@@ -158,14 +158,14 @@ type budget struct {
 	mu      sync.Mutex
 	cond    sync.Cond
 	free    int
-	reserve int     // places only the head may take
-	head    int     // the shard being written
-	live    []int32 // batches in flight, by shard
+	reserve int           // places only the head may take
+	head    int           // the shard being written
+	live    map[int]int32 // batches in flight, by shard (none: absent)
 	done    bool
 }
 
-func newBudget(ctx context.Context, n, shards int) *budget {
-	b := &budget{free: n, reserve: max(1, n/4), live: make([]int32, shards)}
+func newBudget(ctx context.Context, n int) *budget {
+	b := &budget{free: n, reserve: max(1, n/4), live: map[int]int32{}}
 	b.cond.L = &b.mu
 	context.AfterFunc(ctx, func() {
 		b.mu.Lock()
@@ -205,7 +205,9 @@ func (b *budget) take(shard int) bool {
 // give returns a written batch's place.
 func (b *budget) give(shard int, counted bool) {
 	b.mu.Lock()
-	b.live[shard]--
+	if b.live[shard]--; b.live[shard] == 0 {
+		delete(b.live, shard)
+	}
 	if counted {
 		b.free++
 	}
@@ -251,10 +253,7 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	if rel, ok := src.(Releaser); ok {
 		r.release = rel.Release
 	}
-	r.queues = make([]chan *result, n)
-	for i := range r.queues {
-		r.queues[i] = make(chan *result, queueDepth)
-	}
+	r.queues = map[int]chan *result{}
 	// Preparing goroutines: Prepare may be most of the work (reading and
 	// checksumming payloads), and one shard's batches should use every core.
 	r.prep = make(chan *result, workers*queueDepth)
@@ -268,7 +267,7 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	// and hold the whole dataset. The lowest unwritten shard always holds a
 	// ticket, so the writer never waits on a worker that waits on it.
 	r.tickets = make(chan struct{}, 2*workers)
-	r.inFlight = newBudget(ctx, batchesPerWorker*workers, n)
+	r.inFlight = newBudget(ctx, batchesPerWorker*workers)
 	for range workers {
 		r.workers.Add(1)
 		go r.scanShards()
@@ -279,14 +278,19 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 
 // run is one Run: its workers, their queues and the writer's place.
 type run struct {
-	ctx      context.Context
-	cancel   context.CancelFunc
-	src      Source
-	sink     Sink
-	n        int
-	release  func(*Batch)
-	queues   []chan *result // one a shard, closed when it is scanned
-	prep     chan *result   // batches for the preparing goroutines
+	ctx     context.Context
+	cancel  context.CancelFunc
+	src     Source
+	sink    Sink
+	n       int
+	release func(*Batch)
+	// queues hold each started and unwritten shard's batches, closed when
+	// it is scanned: made when its worker or the writer first asks, gone
+	// once it is written, so that a source of 10^7 shards (a Barecat's
+	// chunks) costs no memory a shard.
+	queuesMu sync.Mutex
+	queues   map[int]chan *result
+	prep     chan *result // batches for the preparing goroutines
 	prepWG   sync.WaitGroup
 	tickets  chan struct{} // one a shard started and not yet written
 	inFlight *budget
@@ -310,8 +314,27 @@ func (r *run) scanShards() {
 			<-r.tickets
 			return
 		}
-		scanShard(r.ctx, r.src, shard, r.queues[shard], r.prep, r.inFlight, r.release)
+		scanShard(r.ctx, r.src, shard, r.queue(shard), r.prep, r.inFlight, r.release)
 	}
+}
+
+// queue is shard's queue, made on first use.
+func (r *run) queue(shard int) chan *result {
+	r.queuesMu.Lock()
+	defer r.queuesMu.Unlock()
+	q, ok := r.queues[shard]
+	if !ok {
+		q = make(chan *result, queueDepth)
+		r.queues[shard] = q
+	}
+	return q
+}
+
+// written forgets shard's queue, drained and closed.
+func (r *run) written(shard int) {
+	r.queuesMu.Lock()
+	delete(r.queues, shard)
+	r.queuesMu.Unlock()
 }
 
 // write is the writer: every shard's batches, in order, to the sink.
@@ -326,6 +349,7 @@ func (r *run) write(progress func(Progress)) error {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
+		r.written(shard)
 		<-r.tickets // the shard is written: another may start
 		if err := r.sink.EndShard(shard); err != nil {
 			r.cancel()
@@ -341,11 +365,12 @@ func (r *run) write(progress func(Progress)) error {
 
 // writeShard writes one shard's batches, each once it is prepared.
 func (r *run) writeShard(shard int, p *Progress, progress func(Progress)) error {
+	q := r.queue(shard)
 	for {
 		var res *result
 		var more bool
 		select {
-		case res, more = <-r.queues[shard]:
+		case res, more = <-q:
 		case <-r.ctx.Done():
 			// Workers stop taking shards once canceled: do not wait for
 			// one that will never be scanned.
@@ -393,6 +418,7 @@ func (r *run) stop() {
 		<-r.holding.ready
 		r.release(r.holding.batch)
 	}
+	// The workers are done: no queue is made any more.
 	for _, q := range r.queues {
 		for drained := false; !drained; {
 			select {
