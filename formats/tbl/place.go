@@ -73,9 +73,10 @@ func newRunBuilder(version int, bytes int64) *runBuilder {
 	return b
 }
 
-// add appends a prepared sample and its metadata blocks. Its stored
-// bytes must stay as they are until the run is written or released
-// (larger ones are not copied).
+// add appends a prepared sample and its metadata blocks. It copies
+// stored bytes of up to runSmall, and then points p.Stored at the copy;
+// larger ones must stay as they are until the run is written or
+// released.
 func (b *runBuilder) add(p *Prepared, meta []MetaEntry) error {
 	if b.version == 1 && len(meta) > 0 {
 		return fmt.Errorf("version 1 has no metadata: %w", ErrUnrepresentable)
@@ -102,7 +103,9 @@ func (b *runBuilder) add(p *Prepared, meta []MetaEntry) error {
 	r.idx = append(r.idx, make([]byte, b.entLen)...)
 	putEntry(r.idx[k:], b.version, &s)
 	if len(p.Stored) <= runSmall {
+		at := len(b.buf)
 		b.buf = append(b.buf, p.Stored...)
+		p.Stored = b.buf[at:len(b.buf):len(b.buf)]
 	} else {
 		b.cut()
 		r.pieces = append(r.pieces, p.Stored)

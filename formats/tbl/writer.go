@@ -104,9 +104,6 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{out: out, opts: opts, hdrLen: headerLen(opts.Version), entLen: entryLen(opts.Version), metaAt: -1}
-	// Sized once: the index never moves while it grows, so its memory is
-	// the index, not twice it. Pages untouched so far cost nothing.
-	w.index = make([]byte, 0, opts.NumSamples*w.entLen)
 	w.off = int64(w.hdrLen) + int64(opts.NumSamples)*int64(w.entLen)
 	if opts.Version == 2 {
 		w.flags = FlagHasChecksums
@@ -207,6 +204,12 @@ func (w *Writer) record(s Sample, meta []MetaEntry) error {
 				return w.fail(fmt.Errorf("sample %d: metadata: %w", s.Index, err))
 			}
 		}
+	}
+	if w.index == nil {
+		// Sized once: the index never moves while it grows, so its
+		// memory is the index, not twice it. Made by the first Add: a
+		// writer whose runs are placed (place.go) writes it in place.
+		w.index = make([]byte, 0, w.opts.NumSamples*w.entLen)
 	}
 	k := len(w.index)
 	w.index = append(w.index, make([]byte, w.entLen)...)

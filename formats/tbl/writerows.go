@@ -473,10 +473,27 @@ func (s *rowsSink) makeRun(b *dataset.Batch, p *rowsBatch) error {
 		return err
 	}
 	p.run = rb.done()
+	mapped := false // a sample's bytes are still those of the mapping
 	for i := range p.samples {
-		if o := &p.samples[i]; o.sample.block != nil {
+		o := &p.samples[i]
+		switch {
+		case o.skip != "" || len(o.sample.Stored) <= runSmall:
+			if o.sample.block != nil {
+				// Copied: the LZ4 block goes back now.
+				o.sample.block.release()
+				o.sample.block = nil
+			}
+		case o.sample.block != nil:
 			p.run.release = append(p.run.release, o.sample.Release)
+		default:
+			mapped = true
 		}
+	}
+	if !mapped && p.region != nil {
+		// Every byte the run writes is copied: the mapping, and the
+		// pages it holds, go now rather than once the run is written.
+		p.region.Close()
+		p.region = nil
 	}
 	return nil
 }
