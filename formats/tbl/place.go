@@ -232,9 +232,6 @@ func (w *Writer) place(r *run) error {
 			return w.fail(err)
 		}
 	}
-	// The bytes before this run's are written, or being written: they
-	// can be on their way to the disk.
-	w.out.WriteBehind(r.dataOff)
 	w.pl.busy.Add(1)
 	w.pl.jobs <- r
 	return nil
@@ -287,10 +284,16 @@ func (w *Writer) writeRun(r *run) error {
 		}
 		at += int64(len(p))
 	}
+	// What the run wrote can be on its way to the disk while others are
+	// written (the placers write all over the file: the index, the data
+	// and the metadata section grow at once).
+	startWriteback(w.out.File, int64(w.hdrLen)+int64(r.first)*int64(w.entLen), int64(len(r.idx)))
+	startWriteback(w.out.File, r.dataOff, r.dataLen)
 	if len(r.meta) > 0 && w.metaAt >= 0 {
 		if _, err := w.out.WriteAt(r.meta, w.metaAt+r.metaOff); err != nil {
 			return fmt.Errorf("metadata of samples %d-%d: %w", r.first, r.first+r.n-1, err)
 		}
+		startWriteback(w.out.File, w.metaAt+r.metaOff, int64(len(r.meta)))
 	} else if len(r.meta) > 0 && !r.metaMem {
 		if _, err := w.spill.WriteAt(r.meta, r.metaOff); err != nil {
 			return fmt.Errorf("metadata of samples %d-%d: %w", r.first, r.first+r.n-1, err)
