@@ -361,7 +361,10 @@ func (w *Writer) Abort() {
 
 func (w *Writer) release() {
 	if w.pl != nil {
-		// Nothing may write into the file once it is closed.
+		// Nothing may write into the file once it is closed; runs not yet
+		// written are only released (the file is being discarded: Close
+		// stops the placers itself first).
+		w.pl.failed.Store(true)
 		w.pl.stop()
 		w.pl = nil
 	}
