@@ -72,6 +72,18 @@ func plainJSON(s string) bool {
 	return true
 }
 
+// plainName reads a block NameMeta writes without the JSON encoder,
+// {"name":"<printable ASCII>"}, as the decoder would, without it: a
+// conversion from TBL reads one a sample.
+func plainName(data []byte) (string, bool) {
+	const pre, post = `{"name":"`, `"}`
+	if len(data) < len(pre)+len(post) || string(data[:len(pre)]) != pre || string(data[len(data)-len(post):]) != post {
+		return "", false
+	}
+	name := string(data[len(pre) : len(data)-len(post)])
+	return name, plainJSON(name)
+}
+
 // SampleName returns the name held by the first JSON entry of meta whose
 // object has a string "name" (preferring the exact bytes of "name_base64"
 // when present), as NameMeta writes them.
@@ -87,6 +99,9 @@ func NameFields(meta []MetaEntry) (name string, other map[string]json.RawMessage
 	for _, m := range meta {
 		if m.Type != MetaJSON {
 			continue
+		}
+		if name, ok := plainName(m.Data); ok {
+			return name, nil, true
 		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(m.Data, &obj) != nil {

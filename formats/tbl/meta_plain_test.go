@@ -40,3 +40,23 @@ func TestNameMetaPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainNameAsDecoded: a block read without the JSON decoder reads as
+// the decoder reads it; blocks that only look like one go to the decoder.
+func TestPlainNameAsDecoded(t *testing.T) {
+	blocks := []string{`{"name":"a.jpg"}`, `{"name":""}`, `{"name":"a\"b"}`, `{"name":"a"} `, `{"name":"a","x":1}`, `{"name":"\u0041"}`,
+		`{"name":"é"}`, `{"name":"a"}}`, `{"name":"a\\"}`, `{"name":"}`, `{"name":"a""}`}
+	for _, b := range blocks {
+		name, plain := plainName([]byte(b))
+		var obj map[string]json.RawMessage
+		var want string
+		valid := json.Unmarshal([]byte(b), &obj) == nil && json.Unmarshal(obj["name"], &want) == nil && len(obj) == 1
+		if plain && (!valid || name != want) {
+			t.Errorf("plainName(%s) = %q, the decoder reads %q (valid %v)", b, name, want, valid)
+		}
+		got, other, ok := NameFields([]MetaEntry{{Type: MetaJSON, Data: []byte(b)}})
+		if valid && (!ok || got != want || other != nil) {
+			t.Errorf("NameFields(%s) = %q, %v, %v; want %q", b, got, other, ok, want)
+		}
+	}
+}
