@@ -484,6 +484,14 @@ func (m *merger) scanIndex(ctx context.Context, p *mergePart, fn func(i int64, e
 	}
 	sc := &scanner{f: p.f, off: m.hdrLen, end: m.hdrLen + n*m.entLen}
 	next := int64(p.hdr.HeaderSize)
+	var formats [256]int64 // named once, after: not a map update an entry
+	defer func() {
+		for f, k := range formats {
+			if k > 0 {
+				m.stats.Formats[strings.ToLower(Format(f).String())] += k
+			}
+		}
+	}()
 	for i := range n {
 		if i%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -509,7 +517,7 @@ func (m *merger) scanIndex(ctx context.Context, p *mergePart, fn func(i int64, e
 			size = int64(binary.LittleEndian.Uint32(e[12:]))
 		}
 		m.stats.Bytes += size
-		m.stats.Formats[strings.ToLower(s.Format.String())]++
+		formats[s.Format]++
 		if fn != nil {
 			if err := fn(i, e); err != nil {
 				return fmt.Errorf("writing %s: %w", m.out, err)
