@@ -164,7 +164,10 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 	w.placerCount = workers
 	sink := &rowsSink{w: w, src: src, sel: &selector{sel: opts.Select, skipped: map[string]int64{}},
 		opts: opts, stats: &RowsStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames},
-		edges: edges, targets: targets, fast: len(targets) == 0}
+		edges: edges, targets: targets, targetSet: make(map[string]struct{}, len(targets))}
+	for t := range targets {
+		sink.targetSet[t] = struct{}{}
+	}
 	sink.files, _ = src.(dataset.ShardFiles)
 	_, sink.copyInline = src.(dataset.Releaser)
 	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
@@ -313,9 +316,8 @@ type rowsSink struct {
 	// targets holds, for each path a hard link names, where the bytes of
 	// the latest sample of that path so far lie (nil before there is one).
 	targets map[string]*dataset.Row
-	// fast: Prepare may make a batch's samples a run, placed as it is
-	// when nothing before it waits (no hard link to follow).
-	fast bool
+	// targetSet holds the same paths, for the workers: it is only read.
+	targetSet map[string]struct{}
 	// copyInline: the source takes back a batch's bytes once it is
 	// written (dataset.Releaser), before the run is: large samples are
 	// copied (small ones always are).
@@ -353,6 +355,7 @@ type rowsBatch struct {
 	bytes   int64 // their uncompressed bytes
 	formats [RAWU8 + 1]int64
 	skipped map[string]int64
+	targets []int // the rows that are samples of paths hard links name
 }
 
 // Prepare reads each sample of the batch and works out its checksum,
@@ -437,9 +440,6 @@ func (s *rowsSink) Prepare(b *dataset.Batch) error {
 // unless some row needs the writer. It copies the small samples (from
 // the mapping: see mapped.Guard).
 func (s *rowsSink) makeRun(b *dataset.Batch, p *rowsBatch) error {
-	if !s.fast {
-		return nil
-	}
 	for i := range p.samples {
 		if o := &p.samples[i]; o.skip == "" && (o.link || o.late || o.metaMember != nil || int(o.sample.Format) >= len(p.formats)) {
 			return nil
@@ -456,9 +456,14 @@ func (s *rowsSink) makeRun(b *dataset.Batch, p *rowsBatch) error {
 				p.skipped[o.skip]++
 				continue
 			}
+			r := &b.Rows[i]
 			if err := rb.add(&o.sample, o.meta); err != nil {
-				r := &b.Rows[i]
 				return fmt.Errorf("%s: offset %d: %q: %w", p.where, r.Offset, r.Name, err)
+			}
+			if len(s.targetSet) > 0 {
+				if _, ok := s.targetSet[linkPath(r.Name)]; ok {
+					p.targets = append(p.targets, i)
+				}
 			}
 			p.n++
 			p.bytes += int64(o.sample.Size)
@@ -578,6 +583,9 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 		s.stats.Bytes += prep.bytes
 		for f, n := range prep.formats {
 			s.formats[f] += n
+		}
+		for _, i := range prep.targets {
+			s.keepTarget(b.Shard, &b.Rows[i], &prep.samples[i])
 		}
 		return s.placeRun(r)
 	}
