@@ -106,11 +106,21 @@ func linkPath(name []byte) string {
 // extracting a tar gives it). newSource makes the source of
 // each of the two passes: a first one counts the samples (TBL's header
 // and index come first: its source may list rows without their bytes,
-// counting is true), the second copies them, one sample in memory at a
-// time (TBL's CRC and LZ4 need the whole sample). A row's bytes come in
+// counting is true), the second copies them. A row's bytes come in
 // the row (Row.Inline); else, from a source whose shards are files
 // (dataset.ShardFiles), each batch's payloads are mapped where they lie;
 // else the writer reads them through OpenPayload.
+//
+// Both passes do a row's work on the workers (Options.Workers): the
+// first judges each batch's rows there, the second works out each
+// sample's checksum, LZ4 block and metadata there and makes the batch a
+// run that placers write where it goes (place.go); the ordered writer
+// only adds up counts and gives each batch its place, and follows rows
+// one by one only in batches holding a metadata member or a hard link.
+// Memory does not grow with the samples: the index is written in place,
+// the metadata section too where its start is known before (no LZ4, no
+// hard links), and otherwise held up to RowsOptions.Memory, then spilled
+// beside the output.
 func WriteRows(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), out string, opts RowsOptions) (*RowsStats, error) {
 	return writeRows(ctx, newSource, out, opts, nil)
 }
