@@ -65,11 +65,15 @@ type runBuilder struct {
 	entLen  int
 	r       *run
 	buf     []byte // the piece small samples go to
+	samples int    // the hint newRunBuilder was given
 }
 
-func newRunBuilder(version int, bytes int64) *runBuilder {
-	b := &runBuilder{version: version, entLen: entryLen(version), r: &run{}}
+// newRunBuilder starts a run of up to about samples samples of bytes in
+// all (hints, for the first allocation).
+func newRunBuilder(version int, bytes int64, samples int) *runBuilder {
+	b := &runBuilder{version: version, entLen: entryLen(version), r: &run{}, samples: samples}
 	b.buf = make([]byte, 0, min(bytes, 4<<20))
+	b.r.idx = make([]byte, 0, samples*b.entLen)
 	return b
 }
 
@@ -92,6 +96,10 @@ func (b *runBuilder) add(p *Prepared, meta []MetaEntry) error {
 	if len(meta) > 0 {
 		s.Flags |= SampleHasMetadata
 		r.flags |= FlagHasMetadata
+		if r.meta == nil {
+			// As many more blocks as this one, about.
+			r.meta = make([]byte, 0, max(1, b.samples-r.n)*(MetaBlockLen+len(meta[0].Data)+8))
+		}
 		for _, m := range meta {
 			if int64(len(m.Data)) >= MaxSampleSize {
 				return fmt.Errorf("metadata entry of %d bytes: entries must be under 4 GiB: %w", len(m.Data), ErrUnrepresentable)
@@ -101,7 +109,7 @@ func (b *runBuilder) add(p *Prepared, meta []MetaEntry) error {
 	}
 	k := len(r.idx)
 	r.idx = append(r.idx, make([]byte, b.entLen)...)
-	putEntry(r.idx[k:], b.version, &s)
+	putEntry(r.idx[k:k+b.entLen], b.version, &s)
 	if len(p.Stored) <= runSmall {
 		at := len(b.buf)
 		b.buf = append(b.buf, p.Stored...)

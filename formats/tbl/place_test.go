@@ -92,7 +92,7 @@ func TestPlacedRunsSameBytes(t *testing.T) {
 			w.placerCount = 4
 			for lo := 0; lo < len(data); {
 				hi := min(len(data), lo+1+lo%9) // runs of 1 to 9 samples
-				rb := newRunBuilder(o.Version, 0)
+				rb := newRunBuilder(o.Version, 0, 0)
 				for i := lo; i < hi; i++ {
 					p, err := PrepareSample(o.Version, o.LZ4, FormatFromName(names[i]), 3, 4, data[i])
 					if err != nil {
@@ -131,7 +131,7 @@ func TestPlacedDataSizeChanged(t *testing.T) {
 	}
 	w.setDataSize(3)
 	w.setPlacers(2)
-	rb := newRunBuilder(2, 0)
+	rb := newRunBuilder(2, 0, 2)
 	for _, b := range []string{"ab", "cd"} {
 		p, _ := PrepareSample(2, false, JPEG, 0, 0, []byte(b))
 		rb.add(&p, []MetaEntry{NameMeta(b)})

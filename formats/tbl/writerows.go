@@ -455,7 +455,7 @@ func (s *rowsSink) makeRun(b *dataset.Batch, p *rowsBatch) error {
 			return nil
 		}
 	}
-	rb := newRunBuilder(s.opts.Version, b.Bytes)
+	rb := newRunBuilder(s.opts.Version, b.Bytes, len(b.Rows))
 	err := mapped.Guard(func() error {
 		for i := range p.samples {
 			o := &p.samples[i]
@@ -602,7 +602,7 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 	// Row by row, into a run of the writer's, written with the mapping
 	// (which goes after it) and Prepare's LZ4 blocks. Bytes a shrunk
 	// shard lost fault when copied.
-	s.b = newRunBuilder(s.opts.Version, b.Bytes)
+	s.b = newRunBuilder(s.opts.Version, b.Bytes, len(b.Rows))
 	err := mapped.Guard(func() error { return s.write(b, prep) })
 	if errors.Is(err, mapped.ErrGone) {
 		err = fmt.Errorf("%s: %w", prep.where, err)
@@ -791,7 +791,7 @@ func (s *rowsSink) flushPending() error {
 	if m == nil {
 		return nil
 	}
-	s.b = newRunBuilder(s.opts.Version, int64(len(m.raw)))
+	s.b = newRunBuilder(s.opts.Version, int64(len(m.raw)), 1)
 	err := s.addOrdinary(m)
 	r := s.b.done()
 	s.b = nil
