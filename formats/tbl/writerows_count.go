@@ -44,6 +44,7 @@ func (c *countSink) Prepare(b *dataset.Batch) error {
 	p := &countBatch{flags: make([]uint8, len(b.Rows))}
 	b.Prep = p
 	var files dataset.ShardFiles = c.sel.files
+	where := c.src.ShardName(b.Shard)
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		why, err := c.sel.reason(b.Shard, r)
@@ -58,7 +59,7 @@ func (c *countSink) Prepare(b *dataset.Batch) error {
 			continue
 		}
 		// Refused before anything is written, as every target refuses it.
-		if err := CheckName(c.src.ShardName(b.Shard), r); err != nil {
+		if err := CheckName(where, r); err != nil {
 			return err
 		}
 		p.flags[i] = countSample
