@@ -215,3 +215,40 @@ func TestWriteRowsWorkersAndMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteRowsPlacedCancelled: a run canceled while runs are being
+// placed, and the metadata spilled, returns the context's error and
+// leaves nothing beside where the output would have been.
+func TestWriteRowsPlacedCancelled(t *testing.T) {
+	data, names := placeSamples(300)
+	var shards [][]toyMember
+	for i := 0; i < len(data); i += 10 {
+		var s []toyMember
+		for k := i; k < min(i+10, len(data)); k++ {
+			s = append(s, toyMember{name: names[k], kind: dataset.KindFile, data: data[k]})
+		}
+		shards = append(shards, s)
+	}
+	toy := newToyRows(t, shards)
+	var opened atomic.Int64
+	src := toyFiles{toy, &opened}
+	for _, lz4 := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		batches := 0
+		dir := t.TempDir()
+		out := filepath.Join(dir, "o.tbl")
+		_, err := WriteRows(ctx, func(bool) (dataset.PayloadSource, error) { return src, nil }, out, RowsOptions{LZ4: lz4, Workers: 4, Memory: 1,
+			Progress: func(dataset.Progress) {
+				if batches++; batches == 20 {
+					cancel()
+				}
+			}})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("LZ4 %v: %v, want context.Canceled", lz4, err)
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Errorf("LZ4 %v: left %v", lz4, left)
+		}
+	}
+}
