@@ -56,8 +56,11 @@ func (w *Writer) setDataSize(n int64) {
 }
 
 // runSmall is the largest sample copied into a run's own buffer: larger
-// ones are written from where they lie, a piece of their own.
-const runSmall = 64 << 10
+// ones are written from where they lie (a mapping, an LZ4 block), a
+// piece of their own, with one vectored write for the run's pieces. A
+// copy of every sample would cost as much as the write, and hold the
+// run's bytes twice.
+const runSmall = 2 << 10
 
 // runBuilder makes a run of samples for a file of a version.
 type runBuilder struct {
@@ -72,7 +75,8 @@ type runBuilder struct {
 // all (hints, for the first allocation).
 func newRunBuilder(version int, bytes int64, samples int) *runBuilder {
 	b := &runBuilder{version: version, entLen: entryLen(version), r: &run{}, samples: samples}
-	b.buf = make([]byte, 0, min(bytes, 4<<20))
+	// Only samples of up to runSmall bytes are copied.
+	b.buf = make([]byte, 0, min(bytes, int64(samples)*runSmall, 4<<20))
 	b.r.idx = make([]byte, 0, samples*b.entLen)
 	return b
 }
@@ -285,12 +289,8 @@ func (w *Writer) writeRun(r *run) error {
 	if _, err := w.out.WriteAt(r.idx, at); err != nil {
 		return fmt.Errorf("index at offset %d: %w", at, err)
 	}
-	at = r.dataOff
-	for _, p := range r.pieces {
-		if _, err := w.out.WriteAt(p, at); err != nil {
-			return fmt.Errorf("samples %d-%d, offset %d: %w", r.first, r.first+r.n-1, at, err)
-		}
-		at += int64(len(p))
+	if err := writePieces(w.out.File, r.pieces, r.dataOff); err != nil {
+		return fmt.Errorf("samples %d-%d, from offset %d: %w", r.first, r.first+r.n-1, r.dataOff, err)
 	}
 	// What the run wrote can be on its way to the disk while others are
 	// written (the placers write all over the file: the index, the data

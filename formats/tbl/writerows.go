@@ -455,7 +455,13 @@ func (s *rowsSink) makeRun(b *dataset.Batch, p *rowsBatch) error {
 			return nil
 		}
 	}
-	rb := newRunBuilder(s.opts.Version, b.Bytes, len(b.Rows))
+	var small int64 // the bytes the run copies
+	for i := range p.samples {
+		if o := &p.samples[i]; o.skip == "" && len(o.sample.Stored) <= runSmall {
+			small += int64(len(o.sample.Stored))
+		}
+	}
+	rb := newRunBuilder(s.opts.Version, small, len(b.Rows))
 	err := mapped.Guard(func() error {
 		for i := range p.samples {
 			o := &p.samples[i]
