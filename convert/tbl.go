@@ -31,6 +31,9 @@ type TBLOptions struct {
 	// Spool reads compressed tar shards through decompressed copies.
 	Spool    *spool.Spool
 	Progress func(dataset.Progress)
+	// Memory bounds what the writer keeps for the whole file until its
+	// end, in bytes (tbl.RowsOptions.Memory; 0: tbl.DefaultMemory).
+	Memory int64
 }
 
 // TarToTBL converts tar shards (in fid order) into one TBL file (see
@@ -65,7 +68,7 @@ func tblSetup(newSource func(counting bool) (dataset.PayloadSource, error), opts
 	if opts.Version == 0 {
 		opts.Version = 2
 	}
-	o := tbl.RowsOptions{Version: opts.Version, LZ4: opts.LZ4, NoNames: opts.NoNames, Workers: opts.Workers, Progress: opts.Progress, Overwrite: opts.Overwrite}
+	o := tbl.RowsOptions{Version: opts.Version, LZ4: opts.LZ4, NoNames: opts.NoNames, Workers: opts.Workers, Progress: opts.Progress, Overwrite: opts.Overwrite, Memory: opts.Memory}
 	if opts.CompatTurboLoader {
 		// Upstream never writes the metadata section, nor knows metadata
 		// members.

@@ -76,6 +76,9 @@ var (
 	// ErrUnrepresentable: the Writer was given something the format cannot
 	// hold (a sample of 4 GiB or more, too many samples, metadata in v1).
 	ErrUnrepresentable = errors.New("cannot be represented in a TBL file")
+	// ErrChanged: a source gave other samples, or other bytes, when they
+	// were written than when they were counted (it changed meanwhile).
+	ErrChanged = errors.New("the source changed between counting and writing")
 )
 
 // Error locates a problem in a TBL file.

@@ -1,13 +1,18 @@
 package tbl
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/itarconv/itarconv/internal/filecopy"
 	"github.com/itarconv/itarconv/internal/pathguard"
@@ -39,8 +44,8 @@ type MergeStats struct {
 // MergeParts joins the parts WritePart wrote (their directories, in task
 // order) into one TBL file at out: byte for byte what WriteRows writes
 // over all the rows, and the same RowsStats. opts must have the format
-// options every part was written with (Workers, Progress and Select are
-// not used). The samples' bytes are copied as ranges of the parts' files
+// options every part was written with (Progress and Select are not
+// used; Workers bounds the parts written at once, each by a goroutine). The samples' bytes are copied as ranges of the parts' files
 // (internal/filecopy), the index and metadata section written anew; when a
 // single part has samples, its file becomes the output as it is (a hard
 // link where the file system allows). The output is written under a
@@ -356,7 +361,7 @@ func (m *merger) onlyPart() *mergePart {
 // link makes p's file the output: a hard link renamed into place, or a
 // copy where the file system does not link.
 func (m *merger) link(ctx context.Context, p *mergePart) error {
-	if err := m.scanIndex(ctx, p, nil); err != nil { // the stats, and a check of the index
+	if err := m.scanIndex(ctx, p, nil, nil); err != nil { // the stats, and a check of the index
 		return err
 	}
 	dir, base := filepath.Split(m.out)
@@ -403,69 +408,61 @@ func (m *merger) write(ctx context.Context) error {
 
 func (m *merger) writeBody(ctx context.Context, out *os.File) error {
 	n := m.stats.Samples
-	index := &posWriter{f: out, off: m.hdrLen}
 	dataStart := m.hdrLen + n*m.entLen
-	at := dataStart // where the next part's data goes
-	for _, p := range m.parts {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	// Where each part's entries, bytes and blocks go is known before any
+	// is written (its blocks' size once its metadata section is walked):
+	// the parts are then written at once, each by a goroutine of its own
+	// (up to Workers), and their figures added up after, in order.
+	w := &partWrites{m: m, out: out, at: make([]partPlace, len(m.parts))}
+	idx, at := m.hdrLen, dataStart
+	var sample uint64 // the output's number of each part's first sample
+	for k, p := range m.parts {
 		size := p.dataEnd - int64(p.hdr.HeaderSize)
 		if p.dropLast {
 			size -= p.lastSize
 		}
-		if size > 0 {
-			if _, err := filecopy.RangeContext(ctx, out, at, p.f, int64(p.hdr.HeaderSize), size); err != nil {
-				return fmt.Errorf("copying %s's data into %s: %w", p.f.Name(), m.out, err)
-			}
+		w.at[k] = partPlace{index: idx, data: at, size: size, first: sample}
+		kept := p.info.Samples
+		if p.dropLast {
+			kept--
 		}
-		m.mstats.BytesCopied += size
-		shift := at - int64(p.hdr.HeaderSize)
-		if err := m.scanIndex(ctx, p, func(i int64, e []byte) error {
-			le := binary.LittleEndian
-			le.PutUint64(e, le.Uint64(e)+uint64(shift))
-			if i == 0 && p.headSet {
-				e[21] &^= SampleHasMetadata
-				if len(p.head) > 0 {
-					e[21] |= SampleHasMetadata
-				}
-			}
-			m.mstats.EntriesRewritten++
-			_, err := index.Write(e)
-			return err
-		}); err != nil {
-			return err
-		}
+		idx += kept * m.entLen
 		at += size
-	}
-	if err := index.flush(); err != nil {
-		return fmt.Errorf("writing %s: %w", m.out, err)
+		sample += uint64(kept)
 	}
 	h := Header{Version: m.opts.Version, NumSamples: uint64(n), HeaderSize: uint32(dataStart)}
 	if m.opts.Version == 2 {
-		meta := &posWriter{f: out, off: at}
-		var sample uint64 // the output's number of each part's first sample
-		for _, p := range m.parts {
-			if err := m.copyMeta(ctx, p, meta, sample); err != nil {
-				return err
-			}
-			sample += uint64(p.info.Samples)
-			if p.dropLast {
-				sample--
-			}
+		if err := w.each(ctx, w.metaSize); err != nil {
+			return err
 		}
-		if err := meta.flush(); err != nil {
-			return fmt.Errorf("writing %s: %w", m.out, err)
+		meta := at
+		for k := range w.at {
+			w.at[k].meta = meta
+			meta += w.at[k].metaSize
 		}
 		h.Flags = FlagHasChecksums
 		if m.opts.LZ4 {
 			h.Flags |= FlagCompressed
 		}
-		if size := meta.off - at; size > 0 {
+		if size := meta - at; size > 0 {
 			h.Flags |= FlagHasMetadata
 			h.MetadataOffset, h.MetadataSize = uint64(at), uint64(size)
 			m.mstats.MetaBytes = size
 		}
+	}
+	if err := w.each(ctx, w.write); err != nil {
+		return err
+	}
+	for k := range w.at {
+		pl := &w.at[k]
+		m.stats.Bytes += pl.bytes
+		for f, c := range pl.formats {
+			if c > 0 {
+				m.stats.Formats[strings.ToLower(Format(f).String())] += c
+			}
+		}
+		m.mstats.BytesCopied += pl.size
+		m.mstats.EntriesRewritten += pl.entries
 	}
 	if _, err := out.WriteAt(marshalHeader(&h), 0); err != nil {
 		return fmt.Errorf("writing %s: %w", m.out, err)
@@ -473,10 +470,130 @@ func (m *merger) writeBody(ctx context.Context, out *os.File) error {
 	return nil
 }
 
+// partWrites writes the parts of a merge, each where partPlace says.
+type partWrites struct {
+	m   *merger
+	out *os.File
+	at  []partPlace // by part
+}
+
+// partPlace is where a part goes in the output, and what it held.
+type partPlace struct {
+	index, data, meta int64 // where its entries, bytes and blocks go
+	size              int64 // its bytes
+	metaSize          int64 // its blocks' (the output's)
+	first             uint64
+
+	bytes   int64 // its samples' uncompressed bytes
+	formats [256]int64
+	entries int64
+}
+
+// each runs fn on every part, several at once, and gives the error of
+// the first part that failed.
+func (w *partWrites) each(ctx context.Context, fn func(ctx context.Context, k int) error) error {
+	workers := cmp.Or(max(w.m.opts.Workers, 0), runtime.GOMAXPROCS(0))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(w.at))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(w.at)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(w.at) {
+					return
+				}
+				if errs[k] = fn(ctx, k); errs[k] != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// write copies part k's bytes and writes its entries and blocks.
+func (w *partWrites) write(ctx context.Context, k int) error {
+	m, p, pl := w.m, w.m.parts[k], &w.at[k]
+	if pl.size > 0 {
+		if _, err := filecopy.RangeContext(ctx, w.out, pl.data, p.f, int64(p.hdr.HeaderSize), pl.size); err != nil {
+			return fmt.Errorf("copying %s's data into %s: %w", p.f.Name(), m.out, err)
+		}
+	}
+	index := &posWriter{f: w.out, off: pl.index}
+	shift := pl.data - int64(p.hdr.HeaderSize)
+	if err := m.scanIndex(ctx, p, pl, func(i int64, e []byte) error {
+		le := binary.LittleEndian
+		le.PutUint64(e, le.Uint64(e)+uint64(shift))
+		if i == 0 && p.headSet {
+			e[21] &^= SampleHasMetadata
+			if len(p.head) > 0 {
+				e[21] |= SampleHasMetadata
+			}
+		}
+		pl.entries++
+		_, err := index.Write(e)
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := index.flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", m.out, err)
+	}
+	if m.opts.Version != 2 {
+		return nil
+	}
+	meta := &posWriter{f: w.out, off: pl.meta}
+	if err := m.copyMeta(ctx, p, meta, pl.first); err != nil {
+		return err
+	}
+	if err := meta.flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", m.out, err)
+	}
+	if meta.off != pl.meta+pl.metaSize {
+		return p.errf(partTBLName, int64(p.hdr.MetadataOffset), "its metadata section changed while it was merged")
+	}
+	return nil
+}
+
+// metaSize sets the size part k's blocks take in the output, by a walk
+// of their headers (copyMeta's, with nothing written).
+func (w *partWrites) metaSize(ctx context.Context, k int) error {
+	var sz sizeWriter
+	if err := w.m.walkMeta(ctx, w.m.parts[k], &sz, w.at[k].first, false); err != nil {
+		return err
+	}
+	w.at[k].metaSize = int64(sz)
+	return nil
+}
+
+// sizeWriter counts what is written to it.
+type sizeWriter int64
+
+func (s *sizeWriter) Write(b []byte) (int, error) {
+	*s += sizeWriter(len(b))
+	return len(b), nil
+}
+
 // scanIndex reads p's index entries but a dropped last one, checks that
 // they lie back to back over the data region as the Writer lays them,
 // counts them in the stats, and hands each to fn (if not nil) to rewrite.
-func (m *merger) scanIndex(ctx context.Context, p *mergePart, fn func(i int64, e []byte) error) error {
+func (m *merger) scanIndex(ctx context.Context, p *mergePart, pl *partPlace, fn func(i int64, e []byte) error) error {
 	v := m.opts.Version
 	n := p.info.Samples
 	if p.dropLast {
@@ -484,6 +601,18 @@ func (m *merger) scanIndex(ctx context.Context, p *mergePart, fn func(i int64, e
 	}
 	sc := &scanner{f: p.f, off: m.hdrLen, end: m.hdrLen + n*m.entLen}
 	next := int64(p.hdr.HeaderSize)
+	if pl == nil {
+		// Counted into the stats at once.
+		pl = &partPlace{}
+		defer func() {
+			m.stats.Bytes += pl.bytes
+			for f, k := range pl.formats {
+				if k > 0 {
+					m.stats.Formats[strings.ToLower(Format(f).String())] += k
+				}
+			}
+		}()
+	}
 	for i := range n {
 		if i%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -508,8 +637,8 @@ func (m *merger) scanIndex(ctx context.Context, p *mergePart, fn func(i int64, e
 		if v == 2 {
 			size = int64(binary.LittleEndian.Uint32(e[12:]))
 		}
-		m.stats.Bytes += size
-		m.stats.Formats[strings.ToLower(s.Format.String())]++
+		pl.bytes += size
+		pl.formats[s.Format]++
 		if fn != nil {
 			if err := fn(i, e); err != nil {
 				return fmt.Errorf("writing %s: %w", m.out, err)
@@ -537,6 +666,27 @@ const bigBlock = 64 << 10
 // of its first sample replaced by the blocks a member gave it, those of a
 // dropped last sample left out.
 func (m *merger) copyMeta(ctx context.Context, p *mergePart, meta *posWriter, first uint64) error {
+	if err := m.walkMeta(ctx, p, meta, first, true); err != nil {
+		return err
+	}
+	return meta.err
+}
+
+// blockWriter is where walkMeta writes the blocks: a posWriter, or a
+// sizeWriter that only counts them.
+type blockWriter interface {
+	Write(b []byte) (int, error)
+	copyRange(src *os.File, off, n int64) error
+}
+
+func (s *sizeWriter) copyRange(_ *os.File, _, n int64) error {
+	*s += sizeWriter(n)
+	return nil
+}
+
+// walkMeta is copyMeta into any blockWriter; without data, the blocks'
+// bytes are not read, only counted (copyRange).
+func (m *merger) walkMeta(ctx context.Context, p *mergePart, meta blockWriter, first uint64, data bool) error {
 	var hb []byte
 	if p.headSet {
 		for _, b := range p.head {
@@ -546,7 +696,7 @@ func (m *merger) copyMeta(ctx context.Context, p *mergePart, meta *posWriter, fi
 		}
 	}
 	if p.hdr.MetadataSize == 0 {
-		return meta.err
+		return nil
 	}
 	le := binary.LittleEndian
 	sc := &scanner{f: p.f, off: int64(p.hdr.MetadataOffset), end: p.info.FileSize}
@@ -575,20 +725,20 @@ func (m *merger) copyMeta(ctx context.Context, p *mergePart, meta *posWriter, fi
 		}
 		hb = appendBlockHeader(hb[:0], first+sample, size, typ)
 		meta.Write(hb)
-		if size >= bigBlock {
+		if size >= bigBlock || !data {
 			if err := meta.copyRange(p.f, sc.off, int64(size)); err != nil {
 				return fmt.Errorf("copying %s's metadata into %s: %w", p.f.Name(), m.out, err)
 			}
 			sc.skip(int64(size))
 			continue
 		}
-		data, err := sc.next(int(size))
+		b, err := sc.next(int(size))
 		if err != nil {
 			return p.errf(partTBLName, at, "metadata block: %v", err)
 		}
-		meta.Write(data)
+		meta.Write(b)
 	}
-	return meta.err
+	return nil
 }
 
 // scanner reads a region of a file front to back through a window, for

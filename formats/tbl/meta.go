@@ -41,6 +41,14 @@ type nameJSON struct {
 // UTF-8 (tar names are bytes) also gets "name_base64", its exact bytes, so
 // that SampleName gives them back unchanged.
 func NameMeta(name string) MetaEntry {
+	if plainJSON(name) {
+		// What the encoder below writes, without its reflection: most
+		// names are printable ASCII, and a conversion writes one a sample.
+		b := make([]byte, 0, len(name)+len(`{"name":""}`))
+		b = append(b, `{"name":"`...)
+		b = append(b, name...)
+		return MetaEntry{Type: MetaJSON, Data: append(b, `"}`...)}
+	}
 	v := nameJSON{Name: name}
 	if !utf8.ValidString(name) {
 		v.Name = strings.ToValidUTF8(name, "\uFFFD")
@@ -51,6 +59,29 @@ func NameMeta(name string) MetaEntry {
 	enc.SetEscapeHTML(false) // "a&b.jpg" stays readable
 	enc.Encode(v)            // cannot fail: two strings
 	return MetaEntry{Type: MetaJSON, Data: bytes.TrimSuffix(buf.Bytes(), []byte("\n"))}
+}
+
+// plainJSON tells whether a JSON string holds s as it is: printable
+// ASCII without a quote or a backslash.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainName reads a block NameMeta writes without the JSON encoder,
+// {"name":"<printable ASCII>"}, as the decoder would, without it: a
+// conversion from TBL reads one a sample.
+func plainName(data []byte) (string, bool) {
+	const pre, post = `{"name":"`, `"}`
+	if len(data) < len(pre)+len(post) || string(data[:len(pre)]) != pre || string(data[len(data)-len(post):]) != post {
+		return "", false
+	}
+	name := string(data[len(pre) : len(data)-len(post)])
+	return name, plainJSON(name)
 }
 
 // SampleName returns the name held by the first JSON entry of meta whose
@@ -68,6 +99,9 @@ func NameFields(meta []MetaEntry) (name string, other map[string]json.RawMessage
 	for _, m := range meta {
 		if m.Type != MetaJSON {
 			continue
+		}
+		if name, ok := plainName(m.Data); ok {
+			return name, nil, true
 		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(m.Data, &obj) != nil {

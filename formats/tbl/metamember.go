@@ -211,7 +211,7 @@ func onlyName(blocks []MetaEntry, name string) bool {
 // badJSON tells whether any JSON-typed block does not parse.
 func hasBadJSON(blocks []MetaEntry) bool {
 	for _, b := range blocks {
-		if b.Type == MetaJSON && !json.Valid(b.Data) {
+		if _, plain := plainName(b.Data); b.Type == MetaJSON && !plain && !json.Valid(b.Data) {
 			return true
 		}
 	}

@@ -75,10 +75,15 @@ type pooled struct {
 // Stored bytes of p and of its copies must not be used afterwards. Not
 // calling it is safe.
 func (p *Prepared) Release() {
-	if p.block != nil && p.block.released.CompareAndSwap(false, true) {
-		blocks.Put(p.block.buf)
-	}
+	p.block.release()
 	p.block, p.Stored = nil, nil
+}
+
+// release gives the buffer back, once.
+func (b *pooled) release() {
+	if b != nil && b.released.CompareAndSwap(false, true) {
+		blocks.Put(b.buf)
+	}
 }
 
 // AddPrepared appends a sample prepared by PrepareSample with this

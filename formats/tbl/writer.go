@@ -71,6 +71,12 @@ type Writer struct {
 	spillW  *bufio.Writer
 	buf     []byte // the sample being compressed, or a copy buffer
 	err     error
+
+	// Set where runs of samples are placed (place.go) rather than added.
+	pl          *placers
+	placerCount int
+	metaRuns    [][]byte // the runs' metadata blocks while they fit SpoolMemory
+	metaAt      int64    // where the metadata section starts, where known before (else -1)
 }
 
 // Create starts a TBL file at path.
@@ -97,10 +103,7 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{out: out, opts: opts, hdrLen: headerLen(opts.Version), entLen: entryLen(opts.Version)}
-	// Sized once: the index never moves while it grows, so its memory is
-	// the index, not twice it. Pages untouched so far cost nothing.
-	w.index = make([]byte, 0, opts.NumSamples*w.entLen)
+	w := &Writer{out: out, opts: opts, hdrLen: headerLen(opts.Version), entLen: entryLen(opts.Version), metaAt: -1}
 	w.off = int64(w.hdrLen) + int64(opts.NumSamples)*int64(w.entLen)
 	if opts.Version == 2 {
 		w.flags = FlagHasChecksums
@@ -202,6 +205,12 @@ func (w *Writer) record(s Sample, meta []MetaEntry) error {
 			}
 		}
 	}
+	if w.index == nil {
+		// Sized once: the index never moves while it grows, so its
+		// memory is the index, not twice it. Made by the first Add: a
+		// writer whose runs are placed (place.go) writes it in place.
+		w.index = make([]byte, 0, w.opts.NumSamples*w.entLen)
+	}
 	k := len(w.index)
 	w.index = append(w.index, make([]byte, w.entLen)...)
 	putEntry(w.index[k:], w.opts.Version, &s)
@@ -271,11 +280,23 @@ func (w *Writer) addMeta(sample int, m MetaEntry) error {
 // samples were added.
 func (w *Writer) Close() error {
 	defer w.release()
+	placed := w.pl != nil
+	if placed {
+		// The runs handed over are written before anything else is.
+		if err := w.pl.stop(); err != nil && w.err == nil {
+			w.fail(err)
+		}
+		w.pl = nil
+	}
 	if w.err == nil && w.n != w.opts.NumSamples {
 		w.fail(fmt.Errorf("closed after %d samples, %d were announced", w.n, w.opts.NumSamples))
 	}
 	if w.err == nil {
-		if err := w.finish(); err != nil {
+		finish := w.finish
+		if placed {
+			finish = w.finishPlaced
+		}
+		if err := finish(); err != nil {
 			w.fail(err)
 		}
 	}
@@ -333,15 +354,23 @@ func (w *Writer) finish() error {
 // Abort discards the output. After Close it does nothing, so it can be
 // deferred.
 func (w *Writer) Abort() {
-	w.release()
+	w.release() // first: the placers stop writing
 	w.err = errWriterDone
 	w.out.Abort()
 }
 
 func (w *Writer) release() {
+	if w.pl != nil {
+		// Nothing may write into the file once it is closed; runs not yet
+		// written are only released (the file is being discarded: Close
+		// stops the placers itself first).
+		w.pl.failed.Store(true)
+		w.pl.stop()
+		w.pl = nil
+	}
 	if w.spill != nil {
 		w.spill.Close()
 		w.spill, w.spillW = nil, nil
 	}
-	w.index, w.meta, w.buf = nil, nil, nil
+	w.index, w.meta, w.buf, w.metaRuns = nil, nil, nil, nil
 }

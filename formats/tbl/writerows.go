@@ -2,12 +2,15 @@ package tbl
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path"
+	"runtime"
 	"strings"
 
 	"github.com/itarconv/itarconv/dataset"
@@ -42,7 +45,17 @@ type RowsOptions struct {
 	Overwrite bool
 	Workers   int
 	Progress  func(dataset.Progress)
+	// Memory bounds the bytes kept in memory for the whole file until its
+	// end: the metadata section (names), which follows the data, is held
+	// up to Memory bytes, then goes to a temporary file beside the output
+	// (removed at the end, also on error). 0 means DefaultMemory. The
+	// index is written in place and nothing else is kept a sample, so
+	// memory does not grow with the samples.
+	Memory int64
 }
+
+// DefaultMemory is RowsOptions.Memory's default.
+const DefaultMemory = 16 << 20
 
 // RowsStats describes a TBL file WriteRows wrote.
 type RowsStats struct {
@@ -93,11 +106,21 @@ func linkPath(name []byte) string {
 // extracting a tar gives it). newSource makes the source of
 // each of the two passes: a first one counts the samples (TBL's header
 // and index come first: its source may list rows without their bytes,
-// counting is true), the second copies them, one sample in memory at a
-// time (TBL's CRC and LZ4 need the whole sample). A row's bytes come in
+// counting is true), the second copies them. A row's bytes come in
 // the row (Row.Inline); else, from a source whose shards are files
 // (dataset.ShardFiles), each batch's payloads are mapped where they lie;
 // else the writer reads them through OpenPayload.
+//
+// Both passes do a row's work on the workers (Options.Workers): the
+// first judges each batch's rows there, the second works out each
+// sample's checksum, LZ4 block and metadata there and makes the batch a
+// run that placers write where it goes (place.go); the ordered writer
+// only adds up counts and gives each batch its place, and follows rows
+// one by one only in batches holding a metadata member or a hard link.
+// Memory does not grow with the samples: the index is written in place,
+// the metadata section too where its start is known before (no LZ4, no
+// hard links), and otherwise held up to RowsOptions.Memory, then spilled
+// beside the output.
 func WriteRows(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), out string, opts RowsOptions) (*RowsStats, error) {
 	return writeRows(ctx, newSource, out, opts, nil)
 }
@@ -117,46 +140,18 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 	}
 	sel := &selector{sel: opts.Select, skipped: map[string]int64{}, src: counting}
 	sel.files, _ = counting.(dataset.ShardFiles)
-	var pairing metaPairing
 	// The paths hard links name: the copying pass keeps where the latest
 	// file of each lies.
 	targets := map[string]*dataset.Row{}
-	count := dataset.RowFunc(func(shard int, r *dataset.Row) error {
-		ok, err := sel.take(shard, r)
-		if err != nil {
-			return err
-		}
-		if ok {
-			// Refused before anything is written, as every target refuses it.
-			if err := CheckName(counting.ShardName(shard), r); err != nil {
-				return err
-			}
-		}
-		if ok && r.Kind == dataset.KindHardlink {
-			targets[linkPath(r.Linkname)] = nil
-		}
-		meta := false
-		if ok && !opts.NoMetaMembers {
-			if meta, err = sel.isMetaMember(shard, r); err != nil {
-				return err
-			}
-		}
-		// A metadata member is no sample when the sample it extends follows.
-		if res, _ := pairing.next(string(r.Name), ok, meta, nil); res == pairedFlushed {
-			sel.n++
-		}
-		if ok && !meta {
-			sel.n++
-		}
-		return nil
-	})
-	err = dataset.Run(ctx, counting, count, dataset.Options{Workers: opts.Workers})
+	cs := &countSink{sel: sel, src: counting, noMetaMembers: opts.NoMetaMembers, targets: targets}
+	err = dataset.Run(ctx, counting, cs, dataset.Options{Workers: opts.Workers})
 	registry.CloseSource(counting)
 	if err != nil {
 		return nil, err
 	}
-	if pairing.pending != nil {
+	if cs.pairing.pending != nil {
 		sel.n++
+		cs.bytes += cs.pending
 	}
 	src, err := newSource(false)
 	if err != nil {
@@ -165,14 +160,26 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 	defer registry.CloseSource(src)
 	// A format code v1 does not define comes only from a metadata member
 	// giving a sample's own code back: it is written as it was.
-	w, err := Create(out, WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n), KeepFormat: true, Replace: opts.Overwrite})
+	w, err := Create(out, WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n), KeepFormat: true, Replace: opts.Overwrite,
+		SpoolMemory: int(min(cmp.Or(max(opts.Memory, 0), DefaultMemory), math.MaxInt32))})
 	if err != nil {
 		return nil, err
 	}
+	workers := cmp.Or(max(opts.Workers, 0), runtime.GOMAXPROCS(0))
+	if !opts.LZ4 && len(targets) == 0 {
+		// Each sample's stored bytes are its row's.
+		w.setDataSize(cs.bytes)
+	}
+	w.setPlacers(workers)
+	w.placerCount = workers
 	sink := &rowsSink{w: w, src: src, sel: &selector{sel: opts.Select, skipped: map[string]int64{}},
 		opts: opts, stats: &RowsStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames},
-		edges: edges, targets: targets}
+		edges: edges, targets: targets, targetSet: make(map[string]struct{}, len(targets))}
+	for t := range targets {
+		sink.targetSet[t] = struct{}{}
+	}
 	sink.files, _ = src.(dataset.ShardFiles)
+	_, sink.copyInline = src.(dataset.Releaser)
 	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err == nil && edges != nil {
 		edges.last = sink.pairing.pending
@@ -187,6 +194,7 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 	if err := w.Close(); err != nil {
 		return nil, err
 	}
+	sink.countFormats()
 	sink.stats.Skipped = sink.sel.skipped
 	return sink.stats, nil
 }
@@ -287,11 +295,11 @@ const (
 // next advances over one row: sample tells whether it becomes a sample,
 // meta whether it is a metadata member (p holds it, in the second pass).
 // It returns what became of the member that was waiting, and that member.
-func (t *metaPairing) next(name string, sample, meta bool, p *pendingMeta) (pairResult, *pendingMeta) {
+func (t *metaPairing) next(name []byte, sample, meta bool, p *pendingMeta) (pairResult, *pendingMeta) {
 	prev, res := t.pending, pairedNone
 	if prev != nil {
 		res = pairedFlushed
-		if sample && !meta && name == prev.target {
+		if sample && !meta && string(name) == prev.target {
 			res = pairedMatched
 		}
 	}
@@ -300,7 +308,7 @@ func (t *metaPairing) next(name string, sample, meta bool, p *pendingMeta) (pair
 		if p == nil {
 			p = &pendingMeta{}
 		}
-		p.target = strings.TrimSuffix(name, MetaSuffix)
+		p.target = strings.TrimSuffix(string(name), MetaSuffix)
 		t.pending = p
 	}
 	return res, prev
@@ -318,6 +326,14 @@ type rowsSink struct {
 	// targets holds, for each path a hard link names, where the bytes of
 	// the latest sample of that path so far lie (nil before there is one).
 	targets map[string]*dataset.Row
+	// targetSet holds the same paths, for the workers: it is only read.
+	targetSet map[string]struct{}
+	// copyInline: the source takes back a batch's bytes once it is
+	// written (dataset.Releaser), before the run is: large samples are
+	// copied (small ones always are).
+	copyInline bool
+	formats    [256]int64  // samples by format
+	b          *runBuilder // the writer's, for a batch it follows row by row
 }
 
 // rowPrepared is one row of a batch, ready to append.
@@ -341,6 +357,15 @@ type rowsBatch struct {
 	samples []rowPrepared
 	region  *mapped.Region // the mapped payloads, nil if read
 	where   string         // the shard, for messages: its file's name where it was opened
+	// run holds the batch's samples ready to place, when no row needs
+	// the writer (no hard link, no metadata member, no payload it reads);
+	// then the figures below are the batch's.
+	run     *run
+	n       int64 // samples
+	bytes   int64 // their uncompressed bytes
+	formats [RAWU8 + 1]int64
+	skipped map[string]int64
+	targets []int // the rows that are samples of paths hard links name
 }
 
 // Prepare reads each sample of the batch and works out its checksum,
@@ -383,7 +408,7 @@ func (s *rowsSink) Prepare(b *dataset.Batch) error {
 				}
 			}
 		}
-		return nil
+		return s.makeRun(b, p)
 	}
 	f, err := s.files.ShardFile(b.Shard)
 	if err != nil {
@@ -412,10 +437,86 @@ func (s *rowsSink) Prepare(b *dataset.Batch) error {
 	if errors.Is(err, mapped.ErrGone) {
 		err = fmt.Errorf("%s: %q, payload at offset %d: %w", p.where, r.Name, r.DataOffset, err)
 	}
+	if err == nil {
+		err = s.makeRun(b, p)
+	}
 	if err != nil {
 		p.region.Close()
 	}
 	return err
+}
+
+// makeRun makes the batch's samples a run, with the batch's figures,
+// unless some row needs the writer. It copies the small samples (from
+// the mapping: see mapped.Guard).
+func (s *rowsSink) makeRun(b *dataset.Batch, p *rowsBatch) error {
+	for i := range p.samples {
+		if o := &p.samples[i]; o.skip == "" && (o.link || o.late || o.metaMember != nil || int(o.sample.Format) >= len(p.formats)) {
+			return nil
+		}
+	}
+	var small int64 // the bytes the run copies
+	for i := range p.samples {
+		if o := &p.samples[i]; o.skip == "" && len(o.sample.Stored) <= runSmall {
+			small += int64(len(o.sample.Stored))
+		}
+	}
+	rb := newRunBuilder(s.opts.Version, small, len(b.Rows))
+	err := mapped.Guard(func() error {
+		for i := range p.samples {
+			o := &p.samples[i]
+			if o.skip != "" {
+				if p.skipped == nil {
+					p.skipped = map[string]int64{}
+				}
+				p.skipped[o.skip]++
+				continue
+			}
+			r := &b.Rows[i]
+			if err := rb.add(&o.sample, o.meta); err != nil {
+				return fmt.Errorf("%s: offset %d: %q: %w", p.where, r.Offset, r.Name, err)
+			}
+			if len(s.targetSet) > 0 {
+				if _, ok := s.targetSet[linkPath(r.Name)]; ok {
+					p.targets = append(p.targets, i)
+				}
+			}
+			p.n++
+			p.bytes += int64(o.sample.Size)
+			p.formats[o.sample.Format]++
+		}
+		return nil
+	})
+	if errors.Is(err, mapped.ErrGone) {
+		err = fmt.Errorf("%s: %w", p.where, err)
+	}
+	if err != nil {
+		return err
+	}
+	p.run = rb.done()
+	mapped := false // a sample's bytes are still those of the mapping
+	for i := range p.samples {
+		o := &p.samples[i]
+		switch {
+		case o.skip != "" || len(o.sample.Stored) <= runSmall:
+			if o.sample.block != nil {
+				// Copied: the LZ4 block goes back now.
+				o.sample.block.release()
+				o.sample.block = nil
+			}
+		case o.sample.block != nil:
+			p.run.release = append(p.run.release, o.sample.Release)
+		default:
+			mapped = true
+		}
+	}
+	if !mapped && p.region != nil {
+		// Every byte the run writes is copied: the mapping, and the
+		// pages it holds, go now rather than once the run is written.
+		p.region.Close()
+		p.region = nil
+	}
+	return nil
 }
 
 // prepare works out one sample: its bytes from the row, the region (or
@@ -442,6 +543,11 @@ func (s *rowsSink) prepare(where string, r *dataset.Row, out *rowPrepared, f *os
 	out.sample, out.meta, err = s.prepareSample(name, data)
 	if err != nil {
 		return fmt.Errorf("%s: offset %d: %q: %w", where, r.Offset, name, err)
+	}
+	if s.copyInline && r.Inline != nil && !out.sample.Compressed && len(data) > runSmall {
+		// The source takes the bytes back once the batch is written;
+		// the run is written after.
+		out.sample.Stored = bytes.Clone(data)
 	}
 	return nil
 }
@@ -480,14 +586,61 @@ func (s *rowsSink) EndShard(int) error { return nil }
 
 func (s *rowsSink) Write(b *dataset.Batch) error {
 	prep := b.Prep.(*rowsBatch)
-	// The writer copies what it is given: the mapping can go after. Bytes
-	// a shrunk shard lost fault when copied.
-	defer prep.region.Close()
+	if r := prep.run; r != nil && s.pairing.pending == nil && (s.edges == nil || s.edges.seen) {
+		// The whole batch as Prepare made it: its figures added, its
+		// place given.
+		if prep.region != nil {
+			r.release = append(r.release, func() { prep.region.Close() })
+		}
+		for why, n := range prep.skipped {
+			s.sel.skipped[why] += n
+		}
+		s.stats.Samples += prep.n
+		s.stats.Bytes += prep.bytes
+		for f, n := range prep.formats {
+			s.formats[f] += n
+		}
+		for _, i := range prep.targets {
+			s.keepTarget(b.Shard, &b.Rows[i], &prep.samples[i])
+		}
+		return s.placeRun(r)
+	}
+	// Row by row, into a run of the writer's, written with the mapping
+	// (which goes after it) and Prepare's LZ4 blocks. Bytes a shrunk
+	// shard lost fault when copied.
+	s.b = newRunBuilder(s.opts.Version, b.Bytes, len(b.Rows))
 	err := mapped.Guard(func() error { return s.write(b, prep) })
 	if errors.Is(err, mapped.ErrGone) {
 		err = fmt.Errorf("%s: %w", prep.where, err)
 	}
-	return err
+	r := s.b.done()
+	s.b = nil
+	if prep.run != nil {
+		r.release = append(r.release, prep.run.release...)
+	} else {
+		for i := range prep.samples {
+			if o := &prep.samples[i]; o.sample.block != nil {
+				r.release = append(r.release, o.sample.Release)
+			}
+		}
+	}
+	if prep.region != nil {
+		r.release = append(r.release, func() { prep.region.Close() })
+	}
+	if err != nil {
+		releaseRun(r)
+		return err
+	}
+	return s.placeRun(r)
+}
+
+// placeRun places a run, or releases it if it holds no sample.
+func (s *rowsSink) placeRun(r *run) error {
+	if r.n == 0 {
+		releaseRun(r)
+		return nil
+	}
+	return s.w.place(r)
 }
 
 func (s *rowsSink) write(b *dataset.Batch, prep *rowsBatch) error {
@@ -509,7 +662,7 @@ func (s *rowsSink) write(b *dataset.Batch, prep *rowsBatch) error {
 			s.edges.seen = true
 			s.edges.first = edgeRow{Name: bytes.Clone(r.Name), Sample: p.skip == "", Meta: p.metaMember != nil}
 		}
-		res, prev := s.pairing.next(string(r.Name), p.skip == "", p.metaMember != nil, p.metaMember)
+		res, prev := s.pairing.next(r.Name, p.skip == "", p.metaMember != nil, p.metaMember)
 		if res == pairedFlushed {
 			if err := s.addOrdinary(prev); err != nil {
 				return err
@@ -586,15 +739,25 @@ func (s *rowsSink) readLink(where string, r *dataset.Row, p *rowPrepared) error 
 	return nil
 }
 
+// add appends a sample to the writer's run (s.b). Its bytes stay where
+// they are until the run is written.
 func (s *rowsSink) add(p Prepared, meta []MetaEntry) error {
-	if err := s.w.AddPrepared(p, meta); err != nil {
+	if err := s.b.add(&p, meta); err != nil {
 		return err
 	}
-	p.Release() // the writer has copied it
 	s.stats.Samples++
 	s.stats.Bytes += int64(p.Size)
-	s.stats.Formats[strings.ToLower(p.Format.String())]++
+	s.formats[p.Format]++
 	return nil
+}
+
+// countFormats sets the stats' samples by format.
+func (s *rowsSink) countFormats() {
+	for f, n := range s.formats {
+		if n > 0 {
+			s.stats.Formats[strings.ToLower(Format(f).String())] += n
+		}
+	}
 }
 
 // readLate reads a payload the row does not carry (a large file of a
@@ -634,5 +797,13 @@ func (s *rowsSink) flushPending() error {
 	if m == nil {
 		return nil
 	}
-	return s.addOrdinary(m)
+	s.b = newRunBuilder(s.opts.Version, int64(len(m.raw)), 1)
+	err := s.addOrdinary(m)
+	r := s.b.done()
+	s.b = nil
+	if err != nil {
+		releaseRun(r)
+		return err
+	}
+	return s.placeRun(r)
 }
