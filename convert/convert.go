@@ -412,6 +412,7 @@ func tarToTBL(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 		return nil, err
 	}
 	opts.Workers, opts.Scan, opts.Progress, opts.Overwrite = o.Workers, src.Scan, o.Progress, o.Overwrite
+	opts.Memory = o.Memory
 	opts.Spool = o.spool(dst)
 	defer opts.Spool.Close()
 	st, err := TarToTBL(ctx, shards, dst, opts)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -407,12 +408,22 @@ func (s *Spool) Close() error {
 	entries := maps.Clone(s.entries)
 	s.mu.Unlock()
 	s.fetchers.Wait()
+	// Unlinking a large copy frees its pages, which takes a while: the
+	// copies go side by side, as many at once as there are cores.
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
 	for path, e := range entries {
 		<-e.done // a copy a caller of Plain is making ends with its context
 		if e.path != "" && e.path != path {
-			os.Remove(e.path)
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				os.Remove(e.path)
+			}()
 		}
 	}
+	wg.Wait()
 	return nil
 }
 
