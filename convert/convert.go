@@ -516,7 +516,7 @@ func throughRegistry(ctx context.Context, srcs []string, dst string, o ConvertOp
 	}
 	d = keepNames(d, o.To)
 	res, err := tgt.Create(ctx, named{d, strings.Join(srcs, " ")}, dst, registry.CreateOptions{Workers: o.Workers, Overwrite: o.Overwrite,
-		ShardSize: o.ShardSize, Progress: o.Progress, Format: format})
+		ShardSize: o.ShardSize, Progress: o.Progress, Memory: o.Memory, Format: format})
 	if err != nil {
 		return nil, err
 	}

@@ -144,7 +144,7 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 	}
 	in := sliced{named{keepNames(d, o.To), strings.Join(srcs, " ")}, lo, hi}
 	st, err = registry.Lookup(o.To).CreatePart(ctx, in, dir, registry.CreateOptions{Workers: o.Workers,
-		ShardSize: o.ShardSize, Progress: o.Progress, Format: format})
+		ShardSize: o.ShardSize, Progress: o.Progress, Memory: o.Memory, Format: format})
 	if ps, ok := st.(*barecat.PartStats); ok && err == nil && o.From == "tar" && ps.Skipped["hardlink"] > 0 {
 		// One run makes a hard link a file with its target's bytes, which
 		// may lie in another task's shards.
@@ -186,7 +186,7 @@ func MergeConverted(ctx context.Context, srcs []string, dst string, o ConvertOpt
 		return nil, err
 	}
 	return registry.Lookup(o.To).MergeParts(ctx, parts, dst, registry.CreateOptions{Workers: o.Workers, Overwrite: o.Overwrite,
-		ShardSize: o.ShardSize, Progress: o.Progress, Format: format})
+		ShardSize: o.ShardSize, Progress: o.Progress, Memory: o.Memory, Format: format})
 }
 
 // sliced is a dataset's shards lo..hi-1: one task's share.

@@ -99,7 +99,11 @@ func (d *toyDataset) Unit() string       { return "files" }
 func (d *toyDataset) Warnings() []string { return nil }
 func (d *toyDataset) Close() error       { return nil }
 
+// toyMemory is the memory budget the last createToy was given.
+var toyMemory int64
+
 func createToy(ctx context.Context, in registry.Input, path string, o registry.CreateOptions) (*registry.Result, error) {
+	toyMemory = o.Memory
 	src, err := in.Rows(false)
 	if err != nil {
 		return nil, err
@@ -162,6 +166,10 @@ func TestAFormatOfItsOwn(t *testing.T) {
 		if res.Summary != back+": 3 files" {
 			t.Errorf("summary %q", res.Summary)
 		}
+	}
+	// The memory budget reaches the target's Create.
+	if _, err := convert.Convert(ctx, []string{filepath.Join(dir, "fold")}, filepath.Join(dir, "m.toy"), convert.ConvertOptions{To: "toy", Memory: 12345}); err != nil || toyMemory != 12345 {
+		t.Errorf("tar -> toy with Memory 12345: %v, Create got %d", err, toyMemory)
 	}
 	if _, err := convert.Convert(ctx, []string{in}, filepath.Join(dir, "x.toy"), convert.ConvertOptions{}); !errors.Is(err, convert.ErrSameFormat) {
 		t.Errorf("toy -> toy: %v, want ErrSameFormat", err)

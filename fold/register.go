@@ -410,7 +410,7 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 	}
 	defer registry.CloseSource(src)
 	st, err := Write(ctx, src, WriteOptions{Dir: path, Fold: opts.Fold, ShardSize: o.ShardSize, MaxMembers: opts.MaxMembers,
-		Workers: o.Workers, Progress: o.Progress, Replace: o.Overwrite})
+		Workers: o.Workers, Progress: o.Progress, Replace: o.Overwrite, Index: IndexOptions{Memory: o.Memory}})
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 		return nil, err
 	}
 	defer registry.CloseSource(src)
-	st, err := WriteRows(ctx, src, path, RowsOptions{ShardSize: o.ShardSize, Workers: o.Workers, Overwrite: o.Overwrite, Progress: o.Progress})
+	st, err := WriteRows(ctx, src, path, RowsOptions{ShardSize: o.ShardSize, Workers: o.Workers, Overwrite: o.Overwrite, Progress: o.Progress, Memory: o.Memory})
 	if err != nil {
 		return nil, err
 	}

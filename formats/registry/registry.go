@@ -150,6 +150,9 @@ type CreateOptions struct {
 	// with shards (0: the format's default).
 	ShardSize int64
 	Progress  func(dataset.Progress)
+	// Memory bounds what Create keeps of every row until its end, past
+	// which it spills beside the output (0: the format's default).
+	Memory int64
 	// Format holds the target format's own options (its package documents
 	// the type); nil takes the defaults.
 	Format any

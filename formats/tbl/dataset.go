@@ -116,7 +116,7 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 	if err != nil {
 		return nil, err
 	}
-	opts.Workers, opts.Progress, opts.Overwrite = o.Workers, o.Progress, o.Overwrite
+	opts.Workers, opts.Progress, opts.Overwrite, opts.Memory = o.Workers, o.Progress, o.Overwrite, o.Memory
 	st, err := WriteRows(ctx, in.Rows, path, opts)
 	if err != nil {
 		return nil, err
