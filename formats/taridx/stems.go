@@ -91,13 +91,15 @@ type stemPart struct {
 	runs  []int64   // records in each run, in file order
 }
 
+// newStemSet divides memory: an eighth for the log's first stems (read
+// back only for crashes, so little is gained by keeping more), the rest
+// for the partitions' records, half of it to sort them into.
 func newStemSet(dir string, memory int) *stemSet {
-	half := memory / 2
 	return &stemSet{
 		dir:      dir,
 		seed:     maphash.MakeSeed(),
-		partRecs: max(half/2/stemParts/stemRecSize, 64), // and as much again to sort into
-		log:      stemLog{dir: dir, memLimit: int64(max(half/logSegment, 1)) * logSegment},
+		partRecs: max(memory*7/8/2/stemParts/stemRecSize, 64),
+		log:      stemLog{dir: dir, memLimit: int64(max(memory/8/logSegment, 1)) * logSegment},
 	}
 }
 
@@ -222,7 +224,7 @@ func (p *stemPart) spillRun(dir string) error {
 		os.Remove(f.Name()) // unnamed: vanishes with the process
 		p.spill = f
 	}
-	bw := bufio.NewWriterSize(p.spill, 256<<10)
+	bw := bufio.NewWriterSize(p.spill, 32<<10)
 	var b [stemRecSize]byte
 	for _, r := range p.recs {
 		putStemRec(b[:], r)
