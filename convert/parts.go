@@ -123,7 +123,7 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 		st, err := tbl.WritePart(ctx, newSource, dir, ro)
 		if errors.Is(err, tbl.ErrHardlinkTarget) {
 			// One run finds a link's target in any earlier shard.
-			err = fmt.Errorf("%w (a task sees its own shards %d to %d only: convert in one run): %w", err, lo, hi-1, ErrNoPartition)
+			err = fmt.Errorf("%w (a task sees its own %s only: convert in one run): %w", err, partition.ShardRange(lo, hi), ErrNoPartition)
 		}
 		return lo, hi, st, err
 	}
@@ -148,7 +148,7 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 	if ps, ok := st.(*barecat.PartStats); ok && err == nil && o.From == "tar" && ps.Skipped["hardlink"] > 0 {
 		// One run makes a hard link a file with its target's bytes, which
 		// may lie in another task's shards.
-		return 0, 0, nil, fmt.Errorf("%d hard links in shards %d to %d: tar shards with hard links into Barecat: %w", ps.Skipped["hardlink"], lo, hi, ErrNoPartition)
+		return 0, 0, nil, fmt.Errorf("%d hard links in %s: tar shards with hard links into Barecat: %w", ps.Skipped["hardlink"], partition.ShardRange(lo, hi), ErrNoPartition)
 	}
 	return lo, hi, st, err
 }

@@ -144,3 +144,15 @@ func Owners(sizes []int64, n int) []int {
 	}
 	return out
 }
+
+// ShardRange names the shards [lo, hi) of a task as people count them:
+// "no shards", "shard 3", "shards 3 to 5" (both ends included).
+func ShardRange(lo, hi int) string {
+	switch {
+	case hi <= lo:
+		return "no shards"
+	case hi == lo+1:
+		return fmt.Sprintf("shard %d", lo)
+	}
+	return fmt.Sprintf("shards %d to %d", lo, hi-1)
+}

@@ -141,3 +141,14 @@ func ExampleRange() {
 	// 1 [100 100 100]
 	// 2 [300 100]
 }
+
+func TestShardRange(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi int
+		want   string
+	}{{1, 1, "no shards"}, {0, 1, "shard 0"}, {3, 6, "shards 3 to 5"}} {
+		if got := ShardRange(c.lo, c.hi); got != c.want {
+			t.Errorf("ShardRange(%d, %d) = %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
+}

@@ -95,7 +95,7 @@ any of these files against its shards.`,
 	f.StringVar(&fl.formats, "format", taridx.FormatName, formatHelp())
 	f.BoolVar(&fl.widsMD5, "wids-md5", false, "record each shard's MD5 sum in wids' index (reads every shard whole; the loader then checks it)")
 	fl.taskFlags.add(cmd)
-	f.StringVar(&fl.strategy, "read-strategy", "auto", `how headers are read: "auto" (mmap where possible), "mmap", "pread" (one read per header) or "sequential"`)
+	f.StringVar(&fl.strategy, "read-strategy", "auto", `how headers are read: "auto" (per read, "pread" where members are large, "sequential" where they are small), "pread" (one read per header), "sequential" (large reads through the shard) or "mmap" (the shard mapped)`)
 	return cmd
 }
 

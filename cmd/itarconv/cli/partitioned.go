@@ -76,8 +76,8 @@ func (e *env) runTask(command, out string, t partition.Task, in []partition.Inpu
 	if err != nil {
 		return fmt.Errorf("task %d of %d: %w", t.K, t.N, err)
 	}
-	e.infof("task %d of %d (%s) of run %s: shards %d to %d -> %s; run 'itarconv merge %s' once every task is done\n",
-		t.K, t.N, t.Source, partition.ShortID(m.Run), m.Shards[0], m.Shards[1], dir, shellQuote(out))
+	e.infof("task %d of %d (%s) of run %s: %s -> %s; run 'itarconv merge %s' once every task is done\n",
+		t.K, t.N, t.Source, partition.ShortID(m.Run), partition.ShardRange(m.Shards[0], m.Shards[1]), dir, shellQuote(out))
 	return nil
 }
 

@@ -387,7 +387,7 @@ func TestConvertTaskRefused(t *testing.T) {
 	linked := filepath.Join(dir, "linked.tar")
 	os.WriteFile(linked, buf.Bytes(), 0o644)
 	code, msg = process(t, nil, "convert", "--task", "0/1", linked, filepath.Join(dir, "y.barecat"))
-	if code != 1 || !strings.Contains(msg, "1 hard links in shards 0 to 1") {
+	if code != 1 || !strings.Contains(msg, "1 hard links in shard 0:") {
 		t.Errorf("tar shards with hard links to Barecat as a task: exit %d: %s", code, msg)
 	}
 	code, msg = process(t, nil, append(append([]string{"convert", "--task", "0/2"}, paths...), "-")...)
@@ -555,5 +555,19 @@ func TestRunSameEverywhere(t *testing.T) {
 	}
 	if code, msg := process(t, nil, "merge", "-q", out); code != 0 {
 		t.Error(msg)
+	}
+}
+
+// TestTaskSaysItsShards: a task names its shards as people count them,
+// an empty one included (before: "shards 1 to 1" for none, "shards 0 to
+// 1" for one).
+func TestTaskSaysItsShards(t *testing.T) {
+	dir, _ := writeShards(t, 2, 3)
+	out := t.TempDir()
+	for k, want := range []string{": shard 0 ->", ": no shards ->", ": shard 1 ->"} {
+		code, _, stderr := run(t, "index", "--task", fmt.Sprintf("%d/3", k), "--out-dir", out, dir)
+		if code != 0 || !strings.Contains(stderr, want) {
+			t.Errorf("task %d/3: exit %d: %q, want %q", k, code, stderr, want)
+		}
 	}
 }
