@@ -63,6 +63,14 @@ func (b *Builder) WriteTo(dbPath string, archive os.FileInfo) (err error) {
 	return err
 }
 
+// fileRows gives the rows of table files again, for the keys of its index.
+func (b *Builder) fileRows(yield func(values []sqlitefile.Value) error) error {
+	if err := b.memberRows(yield); err != nil {
+		return err
+	}
+	return b.generatedRows(yield)
+}
+
 // writeDB writes the database to f, an empty file open for reading and
 // writing: Schema's tables with the automatic indexes SQLite would give
 // them (tableKeys), their rows from b.tables, then Schema's view and
@@ -70,7 +78,11 @@ func (b *Builder) WriteTo(dbPath string, archive os.FileInfo) (err error) {
 func (b *Builder) writeDB(f *os.File, archive os.FileInfo) error {
 	// sqlitefile's defaults are those of ratarmount's indexes, which are
 	// SQLite's: pages of 4096 bytes, UTF-8, rollback journal.
-	w, err := sqlitefile.New(f, sqlitefile.Options{})
+	//
+	// Rows that passed Memory give the keys of the files table's index
+	// again from where they wait (KeysFrom), within Memory too, rather
+	// than each key kept as its row is appended.
+	w, err := sqlitefile.New(f, sqlitefile.Options{Memory: int64(b.Memory)})
 	if err != nil {
 		return err
 	}
@@ -96,6 +108,9 @@ func (b *Builder) writeDB(f *os.File, archive os.FileInfo) error {
 			return fmt.Errorf("table %s: its keys are not declared", e.Name)
 		}
 		t := w.Table(e.Name, e.SQL)
+		if e.Name == TableFiles && b.spill != nil {
+			t.KeysFrom(b.fileRows)
+		}
 		if keys.rowid >= 0 {
 			t.RowidColumn(keys.rowid)
 		}
