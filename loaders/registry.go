@@ -44,7 +44,7 @@ type Options struct {
 	// gathers for the files that span the dataset; past it, that waits in
 	// a temporary file beside the output (removed at the end), or is
 	// built again when needed. energon keeps its shards' rows of
-	// index.sqlite in a quarter of it, and the keys of its indexes, as
+	// index.sqlite in a 32nd of it, and the keys of its indexes, as
 	// it writes the file, in all of it. 0 is DefaultMemory; negative
 	// keeps nothing in memory that can go. Each shard's index being
 	// built (a shard's rows, lines, names, offsets) keeps a share of it,

@@ -3,8 +3,11 @@ package energon
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +99,51 @@ func TestBuilderPrepared(t *testing.T) {
 	got := WritePrepared(context.Background(), t.TempDir(), []*PreparedShard{p}, MetaOptions{})
 	if want == nil || got == nil || got.Error() != want.Error() || !bytes.Contains([]byte(got.Error()), []byte("sample key")) {
 		t.Fatalf("got %v, want %v, a sample key's", got, want)
+	}
+}
+
+// TestPreparedSpooledWindows: a spooled shard's rows, read back a window
+// at a time (rows across windows, a key longer than a window, part names
+// not interned), come back as they went in, and its keys' hashes, kept in
+// the spool too, find a key repeated across shards as in memory.
+func TestPreparedSpooledWindows(t *testing.T) {
+	var s ShardSamples
+	s.Name = "a.tar"
+	for i := range 40000 {
+		key := fmt.Sprintf("k%06d", i)
+		if i == 20000 {
+			key = strings.Repeat("x", regionWindow+1000)
+		}
+		s.Samples = append(s.Samples, Sample{Key: key, Offset: int64(1024 * i), Size: 1024})
+		s.Parts = append(s.Parts, Part{Sample: i, Name: fmt.Sprintf("p%d", i%3000), Offset: int64(1024*i + 512), Size: int64(i % 9)})
+	}
+	other := ShardSamples{Name: "b.tar", Samples: []Sample{{Key: "k012345", Offset: 0, Size: 1024}},
+		Parts: []Part{{Sample: 0, Name: "jpg", Offset: 512, Size: 1}}, End: 1024}
+	sp := NewSpool(t.TempDir(), -1)
+	defer sp.Close()
+	p, err := Prepare(s, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.data != nil || p.hashes != nil {
+		t.Fatal("the rows or hashes were not spooled")
+	}
+	back, err := p.Shard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.Samples {
+		if back.Samples[i] != s.Samples[i] || back.Parts[i] != s.Parts[i] {
+			t.Fatalf("row %d back as %+v %+v", i, back.Samples[i], back.Parts[i])
+		}
+	}
+	q, err := Prepare(other, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = duplicateKeys([]*PreparedShard{p, q})
+	var d *DuplicateKeyError
+	if !errors.As(err, &d) || !strings.Contains(err.Error(), "k012345") {
+		t.Errorf("duplicate across spooled shards: %v", err)
 	}
 }

@@ -59,7 +59,7 @@ func (e *energonLoader) spoolFor(shard string) *energon.Spool {
 		if dir == "" && !remote.IsURL(shard) {
 			dir = filepath.Dir(shard)
 		}
-		budget := e.memory / 4 // the rest for the indexes' keys
+		budget := e.memory / 32 // the rest for the indexes' keys and the shards' builders
 		if e.memory < 0 {
 			budget = -1
 		}
