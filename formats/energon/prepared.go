@@ -43,16 +43,23 @@ type PreparedShard struct {
 	// hashes are the keys' hashes, sorted: duplicateKeys looks at the
 	// samples again only when two are equal.
 	hashes []uint64
-	// hashAt, for hashes kept in spool (hashes nil) from hashOff, is
-	// where each range of repeatedHashes starts among them.
-	hashAt  []int32
-	hashOff int64
-	names   []string // part names, by number (see encode)
-	data    []byte   // the rows, the samples' then the parts', or nil if spooled
-	split   int      // where the parts' rows start in data
-	spool   *Spool   // where the rows are if data is nil
-	off     int64    // in spool's file
-	size    int
+	// runs are the hashes kept in spool (hashes nil): sorted runs of
+	// them, which together are the shard's.
+	runs  []hashRun
+	names []string // part names, by number (see encode)
+	data  []byte   // the rows, the samples' then the parts', or nil if spooled
+	split int      // where the parts' rows start in data
+	spool *Spool   // where the rows are if data is nil
+	off   int64    // in spool's file
+	size  int
+}
+
+// hashRun is a sorted run of hashes in a spool's file, from off, and
+// where each range of repeatedHashes starts in it (1<<hashBits+1 entries,
+// the last its length).
+type hashRun struct {
+	off int64
+	at  []int32
 }
 
 // badRow is a row whose text energon cannot take.
@@ -348,19 +355,8 @@ func (s *Spool) keep(p *PreparedShard) error {
 		s.held += int64(len(p.data))
 		return nil
 	}
-	if s.err != nil {
-		return s.err
-	}
-	if s.f == nil {
-		f, err := os.CreateTemp(s.dir, safefile.TempName("energon-rows"))
-		if err != nil {
-			s.err = fmt.Errorf("energon: spool of rows: %w", err)
-			return s.err
-		}
-		// Unlinked while open, the file goes with the process
-		// whatever happens; where it cannot be, Close removes it.
-		os.Remove(f.Name())
-		s.f = f
+	if err := s.open(); err != nil {
+		return err
 	}
 	if _, err := s.f.WriteAt(p.data, s.end); err != nil {
 		s.err = fmt.Errorf("energon: spool of rows %s at %d: %w", s.f.Name(), s.end, err)
@@ -371,27 +367,136 @@ func (s *Spool) keep(p *PreparedShard) error {
 	p.data = nil
 	// The keys' hashes too, with where each range of repeatedHashes
 	// starts among them.
-	h := make([]byte, 0, min(8*len(p.hashes), 1<<20))
-	p.hashOff = s.end
-	for i, v := range p.hashes {
-		h = binary.LittleEndian.AppendUint64(h, v)
-		if len(h) == cap(h) || i == len(p.hashes)-1 {
-			if _, err := s.f.WriteAt(h, s.end); err != nil {
+	run, err := s.writeHashes(p.hashes)
+	if err != nil {
+		return err
+	}
+	p.runs, p.hashes = []hashRun{run}, nil
+	return nil
+}
+
+// open makes the spool's file, if not yet made; s.mu is held.
+func (s *Spool) open() error {
+	if s.err != nil {
+		return s.err
+	}
+	if s.f == nil {
+		f, err := tempFile(s.dir, "energon-rows")
+		if err != nil {
+			s.err = fmt.Errorf("energon: spool of rows: %w", err)
+			return s.err
+		}
+		s.f = f
+	}
+	return nil
+}
+
+// tempFile makes a temporary file in dir, unlinked while open where the
+// system allows, so that it goes with the process whatever happens (else
+// its closer removes it).
+func tempFile(dir, base string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, safefile.TempName(base))
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
+}
+
+// keepSpilled moves the rows and hash runs a builder spilled into its
+// file src (see IdxBuilder) to the spool's file, the samples' rows then
+// the parts', as keep writes p.data.
+func (s *Spool) keepSpilled(p *PreparedShard, src *os.File, samples, parts []extent, runs []hashRun) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.open(); err != nil {
+		return err
+	}
+	buf := make([]byte, 1<<20)
+	move := func(x extent) error {
+		for done := int64(0); done < x.size; {
+			b := buf[:min(int64(len(buf)), x.size-done)]
+			if _, err := src.ReadAt(b, x.off+done); err != nil {
+				return fmt.Errorf("energon: rows of shard in %s at %d: %w", src.Name(), x.off+done, err)
+			}
+			if _, err := s.f.WriteAt(b, s.end); err != nil {
 				s.err = fmt.Errorf("energon: spool of rows %s at %d: %w", s.f.Name(), s.end, err)
 				return s.err
 			}
-			s.end += int64(len(h))
+			done += int64(len(b))
+			s.end += int64(len(b))
+		}
+		return nil
+	}
+	p.spool, p.off = s, s.end
+	for _, xs := range [][]extent{samples, parts} {
+		for _, x := range xs {
+			if err := move(x); err != nil {
+				return err
+			}
+		}
+	}
+	p.split = int(total(samples))
+	p.size = int(s.end - p.off)
+	for _, r := range runs {
+		at := s.end
+		if err := move(extent{r.off, 8 * int64(r.at[len(r.at)-1])}); err != nil {
+			return err
+		}
+		p.runs = append(p.runs, hashRun{off: at, at: r.at})
+	}
+	return nil
+}
+
+// extent is a stretch of a file.
+type extent struct{ off, size int64 }
+
+func total(xs []extent) (n int64) {
+	for _, x := range xs {
+		n += x.size
+	}
+	return n
+}
+
+// writeHashes writes sorted hashes at the end of the file, as a run;
+// s.mu is held.
+func (s *Spool) writeHashes(hashes []uint64) (hashRun, error) {
+	run, end, err := writeRun(s.f, s.end, hashes)
+	s.end = end
+	if err != nil {
+		s.err = fmt.Errorf("energon: spool of rows %s: %w", s.f.Name(), err)
+	}
+	return run, s.err
+}
+
+// writeRun writes sorted hashes to f at off, as a run, and says where it
+// ends.
+func writeRun(f *os.File, off int64, hashes []uint64) (hashRun, int64, error) {
+	h := make([]byte, 0, min(8*len(hashes), 1<<20))
+	run := hashRun{off: off, at: rangeStarts(hashes)}
+	for i, v := range hashes {
+		h = binary.LittleEndian.AppendUint64(h, v)
+		if len(h) == cap(h) || i == len(hashes)-1 {
+			if _, err := f.WriteAt(h, off); err != nil {
+				return run, off, fmt.Errorf("at %d: %w", off, err)
+			}
+			off += int64(len(h))
 			h = h[:0]
 		}
 	}
-	p.hashAt = make([]int32, 1<<hashBits+1)
-	for r := range 1 << hashBits {
-		i, _ := slices.BinarySearch(p.hashes, uint64(r)<<(64-hashBits))
-		p.hashAt[r] = int32(i)
+	return run, off, nil
+}
+
+// rangeStarts says where each range of repeatedHashes starts among sorted
+// hashes.
+func rangeStarts(hashes []uint64) []int32 {
+	at := make([]int32, 1<<hashBits+1)
+	for r := 1; r < 1<<hashBits; r++ {
+		i, _ := slices.BinarySearch(hashes, uint64(r)<<(64-hashBits))
+		at[r] = int32(i)
 	}
-	p.hashAt[1<<hashBits] = int32(len(p.hashes))
-	p.hashes = nil
-	return nil
+	at[1<<hashBits] = int32(len(hashes))
+	return at
 }
 
 // readAt reads the spool's file at off.
@@ -500,20 +605,22 @@ const hashBits = 6
 // already, in memory or in its spool), are sorted and looked at apart,
 // the ranges side by side: a range's hashes at a time are in memory.
 func repeatedHashes(shards []*PreparedShard) (map[uint64]bool, error) {
-	// at[s][r] is where range r starts in shard s's hashes.
-	at := make([][]int32, len(shards))
-	for i, s := range shards {
-		if s.hashAt != nil {
-			at[i] = s.hashAt
-			continue
+	// Each shard's hashes, or runs of them, and where each range
+	// starts in them.
+	type run struct {
+		s      *PreparedShard
+		hashes []uint64 // nil: in s's spool, from off
+		off    int64
+		at     []int32
+	}
+	var runs []run
+	for _, s := range shards {
+		if s.hashes != nil || len(s.runs) == 0 {
+			runs = append(runs, run{s: s, hashes: s.hashes, at: rangeStarts(s.hashes)})
 		}
-		h := s.hashes
-		at[i] = make([]int32, 1<<hashBits+1)
-		for r := 1; r < 1<<hashBits; r++ {
-			k, _ := slices.BinarySearch(h, uint64(r)<<(64-hashBits))
-			at[i][r] = int32(k)
+		for _, r := range s.runs {
+			runs = append(runs, run{s: s, off: r.off, at: r.at})
 		}
-		at[i][1<<hashBits] = int32(len(h))
 	}
 	found := make([][]uint64, 1<<hashBits)
 	errs := make([]error, 1<<hashBits)
@@ -531,17 +638,17 @@ func repeatedHashes(shards []*PreparedShard) (map[uint64]bool, error) {
 			var raw []byte
 			for r := range next {
 				buf = buf[:0]
-				for i, s := range shards {
-					lo, hi := at[i][r], at[i][r+1]
+				for _, x := range runs {
+					lo, hi := x.at[r], x.at[r+1]
 					if lo == hi {
 						continue
 					}
-					if s.hashes != nil {
-						buf = append(buf, s.hashes[lo:hi]...)
+					if x.hashes != nil {
+						buf = append(buf, x.hashes[lo:hi]...)
 						continue
 					}
 					raw = slices.Grow(raw[:0], 8*int(hi-lo))[:8*int(hi-lo)]
-					if err := s.spool.readAt(raw, s.hashOff+8*int64(lo)); err != nil {
+					if err := x.s.spool.readAt(raw, x.off+8*int64(lo)); err != nil {
 						errs[r] = err
 						break
 					}

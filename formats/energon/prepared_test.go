@@ -147,3 +147,67 @@ func TestPreparedSpooledWindows(t *testing.T) {
 		t.Errorf("duplicate across spooled shards: %v", err)
 	}
 }
+
+// TestBuilderSpills: an IdxBuilder past its Memory spills the complete
+// samples' rows, hashes and offsets; its .tar.idx, its prepared rows (in
+// a spool or in memory) and the index.sqlite written from them are those
+// of a builder that kept everything in memory.
+func TestBuilderSpills(t *testing.T) {
+	feed := func(b *IdxBuilder) {
+		for i := range 5000 {
+			key := fmt.Sprintf("d%d/s%05d", i%4, (i*7919)%5000)
+			for j, part := range []string{"jpg", "cls", fmt.Sprintf("x%d.json", i%2000)} {
+				off := int64(1536*i + 512*j)
+				b.AddMember(key+"."+part, off, off+512, int64(i%13))
+			}
+		}
+	}
+	const end = 1536 * 5000
+	var mem IdxBuilder
+	feed(&mem)
+	wantIdx := mem.Bytes(end)
+	want, err := mem.Prepared(end, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Name = "a.tar"
+	wantDir := t.TempDir()
+	if err := WritePrepared(context.Background(), wantDir, []*PreparedShard{want}, MetaOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wantDB, _ := os.ReadFile(filepath.Join(wantDir, MetaDir, IndexFile))
+	for _, spooled := range []bool{false, true} {
+		dir := t.TempDir()
+		b := IdxBuilder{Memory: 3000, TempDir: dir}
+		feed(&b)
+		if b.sp == nil || len(b.sp.runs) < 5 || len(b.keys)+len(b.parts)+8*len(b.offsets) > 6000 {
+			t.Fatalf("the builder did not spill, or holds too much")
+		}
+		if got := b.Bytes(end); !bytes.Equal(got, wantIdx) {
+			t.Errorf("spooled %v: .tar.idx differs", spooled)
+		}
+		var sp *Spool
+		if spooled {
+			sp = NewSpool(dir, -1)
+			defer sp.Close()
+		}
+		p, err := b.Prepared(end, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Name = "a.tar"
+		if spooled != (p.data == nil) {
+			t.Errorf("spooled %v: rows in memory %v", spooled, p.data != nil)
+		}
+		out := t.TempDir()
+		if err := WritePrepared(context.Background(), out, []*PreparedShard{p}, MetaOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(out, MetaDir, IndexFile)); !bytes.Equal(got, wantDB) {
+			t.Errorf("spooled %v: index.sqlite differs", spooled)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("spooled %v: %d files left", spooled, len(ents))
+		}
+	}
+}
