@@ -39,11 +39,14 @@ type Builder struct {
 	// it, chunks of rows go to a temporary file in TempDir ("" the
 	// system's temporary directory; beside the index, on its file
 	// system), unlinked as soon as it is made so that nothing is left of
-	// it however the run ends, and closed by WriteTo or Release. The
-	// keys of the index of such rows are then built from them again as
-	// the file is written, within Memory too.
+	// it however the run ends, and closed by Release.
 	Memory  int
 	TempDir string
+	// KeysMemory bounds the keys of the files table's index that WriteTo
+	// keeps in memory, in bytes (0: no bound): past it (as the rows' sizes
+	// tell), they are built again from the rows, twice, as the index is
+	// written, and kept nowhere, which takes more time.
+	KeysMemory int
 
 	rows    [][]byte // encoded, in chunks: see appendRow
 	held    int      // bytes of rows in memory

@@ -79,10 +79,11 @@ func (b *Builder) writeDB(f *os.File, archive os.FileInfo) error {
 	// sqlitefile's defaults are those of ratarmount's indexes, which are
 	// SQLite's: pages of 4096 bytes, UTF-8, rollback journal.
 	//
-	// Rows that passed Memory give the keys of the files table's index
-	// again from where they wait (KeysFrom), within Memory too, rather
-	// than each key kept as its row is appended.
-	w, err := sqlitefile.New(f, sqlitefile.Options{Memory: int64(b.Memory)})
+	// Keys that would pass KeysMemory are built again from the rows
+	// (KeysFrom), streamed within it, rather than kept as each row is
+	// appended.
+	stream := b.KeysMemory > 0 && b.spillAt+int64(b.held)+8*int64(b.nrows) > int64(b.KeysMemory)
+	w, err := sqlitefile.New(f, sqlitefile.Options{Memory: int64(b.KeysMemory)})
 	if err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func (b *Builder) writeDB(f *os.File, archive os.FileInfo) error {
 			return fmt.Errorf("table %s: its keys are not declared", e.Name)
 		}
 		t := w.Table(e.Name, e.SQL)
-		if e.Name == TableFiles && b.spill != nil {
+		if e.Name == TableFiles && stream {
 			t.KeysFrom(b.fileRows)
 		}
 		if keys.rowid >= 0 {

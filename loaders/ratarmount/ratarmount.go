@@ -23,7 +23,8 @@ func New(outDir string) loaders.Loader { return ratarmountLoader{outDir: outDir}
 
 // NewWith is New with the options' output directory, and a shard's rows
 // kept in memory up to o.ShardMemory() (past it, in a temporary file
-// beside the index, the index's keys built from there).
+// beside the index), the keys of its index up to 8 times that (past it,
+// built again from the rows as the index is written).
 func NewWith(o loaders.Options) loaders.Loader {
 	return ratarmountLoader{outDir: o.OutDir, memory: o.ShardMemory()}
 }
@@ -32,6 +33,11 @@ type ratarmountLoader struct {
 	outDir string
 	memory int // a shard's rows kept in memory; 0 all of them
 }
+
+// keysShare is how many times a shard's share of memory the keys of its
+// index take while the index is written: the index is written at the
+// shard's end only, the rows are held while the shard is read.
+const keysShare = 8
 
 func (ratarmountLoader) Name() string { return "ratarmount" }
 
@@ -50,7 +56,7 @@ func (r ratarmountLoader) Outputs(shards []string) []string {
 func (r ratarmountLoader) Shard(ctx context.Context, path string) loaders.ShardIndexer {
 	out := r.path(path)
 	x := newRatarmountIndexer(ctx, path, out)
-	x.b.Memory, x.b.TempDir = r.memory, loaders.TempDir(out)
+	x.b.Memory, x.b.KeysMemory, x.b.TempDir = r.memory, keysShare*r.memory, loaders.TempDir(out)
 	return x
 }
 
