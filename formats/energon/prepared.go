@@ -159,14 +159,21 @@ func (p *PreparedShard) Shard() (ShardSamples, error) {
 // only: they lie in buf (given back grown) or in p. Rows kept in a spool
 // are read a window at a time, not whole.
 func (p *PreparedShard) rows(buf *[]byte, sample func(Sample) error, part func(Part) error) error {
-	bad := fmt.Errorf("energon: shard %s: %w: its prepared rows are cut short", p.Name, ErrFormat)
+	bad := func() error {
+		return fmt.Errorf("energon: shard %s: %w: its prepared rows are cut short", p.Name, ErrFormat)
+	}
 	if sample != nil {
 		rr := p.region(buf, 0, p.split)
+		var x Sample
 		for range p.samples {
-			var x Sample
-			if err := rr.next(bad, func(r []byte) int { return decodeSample(r, &x) }); err != nil {
-				return err
+			n := decodeSample(rr.r, &x)
+			for n == 0 {
+				if err := rr.fill(bad); err != nil {
+					return err
+				}
+				n = decodeSample(rr.r, &x)
 			}
+			rr.r = rr.r[n:]
 			if err := sample(x); err != nil {
 				return err
 			}
@@ -174,11 +181,19 @@ func (p *PreparedShard) rows(buf *[]byte, sample func(Sample) error, part func(P
 	}
 	if part != nil {
 		rr := p.region(buf, p.split, -1)
+		var x Part
 		for range p.parts {
-			var x Part
-			if err := rr.next(bad, func(r []byte) int { return decodePart(r, p.names, &x) }); err != nil {
-				return err
+			n := decodePart(rr.r, p.names, &x)
+			for n == 0 {
+				if err := rr.fill(bad); err != nil {
+					return err
+				}
+				n = decodePart(rr.r, p.names, &x)
 			}
+			if n < 0 {
+				return bad()
+			}
+			rr.r = rr.r[n:]
 			if err := part(x); err != nil {
 				return err
 			}
@@ -218,33 +233,26 @@ type regionReader struct {
 	buf      *[]byte
 }
 
-// next decodes a row with decode, which says how many bytes it took, or
-// 0 for a row that r does not hold whole; the window is then read on.
-func (rr *regionReader) next(bad error, decode func(r []byte) int) error {
-	for {
-		if n := decode(rr.r); n > 0 {
-			rr.r = rr.r[n:]
-			return nil
-		} else if n < 0 {
-			return bad
-		}
-		if rr.f == nil || rr.off >= rr.end {
-			return bad
-		}
-		b := *rr.buf
-		if cap(b) < regionWindow || len(rr.r) >= cap(b)/2 {
-			b = make([]byte, max(regionWindow, 2*cap(b)))
-		}
-		b = b[:cap(b)]
-		k := copy(b, rr.r)
-		n := int(min(int64(len(b)-k), rr.end-rr.off))
-		if err := rr.f.readAt(b[k:k+n], rr.off); err != nil {
-			return err
-		}
-		rr.off += int64(n)
-		rr.r = b[:k+n]
-		*rr.buf = b
+// fill reads more of the rows into the window, for a row that r does not
+// hold whole; bad is the error of rows cut short.
+func (rr *regionReader) fill(bad func() error) error {
+	if rr.f == nil || rr.off >= rr.end {
+		return bad()
 	}
+	b := *rr.buf
+	if cap(b) < regionWindow || len(rr.r) >= cap(b)/2 {
+		b = make([]byte, max(regionWindow, 2*cap(b)))
+	}
+	b = b[:cap(b)]
+	k := copy(b, rr.r)
+	n := int(min(int64(len(b)-k), rr.end-rr.off))
+	if err := rr.f.readAt(b[k:k+n], rr.off); err != nil {
+		return err
+	}
+	rr.off += int64(n)
+	rr.r = b[:k+n]
+	*rr.buf = b
+	return nil
 }
 
 // decodeSample reads the sample row at the start of r into x, and says
