@@ -505,6 +505,43 @@ func decodeRow(p []byte, r *row, dir string) []byte {
 	return p[1:]
 }
 
+// decodeKey is decodeRow for the columns of the files index only: the
+// row's directory, name and header offset; the rest of the row is passed
+// over.
+func decodeKey(p []byte, dir string) (rest []byte, d, name string, offsetHeader int64) {
+	if p[0] == 0 {
+		d = dir
+		p = p[1:]
+	} else {
+		n, k := binary.Uvarint(p)
+		d = bytesString(p[k : k+int(n)-1])
+		p = p[k+int(n)-1:]
+	}
+	n, k := binary.Uvarint(p)
+	name = bytesString(p[k : k+int(n)])
+	p = p[k+int(n):]
+	n, k = binary.Uvarint(p) // linkname
+	p = p[k+int(n):]
+	offsetHeader, k = binary.Varint(p)
+	p = skipVarints(p[k:], 2)           // offset, size
+	p = skipVarints(p[8:], 1)           // mtime, mode
+	p = skipVarints(p[1:], 2)           // type, uid, gid
+	return p[1:], d, name, offsetHeader // sparse
+}
+
+// skipVarints passes over n varints at the start of p.
+func skipVarints(p []byte, n int) []byte {
+	for i := 0; n > 0; i++ {
+		if p[i] < 0x80 {
+			n--
+			if n == 0 {
+				return p[i+1:]
+			}
+		}
+	}
+	return p
+}
+
 // bytesString is b as a string, without a copy: the rows' text, handed
 // to a writer that copies it.
 func bytesString(b []byte) string {

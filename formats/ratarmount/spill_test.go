@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +65,28 @@ func TestRowsSpill(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 5 {
 		t.Errorf("%d files left in the directory, want the 5 databases", len(ents))
+	}
+}
+
+// TestDecodeKey: decodeKey reads a row's key and passes over the rest as
+// decodeRow reads them, whatever the row holds.
+func TestDecodeKey(t *testing.T) {
+	rows := []row{
+		{dir: "/a", name: "b", linkname: "c/d", offsetHeader: 1 << 40, offset: -3, size: 1 << 62, mtime: -1.5, mode: 0o40755, typ: '5', uid: -1, gid: 1 << 33, sparse: true},
+		{dir: "/a", name: "", offsetHeader: 0},
+		{dir: "", name: "x", linkname: strings.Repeat("l", 300), offsetHeader: 512, uid: 1 << 50},
+	}
+	var e []byte
+	for i := range rows {
+		e = encodeRow(e, &rows[i], i > 0 && rows[i].dir == rows[i-1].dir)
+	}
+	var dir string
+	for i, p := 0, e; len(p) > 0; i++ {
+		var name string
+		var off int64
+		p, dir, name, off = decodeKey(p, dir)
+		if dir != rows[i].dir || name != rows[i].name || off != rows[i].offsetHeader {
+			t.Fatalf("row %d: key %q %q %d, want %q %q %d", i, dir, name, off, rows[i].dir, rows[i].name, rows[i].offsetHeader)
+		}
 	}
 }

@@ -63,12 +63,30 @@ func (b *Builder) WriteTo(dbPath string, archive os.FileInfo) (err error) {
 	return err
 }
 
-// fileRows gives the rows of table files again, for the keys of its index.
+// fileRows gives the rows of table files again, for the keys of its
+// index: their first three values (path, name, offsetheader), which the
+// index reads, the rest of each row passed over undecoded.
 func (b *Builder) fileRows(yield func(values []sqlitefile.Value) error) error {
-	if err := b.memberRows(yield); err != nil {
+	var (
+		vals [3]sqlitefile.Value
+		dir  string
+	)
+	err := b.eachChunk(func(chunk []byte) error {
+		for p := chunk; len(p) > 0; {
+			var name string
+			var off int64
+			p, dir, name, off = decodeKey(p, dir)
+			vals = [3]sqlitefile.Value{sqlitefile.Text(dir), sqlitefile.Text(name), sqlitefile.Int(off)}
+			if err := yield(vals[:]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	return b.generatedRows(yield)
+	return b.generatedRows(func(row []sqlitefile.Value) error { return yield(row[:3]) })
 }
 
 // writeDB writes the database to f, an empty file open for reading and
