@@ -61,7 +61,9 @@ func (e *energonLoader) spoolFor(shard string) *energon.Spool {
 		if dir == "" && !remote.IsURL(shard) {
 			dir = filepath.Dir(shard)
 		}
-		budget := e.memory / 32 // the rest for the indexes' keys and the shards' builders
+		// The rest for the indexes' keys and the shards' builders; a
+		// budget under 32 bytes is a byte, not NewSpool's default.
+		budget := max(e.memory/32, 1)
 		if e.memory < 0 {
 			budget = -1
 		}
