@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // WriteFile writes b to path through a temporary file renamed into place
@@ -74,4 +75,14 @@ func FirstFew(msgs []string) string {
 		return strings.Join(msgs, "; ")
 	}
 	return strings.Join(msgs[:3], "; ") + "; and " + strconv.Itoa(len(msgs)-3) + " more"
+}
+
+// TempDir is where a shard's index at out keeps what waits in a temporary
+// file: beside it, or the system's temporary directory for an index that
+// is no local file (a URL).
+func TempDir(out string) string {
+	if remote.IsURL(out) {
+		return ""
+	}
+	return filepath.Dir(out)
 }

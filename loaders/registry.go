@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -43,10 +44,35 @@ type Options struct {
 	// gathers for the files that span the dataset; past it, that waits in
 	// a temporary file beside the output (removed at the end), or is
 	// built again when needed. energon keeps its shards' rows of
-	// index.sqlite in a quarter of it, and the keys of its indexes, as
+	// index.sqlite in a 32nd of it, and the keys of its indexes, as
 	// it writes the file, in all of it. 0 is DefaultMemory; negative
-	// keeps nothing in memory that can go.
+	// keeps nothing in memory that can go. Each shard's index being
+	// built (a shard's rows, lines, names, offsets) keeps a share of it,
+	// ShardMemory, and past that waits in a temporary file beside the
+	// index: so memory does not grow with the shards' sizes.
 	Memory int64
+	// Workers is how many shards are indexed at once (0: GOMAXPROCS):
+	// the shards' builders share Memory among them.
+	Workers int
+}
+
+// ShardMemory is the memory one loader's index of one shard keeps of what
+// it gathers, past which the rest waits in a temporary file: Memory shared
+// among the Workers' shards and the loaders, with room left for what
+// spans the dataset, at least 64 KiB (a byte when Memory is negative).
+func (o Options) ShardMemory() int {
+	m := o.Memory
+	if m == 0 {
+		m = DefaultMemory
+	}
+	if m < 0 {
+		return 1
+	}
+	w := o.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	return int(max(m/int64(32*w), 64<<10))
 }
 
 // DefaultMemory is the budget of Options.Memory when it is 0.

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 // Version is the index version wds2idx writes and DALI reads.
@@ -48,12 +51,27 @@ func SplitName(name string) (key, ext string) {
 }
 
 // Builder gathers a shard's regular members, in tar order, into samples.
-// It holds the shard's index text, never payloads.
+// It holds the shard's index text, never payloads; past Memory bytes of
+// it, the text goes on to a temporary file in TempDir, so that a shard of
+// any size takes the same memory.
 type Builder struct {
+	// Memory bounds the index text held in memory (0: no bound). The
+	// header, which counts the samples, comes first in the file: the text
+	// before it waits in memory or, past Memory, in the temporary file.
+	Memory int
+	// TempDir is where that file is made ("" the system's temporary
+	// directory): beside the index, on the same file system. It is
+	// removed as soon as it is made (elsewhere, by Release), so that
+	// nothing is left of it however the run ends.
+	TempDir string
+
 	lines   []byte
 	samples int
 	last    []byte // the current sample's key
 	started bool
+	spill   *os.File // the text before lines, if any
+	spilled int64    // its size
+	err     error    // writing spill
 }
 
 // Add takes the next regular member of the shard.
@@ -98,6 +116,32 @@ func (b *Builder) AddBytes(name []byte, dataOffset, size int64) {
 	b.lines = strconv.AppendInt(b.lines, size, 10)
 	b.lines = append(b.lines, ' ')
 	b.lines = append(b.lines, name...)
+	if b.Memory > 0 && len(b.lines) >= b.Memory {
+		b.spillLines()
+	}
+}
+
+// spillLines moves the text held in memory to the temporary file.
+func (b *Builder) spillLines() {
+	if b.err != nil {
+		return
+	}
+	if b.spill == nil {
+		f, err := os.CreateTemp(b.TempDir, safefile.TempName("dali-index"))
+		if err != nil {
+			b.err = fmt.Errorf("dali: index text past %d bytes: %w", b.Memory, err)
+			return
+		}
+		// Unlinked while open: the file goes with the process.
+		os.Remove(f.Name())
+		b.spill = f
+	}
+	if _, err := b.spill.WriteAt(b.lines, b.spilled); err != nil {
+		b.err = fmt.Errorf("dali: index text past %d bytes, %s at %d: %w", b.Memory, b.spill.Name(), b.spilled, err)
+		return
+	}
+	b.spilled += int64(len(b.lines))
+	b.lines = b.lines[:0]
 }
 
 // Samples is the number of samples so far.
@@ -105,11 +149,22 @@ func (b *Builder) Samples() int { return b.samples }
 
 // WriteTo writes the index; a shard without samples is ErrEmpty.
 func (b *Builder) WriteTo(w io.Writer) (int64, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
 	if b.samples == 0 {
 		return 0, ErrEmpty
 	}
 	head := Version + " " + strconv.Itoa(b.samples) + "\n"
 	n, err := io.WriteString(w, head)
+	if err == nil && b.spill != nil {
+		var k int64
+		k, err = io.Copy(w, io.NewSectionReader(b.spill, 0, b.spilled))
+		n += int(k)
+		if err != nil {
+			err = fmt.Errorf("dali: index text in %s: %w", b.spill.Name(), err)
+		}
+	}
 	if err == nil {
 		var k int
 		k, err = w.Write(b.lines)
@@ -127,6 +182,10 @@ func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 // index text, megabytes for a large shard, which fresh memory would cost
 // its page faults again); b is empty after.
 func (b *Builder) Release() {
+	if b.spill != nil {
+		b.spill.Close()
+		os.Remove(b.spill.Name()) // where it could not be removed while open
+	}
 	if cap(b.lines) > 0 && cap(b.lines) <= maxPooled {
 		lines := b.lines[:0]
 		linesPool.Put(&lines)

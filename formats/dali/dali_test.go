@@ -164,3 +164,32 @@ func TestBuilderRelease(t *testing.T) {
 		t.Fatalf("%q, want %q", got, want)
 	}
 }
+
+// TestBuilderSpills: past Memory, a Builder's text goes to a temporary
+// file and no longer grows in memory; the index is the same bytes.
+func TestBuilderSpills(t *testing.T) {
+	build := func(memory int) (*Builder, string) {
+		b := &Builder{Memory: memory, TempDir: t.TempDir()}
+		for i := range 3000 {
+			key := fmt.Sprintf("d/s%05d", i/2)
+			ext := []string{"jpg", "cls"}[i%2]
+			b.Add(key+"."+ext, int64(512*(2*i+1)), int64(i%7))
+		}
+		var out bytes.Buffer
+		if _, err := b.WriteTo(&out); err != nil {
+			t.Fatal(err)
+		}
+		return b, out.String()
+	}
+	_, want := build(0)
+	for _, m := range []int{1, 100, 4096} {
+		b, got := build(m)
+		if got != want {
+			t.Errorf("Memory %d: the index differs from the one kept in memory", m)
+		}
+		if b.spilled == 0 || len(b.lines) > m+200 {
+			t.Errorf("Memory %d: %d bytes spilled, %d in memory", m, b.spilled, len(b.lines))
+		}
+		b.Release()
+	}
+}

@@ -384,7 +384,10 @@ func checkShardName(name string) error {
 // whose hash repeats are looked at again, by key: eight bytes a sample,
 // not a map of keys.
 func duplicateKeys(shards []*PreparedShard) error {
-	repeated := repeatedHashes(shards)
+	repeated, err := repeatedHashes(shards)
+	if err != nil {
+		return err
+	}
 	if len(repeated) == 0 {
 		return nil
 	}

@@ -43,12 +43,23 @@ type PreparedShard struct {
 	// hashes are the keys' hashes, sorted: duplicateKeys looks at the
 	// samples again only when two are equal.
 	hashes []uint64
-	names  []string // part names, by number (see encode)
-	data   []byte   // the rows, the samples' then the parts', or nil if spooled
-	split  int      // where the parts' rows start in data
-	spool  *Spool   // where the rows are if data is nil
-	off    int64    // in spool's file
-	size   int
+	// runs are the hashes kept in spool (hashes nil): sorted runs of
+	// them, which together are the shard's.
+	runs  []hashRun
+	names []string // part names, by number (see encode)
+	data  []byte   // the rows, the samples' then the parts', or nil if spooled
+	split int      // where the parts' rows start in data
+	spool *Spool   // where the rows are if data is nil
+	off   int64    // in spool's file
+	size  int
+}
+
+// hashRun is a sorted run of hashes in a spool's file, from off, and
+// where each range of repeatedHashes starts in it (1<<hashBits+1 entries,
+// the last its length).
+type hashRun struct {
+	off int64
+	at  []int32
 }
 
 // badRow is a row whose text energon cannot take.
@@ -145,77 +156,163 @@ func (p *PreparedShard) Shard() (ShardSamples, error) {
 
 // rows calls sample with each sample and part with each part (either may
 // be nil), in tar order. The strings they get are valid during the call
-// only: they lie in buf (given back grown) or in p.
+// only: they lie in buf (given back grown) or in p. Rows kept in a spool
+// are read a window at a time, not whole.
 func (p *PreparedShard) rows(buf *[]byte, sample func(Sample) error, part func(Part) error) error {
-	b := p.data
-	if b == nil {
-		var tmp []byte
-		if buf == nil {
-			buf = &tmp
-		}
-		var err error
-		if b, err = p.spool.read(p, *buf); err != nil {
-			return err
-		}
-		*buf = b
+	bad := func() error {
+		return fmt.Errorf("energon: shard %s: %w: its prepared rows are cut short", p.Name, ErrFormat)
 	}
-	bad := fmt.Errorf("energon: shard %s: %w: its prepared rows are cut short", p.Name, ErrFormat)
 	if sample != nil {
-		r := b[:p.split]
+		rr := p.region(buf, 0, p.split)
+		var x Sample
 		for range p.samples {
-			n, k := binary.Uvarint(r)
-			if k <= 0 || uint64(len(r)-k) < n {
-				return bad
+			n := decodeSample(rr.r, &x)
+			for n == 0 {
+				if err := rr.fill(bad); err != nil {
+					return err
+				}
+				n = decodeSample(rr.r, &x)
 			}
-			key := r[k : k+int(n)]
-			r = r[k+int(n):]
-			off, k1 := binary.Varint(r)
-			size, k2 := binary.Varint(r[max(k1, 0):])
-			if k1 <= 0 || k2 <= 0 {
-				return bad
-			}
-			r = r[k1+k2:]
-			if err := sample(Sample{Key: unsafeString(key), Offset: off, Size: size}); err != nil {
+			rr.r = rr.r[n:]
+			if err := sample(x); err != nil {
 				return err
 			}
 		}
 	}
 	if part != nil {
-		r := b[p.split:]
+		rr := p.region(buf, p.split, -1)
+		var x Part
 		for range p.parts {
-			idx, k := binary.Uvarint(r)
-			if k <= 0 {
-				return bad
-			}
-			r = r[k:]
-			id, k := binary.Uvarint(r)
-			if k <= 0 || id > uint64(len(p.names)) {
-				return bad
-			}
-			r = r[k:]
-			var name string
-			if id > 0 {
-				name = p.names[id-1]
-			} else {
-				n, k := binary.Uvarint(r)
-				if k <= 0 || uint64(len(r)-k) < n {
-					return bad
+			n := decodePart(rr.r, p.names, &x)
+			for n == 0 {
+				if err := rr.fill(bad); err != nil {
+					return err
 				}
-				name = unsafeString(r[k : k+int(n)])
-				r = r[k+int(n):]
+				n = decodePart(rr.r, p.names, &x)
 			}
-			off, k1 := binary.Varint(r)
-			size, k2 := binary.Varint(r[max(k1, 0):])
-			if k1 <= 0 || k2 <= 0 {
-				return bad
+			if n < 0 {
+				return bad()
 			}
-			r = r[k1+k2:]
-			if err := part(Part{Sample: int(idx), Name: name, Offset: off, Size: size}); err != nil {
+			rr.r = rr.r[n:]
+			if err := part(x); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// region reads the rows from lo to hi (-1: the end), in p.data or in the
+// spool.
+func (p *PreparedShard) region(buf *[]byte, lo, hi int) *regionReader {
+	if p.data != nil {
+		if hi < 0 {
+			hi = len(p.data)
+		}
+		return &regionReader{r: p.data[lo:hi]}
+	}
+	if hi < 0 {
+		hi = p.size
+	}
+	var tmp []byte
+	if buf == nil {
+		buf = &tmp
+	}
+	return &regionReader{f: p.spool, off: p.off + int64(lo), end: p.off + int64(hi), buf: buf}
+}
+
+// regionWindow is how much of a spooled shard's rows is read at once.
+const regionWindow = 256 << 10
+
+// regionReader gives rows from memory (r) or from the spool's file,
+// through a window of buf.
+type regionReader struct {
+	r        []byte // the rows read and not yet decoded
+	f        *Spool // nil: r is all there is
+	off, end int64  // what is left to read in f
+	buf      *[]byte
+}
+
+// fill reads more of the rows into the window, for a row that r does not
+// hold whole; bad is the error of rows cut short.
+func (rr *regionReader) fill(bad func() error) error {
+	if rr.f == nil || rr.off >= rr.end {
+		return bad()
+	}
+	b := *rr.buf
+	if cap(b) < regionWindow || len(rr.r) >= cap(b)/2 {
+		b = make([]byte, max(regionWindow, 2*cap(b)))
+	}
+	b = b[:cap(b)]
+	k := copy(b, rr.r)
+	n := int(min(int64(len(b)-k), rr.end-rr.off))
+	if err := rr.f.readAt(b[k:k+n], rr.off); err != nil {
+		return err
+	}
+	rr.off += int64(n)
+	rr.r = b[:k+n]
+	*rr.buf = b
+	return nil
+}
+
+// decodeSample reads the sample row at the start of r into x, and says
+// its length, or 0 if r does not hold it whole.
+func decodeSample(r []byte, x *Sample) int {
+	n, k := binary.Uvarint(r)
+	if k <= 0 || uint64(len(r)-k) < n {
+		return 0
+	}
+	key := r[k : k+int(n)]
+	at := k + int(n)
+	off, k1 := binary.Varint(r[at:])
+	if k1 <= 0 {
+		return 0
+	}
+	size, k2 := binary.Varint(r[at+k1:])
+	if k2 <= 0 {
+		return 0
+	}
+	*x = Sample{Key: unsafeString(key), Offset: off, Size: size}
+	return at + k1 + k2
+}
+
+// decodePart reads the part row at the start of r into x, as
+// decodeSample; a number past names is -1.
+func decodePart(r []byte, names []string, x *Part) int {
+	idx, k := binary.Uvarint(r)
+	if k <= 0 {
+		return 0
+	}
+	at := k
+	id, k := binary.Uvarint(r[at:])
+	if k <= 0 {
+		return 0
+	}
+	at += k
+	if id > uint64(len(names)) {
+		return -1
+	}
+	var name string
+	if id > 0 {
+		name = names[id-1]
+	} else {
+		n, k := binary.Uvarint(r[at:])
+		if k <= 0 || uint64(len(r)-at-k) < n {
+			return 0
+		}
+		name = unsafeString(r[at+k : at+k+int(n)])
+		at += k + int(n)
+	}
+	off, k1 := binary.Varint(r[at:])
+	if k1 <= 0 {
+		return 0
+	}
+	size, k2 := binary.Varint(r[at+k1:])
+	if k2 <= 0 {
+		return 0
+	}
+	*x = Part{Sample: int(idx), Name: name, Offset: off, Size: size}
+	return at + k1 + k2
 }
 
 // unsafeString is b as a string without a copy, for rows that go on to
@@ -266,19 +363,8 @@ func (s *Spool) keep(p *PreparedShard) error {
 		s.held += int64(len(p.data))
 		return nil
 	}
-	if s.err != nil {
-		return s.err
-	}
-	if s.f == nil {
-		f, err := os.CreateTemp(s.dir, safefile.TempName("energon-rows"))
-		if err != nil {
-			s.err = fmt.Errorf("energon: spool of rows: %w", err)
-			return s.err
-		}
-		// Unlinked while open, the file goes with the process
-		// whatever happens; where it cannot be, Close removes it.
-		os.Remove(f.Name())
-		s.f = f
+	if err := s.open(); err != nil {
+		return err
 	}
 	if _, err := s.f.WriteAt(p.data, s.end); err != nil {
 		s.err = fmt.Errorf("energon: spool of rows %s at %d: %w", s.f.Name(), s.end, err)
@@ -287,22 +373,149 @@ func (s *Spool) keep(p *PreparedShard) error {
 	p.spool, p.off, p.size = s, s.end, len(p.data)
 	s.end += int64(len(p.data))
 	p.data = nil
+	// The keys' hashes too, with where each range of repeatedHashes
+	// starts among them.
+	run, err := s.writeHashes(p.hashes)
+	if err != nil {
+		return err
+	}
+	p.runs, p.hashes = []hashRun{run}, nil
 	return nil
 }
 
-// read reads p's rows into buf (grown as needed).
-func (s *Spool) read(p *PreparedShard, buf []byte) ([]byte, error) {
-	if cap(buf) < p.size {
-		buf = make([]byte, p.size)
+// open makes the spool's file, if not yet made; s.mu is held.
+func (s *Spool) open() error {
+	if s.err != nil {
+		return s.err
 	}
-	buf = buf[:p.size]
-	if _, err := s.f.ReadAt(buf, p.off); err != nil {
+	if s.f == nil {
+		f, err := tempFile(s.dir, "energon-rows")
+		if err != nil {
+			s.err = fmt.Errorf("energon: spool of rows: %w", err)
+			return s.err
+		}
+		s.f = f
+	}
+	return nil
+}
+
+// tempFile makes a temporary file in dir, unlinked while open where the
+// system allows, so that it goes with the process whatever happens (else
+// its closer removes it).
+func tempFile(dir, base string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, safefile.TempName(base))
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
+}
+
+// keepSpilled moves the rows and hash runs a builder spilled into its
+// file src (see IdxBuilder) to the spool's file, the samples' rows then
+// the parts', as keep writes p.data.
+func (s *Spool) keepSpilled(p *PreparedShard, src *os.File, samples, parts []extent, runs []hashRun) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.open(); err != nil {
+		return err
+	}
+	buf := make([]byte, 1<<20)
+	move := func(x extent) error {
+		for done := int64(0); done < x.size; {
+			b := buf[:min(int64(len(buf)), x.size-done)]
+			if _, err := src.ReadAt(b, x.off+done); err != nil {
+				return fmt.Errorf("energon: rows of shard in %s at %d: %w", src.Name(), x.off+done, err)
+			}
+			if _, err := s.f.WriteAt(b, s.end); err != nil {
+				s.err = fmt.Errorf("energon: spool of rows %s at %d: %w", s.f.Name(), s.end, err)
+				return s.err
+			}
+			done += int64(len(b))
+			s.end += int64(len(b))
+		}
+		return nil
+	}
+	p.spool, p.off = s, s.end
+	for _, xs := range [][]extent{samples, parts} {
+		for _, x := range xs {
+			if err := move(x); err != nil {
+				return err
+			}
+		}
+	}
+	p.split = int(total(samples))
+	p.size = int(s.end - p.off)
+	for _, r := range runs {
+		at := s.end
+		if err := move(extent{r.off, 8 * int64(r.at[len(r.at)-1])}); err != nil {
+			return err
+		}
+		p.runs = append(p.runs, hashRun{off: at, at: r.at})
+	}
+	return nil
+}
+
+// extent is a stretch of a file.
+type extent struct{ off, size int64 }
+
+func total(xs []extent) (n int64) {
+	for _, x := range xs {
+		n += x.size
+	}
+	return n
+}
+
+// writeHashes writes sorted hashes at the end of the file, as a run;
+// s.mu is held.
+func (s *Spool) writeHashes(hashes []uint64) (hashRun, error) {
+	run, end, err := writeRun(s.f, s.end, hashes)
+	s.end = end
+	if err != nil {
+		s.err = fmt.Errorf("energon: spool of rows %s: %w", s.f.Name(), err)
+	}
+	return run, s.err
+}
+
+// writeRun writes sorted hashes to f at off, as a run, and says where it
+// ends.
+func writeRun(f *os.File, off int64, hashes []uint64) (hashRun, int64, error) {
+	h := make([]byte, 0, min(8*len(hashes), 1<<20))
+	run := hashRun{off: off, at: rangeStarts(hashes)}
+	for i, v := range hashes {
+		h = binary.LittleEndian.AppendUint64(h, v)
+		if len(h) == cap(h) || i == len(hashes)-1 {
+			if _, err := f.WriteAt(h, off); err != nil {
+				return run, off, fmt.Errorf("at %d: %w", off, err)
+			}
+			off += int64(len(h))
+			h = h[:0]
+		}
+	}
+	return run, off, nil
+}
+
+// rangeStarts says where each range of repeatedHashes starts among sorted
+// hashes.
+func rangeStarts(hashes []uint64) []int32 {
+	at := make([]int32, 1<<hashBits+1)
+	for r := 1; r < 1<<hashBits; r++ {
+		i, _ := slices.BinarySearch(hashes, uint64(r)<<(64-hashBits))
+		at[r] = int32(i)
+	}
+	at[1<<hashBits] = int32(len(hashes))
+	return at
+}
+
+// readAt reads the spool's file at off.
+func (s *Spool) readAt(b []byte, off int64) error {
+	if _, err := s.f.ReadAt(b, off); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, fmt.Errorf("energon: spool of rows %s at %d: %w", s.f.Name(), p.off, err)
+		return fmt.Errorf("energon: spool of rows %s at %d: %w", s.f.Name(), off, err)
 	}
-	return buf, nil
+	return nil
 }
 
 // Close removes the spool's file; the shards prepared with it are not to
@@ -391,26 +604,37 @@ func preparedTable(shards []*PreparedShard, table int, fn func(row []sqlitefile.
 	return nil
 }
 
+// hashBits: repeatedHashes splits the hashes into 1<<hashBits ranges.
+const hashBits = 6
+
 // repeatedHashes finds the hashes that occur more than once among the
 // shards' keys. The hashes are split by their top bits into ranges, and
 // each range's hashes, gathered from every shard (each shard's in order
-// already), are sorted and looked at apart, the ranges side by side.
-func repeatedHashes(shards []*PreparedShard) map[uint64]bool {
-	const bits = 8
-	// at[s][r] is where range r starts in shard s's hashes.
-	at := make([][1<<bits + 1]int, len(shards))
-	for i, s := range shards {
-		h := s.hashes
-		for r := 1; r < 1<<bits; r++ {
-			lo := uint64(r) << (64 - bits)
-			at[i][r], _ = slices.BinarySearch(h, lo)
-		}
-		at[i][1<<bits] = len(h)
+// already, in memory or in its spool), are sorted and looked at apart,
+// the ranges side by side: a range's hashes at a time are in memory.
+func repeatedHashes(shards []*PreparedShard) (map[uint64]bool, error) {
+	// Each shard's hashes, or runs of them, and where each range
+	// starts in them.
+	type run struct {
+		s      *PreparedShard
+		hashes []uint64 // nil: in s's spool, from off
+		off    int64
+		at     []int32
 	}
-	found := make([][]uint64, 1<<bits)
+	var runs []run
+	for _, s := range shards {
+		if s.hashes != nil || len(s.runs) == 0 {
+			runs = append(runs, run{s: s, hashes: s.hashes, at: rangeStarts(s.hashes)})
+		}
+		for _, r := range s.runs {
+			runs = append(runs, run{s: s, off: r.off, at: r.at})
+		}
+	}
+	found := make([][]uint64, 1<<hashBits)
+	errs := make([]error, 1<<hashBits)
 	var wg sync.WaitGroup
-	next := make(chan int, 1<<bits)
-	for r := range 1 << bits {
+	next := make(chan int, 1<<hashBits)
+	for r := range 1 << hashBits {
 		next <- r
 	}
 	close(next)
@@ -419,10 +643,26 @@ func repeatedHashes(shards []*PreparedShard) map[uint64]bool {
 		go func() {
 			defer wg.Done()
 			var buf []uint64
+			var raw []byte
 			for r := range next {
 				buf = buf[:0]
-				for i, s := range shards {
-					buf = append(buf, s.hashes[at[i][r]:at[i][r+1]]...)
+				for _, x := range runs {
+					lo, hi := x.at[r], x.at[r+1]
+					if lo == hi {
+						continue
+					}
+					if x.hashes != nil {
+						buf = append(buf, x.hashes[lo:hi]...)
+						continue
+					}
+					raw = slices.Grow(raw[:0], 8*int(hi-lo))[:8*int(hi-lo)]
+					if err := x.s.spool.readAt(raw, x.off+8*int64(lo)); err != nil {
+						errs[r] = err
+						break
+					}
+					for k := 0; k < len(raw); k += 8 {
+						buf = append(buf, binary.LittleEndian.Uint64(raw[k:]))
+					}
 				}
 				slices.Sort(buf)
 				for i := 1; i < len(buf); i++ {
@@ -434,6 +674,9 @@ func repeatedHashes(shards []*PreparedShard) map[uint64]bool {
 		}()
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
 	var repeated map[uint64]bool
 	for _, f := range found {
 		for _, h := range f {
@@ -443,7 +686,7 @@ func repeatedHashes(shards []*PreparedShard) map[uint64]bool {
 			repeated[h] = true
 		}
 	}
-	return repeated
+	return repeated, nil
 }
 
 // rowSizes are about how many bytes the records of each table of

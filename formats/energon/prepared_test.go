@@ -3,8 +3,11 @@ package energon
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +99,115 @@ func TestBuilderPrepared(t *testing.T) {
 	got := WritePrepared(context.Background(), t.TempDir(), []*PreparedShard{p}, MetaOptions{})
 	if want == nil || got == nil || got.Error() != want.Error() || !bytes.Contains([]byte(got.Error()), []byte("sample key")) {
 		t.Fatalf("got %v, want %v, a sample key's", got, want)
+	}
+}
+
+// TestPreparedSpooledWindows: a spooled shard's rows, read back a window
+// at a time (rows across windows, a key longer than a window, part names
+// not interned), come back as they went in, and its keys' hashes, kept in
+// the spool too, find a key repeated across shards as in memory.
+func TestPreparedSpooledWindows(t *testing.T) {
+	var s ShardSamples
+	s.Name = "a.tar"
+	for i := range 40000 {
+		key := fmt.Sprintf("k%06d", i)
+		if i == 20000 {
+			key = strings.Repeat("x", regionWindow+1000)
+		}
+		s.Samples = append(s.Samples, Sample{Key: key, Offset: int64(1024 * i), Size: 1024})
+		s.Parts = append(s.Parts, Part{Sample: i, Name: fmt.Sprintf("p%d", i%3000), Offset: int64(1024*i + 512), Size: int64(i % 9)})
+	}
+	other := ShardSamples{Name: "b.tar", Samples: []Sample{{Key: "k012345", Offset: 0, Size: 1024}},
+		Parts: []Part{{Sample: 0, Name: "jpg", Offset: 512, Size: 1}}, End: 1024}
+	sp := NewSpool(t.TempDir(), -1)
+	defer sp.Close()
+	p, err := Prepare(s, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.data != nil || p.hashes != nil {
+		t.Fatal("the rows or hashes were not spooled")
+	}
+	back, err := p.Shard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.Samples {
+		if back.Samples[i] != s.Samples[i] || back.Parts[i] != s.Parts[i] {
+			t.Fatalf("row %d back as %+v %+v", i, back.Samples[i], back.Parts[i])
+		}
+	}
+	q, err := Prepare(other, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = duplicateKeys([]*PreparedShard{p, q})
+	var d *DuplicateKeyError
+	if !errors.As(err, &d) || !strings.Contains(err.Error(), "k012345") {
+		t.Errorf("duplicate across spooled shards: %v", err)
+	}
+}
+
+// TestBuilderSpills: an IdxBuilder past its Memory spills the complete
+// samples' rows, hashes and offsets; its .tar.idx, its prepared rows (in
+// a spool or in memory) and the index.sqlite written from them are those
+// of a builder that kept everything in memory.
+func TestBuilderSpills(t *testing.T) {
+	feed := func(b *IdxBuilder) {
+		for i := range 5000 {
+			key := fmt.Sprintf("d%d/s%05d", i%4, (i*7919)%5000)
+			for j, part := range []string{"jpg", "cls", fmt.Sprintf("x%d.json", i%2000)} {
+				off := int64(1536*i + 512*j)
+				b.AddMember(key+"."+part, off, off+512, int64(i%13))
+			}
+		}
+	}
+	const end = 1536 * 5000
+	var mem IdxBuilder
+	feed(&mem)
+	wantIdx := mem.Bytes(end)
+	want, err := mem.Prepared(end, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Name = "a.tar"
+	wantDir := t.TempDir()
+	if err := WritePrepared(context.Background(), wantDir, []*PreparedShard{want}, MetaOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wantDB, _ := os.ReadFile(filepath.Join(wantDir, MetaDir, IndexFile))
+	for _, spooled := range []bool{false, true} {
+		dir := t.TempDir()
+		b := IdxBuilder{Memory: 3000, TempDir: dir}
+		feed(&b)
+		if b.sp == nil || len(b.sp.runs) < 5 || len(b.keys)+len(b.parts)+8*len(b.offsets) > 6000 {
+			t.Fatalf("the builder did not spill, or holds too much")
+		}
+		if got := b.Bytes(end); !bytes.Equal(got, wantIdx) {
+			t.Errorf("spooled %v: .tar.idx differs", spooled)
+		}
+		var sp *Spool
+		if spooled {
+			sp = NewSpool(dir, -1)
+			defer sp.Close()
+		}
+		p, err := b.Prepared(end, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Name = "a.tar"
+		if spooled != (p.data == nil) {
+			t.Errorf("spooled %v: rows in memory %v", spooled, p.data != nil)
+		}
+		out := t.TempDir()
+		if err := WritePrepared(context.Background(), out, []*PreparedShard{p}, MetaOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(out, MetaDir, IndexFile)); !bytes.Equal(got, wantDB) {
+			t.Errorf("spooled %v: index.sqlite differs", spooled)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("spooled %v: %d files left", spooled, len(ents))
+		}
 	}
 }

@@ -1,9 +1,12 @@
 package energon
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -69,7 +72,18 @@ func SplitName(name string) (key, part string, ok bool) {
 // the parts' rows as bytes, encoded as Prepare encodes them, which the
 // garbage collector does not scan.
 type IdxBuilder struct {
-	offsets []uint64
+	// Memory bounds what the builder holds of a shard fed through
+	// AddMember, in bytes (0: no bound): past it, the rows of the samples
+	// complete so far, their keys' hashes (sorted, a run at a time) and
+	// offsets go to a temporary file in TempDir ("" the system's
+	// temporary directory), unlinked as soon as it is made, which
+	// Prepared moves to its spool and closes (else Release does).
+	Memory  int
+	TempDir string
+
+	offsets []uint64 // of the samples from base on
+	base    int      // samples spilled before offsets[0]
+	sp      *idxSpill
 	last    []byte // the current sample's key
 
 	// Filled by AddMember only.
@@ -81,6 +95,18 @@ type IdxBuilder struct {
 	// The first sample whose key, and part whose name, energon cannot
 	// take.
 	badKey, badPart *badRow
+}
+
+// idxSpill is what an IdxBuilder wrote past its Memory: where, in f, the
+// .tar.idx's entries, the samples' rows and the parts' rows lie (each
+// kind in order), and the runs of the samples' keys' hashes.
+type idxSpill struct {
+	f    *os.File
+	end  int64
+	idx  []extent
+	rows [2][]extent // the samples', the parts'
+	runs []hashRun
+	err  error
 }
 
 // Add takes the next regular member of the shard: its name and the offset
@@ -116,7 +142,7 @@ func (b *IdxBuilder) AddMember(name string, firstOffset, dataOffset, size int64)
 	if !ok {
 		return
 	}
-	if len(b.offsets) == 0 || key != string(b.last) {
+	if b.Samples() == 0 || key != string(b.last) {
 		b.offsets = append(b.offsets, uint64(firstOffset))
 		b.last = append(b.last[:0], key...)
 		b.keys = binary.AppendUvarint(b.keys, uint64(len(key)))
@@ -124,8 +150,11 @@ func (b *IdxBuilder) AddMember(name string, firstOffset, dataOffset, size int64)
 		if b.badKey == nil && !utf8.ValidString(key) {
 			b.badKey = &badRow{text: strings.Clone(key), offset: firstOffset}
 		}
+		if b.Memory > 0 && len(b.keys)+len(b.parts)+8*len(b.offsets) >= b.Memory {
+			b.spill(len(b.offsets)-1, 0)
+		}
 	}
-	b.parts = binary.AppendUvarint(b.parts, uint64(len(b.offsets)-1))
+	b.parts = binary.AppendUvarint(b.parts, uint64(b.Samples()-1))
 	id, ok := b.ids[part]
 	if !ok && len(b.names) < maxInterned {
 		if b.ids == nil {
@@ -160,7 +189,81 @@ func (b *IdxBuilder) AddMemberBytes(name []byte, firstOffset, dataOffset, size i
 }
 
 // Samples is the number of samples so far.
-func (b *IdxBuilder) Samples() int { return len(b.offsets) }
+func (b *IdxBuilder) Samples() int { return b.base + len(b.offsets) }
+
+// spill writes the rows of the first n samples held (complete: the next
+// one's offset, or end, is known), their hashes and offsets, and every
+// part held (all of those samples') to the spill file, and keeps the rest.
+// An error is kept for Prepared.
+func (b *IdxBuilder) spill(n int, end int64) {
+	sp := b.sp
+	if sp == nil {
+		f, err := tempFile(b.TempDir, "energon-shard")
+		sp = &idxSpill{f: f, err: err}
+		b.sp = sp
+	}
+	if sp.err != nil {
+		return
+	}
+	write := func(to *[]extent, p []byte) {
+		if sp.err != nil || len(p) == 0 {
+			return
+		}
+		if _, err := sp.f.WriteAt(p, sp.end); err != nil {
+			sp.err = fmt.Errorf("energon: a shard's rows past %d bytes, %s at %d: %w", b.Memory, sp.f.Name(), sp.end, err)
+			return
+		}
+		*to = append(*to, extent{sp.end, int64(len(p))})
+		sp.end += int64(len(p))
+	}
+	rows := make([]byte, 0, len(b.keys)+20*n)
+	hashes := make([]uint64, n)
+	r := b.keys
+	for i := range n {
+		l, k := binary.Uvarint(r)
+		key := r[k : k+int(l)]
+		r = r[k+int(l):]
+		hashes[i] = xxhash.Sum64(key)
+		off := int64(b.offsets[i])
+		next := end
+		if i+1 < len(b.offsets) {
+			next = int64(b.offsets[i+1])
+		}
+		rows = binary.AppendUvarint(rows, l)
+		rows = append(rows, key...)
+		rows = binary.AppendVarint(rows, off)
+		rows = binary.AppendVarint(rows, next-off)
+	}
+	write(&sp.rows[0], rows)
+	write(&sp.rows[1], b.parts)
+	slices.Sort(hashes)
+	if sp.err == nil && n > 0 {
+		run, end, err := writeRun(sp.f, sp.end, hashes)
+		sp.end = end
+		if err != nil {
+			sp.err = fmt.Errorf("energon: a shard's rows past %d bytes, %s: %w", b.Memory, sp.f.Name(), err)
+		}
+		sp.runs = append(sp.runs, run)
+	}
+	idx := make([]byte, 0, 8*n)
+	for _, o := range b.offsets[:n] {
+		idx = binary.LittleEndian.AppendUint64(idx, o)
+	}
+	write(&sp.idx, idx)
+	b.keys = append(b.keys[:0], r...)
+	b.parts = b.parts[:0]
+	b.offsets = append(b.offsets[:0], b.offsets[n:]...)
+	b.base += n
+}
+
+// Release closes the builder's spill file, if any.
+func (b *IdxBuilder) Release() {
+	if b.sp != nil && b.sp.f != nil {
+		b.sp.f.Close()
+		os.Remove(b.sp.f.Name()) // where it could not be removed while open
+	}
+	b.sp = nil
+}
 
 // Prepared gives the shard's rows, fed through AddMember, as Prepare
 // gives them, for a shard whose content ends at end (as for Bytes), kept
@@ -168,6 +271,9 @@ func (b *IdxBuilder) Samples() int { return len(b.offsets) }
 // caller. The builder is not to be fed after (Bytes still gives the
 // .tar.idx).
 func (b *IdxBuilder) Prepared(end int64, spool *Spool) (*PreparedShard, error) {
+	if b.sp != nil {
+		return b.preparedSpilled(end, spool)
+	}
 	n := len(b.offsets)
 	p := &PreparedShard{End: end, samples: n, parts: b.nparts, names: b.names, bad: b.badKey}
 	if p.bad == nil {
@@ -203,6 +309,63 @@ func (b *IdxBuilder) Prepared(end int64, spool *Spool) (*PreparedShard, error) {
 	return p, nil
 }
 
+// preparedSpilled is Prepared of a builder that spilled.
+func (b *IdxBuilder) preparedSpilled(end int64, spool *Spool) (*PreparedShard, error) {
+	defer b.Release()
+	b.spill(len(b.offsets), end)
+	sp := b.sp
+	if sp.err != nil {
+		return nil, sp.err
+	}
+	p := &PreparedShard{End: end, samples: b.Samples(), parts: b.nparts, names: b.names, bad: b.badKey}
+	if p.bad == nil {
+		p.bad = b.badPart
+	}
+	b.keys, b.parts, b.nparts, b.names, b.ids = nil, nil, 0, nil, nil
+	if spool != nil {
+		if err := spool.keepSpilled(p, sp.f, sp.rows[0], sp.rows[1], sp.runs); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	// In memory, as the builder's would be.
+	read := func(xs []extent) ([]byte, error) {
+		var out []byte
+		for _, x := range xs {
+			at := len(out)
+			out = append(out, make([]byte, x.size)...)
+			if _, err := sp.f.ReadAt(out[at:], x.off); err != nil {
+				return nil, fmt.Errorf("energon: a shard's rows in %s at %d: %w", sp.f.Name(), x.off, err)
+			}
+		}
+		return out, nil
+	}
+	data, err := read(sp.rows[0])
+	if err != nil {
+		return nil, err
+	}
+	p.split = len(data)
+	parts, err := read(sp.rows[1])
+	if err != nil {
+		return nil, err
+	}
+	p.data = append(data, parts...)
+	for _, r := range sp.runs {
+		raw, err := read([]extent{{r.off, 8 * int64(r.at[len(r.at)-1])}})
+		if err != nil {
+			return nil, err
+		}
+		for k := 0; k < len(raw); k += 8 {
+			p.hashes = append(p.hashes, binary.LittleEndian.Uint64(raw[k:]))
+		}
+	}
+	if p.hashes == nil {
+		p.hashes = []uint64{}
+	}
+	slices.Sort(p.hashes)
+	return p, nil
+}
+
 // Shard gives the shard's samples and parts, fed through AddMember, for a
 // shard named name (relative to the dataset's directory, with slashes)
 // whose content ends at end (as for Bytes). A sample's size runs to the
@@ -217,11 +380,45 @@ func (b *IdxBuilder) Shard(name string, end int64) ShardSamples {
 
 // Bytes is the index of a shard whose content ends at end.
 func (b *IdxBuilder) Bytes(end int64) []byte {
-	out := make([]byte, 0, 8*(len(b.offsets)+1))
-	for _, o := range b.offsets {
-		out = binary.LittleEndian.AppendUint64(out, o)
+	var out bytes.Buffer
+	out.Grow(8 * (len(b.offsets) + 1))
+	b.WriteIdx(&out, end) // a bytes.Buffer takes all; spilled entries: see WriteIdx
+	return out.Bytes()
+}
+
+// WriteIdx writes the index of a shard whose content ends at end to w:
+// the entries spilled past Memory, then those in memory.
+func (b *IdxBuilder) WriteIdx(w io.Writer, end int64) (int64, error) {
+	var n int64
+	if sp := b.sp; sp != nil {
+		if sp.err != nil {
+			return 0, sp.err
+		}
+		for _, x := range sp.idx {
+			k, err := io.Copy(w, io.NewSectionReader(sp.f, x.off, x.size))
+			n += k
+			if err != nil {
+				return n, fmt.Errorf("energon: a shard's offsets in %s at %d: %w", sp.f.Name(), x.off, err)
+			}
+		}
 	}
-	return binary.LittleEndian.AppendUint64(out, uint64(end))
+	out := make([]byte, 0, min(8*(len(b.offsets)+1), 1<<20))
+	for i := 0; i <= len(b.offsets); i++ {
+		v := uint64(end)
+		if i < len(b.offsets) {
+			v = b.offsets[i]
+		}
+		out = binary.LittleEndian.AppendUint64(out, v)
+		if len(out) == cap(out) || i == len(b.offsets) {
+			k, err := w.Write(out)
+			n += int64(k)
+			if err != nil {
+				return n, err
+			}
+			out = out[:0]
+		}
+	}
+	return n, nil
 }
 
 // ParseIdx reads an index: the samples' start offsets and the end, in

@@ -16,6 +16,7 @@ import (
 	"github.com/itarconv/itarconv/formats/sqlitefile"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 // Builder gathers the rows of one archive's index from the archive's
@@ -34,8 +35,25 @@ type Builder struct {
 	// into the member's data offset. Without it such a member is
 	// ErrUnsupported.
 	Archive io.ReaderAt
+	// Memory bounds the rows kept in memory, in bytes (0: no bound): past
+	// it, chunks of rows go to a temporary file in TempDir ("" the
+	// system's temporary directory; beside the index, on its file
+	// system), unlinked as soon as it is made so that nothing is left of
+	// it however the run ends, and closed by Release.
+	Memory  int
+	TempDir string
+	// KeysMemory bounds the keys of the files table's index that WriteTo
+	// keeps in memory, in bytes (0: no bound): past it (as the rows' sizes
+	// tell), they are built again from the rows, twice, as the index is
+	// written, and kept nowhere, which takes more time.
+	KeysMemory int
 
 	rows    [][]byte // encoded, in chunks: see appendRow
+	held    int      // bytes of rows in memory
+	spill   *os.File // the chunks of rows before those in rows, if any
+	spilled []extent // where they lie in spill, in order
+	spillAt int64    // spill's size
+	free    []byte   // a chunk written to spill, for the next one
 	scratch []byte   // a row being encoded
 	nrows   int
 	xattrs  []xattrRow
@@ -62,6 +80,9 @@ type row struct {
 }
 
 type dirEntry struct{ dir, name string }
+
+// extent is a chunk of rows in the spill file.
+type extent struct{ off, size int64 }
 
 type dirOrigin struct{ offsetHeader, offset int64 }
 
@@ -314,20 +335,102 @@ const maxRowChunk = 1 << 20
 // Encoded, a row takes its names and some 20 bytes, no pointer for the
 // garbage collector to follow, where a row struct took 120 bytes and
 // three strings.
+//
+// A chunk starts with a row that says its directory (decodeRow reads a
+// chunk on its own), and past Memory the chunks before the last are
+// written to the spill file.
 func (b *Builder) appendRow(r row) {
 	e := encodeRow(b.scratch[:0], &r, r.dir == b.lastDir && b.nrows > 0)
-	b.scratch = e
 	n := len(b.rows)
 	if n == 0 || cap(b.rows[n-1])-len(b.rows[n-1]) < len(e) {
+		if n > 0 && b.Memory > 0 && b.held >= b.Memory {
+			b.spillRows()
+			n = len(b.rows)
+		}
 		size := 64 << 10
 		if n > 0 {
 			size = min(2*cap(b.rows[n-1]), maxRowChunk)
+		} else if len(b.spilled) > 0 {
+			size = maxRowChunk
 		}
-		b.rows = append(b.rows, make([]byte, 0, max(size, len(e))))
+		if b.Memory > 0 {
+			size = min(size, max(b.Memory, 4<<10))
+		}
+		e = encodeRow(e[:0], &r, false)
+		if cap(b.free) >= max(size, len(e)) {
+			b.rows = append(b.rows, b.free[:0])
+			b.free = nil
+		} else {
+			b.rows = append(b.rows, make([]byte, 0, max(size, len(e))))
+		}
 		n++
 	}
+	b.scratch = e
 	b.rows[n-1] = append(b.rows[n-1], e...)
+	b.held += len(e)
 	b.nrows++
+}
+
+// spillRows writes the chunks of rows in memory to the spill file, and
+// keeps the last one's memory for the next chunk. An error is the
+// builder's.
+func (b *Builder) spillRows() {
+	if b.spill == nil {
+		f, err := os.CreateTemp(b.TempDir, safefile.TempName("ratarmount-rows"))
+		if err != nil {
+			b.err = fmt.Errorf("rows past %d bytes: %w", b.Memory, err)
+			return
+		}
+		// Unlinked while open: the file goes with the process.
+		os.Remove(f.Name())
+		b.spill = f
+	}
+	for _, c := range b.rows {
+		if _, err := b.spill.WriteAt(c, b.spillAt); err != nil {
+			b.err = fmt.Errorf("rows past %d bytes, %s at %d: %w", b.Memory, b.spill.Name(), b.spillAt, err)
+			return
+		}
+		b.spilled = append(b.spilled, extent{b.spillAt, int64(len(c))})
+		b.spillAt += int64(len(c))
+	}
+	b.free = b.rows[len(b.rows)-1]
+	clear(b.rows)
+	b.rows, b.held = b.rows[:0], 0
+}
+
+// eachChunk calls fn with each chunk of rows, in order: those in the
+// spill file read into a buffer of its own (calls may run at once).
+func (b *Builder) eachChunk(fn func(chunk []byte) error) error {
+	var buf []byte
+	for _, x := range b.spilled {
+		if int64(cap(buf)) < x.size {
+			buf = make([]byte, x.size)
+		}
+		buf = buf[:x.size]
+		if _, err := b.spill.ReadAt(buf, x.off); err != nil {
+			return fmt.Errorf("rows in %s at %d: %w", b.spill.Name(), x.off, err)
+		}
+		if err := fn(buf); err != nil {
+			return err
+		}
+	}
+	for _, c := range b.rows {
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Release closes the spill file, if any; the builder is not to be used
+// after.
+func (b *Builder) Release() {
+	if b.spill != nil {
+		b.spill.Close()
+		os.Remove(b.spill.Name()) // where it could not be removed while open
+		b.spill = nil
+	}
+	b.rows, b.spilled, b.free = nil, nil, nil
 }
 
 // encodeRow appends r to e: its directory (its length plus 1, or 0 for
@@ -400,6 +503,43 @@ func decodeRow(p []byte, r *row, dir string) []byte {
 	r.gid = num()
 	r.sparse = p[0] != 0
 	return p[1:]
+}
+
+// decodeKey is decodeRow for the columns of the files index only: the
+// row's directory, name and header offset; the rest of the row is passed
+// over.
+func decodeKey(p []byte, dir string) (rest []byte, d, name string, offsetHeader int64) {
+	if p[0] == 0 {
+		d = dir
+		p = p[1:]
+	} else {
+		n, k := binary.Uvarint(p)
+		d = bytesString(p[k : k+int(n)-1])
+		p = p[k+int(n)-1:]
+	}
+	n, k := binary.Uvarint(p)
+	name = bytesString(p[k : k+int(n)])
+	p = p[k+int(n):]
+	n, k = binary.Uvarint(p) // linkname
+	p = p[k+int(n):]
+	offsetHeader, k = binary.Varint(p)
+	p = skipVarints(p[k:], 2)           // offset, size
+	p = skipVarints(p[8:], 1)           // mtime, mode
+	p = skipVarints(p[1:], 2)           // type, uid, gid
+	return p[1:], d, name, offsetHeader // sparse
+}
+
+// skipVarints passes over n varints at the start of p.
+func skipVarints(p []byte, n int) []byte {
+	for i := 0; n > 0; i++ {
+		if p[i] < 0x80 {
+			n--
+			if n == 0 {
+				return p[i+1:]
+			}
+		}
+	}
+	return p
 }
 
 // bytesString is b as a string, without a copy: the rows' text, handed
@@ -730,38 +870,13 @@ func (b *Builder) tables(archive os.FileInfo, fn func(table string, row []sqlite
 	}
 	var (
 		vals [15]sqlitefile.Value // files has 15 columns
-		typ  [1]byte
-		zero = sqlitefile.Int(0)
 	)
-	var r row
-	for _, chunk := range b.rows {
-		for p := chunk; len(p) > 0; {
-			p = decodeRow(p, &r, r.dir)
-			typ[0] = r.typ
-			vals = [15]sqlitefile.Value{
-				sqlitefile.Text(r.dir), sqlitefile.Text(r.name), sqlitefile.Int(r.offsetHeader),
-				sqlitefile.Int(r.offset), sqlitefile.Int(r.size), sqlitefile.Real(r.mtime),
-				sqlitefile.Int(r.mode), sqlitefile.Blob(typ[:]), sqlitefile.Text(r.linkname),
-				sqlitefile.Int(r.uid), sqlitefile.Int(r.gid), zero, sqlitefile.Int(boolInt(r.sparse)),
-				zero, zero,
-			}
-			if err := fn(TableFiles, vals[:]); err != nil {
-				return err
-			}
-		}
+	err := b.memberRows(func(row []sqlitefile.Value) error { return fn(TableFiles, row) })
+	if err != nil {
+		return err
 	}
-	for _, g := range b.generated() {
-		o := b.parents[g]
-		vals = [15]sqlitefile.Value{
-			sqlitefile.Text(g.dir), sqlitefile.Text(g.name), sqlitefile.Int(o.offsetHeader),
-			sqlitefile.Int(o.offset), zero, sqlitefile.Real(0),
-			sqlitefile.Int(generatedMode), sqlitefile.Int(generatedType), sqlitefile.Text(""),
-			zero, zero, zero, zero,
-			zero, zero,
-		}
-		if err := fn(TableFiles, vals[:]); err != nil {
-			return err
-		}
+	if err := b.generatedRows(func(row []sqlitefile.Value) error { return fn(TableFiles, row) }); err != nil {
+		return err
 	}
 	for i, k := range b.keys {
 		vals[0], vals[1] = sqlitefile.Int(int64(i+1)), sqlitefile.Text(k)
@@ -797,6 +912,55 @@ func (b *Builder) tables(archive os.FileInfo, fn func(table string, row []sqlite
 		}
 	}
 	return nil
+}
+
+// generatedRows hands fn the rows of table files that ratarmount
+// generates for parent directories, after the members' (see tables).
+func (b *Builder) generatedRows(fn func(row []sqlitefile.Value) error) error {
+	var vals [15]sqlitefile.Value
+	zero := sqlitefile.Int(0)
+	for _, g := range b.generated() {
+		o := b.parents[g]
+		vals = [15]sqlitefile.Value{
+			sqlitefile.Text(g.dir), sqlitefile.Text(g.name), sqlitefile.Int(o.offsetHeader),
+			sqlitefile.Int(o.offset), zero, sqlitefile.Real(0),
+			sqlitefile.Int(generatedMode), sqlitefile.Int(generatedType), sqlitefile.Text(""),
+			zero, zero, zero, zero,
+			zero, zero,
+		}
+		if err := fn(vals[:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// memberRows hands fn the members' rows of table files, as tables does.
+// Calls may run at once.
+func (b *Builder) memberRows(fn func(row []sqlitefile.Value) error) error {
+	var (
+		vals [15]sqlitefile.Value // files has 15 columns
+		typ  [1]byte
+		zero = sqlitefile.Int(0)
+		r    row
+	)
+	return b.eachChunk(func(chunk []byte) error {
+		for p := chunk; len(p) > 0; {
+			p = decodeRow(p, &r, r.dir)
+			typ[0] = r.typ
+			vals = [15]sqlitefile.Value{
+				sqlitefile.Text(r.dir), sqlitefile.Text(r.name), sqlitefile.Int(r.offsetHeader),
+				sqlitefile.Int(r.offset), sqlitefile.Int(r.size), sqlitefile.Real(r.mtime),
+				sqlitefile.Int(r.mode), sqlitefile.Blob(typ[:]), sqlitefile.Text(r.linkname),
+				sqlitefile.Int(r.uid), sqlitefile.Int(r.gid), zero, sqlitefile.Int(boolInt(r.sparse)),
+				zero, zero,
+			}
+			if err := fn(vals[:]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func boolInt(b bool) int64 {

@@ -63,6 +63,32 @@ func (b *Builder) WriteTo(dbPath string, archive os.FileInfo) (err error) {
 	return err
 }
 
+// fileRows gives the rows of table files again, for the keys of its
+// index: their first three values (path, name, offsetheader), which the
+// index reads, the rest of each row passed over undecoded.
+func (b *Builder) fileRows(yield func(values []sqlitefile.Value) error) error {
+	var (
+		vals [3]sqlitefile.Value
+		dir  string
+	)
+	err := b.eachChunk(func(chunk []byte) error {
+		for p := chunk; len(p) > 0; {
+			var name string
+			var off int64
+			p, dir, name, off = decodeKey(p, dir)
+			vals = [3]sqlitefile.Value{sqlitefile.Text(dir), sqlitefile.Text(name), sqlitefile.Int(off)}
+			if err := yield(vals[:]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return b.generatedRows(func(row []sqlitefile.Value) error { return yield(row[:3]) })
+}
+
 // writeDB writes the database to f, an empty file open for reading and
 // writing: Schema's tables with the automatic indexes SQLite would give
 // them (tableKeys), their rows from b.tables, then Schema's view and
@@ -70,7 +96,12 @@ func (b *Builder) WriteTo(dbPath string, archive os.FileInfo) (err error) {
 func (b *Builder) writeDB(f *os.File, archive os.FileInfo) error {
 	// sqlitefile's defaults are those of ratarmount's indexes, which are
 	// SQLite's: pages of 4096 bytes, UTF-8, rollback journal.
-	w, err := sqlitefile.New(f, sqlitefile.Options{})
+	//
+	// Keys that would pass KeysMemory are built again from the rows
+	// (KeysFrom), streamed within it, rather than kept as each row is
+	// appended.
+	stream := b.KeysMemory > 0 && b.spillAt+int64(b.held)+8*int64(b.nrows) > int64(b.KeysMemory)
+	w, err := sqlitefile.New(f, sqlitefile.Options{Memory: int64(b.KeysMemory)})
 	if err != nil {
 		return err
 	}
@@ -96,6 +127,9 @@ func (b *Builder) writeDB(f *os.File, archive os.FileInfo) error {
 			return fmt.Errorf("table %s: its keys are not declared", e.Name)
 		}
 		t := w.Table(e.Name, e.SQL)
+		if e.Name == TableFiles && stream {
+			t.KeysFrom(b.fileRows)
+		}
 		if keys.rowid >= 0 {
 			t.RowidColumn(keys.rowid)
 		}

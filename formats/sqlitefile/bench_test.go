@@ -65,7 +65,11 @@ func benchRow(i int) (tar, idx, off, size int64) {
 	return int64(i / 10000), int64(i % 10000), int64(i) * 2048, int64(100 + i%1000)
 }
 
-func benchWrite(b *testing.B, keys *keyList) {
+func benchWrite(b *testing.B, keys *keyList) { benchWriteOpts(b, keys, false) }
+
+// benchWriteOpts is benchWrite, the keys given again and streamed if
+// streamed.
+func benchWriteOpts(b *testing.B, keys *keyList, streamed bool) {
 	dir := b.TempDir()
 	var elapsed, cpu time.Duration
 	for b.Loop() {
@@ -74,11 +78,28 @@ func benchWrite(b *testing.B, keys *keyList) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		w, err := New(f, Options{})
+		opts := Options{}
+		if streamed {
+			opts.Memory = -1
+		}
+		w, err := New(f, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
 		tb := w.Table("samples", benchTable)
+		if streamed {
+			tb.KeysFrom(func(yield func([]Value) error) error {
+				row := make([]Value, 5)
+				for r := range benchRows {
+					tar, idx, off, size := benchRow(r)
+					row[0], row[1], row[2], row[3], row[4] = Int(tar), TextBytes(keys.at(r)), Int(idx), Int(off), Int(size)
+					if err := yield(row); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
 		if err := tb.AutoIndex(1); err != nil {
 			b.Fatal(err)
 		}
@@ -106,6 +127,10 @@ func benchWrite(b *testing.B, keys *keyList) {
 // BenchmarkWrite1M: this package, keys in order (as tar shards usually
 // hold them).
 func BenchmarkWrite1M(b *testing.B) { benchWrite(b, benchKeys()) }
+
+// BenchmarkWrite1MStreamed: keys in order, given again and streamed
+// (past Options.Memory).
+func BenchmarkWrite1MStreamed(b *testing.B) { benchWriteOpts(b, benchKeys(), true) }
 
 // BenchmarkWrite1MShuffled: this package, keys in random order, which the
 // index has to sort.

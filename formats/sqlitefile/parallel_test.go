@@ -242,3 +242,56 @@ func TestKeysEarly(t *testing.T) {
 		t.Errorf("rows given again short: %v, want ErrSchema", err)
 	}
 }
+
+// TestKeysStreamedWindow: keys given again in order but for some that
+// come late by up to the stream's window are streamed; later,
+// they are gathered and sorted; the bytes are those of keys fed as the
+// rows came, either way.
+func TestKeysStreamedWindow(t *testing.T) {
+	for _, c := range []struct {
+		back     int
+		streamed bool
+	}{{0, true}, {1, true}, {streamWindow, true}, {streamWindow + 1, false}, {500, false}} {
+		order := make([]int, 3000)
+		for i := range order {
+			order[i] = i
+		}
+		for i := 700; i+c.back < len(order); i += 700 {
+			// The key at i comes c.back places later.
+			v := order[i]
+			copy(order[i:i+c.back], order[i+1:i+c.back+1])
+			order[i+c.back] = v
+		}
+		row := func(i int) []Value { return []Value{Text(key(order[i])), Int(int64(i))} }
+		var files [][]byte
+		for _, again := range []bool{false, true} {
+			m := &memFile{}
+			w, _ := New(m, Options{PageSize: 1024, Memory: -1})
+			b := w.Table("b", "CREATE TABLE b(name TEXT, i INTEGER)")
+			w.Index("b_n", "b", "CREATE INDEX b_n ON b(name)", []int{0}, false)
+			if again {
+				b.KeysFrom(func(yield func([]Value) error) error {
+					for i := range order {
+						if err := yield(row(i)); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			}
+			for i := range order {
+				b.Append(row(i)...)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if again && (w.sorted[3] == 1) != c.streamed {
+				t.Errorf("late by %d: ways taken %v, streamed %v", c.back, w.sorted, c.streamed)
+			}
+			files = append(files, m.b)
+		}
+		if !bytes.Equal(files[0], files[1]) {
+			t.Errorf("late by %d: bytes differ", c.back)
+		}
+	}
+}

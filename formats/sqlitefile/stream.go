@@ -35,23 +35,35 @@ func (t *Table) stream(x *index) keySource {
 
 // streamPass calls f with each key of x, in order (ref 0, r valid during
 // the call only).
+//
+// The window is win[head:], in order; keys are taken from its front by
+// moving head, and the slice is moved down only when head reaches
+// streamWindow, so that a key costs no shift of the window. A key not
+// below the window's last (keys in order, the common case) is appended
+// after one comparison.
 func (t *Table) streamPass(x *index, f func(ref uint64, r []byte) error) error {
 	scratch := &index{name: x.name, t: t, cols: x.cols}
-	win := make([][]byte, 0, streamWindow+1) // in order
+	win := make([][]byte, 0, 2*streamWindow+1)
+	head := 0
 	var free [][]byte
 	var last []byte // the last key given to f
 	given := false
 	var ferr error
 	emit := func() {
-		r := win[0]
+		r := win[head]
 		if ferr == nil {
 			ferr = f(0, r)
 		}
 		last = append(last[:0], r...)
 		given = true
-		copy(win, win[1:])
-		win = win[:len(win)-1]
+		win[head] = nil
+		head++
 		free = append(free, r[:0])
+		if head == streamWindow {
+			n := copy(win, win[head:])
+			clear(win[n:])
+			win, head = win[:n], 0
+		}
 	}
 	n, err := t.keys(x.cols, func(values []Value, st []uint64, rowid int64) {
 		if ferr != nil {
@@ -60,27 +72,32 @@ func (t *Table) streamPass(x *index, f func(ref uint64, r []byte) error) error {
 		scratch.cur, scratch.chunks = scratch.cur[:0], scratch.chunks[:0]
 		scratch.add(values, st, t.alias, rowid)
 		r := record(scratch.cur)
-		if given && cmpRecords(last, r, -1) > 0 {
-			ferr = errDisorder
-			return
-		}
 		var k []byte
 		if n := len(free); n > 0 {
 			k, free = free[n-1], free[:n-1]
 		}
 		k = append(k, r...)
 		i := len(win)
-		for i > 0 && cmpRecords(win[i-1], k, -1) > 0 {
-			i--
+		if i > head && cmpRecords(win[i-1], k, -1) > 0 {
+			if given && cmpRecords(last, k, -1) > 0 {
+				ferr = errDisorder
+				return
+			}
+			for i > head && cmpRecords(win[i-1], k, -1) > 0 {
+				i--
+			}
+		} else if i == head && given && cmpRecords(last, k, -1) > 0 {
+			ferr = errDisorder
+			return
 		}
 		win = append(win, nil)
 		copy(win[i+1:], win[i:])
 		win[i] = k
-		if len(win) > streamWindow {
+		if len(win)-head > streamWindow {
 			emit()
 		}
 	})
-	for err == nil && ferr == nil && len(win) > 0 {
+	for err == nil && ferr == nil && len(win) > head {
 		emit()
 	}
 	if err == nil && ferr == nil {

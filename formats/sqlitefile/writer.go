@@ -579,7 +579,8 @@ func (t *Table) add(values []Value) error {
 // each index then gathers its keys in a pass of its own, the indexes side
 // by side (when f takes WriteAt), which leaves Append only the table's
 // pages to write. rows must give the same rows as Append was given, in the
-// same order (Close fails if their number differs), and may be called
+// same order (Close fails if their number differs), or their first values
+// only, up to the last column an index or the rowid reads; it may be called
 // several times at once; the values passed to yield are not kept. It must
 // come before the first row.
 func (t *Table) KeysFrom(rows func(yield func(values []Value) error) error) *Table {

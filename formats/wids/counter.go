@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 // Header block fields the loader reads.
@@ -53,6 +56,19 @@ const paxHeaderName = "././@PaxHeader"
 // (not payloads), and a set of them only once member keys stop increasing,
 // so that a shard in key order is counted without a lookup per member.
 type Counter struct {
+	// Memory bounds the names kept in memory, in bytes (0: no bound):
+	// past it, the chunks of names before the current sample's go to a
+	// temporary file in TempDir ("" the system's temporary directory),
+	// unlinked as soon as it is made and closed by Release. They are
+	// read again only if keys stop increasing (the set of names then
+	// holds them all).
+	Memory  int
+	TempDir string
+	spill   *os.File
+	spilled []extent // chunks 0 to len(spilled)-1 of names, in spill
+	spillAt int64
+	held    int // bytes of names in memory
+
 	err     error
 	stopped bool  // the loader's walk ended at a size field of NULs
 	next    int64 // where the next member's chain must begin
@@ -66,10 +82,10 @@ type Counter struct {
 	// after its length (a uvarint): bytes, not strings, for the garbage
 	// collector has nothing to follow in them. seen replaces them at the
 	// first key that is not (or a sample of many members).
-	names    [][]byte
+	names    [][]byte // chunks from len(spilled) on
 	nnames   int
 	run      int    // names of the current sample
-	runAt    [2]int // the chunk and offset of its first
+	runAt    [2]int // the chunk (counted from the first, spilled or not) and offset of its first
 	seen     map[string]struct{}
 	plain    map[string]struct{} // the names without a dot
 	repeated bool
@@ -172,7 +188,11 @@ func (c *Counter) file(name []byte) error {
 			c.seen[c.intern(b)] = struct{}{}
 			return true
 		})
+		if c.err != nil {
+			return c.err
+		}
 		c.names, c.nnames = nil, 0
+		c.closeSpill()
 	}
 	if c.seen != nil {
 		if _, dup := c.seen[string(name)]; dup {
@@ -212,29 +232,99 @@ func (c *Counter) file(name []byte) error {
 
 // keepName adds name to names and gives where it begins (chunk, offset).
 // Chunks double from 64 KiB to 1 MiB and are never moved.
+//
+// Past Memory, the chunks before the current sample's go to the spill
+// file.
 func (c *Counter) keepName(name []byte) [2]int {
 	need := binary.MaxVarintLen64 + len(name)
 	n := len(c.names)
 	if n == 0 || cap(c.names[n-1])-len(c.names[n-1]) < need {
+		if c.Memory > 0 && c.held >= c.Memory {
+			c.spillNames()
+			n = len(c.names)
+		}
 		size := 64 << 10
 		if n > 0 {
 			size = min(2*cap(c.names[n-1]), 1<<20)
+		}
+		if c.Memory > 0 {
+			size = min(size, max(c.Memory, 4<<10))
 		}
 		c.names = append(c.names, make([]byte, 0, max(size, need)))
 		n++
 	}
 	ch := c.names[n-1]
-	at := [2]int{n - 1, len(ch)}
-	ch = binary.AppendUvarint(ch, uint64(len(name)))
-	c.names[n-1] = append(ch, name...)
+	at := [2]int{len(c.spilled) + n - 1, len(ch)}
+	c.names[n-1] = append(binary.AppendUvarint(ch, uint64(len(name))), name...)
+	c.held += len(c.names[n-1]) - at[1]
 	return at
 }
+
+// spillNames writes the chunks of names before the current sample's to
+// the spill file. An error is the counter's.
+func (c *Counter) spillNames() {
+	keep := c.runAt[0] - len(c.spilled) // the current sample's chunk
+	if !c.started || keep <= 0 {
+		return
+	}
+	if c.spill == nil {
+		f, err := os.CreateTemp(c.TempDir, safefile.TempName("wids-names"))
+		if err != nil {
+			c.err = fmt.Errorf("wids: names past %d bytes: %w", c.Memory, err)
+			return
+		}
+		// Unlinked while open: the file goes with the process.
+		os.Remove(f.Name())
+		c.spill = f
+	}
+	for _, ch := range c.names[:keep] {
+		if _, err := c.spill.WriteAt(ch, c.spillAt); err != nil {
+			c.err = fmt.Errorf("wids: names past %d bytes, %s at %d: %w", c.Memory, c.spill.Name(), c.spillAt, err)
+			return
+		}
+		c.spilled = append(c.spilled, extent{c.spillAt, int64(len(ch))})
+		c.spillAt += int64(len(ch))
+		c.held -= len(ch)
+	}
+	c.names = append(c.names[:0], c.names[keep:]...)
+}
+
+// Release lets the names go and closes the spill file, if any: the count
+// is done (Samples and Repeated still answer).
+func (c *Counter) Release() {
+	c.closeSpill()
+	c.names, c.seen, c.plain, c.chunk = nil, nil, nil, strings.Builder{}
+}
+
+func (c *Counter) closeSpill() {
+	c.spilled, c.spillAt, c.held = nil, 0, 0
+	if c.spill != nil {
+		c.spill.Close()
+		os.Remove(c.spill.Name()) // where it could not be removed while open
+		c.spill = nil
+	}
+}
+
+// extent is a chunk of names in the spill file.
+type extent struct{ off, size int64 }
 
 // eachName calls f with each name kept from from (chunk, offset) on, in
 // order, until f says false.
 func (c *Counter) eachName(from [2]int, f func(name []byte) bool) {
-	for ci := from[0]; ci < len(c.names); ci++ {
-		ch := c.names[ci]
+	var buf []byte
+	for ci := from[0]; ci < len(c.spilled)+len(c.names); ci++ {
+		var ch []byte
+		if ci < len(c.spilled) {
+			x := c.spilled[ci]
+			buf = slices.Grow(buf[:0], int(x.size))[:x.size]
+			if _, err := c.spill.ReadAt(buf, x.off); err != nil {
+				c.err = fmt.Errorf("wids: names in %s at %d: %w", c.spill.Name(), x.off, err)
+				return
+			}
+			ch = buf
+		} else {
+			ch = c.names[ci-len(c.spilled)]
+		}
 		off := 0
 		if ci == from[0] {
 			off = from[1]

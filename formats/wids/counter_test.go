@@ -307,3 +307,33 @@ func TestCounterManyNames(t *testing.T) {
 		t.Fatalf("%d samples, repeated %v (%v, %v); want %d, repeated", got, f.c.Repeated(), err, f.err, want)
 	}
 }
+
+// TestCounterSpills: past Memory, the names before the current sample go
+// to a temporary file; the count, and a repeat found once keys stop
+// increasing (the names then read back), are those of the reference.
+func TestCounterSpills(t *testing.T) {
+	var names []string
+	for i := range 3000 {
+		names = append(names, fmt.Sprintf("s%05d.jpg", i), fmt.Sprintf("s%05d.cls", i))
+	}
+	for _, tail := range [][]string{nil, {"s00007.jpg"}, {"a.jpg", "s00007.cls"}, {"a.jpg", "b.jpg"}} {
+		all := append(append([]string(nil), names...), tail...)
+		f := &feed{}
+		f.c.Memory, f.c.TempDir = 1000, t.TempDir()
+		for _, n := range all {
+			f.file(n, 1)
+		}
+		if len(f.c.spilled) == 0 && tail == nil {
+			t.Fatalf("no names spilled")
+		}
+		if tail == nil && f.c.held > 2*(4<<10) {
+			t.Errorf("%d bytes of names in memory", f.c.held)
+		}
+		got, err := f.c.Samples(1)
+		wantN, wantRep := reference(all)
+		if err != nil || f.err != nil || got != wantN || f.c.Repeated() != wantRep {
+			t.Errorf("tail %q: %d samples, repeated %v (%v, %v); want %d, %v", tail, got, f.c.Repeated(), err, f.err, wantN, wantRep)
+		}
+		f.c.Release()
+	}
+}

@@ -17,9 +17,19 @@ import (
 
 // New is DALI's webdataset index of each shard, named as wds2idx names
 // it: beside the shard, or in outDir when it is not "".
-func New(outDir string) loaders.Loader { return daliLoader{outDir} }
+func New(outDir string) loaders.Loader { return daliLoader{outDir: outDir} }
 
-type daliLoader struct{ outDir string }
+// NewWith is New with the options' output directory, and a shard's index
+// text kept in memory up to o.ShardMemory() (past it, in a temporary file
+// beside the index).
+func NewWith(o loaders.Options) loaders.Loader {
+	return daliLoader{outDir: o.OutDir, memory: o.ShardMemory()}
+}
+
+type daliLoader struct {
+	outDir string
+	memory int // a shard's text kept in memory; 0 all of it
+}
 
 func (daliLoader) Name() string { return "dali" }
 
@@ -36,7 +46,10 @@ func (d daliLoader) Outputs(shards []string) []string {
 }
 
 func (d daliLoader) Shard(_ context.Context, path string) loaders.ShardIndexer {
-	return &daliIndexer{out: d.path(path)}
+	out := d.path(path)
+	x := &daliIndexer{out: out}
+	x.b.Memory, x.b.TempDir = d.memory, loaders.TempDir(out)
+	return x
 }
 
 func (daliLoader) Finish(context.Context, []string) (int, error) { return 0, nil }
@@ -70,7 +83,7 @@ func (d daliLoader) ShardFile(shard string) string { return d.path(shard) }
 
 func init() {
 	loaders.Register(&loaders.Plugin{Name: "dali", Order: 30, Help: "DALI's <shard>.idx beside each shard",
-		New:     func(o loaders.Options) loaders.Loader { return New(o.OutDir) },
+		New:     NewWith,
 		Indexes: []*loaders.Index{index}})
 }
 

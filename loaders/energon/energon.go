@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,12 +38,13 @@ func NewWith(o loaders.Options) loaders.Loader {
 	if memory == 0 {
 		memory = loaders.DefaultMemory
 	}
-	return &energonLoader{outDir: o.OutDir, memory: memory, shards: map[string]*energonIndexer{}}
+	return &energonLoader{outDir: o.OutDir, memory: memory, shardMemory: o.ShardMemory(), shards: map[string]*energonIndexer{}}
 }
 
 type energonLoader struct {
-	outDir string
-	memory int64
+	outDir      string
+	memory      int64
+	shardMemory int // a shard's builder's share (see IdxBuilder.Memory)
 
 	mu     sync.Mutex
 	shards map[string]*energonIndexer
@@ -59,7 +61,9 @@ func (e *energonLoader) spoolFor(shard string) *energon.Spool {
 		if dir == "" && !remote.IsURL(shard) {
 			dir = filepath.Dir(shard)
 		}
-		budget := e.memory / 4 // the rest for the indexes' keys
+		// The rest for the indexes' keys and the shards' builders; a
+		// budget under 32 bytes is a byte, not NewSpool's default.
+		budget := max(e.memory/32, 1)
 		if e.memory < 0 {
 			budget = -1
 		}
@@ -96,6 +100,7 @@ func (e *energonLoader) Outputs(shards []string) []string {
 
 func (e *energonLoader) Shard(_ context.Context, path string) loaders.ShardIndexer {
 	x := &energonIndexer{out: e.idxPath(path), spool: e.spoolFor(path)}
+	x.b.Memory, x.b.TempDir = e.shardMemory, loaders.TempDir(x.out)
 	e.mu.Lock()
 	e.shards[path] = x
 	e.mu.Unlock()
@@ -142,8 +147,9 @@ func (x *energonIndexer) End(end int64) (int, error) {
 	if x.out == "" {
 		return 0, nil
 	}
-	err := loaders.WriteFile(x.out, x.b.Bytes(end))
+	err := loaders.WriteFileTo(x.out, idxTo{&x.b, end})
 	if err != nil {
+		x.b.Release()
 		return 0, err
 	}
 	if x.spool != nil {
@@ -154,6 +160,14 @@ func (x *energonIndexer) End(end int64) (int, error) {
 	}
 	return 1, nil
 }
+
+// idxTo writes a builder's .tar.idx.
+type idxTo struct {
+	b   *energon.IdxBuilder
+	end int64
+}
+
+func (t idxTo) WriteTo(w io.Writer) (int64, error) { return t.b.WriteIdx(w, t.end) }
 
 // Finish writes .nv-meta, or nothing when energon could not use the
 // dataset (a sample key in two places, a shard without samples).

@@ -19,9 +19,25 @@ import (
 
 // New is ratarmount's SQLite index of each shard, named as ratarmount looks for it: <shard>.index.sqlite
 // beside the shard, or in outDir when it is not "".
-func New(outDir string) loaders.Loader { return ratarmountLoader{outDir} }
+func New(outDir string) loaders.Loader { return ratarmountLoader{outDir: outDir} }
 
-type ratarmountLoader struct{ outDir string }
+// NewWith is New with the options' output directory, and a shard's rows
+// kept in memory up to o.ShardMemory() (past it, in a temporary file
+// beside the index), the keys of its index up to 8 times that (past it,
+// built again from the rows as the index is written).
+func NewWith(o loaders.Options) loaders.Loader {
+	return ratarmountLoader{outDir: o.OutDir, memory: o.ShardMemory()}
+}
+
+type ratarmountLoader struct {
+	outDir string
+	memory int // a shard's rows kept in memory; 0 all of them
+}
+
+// keysShare is how many times a shard's share of memory the keys of its
+// index take while the index is written: the index is written at the
+// shard's end only, the rows are held while the shard is read.
+const keysShare = 8
 
 func (ratarmountLoader) Name() string { return "ratarmount" }
 
@@ -38,7 +54,10 @@ func (r ratarmountLoader) Outputs(shards []string) []string {
 }
 
 func (r ratarmountLoader) Shard(ctx context.Context, path string) loaders.ShardIndexer {
-	return newRatarmountIndexer(ctx, path, r.path(path))
+	out := r.path(path)
+	x := newRatarmountIndexer(ctx, path, out)
+	x.b.Memory, x.b.KeysMemory, x.b.TempDir = r.memory, keysShare*r.memory, loaders.TempDir(out)
+	return x
 }
 
 // newRatarmountIndexer indexes the shard at path into out, or keeps the
@@ -64,6 +83,9 @@ func (x *ratarmountIndexer) Member(m *tarfile.Member) { x.b.Add(m) } // an error
 // End writes the index, through a temporary file renamed into place.
 func (x *ratarmountIndexer) End(int64) (int, error) {
 	defer x.archive.Close()
+	if x.out != "" {
+		defer x.b.Release()
+	}
 	if err := x.b.Err(); err != nil {
 		return 0, ratarmountErr(err)
 	}
@@ -129,7 +151,7 @@ func (r ratarmountLoader) ShardFile(shard string) string { return r.path(shard) 
 
 func init() {
 	loaders.Register(&loaders.Plugin{Name: "ratarmount", Order: 40, Help: "<shard>.index.sqlite beside each shard",
-		New:     func(o loaders.Options) loaders.Loader { return New(o.OutDir) },
+		New:     NewWith,
 		Indexes: []*loaders.Index{index}})
 }
 

@@ -29,9 +29,19 @@ func New(outDir string, md5 bool) loaders.Loader {
 	return &widsLoader{outDir: outDir, md5: md5, shards: map[string]*widsShard{}}
 }
 
+// NewWith is New with the options' output directory and MD5, and a
+// shard's names kept in memory up to o.ShardMemory() (past it, in a
+// temporary file beside the shard, or in the output directory).
+func NewWith(o loaders.Options) loaders.Loader {
+	w := New(o.OutDir, o.MD5).(*widsLoader)
+	w.memory = o.ShardMemory()
+	return w
+}
+
 type widsLoader struct {
 	outDir string
 	md5    bool
+	memory int // a shard's names kept in memory; 0 all of them
 
 	mu     sync.Mutex
 	shards map[string]*widsShard
@@ -61,6 +71,7 @@ func (w *widsLoader) Outputs(shards []string) []string { return []string{w.out(s
 
 func (w *widsLoader) Shard(ctx context.Context, path string) loaders.ShardIndexer {
 	s := &widsShard{ctx: ctx, path: path, md5: w.md5}
+	s.count.Memory, s.count.TempDir = w.memory, loaders.TempDir(loaders.BesideOrIn(path, w.outDir))
 	w.mu.Lock()
 	w.shards[path] = s
 	w.mu.Unlock()
@@ -76,6 +87,7 @@ func (s *widsShard) Member(m *tarfile.Member) {
 // End counts the shard's samples as the loader will; the index is written
 // by Finish.
 func (s *widsShard) End(int64) (int, error) {
+	defer s.count.Release()
 	if s.err != nil {
 		return 0, nil
 	}
@@ -85,13 +97,11 @@ func (s *widsShard) End(int64) (int, error) {
 	}
 	s.shard.FileSize = size
 	if s.shard.NSamples, s.err = s.count.Samples(size); s.err != nil {
-		s.count = wids.Counter{}
 		return 0, nil
 	}
 	if s.md5 {
 		s.shard.MD5Sum, err = shardMD5(s.ctx, s.path)
 	}
-	s.count = wids.Counter{} // the names it kept serve this shard's count only
 	return 0, err
 }
 
@@ -172,7 +182,7 @@ func (w *widsLoader) Finish(ctx context.Context, shards []string) (int, error) {
 
 func init() {
 	loaders.Register(&loaders.Plugin{Name: "wids", Order: 20, Help: "WebDataset wids' shardindex.json beside the shards",
-		New:     func(o loaders.Options) loaders.Loader { return New(o.OutDir, o.MD5) },
+		New:     NewWith,
 		Indexes: []*loaders.Index{index}})
 }
 
