@@ -189,7 +189,7 @@ func indexFormats(fl indexFlags, opts *fold.IndexOptions) (set *loaders.Set, wit
 	var kinds []loaders.Loader
 	for _, name := range names {
 		if want[name] {
-			l, err := loaders.New(name, loaders.Options{OutDir: fl.outDir, MD5: fl.widsMD5, Memory: fl.memory})
+			l, err := loaders.New(name, loaders.Options{OutDir: fl.outDir, MD5: fl.widsMD5, Memory: fl.memory, Workers: fl.workers})
 			if err != nil {
 				return nil, false, err
 			}
