@@ -127,13 +127,11 @@ func (b *Builder) spillLines() {
 		return
 	}
 	if b.spill == nil {
-		f, err := os.CreateTemp(b.TempDir, safefile.TempName("dali-index"))
+		f, err := safefile.Scratch(b.TempDir, "dali-index")
 		if err != nil {
 			b.err = fmt.Errorf("dali: index text past %d bytes: %w", b.Memory, err)
 			return
 		}
-		// Unlinked while open: the file goes with the process.
-		os.Remove(f.Name())
 		b.spill = f
 	}
 	if _, err := b.spill.WriteAt(b.lines, b.spilled); err != nil {

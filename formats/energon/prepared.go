@@ -389,7 +389,7 @@ func (s *Spool) open() error {
 		return s.err
 	}
 	if s.f == nil {
-		f, err := tempFile(s.dir, "energon-rows")
+		f, err := safefile.Scratch(s.dir, "energon-rows")
 		if err != nil {
 			s.err = fmt.Errorf("energon: spool of rows: %w", err)
 			return s.err
@@ -397,18 +397,6 @@ func (s *Spool) open() error {
 		s.f = f
 	}
 	return nil
-}
-
-// tempFile makes a temporary file in dir, unlinked while open where the
-// system allows, so that it goes with the process whatever happens (else
-// its closer removes it).
-func tempFile(dir, base string) (*os.File, error) {
-	f, err := os.CreateTemp(dir, safefile.TempName(base))
-	if err != nil {
-		return nil, err
-	}
-	os.Remove(f.Name())
-	return f, nil
 }
 
 // keepSpilled moves the rows and hash runs a builder spilled into its

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 // IdxSuffix follows a shard's name to name its index.
@@ -198,7 +199,7 @@ func (b *IdxBuilder) Samples() int { return b.base + len(b.offsets) }
 func (b *IdxBuilder) spill(n int, end int64) {
 	sp := b.sp
 	if sp == nil {
-		f, err := tempFile(b.TempDir, "energon-shard")
+		f, err := safefile.Scratch(b.TempDir, "energon-shard")
 		sp = &idxSpill{f: f, err: err}
 		b.sp = sp
 	}

@@ -376,13 +376,11 @@ func (b *Builder) appendRow(r row) {
 // builder's.
 func (b *Builder) spillRows() {
 	if b.spill == nil {
-		f, err := os.CreateTemp(b.TempDir, safefile.TempName("ratarmount-rows"))
+		f, err := safefile.Scratch(b.TempDir, "ratarmount-rows")
 		if err != nil {
 			b.err = fmt.Errorf("rows past %d bytes: %w", b.Memory, err)
 			return
 		}
-		// Unlinked while open: the file goes with the process.
-		os.Remove(f.Name())
 		b.spill = f
 	}
 	for _, c := range b.rows {

@@ -217,11 +217,10 @@ func (p *stemPart) spillRun(dir string) error {
 		p.recs, p.spare = sorted, p.recs
 	}
 	if p.spill == nil {
-		f, err := os.CreateTemp(dir, safefile.TempName("stems"))
+		f, err := safefile.Scratch(dir, "stems")
 		if err != nil {
 			return err
 		}
-		os.Remove(f.Name()) // unnamed: vanishes with the process
 		p.spill = f
 	}
 	bw := bufio.NewWriterSize(p.spill, 32<<10)
@@ -447,13 +446,7 @@ func (l *stemLog) spill() (*os.File, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.file == nil && l.fileErr == nil {
-		f, err := os.CreateTemp(l.dir, safefile.TempName("stemlog"))
-		if err != nil {
-			l.fileErr = err
-		} else {
-			os.Remove(f.Name()) // unnamed: vanishes with the process
-			l.file = f
-		}
+		l.file, l.fileErr = safefile.Scratch(l.dir, "stemlog")
 	}
 	return l.file, l.fileErr
 }

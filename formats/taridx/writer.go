@@ -351,11 +351,10 @@ func decodeSeqRow(b []byte) seqRow {
 func (w *Writer) spillRun() error {
 	slices.SortFunc(w.sorted, compareKeys)
 	if w.spill == nil {
-		f, err := os.CreateTemp(filepath.Dir(w.out.Target()), safefile.TempName("rows"))
+		f, err := safefile.Scratch(filepath.Dir(w.out.Target()), "rows")
 		if err != nil {
 			return err
 		}
-		os.Remove(f.Name()) // unnamed: vanishes with the process
 		w.spill = f
 	}
 	bw := bufio.NewWriterSize(w.spill, 1<<20)

@@ -257,11 +257,10 @@ func (w *Writer) spillRuns() error {
 	if err := w.pl.wait(); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(w.out.Target()), safefile.TempName("meta"))
+	f, err := safefile.Scratch(filepath.Dir(w.out.Target()), "meta")
 	if err != nil {
 		return err
 	}
-	os.Remove(f.Name()) // unnamed: vanishes with the process
 	w.spill = f
 	var off int64
 	for _, m := range w.metaRuns {

@@ -254,11 +254,10 @@ func (w *Writer) addMeta(sample int, m MetaEntry) error {
 	le.PutUint16(bh[12:], m.Type)
 	w.metaLen += MetaBlockLen + int64(len(m.Data))
 	if w.spill == nil && len(w.meta)+MetaBlockLen+len(m.Data) > w.opts.SpoolMemory {
-		f, err := os.CreateTemp(filepath.Dir(w.out.Target()), safefile.TempName("meta"))
+		f, err := safefile.Scratch(filepath.Dir(w.out.Target()), "meta")
 		if err != nil {
 			return err
 		}
-		os.Remove(f.Name()) // unnamed: vanishes with the process
 		w.spill, w.spillW = f, bufio.NewWriterSize(f, 64<<10)
 		if _, err := w.spillW.Write(w.meta); err != nil {
 			return err

@@ -268,13 +268,11 @@ func (c *Counter) spillNames() {
 		return
 	}
 	if c.spill == nil {
-		f, err := os.CreateTemp(c.TempDir, safefile.TempName("wids-names"))
+		f, err := safefile.Scratch(c.TempDir, "wids-names")
 		if err != nil {
 			c.err = fmt.Errorf("wids: names past %d bytes: %w", c.Memory, err)
 			return
 		}
-		// Unlinked while open: the file goes with the process.
-		os.Remove(f.Name())
 		c.spill = f
 	}
 	for _, ch := range c.names[:keep] {

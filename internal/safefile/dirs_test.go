@@ -32,3 +32,24 @@ func TestRemoveCreated(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestScratch: a scratch file is writable and readable, and has no name
+// in its directory.
+func TestScratch(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Scratch(dir, "rows")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("spilled"), 3); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 7)
+	if _, err := f.ReadAt(b, 3); err != nil || string(b) != "spilled" {
+		t.Errorf("read back %q, %v", b, err)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Errorf("%s holds %d entries", dir, len(names))
+	}
+}

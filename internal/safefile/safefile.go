@@ -258,3 +258,16 @@ func ReplaceDir(staged, final string) error {
 	}
 	return fmt.Errorf("replacing %s: %w", final, renameErr(err))
 }
+
+// Scratch creates an unnamed temporary file in dir, for what a run spills
+// beside its output: created under a temporary name (TempName(base)) and
+// unlinked at once, it holds no name to leave behind and vanishes with the
+// process, whatever ends it.
+func Scratch(dir, base string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, TempName(base))
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name())
+	return f, nil
+}
