@@ -264,16 +264,26 @@ func decodeSample(r []byte, x *Sample) int {
 	}
 	key := r[k : k+int(n)]
 	at := k + int(n)
-	off, k1 := binary.Varint(r[at:])
-	if k1 <= 0 {
-		return 0
-	}
-	size, k2 := binary.Varint(r[at+k1:])
-	if k2 <= 0 {
+	off, size, k := decodeOffsetSize(r[at:])
+	if k == 0 {
 		return 0
 	}
 	*x = Sample{Key: unsafeString(key), Offset: off, Size: size}
-	return at + k1 + k2
+	return at + k
+}
+
+// decodeOffsetSize reads the offset and size that end a row, and their
+// length in bytes (0: r is cut short).
+func decodeOffsetSize(r []byte) (off, size int64, n int) {
+	off, k1 := binary.Varint(r)
+	if k1 <= 0 {
+		return 0, 0, 0
+	}
+	size, k2 := binary.Varint(r[k1:])
+	if k2 <= 0 {
+		return 0, 0, 0
+	}
+	return off, size, k1 + k2
 }
 
 // decodePart reads the part row at the start of r into x, as
@@ -303,16 +313,12 @@ func decodePart(r []byte, names []string, x *Part) int {
 		name = unsafeString(r[at+k : at+k+int(n)])
 		at += k + int(n)
 	}
-	off, k1 := binary.Varint(r[at:])
-	if k1 <= 0 {
-		return 0
-	}
-	size, k2 := binary.Varint(r[at+k1:])
-	if k2 <= 0 {
+	off, size, k := decodeOffsetSize(r[at:])
+	if k == 0 {
 		return 0
 	}
 	*x = Part{Sample: int(idx), Name: name, Offset: off, Size: size}
-	return at + k1 + k2
+	return at + k
 }
 
 // unsafeString is b as a string without a copy, for rows that go on to
