@@ -259,3 +259,17 @@ func TestPercentiles(t *testing.T) {
 		}
 	}
 }
+
+// The default run's work is bounded, whatever the fold: 2,000 random reads
+// a repetition (the old default of 10,000, three times over and again
+// cold, took 35 s on 3,000 members), 200 cold reads, three of each timing.
+func TestDefaultPlanBounded(t *testing.T) {
+	p := Options{}.Plan()
+	want := Plan{Builds: 18, RandomReads: 6 * 2000 * 4, ColdReads: 6 * 200 * 3, SequentialPasses: 24}
+	if p != want {
+		t.Fatalf("default plan %+v, want %+v", p, want)
+	}
+	if small := (Options{Reads: 50, ColdReads: 500, Reps: 1, Formats: []string{TBLv1}}).Plan(); small.ColdReads != 50 || small.RandomReads != 100 {
+		t.Errorf("plan %+v: cold reads are at most the reads", small)
+	}
+}
