@@ -127,7 +127,7 @@ func (rep *Report) writeNotes(w io.Writer, bullet string) {
 		rep.Settings.Reads, rep.Settings.CommonReads, rep.Settings.Reps)
 	fmt.Fprintf(w, "%sread times hold no checking; check µs: the p50 of the xxh64 comparison with the source that every read gets, the same for every format\n", bullet)
 	if rep.Cold.Measured {
-		fmt.Fprintf(w, "%scold reads: %s; cold timed: reads that found their pages not resident, of those made\n", bullet, rep.Cold.Method)
+		fmt.Fprintf(w, "%scold reads: %s; cold timed: reads that found their pages not resident, of those made (a fault on a mapped file, TBL's, reads hundreds of KiB around it: few of its reads miss, each costs that)\n", bullet, rep.Cold.Method)
 	} else {
 		fmt.Fprintf(w, "%scold reads: %s\n", bullet, rep.Cold.Note)
 	}

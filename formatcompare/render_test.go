@@ -41,3 +41,24 @@ func TestChartAxes(t *testing.T) {
 		t.Errorf("linear ticks %v", got)
 	}
 }
+
+// Where the pages could not be dropped there is no cold column, and the
+// notes say why; where they were, the table says how many reads missed.
+func TestColdColumns(t *testing.T) {
+	rep := &Report{Cold: ColdInfo{Note: "not measured: after posix_fadvise(DONTNEED), 4096 of tbl-v1's 8192 bytes were still in the page cache"},
+		Formats: []*FormatResult{{Name: TBLv1, Label: "TBL v1", ColdReads: 3, ColdFoundResident: 1}}}
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	head := strings.SplitN(b.String(), "\n", 2)[0]
+	if strings.Contains(head, "cold") || !strings.Contains(b.String(), "cold reads: not measured: after posix_fadvise") {
+		t.Errorf("unmeasured cold reads:\n%s", b.String())
+	}
+	rep.Cold.Measured = true
+	b.Reset()
+	rep.WriteTable(&b)
+	if !strings.Contains(b.String(), "cold timed") || !strings.Contains(b.String(), " 3/4 ") {
+		t.Errorf("measured cold reads:\n%s", b.String())
+	}
+}

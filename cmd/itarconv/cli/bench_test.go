@@ -36,7 +36,7 @@ func TestBenchCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"format", "tar + TARIDX", "Barecat (--wrap)", "TBL v2 + LZ4", "seq MB/s", "200 samples"} {
+	for _, want := range []string{"format", "tar + TARIDX", "Barecat (--wrap)", "TBL v2 + LZ4", "check µs", "seq MB/s", "200 samples"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
