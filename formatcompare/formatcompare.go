@@ -18,6 +18,9 @@ import (
 	"github.com/itarconv/itarconv/formatcompare/shardgen"
 )
 
+// errWrongBytes: a format's own check found its bytes changed.
+var errWrongBytes = errors.New("wrong bytes")
+
 // ErrFailed: at least one format could not be built or returned wrong
 // bytes; the report names it.
 var ErrFailed = errors.New("format benchmark failed")
@@ -134,6 +137,8 @@ type FormatResult struct {
 	RandomReadMaxUsReps   []float64 `json:"random_read_max_us_reps"`
 	RandomReadsPerSec     float64   `json:"random_reads_per_s"`
 	CheckP50Us            float64   `json:"check_p50_us"`                  // the xxh64 check of one read's bytes, not in the read times
+	OwnCheck              string    `json:"own_check,omitempty"`           // the format's own integrity check of a read, if any
+	OwnCheckP50Us         float64   `json:"own_check_p50_us"`              // its time per read (in the warm-up), not in the read times
 	ColdReads             int       `json:"cold_reads,omitempty"`          // timed cold reads: their pages were not resident
 	ColdFoundResident     int       `json:"cold_found_resident,omitempty"` // cold reads whose pages were resident (read ahead): not timed
 	ColdIndexOpenUs       float64   `json:"cold_index_open_us,omitempty"`
@@ -587,6 +592,8 @@ type measure struct {
 	lat  []float64
 	// checks: the time of each check, for the first len(list) reads.
 	checks []float64
+	// own: the time of the format's own check of each read in the warm-up.
+	own []float64
 }
 
 // opens times the index open: one warm-up, then per repetition the median
@@ -633,6 +640,8 @@ func (m *measure) pass(r opened, lat []float64) error {
 		}
 		if lat != nil {
 			lat[k] = us(d)
+		} else if err := m.ownCheck(r, i, data); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -650,6 +659,21 @@ func (m *measure) check(i int, data []byte) error {
 	}
 	m.res.ReadsChecked++
 	m.buf = data
+	return nil
+}
+
+// ownCheck runs and times the format's own check of a read.
+func (m *measure) ownCheck(r opened, i int, data []byte) error {
+	t := time.Now()
+	what, err := r.verify(i, data)
+	d := time.Since(t)
+	if err != nil {
+		return err
+	}
+	if what != "" {
+		m.res.OwnCheck = what
+		m.own = append(m.own, us(d))
+	}
 	return nil
 }
 
@@ -679,6 +703,7 @@ func (m *measure) warmReads(reps int) error {
 	res.RandomReadP99Us = median(res.RandomReadP99UsReps)
 	res.RandomReadMaxUs = median(res.RandomReadMaxUsReps)
 	res.CheckP50Us, _, _ = percentiles(m.checks)
+	res.OwnCheckP50Us, _, _ = percentiles(m.own)
 	if len(m.list) > 0 {
 		res.RandomReadsPerSec = 1e6 / mean(m.lat)
 	}

@@ -1,6 +1,8 @@
 package formatcompare
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,6 +92,11 @@ func TestReport(t *testing.T) {
 			}
 			if r.CheckP50Us <= 0 {
 				t.Errorf("check p50 %v", r.CheckP50Us)
+			}
+			// Each format's own check, timed apart from the reads.
+			own := map[string]string{TarTARIDX: "tar header", Barecat: "crc32c", BarecatWrap: "" /* --wrap stores no crc32c */, TBLv1: "", TBLv2: "CRC-16", TBLv2LZ4: "CRC-16"}[r.Name]
+			if r.OwnCheck != own || (own != "") != (r.OwnCheckP50Us > 0) {
+				t.Errorf("own check %q %v µs, want %q", r.OwnCheck, r.OwnCheckP50Us, own)
 			}
 			for name, v := range map[string]float64{"build": r.BuildSeconds, "open": r.IndexOpenUs, "p50": r.RandomReadP50Us,
 				"p99": r.RandomReadP99Us, "max": r.RandomReadMaxUs, "seq": r.SequentialMBPerS} {
@@ -271,5 +278,23 @@ func TestDefaultPlanBounded(t *testing.T) {
 	}
 	if small := (Options{Reads: 50, ColdReads: 500, Reps: 1, Formats: []string{TBLv1}}).Plan(); small.ColdReads != 50 || small.RandomReads != 100 {
 		t.Errorf("plan %+v: cold reads are at most the reads", small)
+	}
+}
+
+func TestTarChecksum(t *testing.T) {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	if err := tw.WriteHeader(&tar.Header{Name: "a/b.jpg", Size: 0, Mode: 0o644, Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	tw.Close()
+	var h [512]byte
+	copy(h[:], b.Bytes())
+	if !tarChecksumOK(&h) {
+		t.Fatal("a header archive/tar wrote fails the check")
+	}
+	h[3] ^= 1
+	if tarChecksumOK(&h) {
+		t.Fatal("a changed header passes the check")
 	}
 }

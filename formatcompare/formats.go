@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/itarconv/itarconv/convert"
@@ -44,9 +46,12 @@ type fileInfo struct {
 // enough) as a loader fetches it at random, with no checking of its own
 // (Run checks every read the same way for every format, timed apart);
 // scan reads every sample the format holds in its own order; where says
-// which bytes of which file a read of sample i touches.
+// which bytes of which file a read of sample i touches. verify runs the
+// format's own integrity check on a read's bytes, as its reader would (so
+// that it can be timed apart), and says which check it is ("" for none).
 type opened interface {
 	read(i int, buf []byte) ([]byte, error)
+	verify(i int, data []byte) (check string, err error)
 	scan(ctx context.Context, buf []byte, fn func(i int, data []byte) error) error
 	where(i int) (path string, off, size int64, err error)
 	close() error
@@ -193,6 +198,7 @@ type tarReader struct {
 	f     *fold.Fold
 	files []*os.File
 	rowOf []int
+	hdr   [512]byte
 }
 
 func (t *tarReader) row(i int) (taridx.Row, error) {
@@ -243,6 +249,38 @@ func (t *tarReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) e
 		}
 	}
 	return nil
+}
+
+// verify checks the member's header block, as a tar reader does: tar
+// holds no checksum of the payload.
+func (t *tarReader) verify(i int, _ []byte) (string, error) {
+	row, err := t.row(i)
+	if err != nil {
+		return "", err
+	}
+	f := t.files[row.Fid]
+	if _, err := f.ReadAt(t.hdr[:], int64(row.Offset)); err != nil {
+		return "", fmt.Errorf("%s: offset %d: reading the header: %w", f.Name(), row.Offset, err)
+	}
+	if !tarChecksumOK(&t.hdr) {
+		return "", fmt.Errorf("%s: offset %d: %w: header checksum mismatch", f.Name(), row.Offset, errWrongBytes)
+	}
+	return "tar header", nil
+}
+
+// tarChecksumOK checks a header block's checksum: the octal number in
+// bytes 148-155, the sum of the block's bytes with those read as spaces.
+func tarChecksumOK(h *[512]byte) bool {
+	var sum int64
+	for k, b := range h {
+		if k >= 148 && k < 156 {
+			b = ' '
+		}
+		sum += int64(b)
+	}
+	field := strings.Trim(string(h[148:156]), " \x00")
+	want, err := strconv.ParseInt(field, 8, 64)
+	return err == nil && want == sum
 }
 
 func (t *tarReader) close() error { return closeAll(t.files) }
@@ -329,9 +367,11 @@ type barecatReader struct {
 	files  []*os.File
 	src    *source
 	byPath map[string]int
+	last   barecat.File // the file read last, for verify
 }
 
 func (b *barecatReader) readFile(bf barecat.File, buf []byte) ([]byte, error) {
+	b.last = bf
 	if bf.Shard < 0 || bf.Shard >= len(b.files) {
 		return nil, fmt.Errorf("%s: shard %d of %d", bf.Path, bf.Shard, len(b.files))
 	}
@@ -374,6 +414,20 @@ func (b *barecatReader) scan(ctx context.Context, buf []byte, fn func(int, []byt
 		return fn(i, data)
 	})
 }
+
+// verify checks the crc32c the index holds for the file read last.
+func (b *barecatReader) verify(i int, data []byte) (string, error) {
+	bf := b.last
+	if bf.Path != b.src.samples[i].path || !bf.HasCRC {
+		return "", nil
+	}
+	if c := crc32.Checksum(data, castagnoli); c != bf.CRC32C {
+		return "", fmt.Errorf("%s: offset %d: %w: crc32c %08x, the index says %08x", b.a.ShardPaths()[bf.Shard], bf.Offset, errWrongBytes, c, bf.CRC32C)
+	}
+	return "crc32c", nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func (b *barecatReader) close() error {
 	err := closeAll(b.files)
@@ -516,6 +570,20 @@ func (t *tblReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) e
 		}
 	}
 	return nil
+}
+
+// verify checks a v2 sample's CRC-16 (of its uncompressed bytes), where
+// the file has checksums.
+func (t *tblReader) verify(i int, data []byte) (string, error) {
+	h := t.r.Header()
+	if h.Version != 2 || h.Flags&tbl.FlagHasChecksums == 0 {
+		return "", nil
+	}
+	s := t.r.Sample(i)
+	if c := tbl.CRC16(data); c != s.CRC16 {
+		return "", fmt.Errorf("%s: offset %d: %w: CRC-16 %#04x, the index says %#04x", t.r.File().Name(), s.Offset, errWrongBytes, c, s.CRC16)
+	}
+	return "CRC-16", nil
 }
 
 func (t *tblReader) close() error {

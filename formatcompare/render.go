@@ -53,6 +53,12 @@ func columns(rep *Report) []column {
 		{"p99 µs", func(r *FormatResult, _ *Report) string { return fmt.Sprintf("%.1f", r.RandomReadP99Us) }},
 		{"max µs", func(r *FormatResult, _ *Report) string { return fmt.Sprintf("%.0f", r.RandomReadMaxUs) }},
 		{"check µs", func(r *FormatResult, _ *Report) string { return fmt.Sprintf("%.1f", r.CheckP50Us) }},
+		{"own check µs", func(r *FormatResult, _ *Report) string {
+			if r.OwnCheck == "" {
+				return "none"
+			}
+			return fmt.Sprintf("%.1f (%s)", r.OwnCheckP50Us, r.OwnCheck)
+		}},
 	}
 	if rep.Cold.Measured {
 		cols = append(cols,
@@ -125,7 +131,7 @@ func (rep *Report) writeNotes(w io.Writer, bullet string) {
 	fmt.Fprintf(w, "%s%d samples (%s of payload, %s of tar shards in %d shards; samples of %d to %d bytes, mean %.0f); %d random reads of %d distinct samples, %d repetitions, medians (spread: min–max)\n",
 		bullet, d.Samples, human(d.PayloadBytes), human(d.TarBytes), d.Shards, d.MinSize, d.MaxSize, d.MeanSize,
 		rep.Settings.Reads, rep.Settings.CommonReads, rep.Settings.Reps)
-	fmt.Fprintf(w, "%sread times hold no checking; check µs: the p50 of the xxh64 comparison with the source that every read gets, the same for every format\n", bullet)
+	fmt.Fprintf(w, "%sread times hold no checking; check µs: the p50 of the xxh64 comparison with the source that every read gets, the same for every format; own check µs: the p50 of the format's own check, where it has one (tar header: read the member's 512-byte header block and check its checksum; Barecat: crc32c; TBL v2: CRC-16)\n", bullet)
 	if rep.Cold.Measured {
 		fmt.Fprintf(w, "%scold reads: %s; cold timed: reads that found their pages not resident, of those made (a fault on a mapped file, TBL's, reads hundreds of KiB around it: few of its reads miss, each costs that)\n", bullet, rep.Cold.Method)
 	} else {

@@ -45,8 +45,10 @@ kept open and one positioned read at the header's offset + 512; Barecat with
 a lookup in its SQLite index and a positioned read from its shard, kept open;
 TBL with a copy out of the mapped file (LZ4 decoded). The reads do no checking
 of their own: every read is checked against an xxh64 of the source's bytes,
-the same for every format, and that check is timed apart ("check µs"). A
-format that returns wrong bytes fails the run (exit 1), naming it.
+the same for every format, and that check is timed apart ("check µs"), as is
+the format's own check ("own check µs": tar's header checksum, Barecat's
+crc32c, TBL v2's CRC-16). A format that returns wrong bytes fails the run
+(exit 1), naming it.
 
 Cold reads (--cold-reads distinct samples per repetition) drop the files'
 pages first (posix_fadvise DONTNEED, checked with mincore), open the format
