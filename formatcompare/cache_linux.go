@@ -77,3 +77,60 @@ func syncFiles(paths []string) {
 		}
 	}
 }
+
+// probe tells whether a file's pages are in the page cache, through its
+// own mapping of each file: made without touching a page, so that asking
+// brings nothing in.
+type probe struct {
+	maps map[string][]byte
+	vec  []byte
+}
+
+func newProbe() *probe { return &probe{maps: map[string][]byte{}} }
+
+// resident tells whether any page of the bytes [off, off+size) of the
+// file is in the page cache.
+func (p *probe) resident(path string, off, size int64) (bool, error) {
+	m, ok := p.maps[path]
+	if !ok {
+		f, err := os.Open(path)
+		if err != nil {
+			return false, err
+		}
+		st, err := f.Stat()
+		if err == nil && st.Size() > 0 {
+			m, err = unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+		}
+		f.Close()
+		if err != nil {
+			return false, fmt.Errorf("%s: mmap to check resident pages: %w", path, err)
+		}
+		p.maps[path] = m
+	}
+	if size <= 0 || off < 0 || off+size > int64(len(m)) {
+		return false, nil
+	}
+	page := int64(os.Getpagesize())
+	lo := off / page * page
+	hi := off + size
+	n := (hi - lo + page - 1) / page
+	if int64(cap(p.vec)) < n {
+		p.vec = make([]byte, n)
+	}
+	vec := p.vec[:n]
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[lo])), uintptr(hi-lo), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		return false, fmt.Errorf("%s: offset %d: mincore: %w", path, off, errno)
+	}
+	for _, v := range vec {
+		if v&1 != 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (p *probe) close() {
+	for _, m := range p.maps {
+		unix.Munmap(m)
+	}
+}

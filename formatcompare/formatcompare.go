@@ -18,6 +18,9 @@ import (
 	"github.com/itarconv/itarconv/formatcompare/shardgen"
 )
 
+// errWrongBytes: a format's own check found its bytes changed.
+var errWrongBytes = errors.New("wrong bytes")
+
 // ErrFailed: at least one format could not be built or returned wrong
 // bytes; the report names it.
 var ErrFailed = errors.New("format benchmark failed")
@@ -44,11 +47,14 @@ type Options struct {
 	WorkDir string
 	Keep    bool
 	Formats []string // default AllFormats
-	Reads   int      // random reads per repetition (default 10,000)
+	Reads   int      // random reads per repetition (default DefaultReads)
 	Reps    int      // repetitions of every timing (default 3)
-	Seed    int64    // of the random sample list (default 1)
-	Workers int      // conversion workers (default: all cores)
-	NoCold  bool     // skip the cold-cache random reads
+	// ColdReads is how many distinct samples of the read list are read
+	// cold per repetition (default DefaultColdReads): each is a block I/O.
+	ColdReads int
+	Seed      int64 // of the random sample list (default 1)
+	Workers   int   // conversion workers (default: all cores)
+	NoCold    bool  // skip the cold-cache random reads
 	// Corrupt names a format whose data file gets one byte flipped after
 	// it is built (in the payload of the first sample of the random list):
 	// the read check must catch it. For tests; formats whose data are the
@@ -130,6 +136,11 @@ type FormatResult struct {
 	RandomReadP99UsReps   []float64 `json:"random_read_p99_us_reps"`
 	RandomReadMaxUsReps   []float64 `json:"random_read_max_us_reps"`
 	RandomReadsPerSec     float64   `json:"random_reads_per_s"`
+	CheckP50Us            float64   `json:"check_p50_us"`                  // the xxh64 check of one read's bytes, not in the read times
+	OwnCheck              string    `json:"own_check,omitempty"`           // the format's own integrity check of a read, if any
+	OwnCheckP50Us         float64   `json:"own_check_p50_us"`              // its time per read (in the warm-up), not in the read times
+	ColdReads             int       `json:"cold_reads,omitempty"`          // timed cold reads: their pages were not resident
+	ColdFoundResident     int       `json:"cold_found_resident,omitempty"` // cold reads whose pages were resident (read ahead): not timed
 	ColdIndexOpenUs       float64   `json:"cold_index_open_us,omitempty"`
 	ColdRandomReadP50Us   float64   `json:"cold_random_read_p50_us,omitempty"`
 	ColdRandomReadP99Us   float64   `json:"cold_random_read_p99_us,omitempty"`
@@ -150,12 +161,39 @@ type FormatResult struct {
 	sequentialHashSeconds float64
 }
 
+// Defaults of Options: a run on a small fold does about 1.5 million
+// operations in all (Plan), seconds on a laptop; larger folds take longer
+// for the builds and the sequential passes, which grow with the data.
+const (
+	DefaultReads     = 2_000
+	DefaultColdReads = 200
+)
+
+// Plan is the work a run will do, before it starts.
+type Plan struct {
+	Builds           int // conversions (formats x reps)
+	RandomReads      int // warm random reads, warm-ups included
+	ColdReads        int // reads after the pages were dropped, at most
+	SequentialPasses int // reads of every sample, warm-ups included
+}
+
+// Plan is the work Run will do with these options.
+func (o Options) Plan() Plan {
+	o.defaults()
+	n := len(o.Formats)
+	return Plan{Builds: n * o.Reps, RandomReads: n * o.Reads * (1 + o.Reps),
+		ColdReads: n * min(o.ColdReads, o.Reads) * o.Reps, SequentialPasses: n * (1 + o.Reps)}
+}
+
 func (o *Options) defaults() {
 	if len(o.Formats) == 0 {
 		o.Formats = AllFormats
 	}
 	if o.Reads <= 0 {
-		o.Reads = 10_000
+		o.Reads = DefaultReads
+	}
+	if o.ColdReads <= 0 {
+		o.ColdReads = DefaultColdReads
 	}
 	if o.Reps <= 0 {
 		o.Reps = 3
@@ -227,7 +265,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if !res.built {
 			continue
 		}
-		if err := measureReads(ctx, f, res, src, list, opts.Reps, cold); err != nil {
+		if err := measureReads(ctx, f, res, src, list, opts.Reps, opts.ColdReads, cold); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -312,11 +350,12 @@ func newFormats(opts Options, src *source, rep *Report, written *[]string) ([]*f
 // could not be dropped are not comparable).
 func (rep *Report) setCold(cold *coldState) {
 	rep.Cold = ColdInfo{Measured: cold.enabled && cold.measured, Note: cold.note,
-		Method: "fsync, posix_fadvise(POSIX_FADV_DONTNEED) on every data and index file of the format, then mincore to check the pages are gone; index opened and the read list read once per repetition"}
+		Method: "per repetition: fsync and posix_fadvise(POSIX_FADV_DONTNEED) on every data and index file of the format, mincore to check the pages are gone, the index opened (and TBL mapped) after, then distinct samples of the read list read once each; before each read mincore checks its data pages: reads that found any resident (read ahead) are not timed"}
 	if !rep.Cold.Measured {
 		for _, r := range rep.Formats {
 			r.ColdIndexOpenUs, r.ColdRandomReadP50Us, r.ColdRandomReadP99Us, r.ColdRandomReadMaxUs = 0, 0, 0, 0
 			r.ColdRandomReadP50Reps, r.ColdResidentBytes = nil, 0
+			r.ColdReads, r.ColdFoundResident = 0, 0
 		}
 	}
 }
@@ -523,8 +562,9 @@ type coldState struct {
 
 // measureReads times opening, random reads (warm, then cold) and the
 // sequential read of one format, checking every read.
-func measureReads(ctx context.Context, f *format, res *FormatResult, src *source, list []int, reps int, cold *coldState) error {
-	m := &measure{ctx: ctx, f: f, res: res, src: src, list: list, lat: make([]float64, len(list))}
+func measureReads(ctx context.Context, f *format, res *FormatResult, src *source, list []int, reps, coldN int, cold *coldState) error {
+	m := &measure{ctx: ctx, f: f, res: res, src: src, list: list, lat: make([]float64, len(list)),
+		checks: make([]float64, 0, len(list))}
 	if err := m.opens(reps); err != nil {
 		return err
 	}
@@ -532,7 +572,7 @@ func measureReads(ctx context.Context, f *format, res *FormatResult, src *source
 		return err
 	}
 	if cold.enabled && len(list) > 0 {
-		if err := m.coldReads(reps, cold); err != nil {
+		if err := m.coldReads(reps, coldList(list, coldN), cold); err != nil {
 			return err
 		}
 	}
@@ -550,6 +590,10 @@ type measure struct {
 	list []int
 	buf  []byte
 	lat  []float64
+	// checks: the time of each check, for the first len(list) reads.
+	checks []float64
+	// own: the time of the format's own check of each read in the warm-up.
+	own []float64
 }
 
 // opens times the index open: one warm-up, then per repetition the median
@@ -591,14 +635,44 @@ func (m *measure) pass(r opened, lat []float64) error {
 		if err != nil {
 			return fmt.Errorf("reading sample %d (%s): %w", i, m.src.samples[i].name, err)
 		}
-		if err := check(m.src, i, data); err != nil {
+		if err := m.check(i, data); err != nil {
 			return err
 		}
-		m.res.ReadsChecked++
-		m.buf = data
 		if lat != nil {
 			lat[k] = us(d)
+		} else if err := m.ownCheck(r, i, data); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// check checks a read's bytes, timing the check apart from the read.
+func (m *measure) check(i int, data []byte) error {
+	t := time.Now()
+	err := check(m.src, i, data)
+	if m.checks != nil && len(m.checks) < cap(m.checks) {
+		m.checks = append(m.checks, us(time.Since(t)))
+	}
+	if err != nil {
+		return err
+	}
+	m.res.ReadsChecked++
+	m.buf = data
+	return nil
+}
+
+// ownCheck runs and times the format's own check of a read.
+func (m *measure) ownCheck(r opened, i int, data []byte) error {
+	t := time.Now()
+	what, err := r.verify(i, data)
+	d := time.Since(t)
+	if err != nil {
+		return err
+	}
+	if what != "" {
+		m.res.OwnCheck = what
+		m.own = append(m.own, us(d))
 	}
 	return nil
 }
@@ -628,19 +702,42 @@ func (m *measure) warmReads(reps int) error {
 	res.RandomReadP50Us = median(res.RandomReadP50UsReps)
 	res.RandomReadP99Us = median(res.RandomReadP99UsReps)
 	res.RandomReadMaxUs = median(res.RandomReadMaxUsReps)
+	res.CheckP50Us, _, _ = percentiles(m.checks)
+	res.OwnCheckP50Us, _, _ = percentiles(m.own)
 	if len(m.list) > 0 {
 		res.RandomReadsPerSec = 1e6 / mean(m.lat)
 	}
 	return nil
 }
 
-// coldReads times the random reads from a cold cache: per repetition, drop
-// the format's pages, open, read the list. Where the pages cannot be
-// dropped, cold says why and no format's cold figures are reported.
-func (m *measure) coldReads(reps int, cold *coldState) error {
+// coldList is the first n distinct samples of the read list: a second
+// read of a sample would find its pages cached.
+func coldList(list []int, n int) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, i := range list {
+		if len(out) == n {
+			break
+		}
+		if !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// coldReads times reads that miss the page cache: per repetition, drop
+// the format's pages (and check they are gone), open the format (so a
+// mapping is made after the drop), then read each sample of list once,
+// having checked with mincore that none of its pages is resident; a read
+// whose pages are (read ahead with an earlier one) is checked but not
+// timed, and counted. Where the pages cannot be dropped, cold says why and
+// no format's cold figures are reported.
+func (m *measure) coldReads(reps int, list []int, cold *coldState) error {
 	res := m.res
 	files := paths(res.Files, true)
-	var opens, p50s, p99s, maxs []float64
+	var opens, lat, p50s []float64
 	for range reps {
 		resident, err := dropPages(files)
 		if err != nil {
@@ -660,21 +757,65 @@ func (m *measure) coldReads(reps int, cold *coldState) error {
 			return err
 		}
 		opens = append(opens, us(time.Since(t)))
-		err = m.pass(r, m.lat)
+		rep, err := m.coldPass(r, list)
 		r.close()
 		if err != nil {
 			return fmt.Errorf("cold: %w", err)
 		}
-		p50, p99, mx := percentiles(m.lat)
-		p50s, p99s, maxs = append(p50s, p50), append(p99s, p99), append(maxs, mx)
+		lat = append(lat, rep...)
+		p50, _, _ := percentiles(rep)
+		p50s = append(p50s, p50)
 	}
-	if cold.enabled {
-		cold.measured = true
-		res.ColdIndexOpenUs = median(opens)
-		res.ColdRandomReadP50Us, res.ColdRandomReadP99Us, res.ColdRandomReadMaxUs = median(p50s), median(p99s), median(maxs)
-		res.ColdRandomReadP50Reps = p50s
+	if !cold.enabled {
+		return nil
 	}
+	if len(lat) == 0 {
+		cold.enabled = false
+		cold.note = fmt.Sprintf("not measured: %s's pages were resident at every read after they were dropped", m.f.name)
+		return nil
+	}
+	cold.measured = true
+	res.ColdReads = len(lat)
+	res.ColdIndexOpenUs = median(opens)
+	res.ColdRandomReadP50Us, res.ColdRandomReadP99Us, res.ColdRandomReadMaxUs = percentiles(lat)
+	res.ColdRandomReadP50Reps = p50s
 	return nil
+}
+
+// coldPass reads each sample of list once through r, and returns the
+// latencies of the reads that found none of their pages resident.
+func (m *measure) coldPass(r opened, list []int) ([]float64, error) {
+	probe := newProbe()
+	defer probe.close()
+	var lat []float64
+	for _, i := range list {
+		if m.ctx.Err() != nil {
+			return nil, m.ctx.Err()
+		}
+		path, off, size, err := r.where(i)
+		if err != nil {
+			return nil, err
+		}
+		resident, err := probe.resident(path, off, size)
+		if err != nil {
+			return nil, err
+		}
+		t := time.Now()
+		data, err := r.read(i, m.buf)
+		d := time.Since(t)
+		if err != nil {
+			return nil, fmt.Errorf("reading sample %d (%s): %w", i, m.src.samples[i].name, err)
+		}
+		if err := m.check(i, data); err != nil {
+			return nil, err
+		}
+		if resident {
+			m.res.ColdFoundResident++
+		} else {
+			lat = append(lat, us(d))
+		}
+	}
+	return lat, nil
 }
 
 // sequential times reading every sample the format holds, in its own
@@ -710,15 +851,13 @@ func (m *measure) scanOnce() (n int, bytes int64, elapsed, hashTime time.Duratio
 	t := time.Now()
 	err = r.scan(m.ctx, m.buf, func(i int, data []byte) error {
 		h := time.Now()
-		err := check(m.src, i, data)
+		err := m.check(i, data)
 		hashTime += time.Since(h)
 		if err != nil {
 			return err
 		}
-		m.res.ReadsChecked++
 		n++
 		bytes += int64(len(data))
-		m.buf = data
 		return nil
 	})
 	elapsed = time.Since(t) - hashTime

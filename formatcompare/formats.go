@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/formats/tbl"
+	"github.com/itarconv/itarconv/internal/mapped"
+
+	"github.com/pierrec/lz4/v4"
 )
 
 // Format names, as report.json and --formats spell them.
@@ -36,12 +41,19 @@ type fileInfo struct {
 	Shared bool   `json:"shared_with_source,omitempty"` // the source's own tars
 }
 
-// opened is a format's reader, open. read returns source sample i's bytes
-// (in buf's storage when large enough), as a loader would fetch it at
-// random; scan reads every sample the format holds in its own order.
+// opened is a format's reader, open, reading as the format's own loader
+// does: read returns source sample i's bytes (in buf's storage when large
+// enough) as a loader fetches it at random, with no checking of its own
+// (Run checks every read the same way for every format, timed apart);
+// scan reads every sample the format holds in its own order; where says
+// which bytes of which file a read of sample i touches. verify runs the
+// format's own integrity check on a read's bytes, as its reader would (so
+// that it can be timed apart), and says which check it is ("" for none).
 type opened interface {
 	read(i int, buf []byte) ([]byte, error)
+	verify(i int, data []byte) (check string, err error)
 	scan(ctx context.Context, buf []byte, fn func(i int, data []byte) error) error
+	where(i int) (path string, off, size int64, err error)
 	close() error
 }
 
@@ -124,7 +136,7 @@ func statFiles(paths []string, role string, shared bool) ([]fileInfo, error) {
 	return out, nil
 }
 
-// --- tar shards + TARIDX, read with fold.Copy --------------------------------
+// --- tar shards + TARIDX --------------------------------
 
 func (f *format) tarTARIDX() {
 	idx := func() string { return filepath.Join(f.dir, f.src.fold+".taridx") }
@@ -172,37 +184,42 @@ func (f *format) tarTARIDX() {
 				rowOf[i], f.holds[i] = r, ok
 			}
 		}
-		return &tarReader{f: fo, rowOf: rowOf}, nil
+		files, err := openAll(fo.Shards)
+		if err != nil {
+			return nil, err
+		}
+		return &tarReader{f: fo, files: files, rowOf: rowOf}, nil
 	}
 }
 
+// tarReader reads as a loader of TARIDX does: the shards kept open, the
+// index in memory, one positioned read at the header's offset + 512.
 type tarReader struct {
 	f     *fold.Fold
+	files []*os.File
 	rowOf []int
-	w     sliceWriter
+	hdr   [512]byte
 }
 
-// sliceWriter appends to a reused slice.
-type sliceWriter struct{ b []byte }
-
-func (w *sliceWriter) Write(p []byte) (int, error) {
-	w.b = append(w.b, p...)
-	return len(p), nil
-}
-
-func (t *tarReader) member(r int) fold.Member {
-	row := t.f.Index.Row(r)
-	return fold.Member{Fold: t.f, Row: row, Index: r, Shard: t.f.Shards[row.Fid]}
+func (t *tarReader) row(i int) (taridx.Row, error) {
+	r := t.rowOf[i]
+	if r < 0 {
+		return taridx.Row{}, fmt.Errorf("sample %d is not in the index", i)
+	}
+	return t.f.Index.Row(r), nil
 }
 
 func (t *tarReader) read(i int, buf []byte) ([]byte, error) {
-	r := t.rowOf[i]
-	if r < 0 {
-		return nil, fmt.Errorf("sample %d is not in the index", i)
+	row, err := t.row(i)
+	if err != nil {
+		return nil, err
 	}
-	t.w.b = buf[:0]
-	_, err := t.f.Copy(context.Background(), &t.w, t.member(r))
-	return t.w.b, err
+	return readAt(t.files[row.Fid], buf, int64(row.DataOffset()), int64(row.Size))
+}
+
+func (t *tarReader) where(i int) (string, int64, int64, error) {
+	row, err := t.row(i)
+	return t.f.Shards[row.Fid], int64(row.DataOffset()), int64(row.Size), err
 }
 
 func (t *tarReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) error) error {
@@ -222,21 +239,76 @@ func (t *tarReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) e
 		if r%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		t.w.b = buf[:0]
-		if _, err := t.f.Copy(context.Background(), &t.w, t.member(r)); err != nil {
+		data, err := t.read(i, buf)
+		if err != nil {
 			return err
 		}
-		buf = t.w.b
-		if err := fn(i, t.w.b); err != nil {
+		buf = data
+		if err := fn(i, data); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (t *tarReader) close() error { return nil }
+// verify checks the member's header block, as a tar reader does: tar
+// holds no checksum of the payload.
+func (t *tarReader) verify(i int, _ []byte) (string, error) {
+	row, err := t.row(i)
+	if err != nil {
+		return "", err
+	}
+	f := t.files[row.Fid]
+	if _, err := f.ReadAt(t.hdr[:], int64(row.Offset)); err != nil {
+		return "", fmt.Errorf("%s: offset %d: reading the header: %w", f.Name(), row.Offset, err)
+	}
+	if !tarChecksumOK(&t.hdr) {
+		return "", fmt.Errorf("%s: offset %d: %w: header checksum mismatch", f.Name(), row.Offset, errWrongBytes)
+	}
+	return "tar header", nil
+}
 
-// --- Barecat, copied or wrapped; read by path --------------------------------
+// tarChecksumOK checks a header block's checksum: the octal number in
+// bytes 148-155, the sum of the block's bytes with those read as spaces.
+func tarChecksumOK(h *[512]byte) bool {
+	var sum int64
+	for k, b := range h {
+		if k >= 148 && k < 156 {
+			b = ' '
+		}
+		sum += int64(b)
+	}
+	field := strings.Trim(string(h[148:156]), " \x00")
+	want, err := strconv.ParseInt(field, 8, 64)
+	return err == nil && want == sum
+}
+
+func (t *tarReader) close() error { return closeAll(t.files) }
+
+// openAll opens the files; on an error, none stays open.
+func openAll(paths []string) ([]*os.File, error) {
+	files := make([]*os.File, len(paths))
+	for k, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			closeAll(files)
+			return nil, err
+		}
+		files[k] = f
+	}
+	return files, nil
+}
+
+// readAt reads size bytes at off into buf's storage (when large enough).
+func readAt(f *os.File, buf []byte, off, size int64) ([]byte, error) {
+	buf = grow(buf, size)
+	if n, err := f.ReadAt(buf, off); n < len(buf) {
+		return nil, fmt.Errorf("%s: offset %d: %d of %d bytes read: %w", f.Name(), off, n, size, err)
+	}
+	return buf, nil
+}
+
+// --- Barecat, copied or wrapped --------------------------------
 
 func (f *format) barecat(wrap bool) {
 	arch := func() string { return filepath.Join(f.dir, "data.barecat") }
@@ -279,33 +351,31 @@ func (f *format) barecat(wrap bool) {
 				f.holds[i] = s.path != ""
 			}
 		}
-		return &barecatReader{a: a, src: f.src}, nil
+		files, err := openAll(a.ShardPaths())
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		return &barecatReader{a: a, files: files, src: f.src}, nil
 	}
 }
 
+// barecatReader reads as barecat's own loader does: a lookup by path in
+// the SQLite index, then one positioned read from the shard, kept open.
 type barecatReader struct {
 	a      *barecat.Archive
+	files  []*os.File
 	src    *source
 	byPath map[string]int
+	last   barecat.File // the file read last, for verify
 }
 
 func (b *barecatReader) readFile(bf barecat.File, buf []byte) ([]byte, error) {
-	fr, err := b.a.Open(bf)
-	if err != nil {
-		return nil, err
+	b.last = bf
+	if bf.Shard < 0 || bf.Shard >= len(b.files) {
+		return nil, fmt.Errorf("%s: shard %d of %d", bf.Path, bf.Shard, len(b.files))
 	}
-	defer fr.Close()
-	buf = grow(buf, bf.Size)
-	if _, err := io.ReadFull(fr, buf); err != nil && !(bf.Size == 0 && errors.Is(err, io.EOF)) {
-		return nil, err
-	}
-	// The read that reaches the end checks the crc32c, but io.ReadFull
-	// drops an error that comes with the last bytes: the reader keeps it
-	// for the next Read, which returns io.EOF only for intact bytes.
-	if _, err := fr.Read(buf[:0]); err != io.EOF {
-		return nil, err
-	}
-	return buf, nil
+	return readAt(b.files[bf.Shard], buf, bf.Offset, bf.Size)
 }
 
 func (b *barecatReader) read(i int, buf []byte) ([]byte, error) {
@@ -314,6 +384,14 @@ func (b *barecatReader) read(i int, buf []byte) ([]byte, error) {
 		return nil, err
 	}
 	return b.readFile(bf, buf)
+}
+
+func (b *barecatReader) where(i int) (string, int64, int64, error) {
+	bf, err := b.a.Lookup(b.src.samples[i].path)
+	if err != nil || bf.Shard < 0 || bf.Shard >= len(b.files) {
+		return "", 0, 0, cmpOr(err, fmt.Errorf("%s: shard %d of %d", bf.Path, bf.Shard, len(b.files)))
+	}
+	return b.a.ShardPaths()[bf.Shard], bf.Offset, bf.Size, nil
 }
 
 func (b *barecatReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) error) error {
@@ -337,7 +415,31 @@ func (b *barecatReader) scan(ctx context.Context, buf []byte, fn func(int, []byt
 	})
 }
 
-func (b *barecatReader) close() error { return b.a.Close() }
+// verify checks the crc32c the index holds for the file read last.
+func (b *barecatReader) verify(i int, data []byte) (string, error) {
+	bf := b.last
+	if bf.Path != b.src.samples[i].path || !bf.HasCRC {
+		return "", nil
+	}
+	if c := crc32.Checksum(data, castagnoli); c != bf.CRC32C {
+		return "", fmt.Errorf("%s: offset %d: %w: crc32c %08x, the index says %08x", b.a.ShardPaths()[bf.Shard], bf.Offset, errWrongBytes, c, bf.CRC32C)
+	}
+	return "crc32c", nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (b *barecatReader) close() error {
+	err := closeAll(b.files)
+	return cmpOr(b.a.Close(), err)
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
 
 // --- TBL v1/v2; sample k is the k-th regular member --------------------------
 
@@ -387,20 +489,78 @@ func (f *format) tbl(version int, lz4 bool) {
 				f.holds[i] = true
 			}
 		}
-		return &tblReader{r: r}, nil
+		return newTBLReader(r)
 	}
 }
 
-type tblReader struct{ r *tbl.Reader }
+// tblReader reads as TBL's loader does: the index parsed at open, the
+// file mapped into memory, a sample copied out of the mapping (and LZ4
+// decoded where stored compressed). Where the file cannot be mapped (not
+// Linux or another Unix), a positioned read stands in.
+type tblReader struct {
+	r   *tbl.Reader
+	m   *mapped.Region
+	end int64 // bytes mapped from offset 0
+}
 
-func (t *tblReader) read(i int, buf []byte) ([]byte, error) { return t.r.ReadSample(i, buf) }
+func newTBLReader(r *tbl.Reader) (*tblReader, error) {
+	t := &tblReader{r: r}
+	st, err := r.File().Stat()
+	if err == nil {
+		t.end = st.Size()
+		t.m, err = mapped.Map(r.File(), 0, t.end)
+	}
+	if errors.Is(err, mapped.ErrUnsupported) {
+		t.m, err = nil, nil
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *tblReader) read(i int, buf []byte) ([]byte, error) {
+	s := t.r.Sample(i)
+	stored := int64(s.StoredSize)
+	if s.Offset < 0 || s.Offset+stored > t.end {
+		return nil, fmt.Errorf("%s: sample %d: bytes %d to %d lie outside the file's %d", t.r.File().Name(), i, s.Offset, s.Offset+stored, t.end)
+	}
+	var from []byte
+	if t.m != nil {
+		from = t.m.Bytes(s.Offset, stored)
+	} else {
+		var err error
+		if from, err = readAt(t.r.File(), nil, s.Offset, stored); err != nil {
+			return nil, err
+		}
+	}
+	buf = grow(buf, int64(s.Size))
+	if !s.Compressed {
+		copy(buf, from)
+		return buf, nil
+	}
+	n, err := lz4.UncompressBlock(from, buf)
+	if err == nil && n != len(buf) {
+		err = fmt.Errorf("%d bytes decoded, the index says %d", n, len(buf))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: offset %d: sample %d: LZ4: %w", t.r.File().Name(), s.Offset, i, err)
+	}
+	return buf, nil
+}
+
+func (t *tblReader) where(i int) (string, int64, int64, error) {
+	s := t.r.Sample(i)
+	return t.r.File().Name(), s.Offset, int64(s.StoredSize), nil
+}
 
 func (t *tblReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) error) error {
 	for i := range t.r.Len() {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		data, err := t.r.ReadSample(i, buf)
+		data, err := t.read(i, buf)
 		if err != nil {
 			return err
 		}
@@ -412,4 +572,21 @@ func (t *tblReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) e
 	return nil
 }
 
-func (t *tblReader) close() error { return t.r.Close() }
+// verify checks a v2 sample's CRC-16 (of its uncompressed bytes), where
+// the file has checksums.
+func (t *tblReader) verify(i int, data []byte) (string, error) {
+	h := t.r.Header()
+	if h.Version != 2 || h.Flags&tbl.FlagHasChecksums == 0 {
+		return "", nil
+	}
+	s := t.r.Sample(i)
+	if c := tbl.CRC16(data); c != s.CRC16 {
+		return "", fmt.Errorf("%s: offset %d: %w: CRC-16 %#04x, the index says %#04x", t.r.File().Name(), s.Offset, errWrongBytes, c, s.CRC16)
+	}
+	return "CRC-16", nil
+}
+
+func (t *tblReader) close() error {
+	err := t.m.Close()
+	return cmpOr(t.r.Close(), err)
+}

@@ -110,12 +110,16 @@ func loadSource(ctx context.Context, shards []string, foldName string, workers i
 	return s, nil
 }
 
-func closeAll(fs []*os.File) {
+func closeAll(fs []*os.File) error {
+	var first error
 	for _, f := range fs {
 		if f != nil {
-			f.Close()
+			if err := f.Close(); first == nil {
+				first = err
+			}
 		}
 	}
+	return first
 }
 
 func grow(b []byte, n int64) []byte {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/itarconv/itarconv/formatcompare"
 )
 
 // runBenchCmd runs "itarconv bench ARGS" through a root made here (the
@@ -34,7 +36,7 @@ func TestBenchCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"format", "tar + TARIDX", "Barecat (--wrap)", "TBL v2 + LZ4", "seq MB/s", "200 samples"} {
+	for _, want := range []string{"format", "tar + TARIDX", "Barecat (--wrap)", "TBL v2 + LZ4", "check µs", "seq MB/s", "200 samples"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
@@ -89,5 +91,33 @@ func TestBenchUsage(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("bench %v: %v, want a usage error with %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// The command's defaults are the engine's: a bounded run (see
+// formatcompare.TestDefaultPlanBounded).
+func TestBenchDefaultsBounded(t *testing.T) {
+	cmd := newBenchCmd(&env{})
+	if err := cmd.ParseFlags([]string{"--synthetic", "3000"}); err != nil {
+		t.Fatal(err)
+	}
+	var fl benchFlags
+	get := func(name string) int {
+		v, err := cmd.Flags().GetInt(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	fl.reads, fl.coldReads, fl.reps, fl.workers, fl.synthetic, fl.shards = get("reads"), get("cold-reads"), get("reps"), get("workers"), get("synthetic"), get("shards")
+	fl.formats, _ = cmd.Flags().GetString("formats")
+	fl.minSize, _ = cmd.Flags().GetString("min-size")
+	fl.maxSize, _ = cmd.Flags().GetString("max-size")
+	opts, err := benchOptions(fl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := opts.Plan(), (formatcompare.Options{}).Plan(); got != want || got.RandomReads > 50_000 || got.ColdReads > 4_000 {
+		t.Errorf("default plan %+v, the engine's %+v", got, want)
 	}
 }
