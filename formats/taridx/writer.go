@@ -459,7 +459,7 @@ func (w *Writer) flushChunk() error {
 	if len(w.chunk) > 0 {
 		if w.rows == nil && (len(w.chunks)+1)*cap(w.chunk) > w.opts.SpoolMemory {
 			w.rowsAt = HeaderSize + int64(len(strings.Join(w.exts, "\n")))
-			w.rows = newChunkWriter(w.out.File, w.rowsAt, w.chunkSize())
+			w.rows = newChunkWriter(w.out.File, w.rowsAt, w.chunkSize(), w.out.WriteBehind)
 			for _, c := range w.chunks {
 				w.rows.write(c)
 			}
@@ -481,6 +481,9 @@ func (w *Writer) flushChunk() error {
 type chunkWriter struct {
 	f     *os.File
 	at    int64
+	// written starts the writeback of what is written (so that the
+	// commit's sync has little left to wait for).
+	written func(end int64)
 	size  int // of a new buffer
 	queue chan []byte
 	free  chan []byte
@@ -489,8 +492,8 @@ type chunkWriter struct {
 	err   error
 }
 
-func newChunkWriter(f *os.File, at int64, size int) *chunkWriter {
-	c := &chunkWriter{f: f, at: at, size: size, queue: make(chan []byte, 4), free: make(chan []byte, 6), done: make(chan struct{})}
+func newChunkWriter(f *os.File, at int64, size int, written func(end int64)) *chunkWriter {
+	c := &chunkWriter{f: f, at: at, size: size, written: written, queue: make(chan []byte, 4), free: make(chan []byte, 6), done: make(chan struct{})}
 	go c.run()
 	return c
 }
@@ -505,6 +508,7 @@ func (c *chunkWriter) run() {
 				c.mu.Unlock()
 			}
 			c.at += int64(len(b))
+			c.written(c.at)
 		}
 		select {
 		case c.free <- b[:0]:

@@ -25,7 +25,10 @@
 //   - gzip shards -> TBL: against `gzip -dc`, as many at a time.
 //
 // The itarconv binary is built once, statically (CGO_ENABLED=0), and run as
-// a child process; times are its wall time, process start included,
+// a child process with as many cores as workers (GOMAXPROCS=n: at
+// --workers 1 the preparing goroutines and the collector would take the
+// other cores, and the 1-worker time would not be one core's, which
+// Amdahl's law below needs); times are its wall time, process start included,
 // medians of -reps, after a warm-up run of every command and baseline (the
 // page cache warm), the file system synced before each, outputs removed
 // between runs, untimed. The reps interleave every job at every worker

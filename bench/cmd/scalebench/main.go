@@ -344,7 +344,7 @@ func (e *env) timeJob(j *job, w int) (float64, error) {
 		return 0, err
 	}
 	syscall.Sync()
-	t, err := e.itarconv(j.argv(w)...)
+	t, err := e.itarconvOn(w, j.argv(w)...)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", j.name, err)
 	}
@@ -371,8 +371,17 @@ func (e *env) timeBase(b *baseline, w int) (float64, error) {
 
 // itarconv runs the binary and returns its wall time, process start
 // included.
-func (e *env) itarconv(args ...string) (float64, error) {
+func (e *env) itarconv(args ...string) (float64, error) { return e.itarconvOn(0, args...) }
+
+// itarconvOn times one itarconv command run on cores cores (GOMAXPROCS;
+// 0: all): with --workers 1, the preparing goroutines and the collector
+// would otherwise take the second core, and the 1-worker time would not be
+// one core's, which Amdahl's law needs.
+func (e *env) itarconvOn(cores int, args ...string) (float64, error) {
 	cmd := exec.Command(e.bin, args...)
+	if cores > 0 {
+		cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", cores))
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	t0 := time.Now()
