@@ -479,17 +479,17 @@ func (w *Writer) flushChunk() error {
 // chunkWriter writes chunks of rows one after another into a file from a
 // goroutine of its own, and hands their buffers back for reuse.
 type chunkWriter struct {
-	f     *os.File
-	at    int64
+	f  *os.File
+	at int64
 	// written starts the writeback of what is written (so that the
 	// commit's sync has little left to wait for).
 	written func(end int64)
-	size  int // of a new buffer
-	queue chan []byte
-	free  chan []byte
-	done  chan struct{}
-	mu    sync.Mutex
-	err   error
+	size    int // of a new buffer
+	queue   chan []byte
+	free    chan []byte
+	done    chan struct{}
+	mu      sync.Mutex
+	err     error
 }
 
 func newChunkWriter(f *os.File, at int64, size int, written func(end int64)) *chunkWriter {
