@@ -203,3 +203,27 @@ func TestWriterStemMemoryFlat(t *testing.T) {
 		t.Errorf("%d stems, %d crashes, contiguous %v", w.NStems(), len(w.CrashStems()), w.Contiguous())
 	}
 }
+
+// TestWriterBatchNeverAdded: a prepared batch that was never added (its
+// stems in the tables, its rows not) fails the tables, whichever it was.
+func TestWriterBatchNeverAdded(t *testing.T) {
+	w, err := Create(filepath.Join(t.TempDir(), "x.taridx"), WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	var bs []*Batch
+	for i := range 3 {
+		stem := fmt.Sprint(i)
+		bs = append(bs, w.Prepare([]Entry{{Stem: stem, Ext: "jpg", KeyHash: KeyHash(stem)}}))
+	}
+	if err := w.AddBatch(bs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddBatch(bs[2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Tables(); err == nil {
+		t.Error("tables made with a prepared batch never added")
+	}
+}

@@ -86,6 +86,7 @@ type Writer struct {
 
 	stems   *stemSet
 	batches atomic.Uint32 // ids handed out by Prepare
+	added   uint32        // batches added
 	bases   []uint64      // by batch id: the row number of its first row
 	pending []Entry       // Add's entries, not yet a batch
 
@@ -243,6 +244,7 @@ func (w *Writer) addBatch(b *Batch) error {
 		w.bases = append(w.bases, 0)
 	}
 	w.bases[b.id] = w.nRows
+	w.added++
 	if n > 0 {
 		w.runs += b.runs
 		if w.nRows > 0 && b.first == w.lastKey {
@@ -561,8 +563,10 @@ func (w *Writer) Tables() error {
 		return err
 	}
 	w.joined = true
-	if n := w.batches.Load(); int(n) != len(w.bases) {
-		return w.fail(fmt.Errorf("taridx: %d prepared batches, %d added", n, len(w.bases)))
+	// Every prepared batch's stems are in the tables: one never added
+	// would count stems that have no rows.
+	if n := w.batches.Load(); n != w.added {
+		return w.fail(fmt.Errorf("taridx: %d prepared batches, %d added", n, w.added))
 	}
 	j, err := w.stems.join()
 	if err == nil {
