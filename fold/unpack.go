@@ -69,7 +69,7 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 	defer sp.Close()
 	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
 	x, ist, err := indexShards(ctx, shards, idx, IndexOptions{Stem: opts.Index.Stem, Contiguous: opts.Index.Contiguous, Scan: opts.Index.Scan,
-		Workers: opts.Workers, Progress: opts.Progress}, sp)
+		Workers: opts.Workers, Progress: opts.Progress, Memory: opts.Index.Memory}, sp)
 	if err != nil {
 		return nil, err
 	}
