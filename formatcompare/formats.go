@@ -232,14 +232,21 @@ func (t *tarReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) e
 			sampleOf[r] = i
 		}
 	}
-	for r, i := range sampleOf {
+	return readEach(ctx, len(sampleOf), func(r int) int { return sampleOf[r] }, t.read, buf, fn)
+}
+
+// readEach reads, in order k = 0..n-1, the sample sample(k) (none where it
+// is -1) with read, reusing buf, and hands each to fn.
+func readEach(ctx context.Context, n int, sample func(k int) int, read func(int, []byte) ([]byte, error), buf []byte, fn func(int, []byte) error) error {
+	for k := range n {
+		i := sample(k)
 		if i < 0 {
 			continue
 		}
-		if r%1024 == 0 && ctx.Err() != nil {
+		if k%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		data, err := t.read(i, buf)
+		data, err := read(i, buf)
 		if err != nil {
 			return err
 		}
@@ -556,20 +563,7 @@ func (t *tblReader) where(i int) (string, int64, int64, error) {
 }
 
 func (t *tblReader) scan(ctx context.Context, buf []byte, fn func(int, []byte) error) error {
-	for i := range t.r.Len() {
-		if i%1024 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		data, err := t.read(i, buf)
-		if err != nil {
-			return err
-		}
-		buf = data
-		if err := fn(i, data); err != nil {
-			return err
-		}
-	}
-	return nil
+	return readEach(ctx, t.r.Len(), func(i int) int { return i }, t.read, buf, fn)
 }
 
 // verify checks a v2 sample's CRC-16 (of its uncompressed bytes), where
