@@ -127,12 +127,29 @@ type Sink interface {
 	EndShard(shard int) error
 }
 
+// CompactSink is a Sink whose Write needs only what Prepare left in
+// Batch.Prep, not the rows (an index: a few bytes a row, encoded).
+// PreparedBytes, called once Prepare has returned, gives the bytes Prep
+// holds, or -1 when the batch still needs its rows. Run then gives the
+// rows back at once (Releaser) and counts the batch by those bytes instead
+// of as a batch of rows: workers so scan shards far ahead of the writer,
+// which writes in shard order, without holding their rows. Write sees such
+// a batch with Rows nil.
+type CompactSink interface {
+	Sink
+	PreparedBytes(b *Batch) int64
+}
+
 // Options tune Run.
 type Options struct {
 	// Workers is the number of shards scanned at once (default: all cores).
 	Workers int
 	// Progress, if set, is called from the ordered writer after each batch.
 	Progress func(p Progress)
+	// AheadMemory bounds the bytes of prepared batches of a CompactSink
+	// waiting for the writer (default 64 MiB): what lets every worker scan
+	// a shard of its own while the writer is still on an earlier one.
+	AheadMemory int64
 }
 
 // Progress is reported as rows reach the sink.
@@ -149,6 +166,11 @@ type Progress struct {
 const (
 	queueDepth       = 8
 	batchesPerWorker = 4
+	// compactQueueDepth is queueDepth for a CompactSink's batches, which
+	// the budget bounds by their bytes instead: a shard's batches wait in
+	// its queue until the writer reaches it.
+	compactQueueDepth = 4096
+	defaultAhead      = 64 << 20
 )
 
 // budget counts the batches in flight: scanned and not yet written. When
@@ -162,10 +184,14 @@ type budget struct {
 	head    int           // the shard being written
 	live    map[int]int32 // batches in flight, by shard (none: absent)
 	done    bool
+	// compact counts the bytes of compact batches (CompactSink) in
+	// flight, which hold no place; shards ahead of the head wait while it
+	// is past compactLimit.
+	compact, compactLimit int64
 }
 
-func newBudget(ctx context.Context, n int) *budget {
-	b := &budget{free: n, reserve: max(1, n/4), live: map[int]int32{}}
+func newBudget(ctx context.Context, n int, ahead int64) *budget {
+	b := &budget{free: n, reserve: max(1, n/4), live: map[int]int32{}, compactLimit: ahead}
 	b.cond.L = &b.mu
 	context.AfterFunc(ctx, func() {
 		b.mu.Lock()
@@ -189,7 +215,7 @@ func (b *budget) take(shard int) bool {
 			if b.free > 0 || b.live[shard] == 0 {
 				break
 			}
-		} else if b.free > b.reserve {
+		} else if b.free > b.reserve && b.compact < b.compactLimit {
 			break
 		}
 		b.cond.Wait()
@@ -202,8 +228,8 @@ func (b *budget) take(shard int) bool {
 	return false
 }
 
-// give returns a written batch's place.
-func (b *budget) give(shard int, counted bool) {
+// give returns a written batch's place, or its compact bytes.
+func (b *budget) give(shard int, counted bool, compact int64) {
 	b.mu.Lock()
 	if b.live[shard]--; b.live[shard] == 0 {
 		delete(b.live, shard)
@@ -211,6 +237,18 @@ func (b *budget) give(shard int, counted bool) {
 	if counted {
 		b.free++
 	}
+	b.compact -= compact
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// compacted turns a prepared batch's place into its compact bytes.
+func (b *budget) compacted(counted bool, compact int64) {
+	b.mu.Lock()
+	if counted {
+		b.free++
+	}
+	b.compact += compact
 	b.cond.Broadcast()
 	b.mu.Unlock()
 }
@@ -232,7 +270,9 @@ type result struct {
 	err     error // the scan failed
 	ready   chan struct{}
 	prepErr error
-	counted bool // against the budget
+	counted bool  // against the budget
+	rows    int   // the batch's rows (Rows is nil once compacted)
+	compact int64 // the compact batch's bytes, counted by the budget
 }
 
 // Run reads every shard of src and feeds its rows to sink in order. Shards
@@ -254,12 +294,16 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 		r.release = rel.Release
 	}
 	r.queues = map[int]chan *result{}
+	r.depth = queueDepth
+	if cs, ok := sink.(CompactSink); ok {
+		r.compact, r.depth = cs, compactQueueDepth
+	}
 	// Preparing goroutines: Prepare may be most of the work (reading and
 	// checksumming payloads), and one shard's batches should use every core.
 	r.prep = make(chan *result, workers*queueDepth)
 	for range max(workers, 1) {
 		r.prepWG.Add(1)
-		go func() { defer r.prepWG.Done(); prepareLoop(sink, r.prep) }()
+		go func() { defer r.prepWG.Done(); r.prepareLoop() }()
 	}
 	// A worker starts a shard only while fewer than 2 x workers shards are
 	// started and not yet written: with small shards (chunks of a source),
@@ -267,7 +311,11 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	// and hold the whole dataset. The lowest unwritten shard always holds a
 	// ticket, so the writer never waits on a worker that waits on it.
 	r.tickets = make(chan struct{}, 2*workers)
-	r.inFlight = newBudget(ctx, batchesPerWorker*workers)
+	ahead := opts.AheadMemory
+	if ahead <= 0 {
+		ahead = defaultAhead
+	}
+	r.inFlight = newBudget(ctx, batchesPerWorker*workers, ahead)
 	for range workers {
 		r.workers.Add(1)
 		go r.scanShards()
@@ -284,6 +332,8 @@ type run struct {
 	sink    Sink
 	n       int
 	release func(*Batch)
+	compact CompactSink // sink, when its batches compact
+	depth   int         // of a shard's queue
 	// queues hold each started and unwritten shard's batches, closed when
 	// it is scanned: made when its worker or the writer first asks, gone
 	// once it is written, so that a source of 10^7 shards (a Barecat's
@@ -324,7 +374,7 @@ func (r *run) queue(shard int) chan *result {
 	defer r.queuesMu.Unlock()
 	q, ok := r.queues[shard]
 	if !ok {
-		q = make(chan *result, queueDepth)
+		q = make(chan *result, r.depth)
 		r.queues[shard] = q
 	}
 	return q
@@ -398,9 +448,11 @@ func (r *run) writeShard(shard int, p *Progress, progress func(Progress)) error 
 			return err
 		}
 		r.holding = nil
-		r.release(res.batch)
-		r.inFlight.give(shard, res.counted)
-		p.Rows += int64(len(res.batch.Rows))
+		if res.compact < 0 {
+			r.release(res.batch)
+		}
+		r.inFlight.give(shard, res.counted, max(res.compact, 0))
+		p.Rows += int64(res.rows)
 		p.Bytes += res.batch.Bytes
 		if progress != nil {
 			progress(*p)
@@ -416,7 +468,7 @@ func (r *run) stop() {
 	r.workers.Wait()
 	if r.holding != nil {
 		<-r.holding.ready
-		r.release(r.holding.batch)
+		r.releaseUnwritten(r.holding)
 	}
 	// The workers are done: no queue is made any more.
 	for _, q := range r.queues {
@@ -427,7 +479,7 @@ func (r *run) stop() {
 					drained = true
 				} else if res.batch != nil {
 					<-res.ready
-					r.release(res.batch)
+					r.releaseUnwritten(res)
 				}
 			default: // a shard never started
 				drained = true
@@ -436,6 +488,14 @@ func (r *run) stop() {
 	}
 	close(r.prep)
 	r.prepWG.Wait()
+}
+
+// releaseUnwritten gives back a prepared batch that will not be written,
+// unless it was given back when it compacted.
+func (r *run) releaseUnwritten(res *result) {
+	if res.compact < 0 {
+		r.release(res.batch)
+	}
 }
 
 var errCanceled = errors.New("canceled")
@@ -478,7 +538,7 @@ func scanShard(ctx context.Context, src Source, shard int, q chan<- *result, pre
 		for i := range rows {
 			b.Bytes += rows[i].Size
 		}
-		r := &result{batch: b, ready: make(chan struct{}), counted: inFlight.take(shard)}
+		r := &result{batch: b, ready: make(chan struct{}), counted: inFlight.take(shard), rows: len(rows), compact: -1}
 		if ctx.Err() != nil {
 			release(b)
 			return errCanceled
@@ -491,7 +551,9 @@ func scanShard(ctx context.Context, src Source, shard int, q chan<- *result, pre
 		}
 		if err := send(r); err != nil {
 			<-r.ready // the preparing goroutines outlive the workers
-			release(b)
+			if r.compact < 0 {
+				release(b)
+			}
 			return err
 		}
 		return nil
@@ -507,11 +569,21 @@ func scanRecovered(ctx context.Context, src Source, shard int, emit func([]Row) 
 	return src.Scan(ctx, shard, emit)
 }
 
-// prepareLoop runs the sink's Prepare on batches from any shard.
-func prepareLoop(sink Sink, prep <-chan *result) {
-	for r := range prep {
-		r.prepErr = prepareRecovered(sink, r.batch)
-		close(r.ready)
+// prepareLoop runs the sink's Prepare on batches from any shard; a
+// CompactSink's batch then gives its rows back, and its place in the
+// budget for its compact bytes.
+func (r *run) prepareLoop() {
+	for res := range r.prep {
+		res.prepErr = prepareRecovered(r.sink, res.batch)
+		if res.prepErr == nil && r.compact != nil {
+			if n := r.compact.PreparedBytes(res.batch); n >= 0 {
+				r.release(res.batch)
+				res.batch.Rows = nil
+				r.inFlight.compacted(res.counted, n)
+				res.counted, res.compact = false, n
+			}
+		}
+		close(res.ready)
 	}
 }
 

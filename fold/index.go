@@ -285,9 +285,26 @@ func (s *taridxSink) Prepare(b *dataset.Batch) error {
 	}
 	if s.w != nil {
 		p.batch = s.w.Prepare(p.entries)
+		p.entries = nil // the batch holds them, encoded
 	}
 	b.Prep = p
 	return nil
+}
+
+// PreparedBytes makes the index a dataset.CompactSink: a prepared batch
+// needs its rows no more, only its encoded entries (32 bytes a row), so
+// workers scan ahead of the ordered writer without holding rows. A part's
+// entries, added one at a time, still need them.
+func (s *taridxSink) PreparedBytes(b *dataset.Batch) int64 {
+	p := b.Prep.(*preparedEntries)
+	if p.batch == nil {
+		return -1
+	}
+	n := p.batch.MemSize() + int64(cap(p.skipped))*40
+	for _, k := range p.skipped {
+		n += int64(len(k.name))
+	}
+	return n
 }
 
 func (s *taridxSink) Write(b *dataset.Batch) error {
@@ -296,7 +313,7 @@ func (s *taridxSink) Write(b *dataset.Batch) error {
 		if err := s.w.AddBatch(p.batch); err != nil {
 			var ee *taridx.EntryError
 			if errors.As(err, &ee) {
-				return fmt.Errorf("%s: offset %d: %w", s.shardNames[b.Shard], p.entries[ee.Entry].Offset, err)
+				return fmt.Errorf("%s: offset %d: %w", s.shardNames[b.Shard], p.batch.Offset(ee.Entry), err)
 			}
 			return fmt.Errorf("%s: %w", s.shardNames[b.Shard], err)
 		}
@@ -338,3 +355,7 @@ type noSink struct{}
 func (noSink) Prepare(*dataset.Batch) error { return nil }
 func (noSink) Write(*dataset.Batch) error   { return nil }
 func (noSink) EndShard(int) error           { return nil }
+
+// PreparedBytes: the loaders take the members on the workers, as they are
+// scanned, so batches need nothing once prepared.
+func (noSink) PreparedBytes(*dataset.Batch) int64 { return 0 }

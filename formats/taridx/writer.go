@@ -159,7 +159,26 @@ type Batch struct {
 	first  stemKey
 	last   stemKey
 	err    *EntryError // the entry Prepare refused: AddBatch reports it
+	errAt  uint64      // that entry's offset (it has no row)
 	stored error       // the stems could not be stored
+}
+
+// Offset is the offset of the batch's entry i (an *EntryError's Entry):
+// the batch keeps no entries, only their rows.
+func (b *Batch) Offset(i int) uint64 {
+	if b.err != nil && i == b.err.Entry {
+		return b.errAt
+	}
+	return DecodeRow(b.rows[i*RecordSize:]).Offset
+}
+
+// MemSize is about the bytes the prepared batch holds until AddBatch.
+func (b *Batch) MemSize() int64 {
+	n := int64(cap(b.rows)) + int64(len(b.extAt))*8 + 128
+	for _, e := range b.exts {
+		n += int64(len(e)) + 16
+	}
+	return n
 }
 
 // Prepare encodes entries for AddBatch. It may run on several goroutines
@@ -174,6 +193,7 @@ func (w *Writer) Prepare(entries []Entry) *Batch {
 		e := &entries[i]
 		if len(e.Stem) > maxStemLen {
 			b.err = &EntryError{i, fmt.Errorf("stem of %d bytes is too long", len(e.Stem))}
+			b.errAt = e.Offset
 			break
 		}
 		ext := lastExt
