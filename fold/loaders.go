@@ -8,7 +8,10 @@ import "context"
 // each shard's members, and keeps their state in a partitioned run's
 // parts.
 type LoaderIndexes interface {
-	// Plan adds shards to the dataset, in order.
+	// Plan adds shards to the dataset, in order: the shards of one fold
+	// (a call per fold, or per task's share of it), which the loaders
+	// keep apart from other folds' (energon's split parts, wids' index
+	// per fold), naming it as shardset.FoldName names its shards.
 	Plan(shards []string)
 	// Shard starts the indexes of the shard at path; its sink runs on the
 	// worker that scans the shard, under ctx, the scan's.

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/shardset"
 )
 
 // ErrNoIndex: a loader writes no index for such a shard (DALI: one
@@ -59,10 +61,12 @@ type ShardIndexer interface {
 // indexed with it (fold.IndexOptions.Loaders) adds its shards, and Finish
 // writes what spans the dataset once all are read.
 type Set struct {
-	kinds []Loader
+	kinds  []Loader
+	splits Splits
 
 	mu     sync.Mutex
 	shards []string // in plan order
+	folds  []Fold   // the same shards, by fold, in plan order
 	seen   map[string]bool
 	stats  Stats
 }
@@ -112,29 +116,76 @@ func (l *Set) ShardFiles(shards []string) []string {
 	return files
 }
 
-// Plan adds shards to the dataset, in order; a shard planned twice is
-// indexed once.
+// SetSplits maps the dataset's folds, by name, to split parts, over what
+// their names tell (see FoldLoader).
+func (l *Set) SetSplits(s Splits) { l.splits = s }
+
+// Plan adds shards to the dataset, in order, as one fold named as
+// shardset names a fold of them (imagenet-val-000000.tar...: fold
+// imagenet-val; "" when their names give several); a shard planned twice
+// is indexed once.
 func (l *Set) Plan(shards []string) {
+	l.PlanFold(shardset.FoldName(shards), shards)
+}
+
+// PlanFold adds shards to the dataset, in order, as shards of the fold
+// of that name.
+func (l *Set) PlanFold(fold string, shards []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	i := slices.IndexFunc(l.folds, func(f Fold) bool { return f.Name == fold })
 	for _, s := range shards {
-		if !l.seen[s] {
-			l.seen[s] = true
-			l.shards = append(l.shards, s)
+		if l.seen[s] {
+			continue
+		}
+		l.seen[s] = true
+		l.shards = append(l.shards, s)
+		if i < 0 {
+			i = len(l.folds)
+			l.folds = append(l.folds, Fold{Name: fold})
+		}
+		l.folds[i].Shards = append(l.folds[i].Shards, s)
+	}
+}
+
+// plan is the shards planned, and the folds, with their split parts when
+// a loader keeps them apart: ErrSplit when they cannot be told.
+func (l *Set) plan() (shards []string, folds []Fold, err error) {
+	l.mu.Lock()
+	shards = slices.Clone(l.shards)
+	folds = make([]Fold, len(l.folds))
+	for i, f := range l.folds {
+		folds[i] = Fold{Name: f.Name, Shards: slices.Clone(f.Shards)}
+	}
+	l.mu.Unlock()
+	for _, k := range l.kinds {
+		if fl, ok := k.(FoldLoader); ok && fl.Splits() {
+			return shards, folds, l.splits.tell(folds)
 		}
 	}
+	return shards, folds, nil
+}
+
+// outputs are the files loader k writes for the plan.
+func outputs(k Loader, shards []string, folds []Fold) []string {
+	if fl, ok := k.(FoldLoader); ok {
+		return fl.FoldOutputs(folds)
+	}
+	return k.Outputs(shards)
 }
 
 // Outputs are the files the loaders will write for the shards planned, or
 // an error wrapping ErrOutputClash naming two shards whose indexes would
-// be one file.
+// be one file, or ErrSplit for folds whose split parts cannot be told
+// (call it before the pass: nothing is written then).
 func (l *Set) Outputs() ([]string, error) {
-	l.mu.Lock()
-	shards := append([]string(nil), l.shards...)
-	l.mu.Unlock()
+	shards, folds, err := l.plan()
+	if err != nil {
+		return nil, err
+	}
 	var all []string
 	for _, k := range l.kinds {
-		outs := k.Outputs(shards)
+		outs := outputs(k, shards, folds)
 		byPath := map[string]int{}
 		for i, o := range outs {
 			if j, dup := byPath[filepath.Clean(o)]; dup {
@@ -160,14 +211,21 @@ func (l *Set) Shard(ctx context.Context, path string) fold.MemberSink {
 // Finish writes what spans the dataset, loader by loader, and returns the
 // counts of all the files written, and every loader's error.
 func (l *Set) Finish(ctx context.Context) (*Stats, error) {
-	l.mu.Lock()
-	shards := append([]string(nil), l.shards...)
-	l.mu.Unlock()
+	shards, folds, err := l.plan()
+	if err != nil {
+		return l.Stats(), err
+	}
 	var errs []error
 	for _, k := range l.kinds {
 		// One loader's refusal of the dataset is no reason to leave the
 		// others' indexes unwritten.
-		n, err := k.Finish(ctx, shards)
+		var n int
+		var err error
+		if fl, ok := k.(FoldLoader); ok {
+			n, err = fl.FinishFolds(ctx, folds)
+		} else {
+			n, err = k.Finish(ctx, shards)
+		}
 		l.count(k.Name(), n)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s index: %w", k.Name(), err))

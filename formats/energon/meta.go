@@ -76,6 +76,12 @@ type MetaOptions struct {
 	// built again from the rows, twice, rather than kept); 0 is
 	// sqlitefile.DefaultMemory.
 	Memory int64
+	// Splits are split.yaml's parts, as `energon prepare --split-parts`
+	// gives them: each part's Name and Shards (named as in the dataset;
+	// Patterns is not read), in the order split.yaml lists them; a shard
+	// in no part is in none. nil writes every shard in train, and val and
+	// test empty, as --split-ratio 1,0,0.
+	Splits []Split
 }
 
 // ErrDuplicateKey: a sample key that occurs more than once in the dataset.
@@ -183,9 +189,12 @@ func (e *NoSamplesError) Unwrap() error { return ErrNoSamples }
 // there already (energon keeps that legacy file up to date, and writes no
 // new one), and .info.json.
 //
+// With opts.Splits, split.yaml is --split-parts' instead.
+//
 // Nothing is written when energon would stop: a shard without a sample
 // (NoSamplesError), a key in two places (DuplicateKeyError), a name
-// energon cannot take (ErrName). Each file is written under a temporary
+// energon cannot take (ErrName), split parts it would not write
+// (ErrSplitPart). Each file is written under a temporary
 // name and renamed into place when complete; .info.json, whose presence
 // tells energon that the dataset is prepared, comes last.
 //
@@ -228,7 +237,7 @@ func writeMeta(ctx context.Context, datasetDir string, shards []*PreparedShard, 
 	for i, s := range shards {
 		lines[i] = shardLine{s.Name, s.samples}
 	}
-	split, err := splitYAML(lines)
+	split, err := splitYAML(lines, opts.Splits)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Split parts as `energon prepare --split-ratio 1,0,0` makes them: every
@@ -15,34 +17,94 @@ import (
 // --shuffle-tars), val and test empty.
 var splitNames = []string{"train", "val", "test"}
 
-// splitYAML is split.yaml as energon writes it with ratio 1,0,0: yaml.dump
-// of {"split_parts": {"train": [...], "val": [], "test": []}, "exclude":
-// []}, keys in that order, the train list compacted by energon's brace
-// collapsing (collapse). A list that would not expand back to the shards
-// (see collapse's quirks) is ErrName: energon's loader could not find the
-// shards it names.
-func splitYAML(shards []shardLine) ([]byte, error) {
+// splitYAML is split.yaml as energon writes it. Without parts, as with
+// ratio 1,0,0: yaml.dump of {"split_parts": {"train": [...], "val": [],
+// "test": []}, "exclude": []}, keys in that order, the train list every
+// shard. With parts, as `energon prepare --split-parts NAME:PATTERN ...`
+// writes it: each part in the order given, listing its shards in the
+// dataset's order (prepare keeps the shards that match the part's
+// pattern, in tar_file_id order). Each list is compacted by energon's
+// brace collapsing (collapse); one that would not expand back to its
+// shards (see collapse's quirks) is ErrName: energon's loader could not
+// find the shards it names.
+func splitYAML(shards []shardLine, parts []Split) ([]byte, error) {
 	names := make([]string, len(shards))
 	for i, s := range shards {
 		names[i] = s.Name
 	}
-	train := collapse(names)
-	if err := checkCollapsed(train, names); err != nil {
+	if parts == nil {
+		train, err := collapseChecked(names)
+		if err != nil {
+			return nil, err
+		}
+		return emitSplitYAML(train), nil
+	}
+	order := make(map[string]int, len(names))
+	for i, n := range names {
+		order[n] = i
+	}
+	pairs := make([]ypair, 0, len(parts))
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if seen[p.Name] {
+			return nil, fmt.Errorf("energon: split part %s given twice: %w", human.Name(p.Name), ErrSplitPart)
+		}
+		seen[p.Name] = true
+		mine := make([]bool, len(names))
+		for _, s := range p.Shards {
+			i, ok := order[s]
+			if !ok {
+				return nil, fmt.Errorf("energon: split part %s: shard %s is not in the dataset: %w", human.Name(p.Name), human.Name(s), ErrSplitPart)
+			}
+			mine[i] = true
+		}
+		var listed []string
+		for i, n := range names {
+			if mine[i] {
+				listed = append(listed, n)
+			}
+		}
+		collapsed, err := collapseChecked(listed)
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, ypair{key: p.Name, val: seqOf(collapsed)})
+	}
+	return emitSplitParts(pairs), nil
+}
+
+// ErrSplitPart: split parts that energon's prepare would not write: a
+// part given twice, or a shard that is not the dataset's.
+var ErrSplitPart = errors.New("split parts energon cannot write")
+
+// collapseChecked is collapse, checked to expand back to names.
+func collapseChecked(names []string) ([]string, error) {
+	c := collapse(names)
+	if err := checkCollapsed(c, names); err != nil {
 		return nil, err
 	}
-	return emitSplitYAML(train), nil
+	return c, nil
+}
+
+func seqOf(items []string) *ynode {
+	n := &ynode{kind: ySeq, items: make([]*ynode, len(items))}
+	for i, p := range items {
+		n.items[i] = &ynode{kind: yStr, text: p}
+	}
+	return n
 }
 
 // emitSplitYAML writes split.yaml with the train part's patterns.
 func emitSplitYAML(train []string) []byte {
-	items := make([]*ynode, len(train))
-	for i, p := range train {
-		items[i] = &ynode{kind: yStr, text: p}
-	}
-	parts := []ypair{{key: "train", val: &ynode{kind: ySeq, items: items}}}
+	parts := []ypair{{key: "train", val: seqOf(train)}}
 	for _, name := range splitNames[1:] {
 		parts = append(parts, ypair{key: name, val: &ynode{kind: ySeq}})
 	}
+	return emitSplitParts(parts)
+}
+
+// emitSplitParts writes split.yaml with these parts.
+func emitSplitParts(parts []ypair) []byte {
 	return emitYAML(&ynode{kind: yMap, pairs: []ypair{
 		{key: "split_parts", val: &ynode{kind: yMap, pairs: parts}},
 		{key: "exclude", val: &ynode{kind: ySeq}},

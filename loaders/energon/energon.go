@@ -26,7 +26,10 @@ import (
 // --split-ratio 1,0,0` writes it: <shard>.tar.idx beside each shard (or in
 // outDir), and the dataset's .nv-meta directory (index.sqlite, .info.json,
 // split.yaml, index.uuid) in the directory holding the shards (or in
-// outDir), shards named relative to that directory.
+// outDir), shards named relative to that directory. Through a
+// loaders.Set, folds in other split parts than train (imagenet-val) are
+// listed under their parts in split.yaml, as `energon prepare
+// --split-parts` writes them.
 func New(outDir string) loaders.Loader {
 	return NewWith(loaders.Options{OutDir: outDir})
 }
@@ -169,9 +172,49 @@ type idxTo struct {
 
 func (t idxTo) WriteTo(w io.Writer) (int64, error) { return t.b.WriteIdx(w, t.end) }
 
+// Splits: .nv-meta's split.yaml puts each fold in its split part.
+func (*energonLoader) Splits() bool { return true }
+
+// FoldOutputs are Outputs of every fold's shards: one dataset.
+func (e *energonLoader) FoldOutputs(folds []loaders.Fold) []string {
+	return e.Outputs(allShards(folds))
+}
+
+// FinishFolds writes .nv-meta over every fold's shards, its split.yaml
+// listing each fold's shards under the fold's split part, as energon
+// prepare --split-parts does; all in train is --split-ratio 1,0,0's.
+func (e *energonLoader) FinishFolds(ctx context.Context, folds []loaders.Fold) (int, error) {
+	parts := map[string]string{}
+	mixed := false
+	for _, f := range folds {
+		for _, s := range f.Shards {
+			parts[s] = f.Split
+		}
+		mixed = mixed || f.Split != "train"
+	}
+	if !mixed {
+		parts = nil
+	}
+	return e.finish(ctx, allShards(folds), parts)
+}
+
+// allShards are the folds' shards, fold after fold.
+func allShards(folds []loaders.Fold) []string {
+	var all []string
+	for _, f := range folds {
+		all = append(all, f.Shards...)
+	}
+	return all
+}
+
 // Finish writes .nv-meta, or nothing when energon could not use the
 // dataset (a sample key in two places, a shard without samples).
 func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error) {
+	return e.finish(ctx, shards, nil)
+}
+
+// finish is Finish, with each shard's split part (nil: all in train).
+func (e *energonLoader) finish(ctx context.Context, shards []string, parts map[string]string) (int, error) {
 	defer func() {
 		e.mu.Lock()
 		sp := e.spool
@@ -186,6 +229,7 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 	}
 	base := loaders.CommonDir(shards)
 	var all []*energon.PreparedShard
+	partOf := map[string]string{} // by name in the dataset
 	for _, p := range shards {
 		x := e.shards[p]
 		if x == nil {
@@ -209,6 +253,7 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 		}
 		ps.Name = filepath.ToSlash(rel)
 		all = append(all, ps)
+		partOf[ps.Name] = parts[p]
 	}
 	slices.SortStableFunc(all, func(a, b *energon.PreparedShard) int {
 		switch {
@@ -219,9 +264,13 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 		}
 		return 0
 	})
+	opts := energon.MetaOptions{Memory: e.memory}
+	if parts != nil {
+		opts.Splits = splitParts(all, partOf)
+	}
 	dir := e.metaDir(shards)
-	err := energon.WritePrepared(ctx, dir, all, energon.MetaOptions{Memory: e.memory})
-	if errors.Is(err, energon.ErrDuplicateKey) || errors.Is(err, energon.ErrNoSamples) || errors.Is(err, energon.ErrName) {
+	err := energon.WritePrepared(ctx, dir, all, opts)
+	if errors.Is(err, energon.ErrDuplicateKey) || errors.Is(err, energon.ErrNoSamples) || errors.Is(err, energon.ErrName) || errors.Is(err, energon.ErrSplitPart) {
 		return 0, fmt.Errorf("%s not written: %w: %w", filepath.Join(dir, energon.MetaDir), loaders.ErrDataset, err)
 	}
 	if err != nil {
@@ -232,6 +281,25 @@ func (e *energonLoader) Finish(ctx context.Context, shards []string) (int, error
 		n++
 	}
 	return n, nil
+}
+
+// splitParts are split.yaml's parts, in energon's order (train, val,
+// test) and only those with shards, as prepare --split-parts writes the
+// parts given to it: each lists its shards, in the dataset's order.
+func splitParts(shards []*energon.PreparedShard, partOf map[string]string) []energon.Split {
+	var parts []energon.Split
+	for _, name := range loaders.SplitParts {
+		p := energon.Split{Name: name}
+		for _, s := range shards {
+			if partOf[s.Name] == name {
+				p.Shards = append(p.Shards, s.Name)
+			}
+		}
+		if len(p.Shards) > 0 {
+			parts = append(parts, p)
+		}
+	}
+	return parts
 }
 
 // rows are the shard's rows of index.sqlite, prepared by End or now.
@@ -286,6 +354,9 @@ func (e *energonLoader) LoadShard(dec *gob.Decoder, path string) error {
 	e.mu.Unlock()
 	return nil
 }
+
+// The Set hands it the folds.
+var _ loaders.FoldLoader = (*energonLoader)(nil)
 
 // ShardFile is the shard's .tar.idx.
 func (e *energonLoader) ShardFile(shard string) string { return e.idxPath(shard) }

@@ -23,7 +23,9 @@ import (
 // New is WebDataset wids' shard index of the dataset: one
 // shardindex.json in the directory holding the shards (the deepest one
 // holding them all), or in outDir when it is not "", its URLs relative to
-// where it is written. With md5 it records each shard's MD5 sum (which
+// where it is written. Through a loaders.Set, a dataset of several folds
+// gets an index per fold instead, <fold>.shardindex.json named after the
+// fold (see FoldOutputs). With md5 it records each shard's MD5 sum (which
 // reads every shard whole, and which the loader then checks).
 func New(outDir string, md5 bool) loaders.Loader {
 	return &widsLoader{outDir: outDir, md5: md5, shards: map[string]*widsShard{}}
@@ -142,10 +144,74 @@ func (w *widsLoader) LoadShard(dec *gob.Decoder, path string) error {
 	return nil
 }
 
+// Splits: wids' indexes are per fold; they need no split part.
+func (*widsLoader) Splits() bool { return false }
+
+// The Set hands it the folds.
+var _ loaders.FoldLoader = (*widsLoader)(nil)
+
+// foldOut is where the index of a fold goes, when the dataset has
+// several: <fold>.shardindex.json, in the directory holding the fold's
+// shards (or outDir).
+func (w *widsLoader) foldOut(f loaders.Fold) string {
+	dir := w.outDir
+	if dir == "" {
+		dir = loaders.CommonDir(f.Shards)
+	}
+	if f.Name == "" {
+		return filepath.Join(dir, wids.DefaultName)
+	}
+	name := strings.Map(func(r rune) rune {
+		if r == '/' || r == filepath.Separator {
+			return '_'
+		}
+		return r
+	}, f.Name)
+	return filepath.Join(dir, name+"."+wids.DefaultName)
+}
+
+// FoldOutputs is the index of the dataset, as Outputs, for one fold; an
+// index per fold for several, so that none lists two folds' shards
+// (train and val mixed).
+func (w *widsLoader) FoldOutputs(folds []loaders.Fold) []string {
+	if len(folds) == 1 {
+		return w.Outputs(folds[0].Shards)
+	}
+	var outs []string
+	for _, f := range folds {
+		outs = append(outs, w.foldOut(f))
+	}
+	return outs
+}
+
+// FinishFolds writes the fold's index as Finish does, or for several
+// folds, each fold's, named after the fold; a fold with a shard the
+// loader cannot read gets none (ErrDataset), the others theirs.
+func (w *widsLoader) FinishFolds(ctx context.Context, folds []loaders.Fold) (int, error) {
+	if len(folds) == 1 {
+		return w.Finish(ctx, folds[0].Shards)
+	}
+	written := 0
+	var errs []error
+	for _, f := range folds {
+		n, err := w.write(w.foldOut(f), f.Shards, f.Name)
+		written += n
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return written, errors.Join(errs...)
+}
+
 // Finish writes the index, or none (ErrLoaderDataset) when the loader
 // could not read a shard: the tool writes none then either.
 func (w *widsLoader) Finish(ctx context.Context, shards []string) (int, error) {
-	out := w.out(shards)
+	return w.write(w.out(shards), shards, "")
+}
+
+// write writes the index of shards at out, named name ("": as widsindex
+// create names it, after the first shard).
+func (w *widsLoader) write(out string, shards []string, name string) (int, error) {
 	var list []wids.Shard
 	var bad []string
 	for _, p := range shards {
@@ -177,11 +243,15 @@ func (w *widsLoader) Finish(ctx context.Context, shards []string) (int, error) {
 	if len(list) == 0 {
 		return 0, nil
 	}
-	return 1, loaders.WriteFile(out, wids.New(list).Bytes())
+	ix := wids.New(list)
+	if name != "" {
+		ix.Name = name
+	}
+	return 1, loaders.WriteFile(out, ix.Bytes())
 }
 
 func init() {
-	loaders.Register(&loaders.Plugin{Name: "wids", Order: 20, Help: "WebDataset wids' shardindex.json beside the shards",
+	loaders.Register(&loaders.Plugin{Name: "wids", Order: 20, Help: "WebDataset wids' shardindex.json beside the shards; with several folds, <fold>.shardindex.json each",
 		New:     NewWith,
 		Indexes: []*loaders.Index{index}})
 }

@@ -35,6 +35,7 @@ type indexFlags struct {
 	strategy, formats                  string
 	contiguous, ignoreZeros, json      bool
 	widsMD5                            bool
+	splits                             loaders.Splits // --split FOLD=PART
 	workers                            int
 	taskFlags
 	cmd *cobra.Command // for the flags the user set
@@ -94,6 +95,7 @@ any of these files against its shards.`,
 	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
 	f.StringVar(&fl.formats, "format", taridx.FormatName, formatHelp())
 	f.BoolVar(&fl.widsMD5, "wids-md5", false, "record each shard's MD5 sum in wids' index (reads every shard whole; the loader then checks it)")
+	f.Var(&fl.splits, "split", `the energon split part (train, val or test) of a fold of DIR, such as imagenet-val=val, where its name does not tell it; repeatable; '*=PART' for every fold not named`)
 	fl.taskFlags.add(cmd)
 	f.StringVar(&fl.strategy, "read-strategy", "auto", `how headers are read: "auto" (per read, "pread" where members are large, "sequential" where they are small), "pread" (one read per header), "sequential" (large reads through the shard) or "mmap" (the shard mapped)`)
 	return cmd
@@ -201,6 +203,7 @@ func indexFormats(fl indexFlags, opts *fold.IndexOptions) (set *loaders.Set, wit
 			return nil, false, usagef("--compat glzn reads header blocks; the other loaders' indexes read members: index them apart")
 		}
 		set = loaders.NewSet(kinds...)
+		set.SetSplits(fl.splits)
 		opts.Loaders = set
 	}
 	return set, withTARIDX, nil
