@@ -90,7 +90,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if !r.OK() {
 		state = fmt.Sprintf("STALE: %d problems", len(r.Problems))
 	}
-	fmt.Fprintf(&b, "%s: %s index of %d shards, %d %s: %s\n", r.Index, r.Loader, len(r.Shards), r.Entries, r.Unit, state)
+	fmt.Fprintf(&b, "%s: %s index of %s", r.Index, r.Loader, counted(len(r.Shards), "shard"))
+	if r.Unit != "shards" {
+		fmt.Fprintf(&b, ", %s", counted(r.Entries, strings.TrimSuffix(r.Unit, "s")))
+	}
+	fmt.Fprintf(&b, ": %s\n", state)
 	for i, p := range r.Problems {
 		if i == maxPrintedProblems {
 			fmt.Fprintf(&b, "  ... and %d more (--json lists all)\n", len(r.Problems)-i)
@@ -114,6 +118,10 @@ type Entry struct {
 	Shard string
 	Name  string
 	What  string // "offset 1024, size 136", compared as text
+	// Aside marks what the index records of the shard itself (energon's
+	// end of the archive, ratarmount's archive size): compared like the
+	// rest, not counted among the report's entries.
+	Aside bool
 }
 
 // ErrNotIndex: the path is no registered loader's index file.
@@ -145,7 +153,11 @@ func Check(ctx context.Context, path string, shards []string, workers int) (*Rep
 	} else if readErr != nil {
 		return nil, readErr
 	}
-	rep.Entries = len(got)
+	for _, e := range got {
+		if !e.Aside {
+			rep.Entries++
+		}
+	}
 	rep.Problems = append(rep.Problems, duplicateShards(shards)...)
 	var present []string
 	for _, s := range shards {
@@ -363,4 +375,12 @@ func ReadHead(path string, n int) ([]byte, error) {
 		return nil, err
 	}
 	return b[:k], nil
+}
+
+// counted is "1 shard", "2 shards".
+func counted(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + one + "s"
 }

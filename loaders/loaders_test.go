@@ -95,6 +95,15 @@ func TestLoaderIndexesCheck(t *testing.T) {
 		filepath.Join(dir, wids.DefaultName): "wids",
 		ratarmount.IndexPath(shards[1]):      "ratarmount",
 	}
+	// The entries as each loader counts them: the shard's own records (the
+	// archive's end, its size) are not among them.
+	wantEntries := map[string]int{
+		dali.IndexPath(shards[1]):            2, // components
+		energon.IdxPath(shards[1]):           1, // samples
+		filepath.Join(dir, energon.MetaDir):  3, // samples
+		filepath.Join(dir, wids.DefaultName): 2, // shards
+		ratarmount.IndexPath(shards[1]):      2, // files
+	}
 	ctx := context.Background()
 	for ix, loader := range indexes {
 		if name, ok := loaders.Detect(ix); !ok || name != loader {
@@ -104,11 +113,14 @@ func TestLoaderIndexesCheck(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", ix, err)
 		}
-		if !rep.OK() || rep.Entries == 0 || rep.Loader != loader {
+		if !rep.OK() || rep.Entries != wantEntries[ix] || rep.Loader != loader {
 			t.Errorf("%s: fresh index: %d entries, problems %v", ix, rep.Entries, rep.Problems)
 		}
 		var text bytes.Buffer
 		rep.WriteText(&text)
+		if ix == energon.IdxPath(shards[1]) && !strings.Contains(text.String(), "energon index of 1 shard, 1 sample: OK\n") {
+			t.Errorf("%s: text %q", ix, text.String())
+		}
 		if !strings.Contains(text.String(), ": OK\n") {
 			t.Errorf("%s: text %q", ix, text.String())
 		}

@@ -452,7 +452,7 @@ func readEnergonMeta(ctx context.Context, path string) (*energon.Meta, error) {
 
 // energonIdxEntries are a .tar.idx's samples, by offset, and its end.
 func energonIdxEntries(shard string, starts []uint64, end uint64) []loaders.Entry {
-	es := []loaders.Entry{{Shard: shard, Name: "end of the archive", What: "offset " + strconv.FormatUint(end, 10)}}
+	es := []loaders.Entry{{Shard: shard, Name: "end of the archive", What: "offset " + strconv.FormatUint(end, 10), Aside: true}}
 	for _, s := range starts {
 		es = append(es, loaders.Entry{Shard: shard, Name: "sample at offset " + strconv.FormatUint(s, 10), What: "a sample starts there"})
 	}

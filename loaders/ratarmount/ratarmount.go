@@ -174,9 +174,9 @@ var index = &loaders.Index{
 		if st, err := os.Stat(shards[0]); err == nil {
 			// The size ratarmount compares at load time.
 			if err := ix.CheckArchive(st, false); err != nil {
-				es = append(es, loaders.Entry{Shard: shards[0], Name: "archive", What: err.Error()})
+				es = append(es, loaders.Entry{Shard: shards[0], Name: "archive", What: err.Error(), Aside: true})
 			} else {
-				es = append(es, loaders.Entry{Shard: shards[0], Name: "archive", What: "size " + strconv.FormatInt(st.Size(), 10)})
+				es = append(es, loaders.Entry{Shard: shards[0], Name: "archive", What: "size " + strconv.FormatInt(st.Size(), 10), Aside: true})
 			}
 		}
 		return es, nil
@@ -196,7 +196,7 @@ var index = &loaders.Index{
 					return nil, err
 				}
 				es := ratarmountEntries(ix, p)
-				return append(es, loaders.Entry{Shard: p, Name: "archive", What: "size " + strconv.FormatInt(st.Size(), 10)}), nil
+				return append(es, loaders.Entry{Shard: p, Name: "archive", What: "size " + strconv.FormatInt(st.Size(), 10), Aside: true}), nil
 			})
 	},
 }

@@ -383,7 +383,7 @@ func TestToyLoader(t *testing.T) {
 		t.Errorf("--format toy wrote TARIDX too: %v", err)
 	}
 	code, stdout, stderr := run(t, "verify", idx)
-	if code != 0 || !strings.Contains(stdout, "toy index of 1 shards, 4 members: OK") {
+	if code != 0 || !strings.Contains(stdout, "toy index of 1 shard, 4 members: OK") {
 		t.Fatalf("verify: exit %d: %s%s", code, stdout, stderr)
 	}
 	writeTar(t, filepath.Join(dir, "train_0001.tar"), "s000002.jpg", "s000002.cls", "s000003.jpg", "s000003.cls", "s000009.jpg")
