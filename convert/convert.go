@@ -138,6 +138,9 @@ func Convert(ctx context.Context, srcs []string, dst string, o ConvertOptions) (
 	}
 	o.From, o.To = from, to
 	if dst == Stream && to == "tar" {
+		if tgt, err := o.tarTarget(); err == nil && tgt.Name != "" {
+			return nil, fmt.Errorf("a tar stream on standard output has no shards for the pattern %q to name: %w", tgt.Name, tarfile.ErrNamePattern)
+		}
 		return toStream(ctx, srcs, o)
 	}
 	if from == "tar" && to == "tar" {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,6 +91,10 @@ func TestConvertKeepsShardNames(t *testing.T) {
 	}
 	if _, err := Convert(ctx, val, filepath.Join(t.TempDir(), "out"), ConvertOptions{Target: fold.CreateOptions{Name: "val-%03d"}}); !errors.Is(err, tarfile.ErrNamePattern) {
 		t.Errorf("a bad pattern: %v", err)
+	}
+
+	if _, err := Convert(ctx, val, Stream, ConvertOptions{Target: fold.CreateOptions{Name: "val-%03d.tar"}, Stdout: io.Discard}); !errors.Is(err, tarfile.ErrNamePattern) {
+		t.Errorf("a pattern for a stream: %v", err)
 	}
 
 	train := gzShards(t, in, "imagenet-train", 1)

@@ -103,8 +103,8 @@ func UnpackNaming(shards []string, opts UnpackOptions) (Naming, error) {
 	}
 	var note string
 	if opts.Fold == "" {
-		n, err := keptNaming(opts.Dir, shards)
-		if err != nil || n.Kept {
+		n, ok, err := keptNaming(opts.Dir, shards)
+		if err != nil || ok {
 			return n, err
 		}
 		note = n.Note
@@ -116,14 +116,16 @@ func UnpackNaming(shards []string, opts UnpackOptions) (Naming, error) {
 	return n, nil
 }
 
-// keptNaming keeps the shards' names in dir, where they can be kept (Kept).
-func keptNaming(dir string, shards []string) (Naming, error) {
+// keptNaming keeps the shards' names in dir, where they can be kept (ok;
+// glzn's names glzn would read out of order are renumbered); otherwise
+// the naming's Note may say why not.
+func keptNaming(dir string, shards []string) (_ Naming, ok bool, _ error) {
 	n := Naming{Names: make([]string, len(shards))}
 	paths := make([]string, len(shards))
 	for i, s := range shards {
 		name, ok := keptName(s)
 		if !ok {
-			return Naming{}, nil
+			return Naming{}, false, nil
 		}
 		n.Names[i], paths[i] = name, filepath.Join(dir, name)
 	}
@@ -134,20 +136,45 @@ func keptNaming(dir string, shards []string) (Naming, error) {
 				folds = append(folds, f)
 			}
 		}
-		return Naming{Note: fmt.Sprintf("the shards' names give %d folds (%s), not one", len(folds), listFolds(folds))}, nil
+		return Naming{Note: fmt.Sprintf("the shards' names give %d folds (%s), not one", len(folds), listFolds(folds))}, false, nil
 	}
 	seen := make(map[string]int, len(shards))
 	for i, name := range n.Names {
 		if j, ok := seen[name]; ok {
-			return Naming{}, fmt.Errorf("%s and %s would both be %s in %s: %w; name the fold (--fold NAME: NAME_NNNN.tar) or the shards (--name PATTERN)",
+			return Naming{}, false, fmt.Errorf("%s and %s would both be %s in %s: %w; name the fold (--fold NAME: NAME_NNNN.tar) or the shards (--name PATTERN)",
 				shards[j], shards[i], name, dir, ErrNameClash)
 		}
 		seen[name] = i
 	}
-	if len(shards) > 0 {
-		n.Kept = true
+	if glznOutOfOrder(n.Names) {
+		// glzn would read these names beside the index in another order
+		// than their fids: the same fold, numbered as glzn orders it.
+		n = Naming{Fold: n.Fold, Names: make([]string, len(shards)), glzn: true}
+		for i := range shards {
+			n.Names[i] = tarfile.ShardName(n.Fold, i, len(shards), minShardDigits)
+		}
+		return n, true, nil
 	}
-	return n, nil
+	n.Kept = len(shards) > 0
+	return n, n.Kept, nil
+}
+
+// glznOutOfOrder tells whether the names are glzn's <fold>_<suffix>.tar
+// but their suffixes' string order, glzn's fid order, is not theirs
+// ("x_9.tar", "x_10.tar").
+func glznOutOfOrder(names []string) bool {
+	prev := ""
+	for i, name := range names {
+		_, suffix, ok := taridx.SplitShardName(name)
+		if !ok {
+			return false
+		}
+		if i > 0 && suffix <= prev {
+			return true
+		}
+		prev = suffix
+	}
+	return false
 }
 
 // keptName is the name a shard keeps as a plain tar shard: its file name

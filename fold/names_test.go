@@ -326,3 +326,17 @@ func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
 }
+
+// TestUnpackGLZNNamesOutOfOrder: names of glzn's form keep their fold,
+// but glzn, which orders shards by the string of their suffix, would read
+// x_9.tar after x_10.tar: such shards are numbered as glzn orders them.
+func TestUnpackGLZNNamesOutOfOrder(t *testing.T) {
+	n, err := UnpackNaming([]string{"/d/x_9.tar.gz", "/d/x_10.tar.gz"}, UnpackOptions{Dir: t.TempDir()})
+	if err != nil || n.Kept || n.Fold != "x" || !slices.Equal(n.Names, []string{"x_0000.tar", "x_0001.tar"}) {
+		t.Errorf("out of glzn's order: %+v %v", n, err)
+	}
+	n, err = UnpackNaming([]string{"/d/x_09.tar.gz", "/d/x_10.tar.gz"}, UnpackOptions{Dir: t.TempDir()})
+	if err != nil || !n.Kept || n.Fold != "x" || !slices.Equal(n.Names, []string{"x_09.tar", "x_10.tar"}) {
+		t.Errorf("in glzn's order: %+v %v", n, err)
+	}
+}

@@ -85,7 +85,8 @@ const FormatName = "tar"
 
 // options are the tar format's options, as flags.
 var options = []registry.Option{
-	{Name: "fold", Type: registry.String, Help: "fold to read from a directory of shards, or to write (default train)",
+	{Name: "fold", Type: registry.String, Help: "fold to read from a directory of shards, or to write as <fold>_NNNN.tar shards, glzn's names " +
+		"(default: shards decompressed one to one keep their names; new shards are train_NNNN.tar)",
 		Dir: registry.Read | registry.Write, Refused: "--fold names the fold of tar shards to read or write"},
 	{Name: "ignore-zeros", Type: registry.Bool, Default: "false", Help: IgnoreZerosHelp,
 		Dir: registry.Read, Applies: "reading tar shards"},
@@ -93,7 +94,7 @@ var options = []registry.Option{
 }
 
 // NameHelp is the help of --name.
-const NameHelp = "name the tar shards written by a pattern in WebDataset's ShardWriter notation, one integer verb: " +
+const NameHelp = "name the tar shards written by a `PATTERN` in WebDataset's ShardWriter notation, one integer verb: " +
 	"'imagenet-val-%06d.tar'; the index is named after the prefix before the number, its trailing '-', '_' or '.' trimmed " +
 	"(imagenet-val.taridx), with a manifest naming the shards. Default: compressed shards decompressed one to one keep " +
 	"their names (imagenet-val-000000.tar.gz -> imagenet-val-000000.tar, index imagenet-val.taridx); " +

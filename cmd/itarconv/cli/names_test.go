@@ -109,6 +109,25 @@ func TestConvertKeepsWebDatasetNames(t *testing.T) {
 	}
 	indexAndVerify(t, out, "val.taridx", rows)
 
+	// A partitioned run's merge names the shards by the pattern too, as
+	// one run does.
+	parted := filepath.Join(t.TempDir(), "out")
+	for _, task := range []string{"0/2", "1/2"} {
+		if code, _, stderr := run(t, "convert", "-q", "--task", task, "--shard-size", "8KiB", "--name", "val-%03d.tar", wds, parted); code != 0 {
+			t.Fatalf("convert --task %s: exit %d: %s", task, code, stderr)
+		}
+	}
+	if code, _, stderr := run(t, "merge", "-q", parted); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	for _, name := range got {
+		a, _ := os.ReadFile(filepath.Join(out, name))
+		b, err := os.ReadFile(filepath.Join(parted, name))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("merged: %s differs from one run's (%v)", name, err)
+		}
+	}
+
 	// glzn's names when a fold is named.
 	out = filepath.Join(t.TempDir(), "out")
 	if code, _, stderr := run(t, "convert", "-q", "--fold", "val", all, out); code != 0 {
