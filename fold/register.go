@@ -148,7 +148,7 @@ func outputs(path string, c registry.Conversion) registry.Outputs {
 		if c.Values.String("scdl-mode") == "archive" {
 			folds = []string{cmp.Or(fold, scdlArchiveFold)}
 		}
-	} else if n := outputNaming(path, c); !n.glzn {
+	} else if n := OutputNaming(path, c); !n.glzn {
 		// Shards named otherwise than <fold>_NNNN.tar: those of these
 		// names, and any other shard of the fold by its name.
 		o.Replaced = FoldOutputs(path, n)
@@ -167,10 +167,19 @@ func outputs(path string, c registry.Conversion) registry.Outputs {
 	return o
 }
 
-// outputNaming is how a conversion names the fold it writes into dir
-// (its shards' names where known before it runs: those kept one to one).
-func outputNaming(dir string, c registry.Conversion) Naming {
+// OutputNaming is how conversion c names the fold of tar shards it
+// writes into dir: the fold (its index is <Fold>.taridx) and, where known
+// before it runs (shards kept one to one), the shards' names. From SCDL,
+// the first of the folds written.
+func OutputNaming(dir string, c registry.Conversion) Naming {
 	fold, name := c.Values.String("fold"), c.Values.String("name")
+	if c.From == scdlFormat {
+		first := scdlCellsFold
+		if c.Values.String("scdl-mode") == "archive" {
+			first = scdlArchiveFold
+		}
+		return Naming{Fold: cmp.Or(fold, first), glzn: true}
+	}
 	if c.From == FormatName && c.Values.String("shard-size") == "" {
 		if shards, _, err := Shards(c.Srcs, fold); err == nil {
 			if n, err := UnpackNaming(shards, UnpackOptions{Dir: dir, Fold: fold, Name: name}); err == nil {
