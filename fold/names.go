@@ -142,7 +142,7 @@ func keptNaming(dir string, shards []string) (_ Naming, ok bool, _ error) {
 	for i, name := range n.Names {
 		if j, ok := seen[name]; ok {
 			return Naming{}, false, fmt.Errorf("%s and %s would both be %s in %s: %w; name the fold (--fold NAME: NAME_NNNN.tar) or the shards (--name PATTERN)",
-				shards[j], shards[i], name, dir, ErrNameClash)
+				shards[j], shards[i], name, cmp.Or(dir, "the output directory"), ErrNameClash)
 		}
 		seen[name] = i
 	}

@@ -53,7 +53,7 @@ func checkOptions(c registry.Conversion) error {
 	}
 	name := c.Values.String("name")
 	if name != "" {
-		if err := tarfile.CheckPattern(name); err != nil {
+		if _, err := PatternFold("", name); err != nil {
 			return fmt.Errorf("--name: %w", err)
 		}
 		switch {
@@ -73,7 +73,7 @@ func checkOptions(c registry.Conversion) error {
 	if err != nil {
 		return nil // the conversion says what is wrong with them
 	}
-	_, err = UnpackNaming(shards, UnpackOptions{Dir: "."})
+	_, err = UnpackNaming(shards, UnpackOptions{})
 	if errors.Is(err, ErrNameClash) {
 		return err
 	}

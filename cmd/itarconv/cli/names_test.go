@@ -150,6 +150,7 @@ func TestConvertKeepsWebDatasetNames(t *testing.T) {
 		{[]string{"--name", "val-%03d", wds}, []string{"--name", ".tar"}},
 		{[]string{"--name", "val-%03d-%03d.tar", wds}, []string{"--name", "2 integer verbs"}},
 		{[]string{"--name", "d/val-%03d.tar", wds}, []string{"--name", "path separators"}},
+		{[]string{"--name", "val-%03d-x.tar", wds}, []string{"--name", "the number must come last"}},
 		{[]string{"--name", "val-%03d.tar", "--to", "tbl", wds}, []string{"--name"}},
 		{[]string{filepath.Join(wds, "imagenet-val-000000.tar.gz"), filepath.Join(other, "imagenet-val-000000.tar.gz")},
 			[]string{wds, other, "imagenet-val-000000.tar", "--fold", "--name"}},
