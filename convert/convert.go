@@ -15,6 +15,7 @@ import (
 	"github.com/itarconv/itarconv/formats/barecat"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/scdl"
+	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/spool"
@@ -137,6 +138,9 @@ func Convert(ctx context.Context, srcs []string, dst string, o ConvertOptions) (
 	}
 	o.From, o.To = from, to
 	if dst == Stream && to == "tar" {
+		if tgt, err := o.tarTarget(); err == nil && tgt.Name != "" {
+			return nil, fmt.Errorf("a tar stream on standard output has no shards for the pattern %q to name: %w", tgt.Name, tarfile.ErrNamePattern)
+		}
 		return toStream(ctx, srcs, o)
 	}
 	if from == "tar" && to == "tar" {
@@ -230,13 +234,29 @@ func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 		// New shard boundaries: the members are written anew.
 		return throughRegistry(ctx, shards, dst, o)
 	}
-	st, err := fold.Unpack(ctx, shards, fold.UnpackOptions{Dir: dst, Fold: tgt.Fold, Workers: o.Workers, Replace: o.Overwrite, Stdin: o.Stdin,
-		Progress: o.Progress, Index: fold.IndexOptions{Scan: src.Scan, Memory: o.Memory}})
+	uo := fold.UnpackOptions{Dir: dst, Fold: tgt.Fold, Name: tgt.Name, Workers: o.Workers, Replace: o.Overwrite, Stdin: o.Stdin,
+		Progress: o.Progress, Index: fold.IndexOptions{Scan: src.Scan, Memory: o.Memory}}
+	naming, err := fold.UnpackNaming(shards, uo)
 	if err != nil {
 		return nil, err
 	}
-	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%d shards decompressed as they are, %s, into fold %s in %s; index %s (%d rows)",
-		len(st.Shards), human.Bytes(st.Bytes), cmp.Or(tgt.Fold, "train"), dst, filepath.Base(st.Index.Output), st.Index.Rows)}
+	st, err := fold.Unpack(ctx, shards, uo)
+	if err != nil {
+		return nil, err
+	}
+	names := "their own names"
+	if !naming.Kept {
+		names = filepath.Base(st.Shards[0])
+		if len(st.Shards) > 1 {
+			names += "..."
+		}
+	}
+	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%d shards decompressed as they are, %s, into fold %s in %s (%s); index %s (%d rows)",
+		len(st.Shards), human.Bytes(st.Bytes), st.FoldName(), dst, names, filepath.Base(st.Index.Output), st.Index.Rows)}
+	if naming.Note != "" {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("shard names not kept: %s; written as fold %s (%s...): convert each fold on its own to keep their names, or name them (--name)",
+			naming.Note, naming.Fold, naming.Names[0]))
+	}
 	if w := fold.NotIndexed(st.Index, "members"); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
@@ -434,6 +454,10 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 	if err != nil {
 		return nil, err
 	}
+	if tgt.Name != "" {
+		return nil, fmt.Errorf("%s: SCDL into tar shards writes folds of their own names, which a shard name pattern (%q) cannot give: %w",
+			srcs[0], tgt.Name, tarfile.ErrNamePattern)
+	}
 	a, err := scdl.OpenContext(ctx, srcs[0])
 	if err != nil {
 		return nil, err
@@ -472,6 +496,10 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 	tgt, err := o.tarTarget()
 	if err != nil {
 		return nil, err
+	}
+	if tgt.Name != "" {
+		return nil, fmt.Errorf("%s: reusing its tars writes no shards, only an index over them, which a shard name pattern (%q) cannot name: %w",
+			srcs[0], tgt.Name, tarfile.ErrNamePattern)
 	}
 	a, err := barecat.Open(srcs[0])
 	if err != nil {

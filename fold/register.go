@@ -25,7 +25,7 @@ import (
 // its TARIDX index.
 func init() {
 	registry.Register(&registry.Format{Name: FormatName, Label: "tar", Detect: tarfile.Detect, Claims: claims,
-		Open: openDataset, Create: create, CreatePart: createPart, MergeParts: mergeParts,
+		Open: openDataset, Create: create, CheckOptions: checkOptions, CreatePart: createPart, MergeParts: mergeParts,
 		Inputs: inputs, Outputs: outputs, Options: options, ParseOptions: parseOptions, Recodes: recodes})
 }
 
@@ -35,7 +35,49 @@ func parseOptions(dir registry.Direction, v registry.Values) (any, error) {
 	if dir == registry.Read {
 		return OpenOptions{Fold: v.String("fold"), Scan: tarfile.Options{IgnoreZeros: v.Bool("ignore-zeros")}}, nil
 	}
-	return CreateOptions{Fold: v.String("fold")}, nil
+	o := CreateOptions{Fold: v.String("fold"), Name: v.String("name")}
+	if o.Name != "" {
+		if err := tarfile.CheckPattern(o.Name); err != nil {
+			return nil, fmt.Errorf("--name: %w", err)
+		}
+	}
+	return o, nil
+}
+
+// checkOptions refuses, before anything is read, a --name that is no
+// pattern or names no new shards, and source shards that would keep one
+// name (ErrNameClash).
+func checkOptions(c registry.Conversion) error {
+	if c.To != FormatName {
+		return nil
+	}
+	name := c.Values.String("name")
+	if name != "" {
+		if _, err := PatternFold("", name); err != nil {
+			return fmt.Errorf("--name: %w", err)
+		}
+		switch {
+		case c.From == scdlFormat:
+			return errors.New("--name: SCDL into tar shards writes folds of their own names (--fold names the first)")
+		case c.Values.Bool("reuse-tars"):
+			return errors.New("--name: --reuse-tars writes no shards, only an index over the tars as they are")
+		}
+		return nil
+	}
+	if c.From != FormatName || c.Values.String("fold") != "" || c.Values.String("shard-size") != "" {
+		return nil
+	}
+	// Shards decompressed one to one keep their names: two of one name
+	// are refused before anything is written.
+	shards, _, err := Shards(c.Srcs, "")
+	if err != nil {
+		return nil // the conversion says what is wrong with them
+	}
+	_, err = UnpackNaming(shards, UnpackOptions{})
+	if errors.Is(err, ErrNameClash) {
+		return err
+	}
+	return nil
 }
 
 // FormatName is the tar format's name in the registry.
@@ -43,11 +85,20 @@ const FormatName = "tar"
 
 // options are the tar format's options, as flags.
 var options = []registry.Option{
-	{Name: "fold", Type: registry.String, Help: "fold to read from a directory of shards, or to write (default train)",
+	{Name: "fold", Type: registry.String, Help: "fold to read from a directory of shards, or to write as <fold>_NNNN.tar shards, glzn's names " +
+		"(default: shards decompressed one to one keep their names; new shards are train_NNNN.tar)",
 		Dir: registry.Read | registry.Write, Refused: "--fold names the fold of tar shards to read or write"},
 	{Name: "ignore-zeros", Type: registry.Bool, Default: "false", Help: IgnoreZerosHelp,
 		Dir: registry.Read, Applies: "reading tar shards"},
+	{Name: "name", Type: registry.String, Help: NameHelp, Dir: registry.Write, Applies: "writing tar shards"},
 }
+
+// NameHelp is the help of --name.
+const NameHelp = "name the tar shards written by a `PATTERN` in WebDataset's ShardWriter notation, one integer verb: " +
+	"'imagenet-val-%06d.tar'; the index is named after the prefix before the number, its trailing '-', '_' or '.' trimmed " +
+	"(imagenet-val.taridx), with a manifest naming the shards. Default: compressed shards decompressed one to one keep " +
+	"their names (imagenet-val-000000.tar.gz -> imagenet-val-000000.tar, index imagenet-val.taridx); " +
+	"new shards, or with --fold, are <fold>_NNNN.tar"
 
 // IgnoreZerosHelp is the help of the option every format that reads tar
 // shards declares.
@@ -72,6 +123,7 @@ func inputs(path string) []string {
 // fold cannot import convert): its cells, or its files as an archive,
 // and the archive's other files.
 const (
+	scdlFormat      = "scdl"
 	scdlCellsFold   = "cells"
 	scdlArchiveFold = "scdl"
 	scdlMetaFold    = "scdlmeta"
@@ -91,11 +143,18 @@ func outputs(path string, c registry.Conversion) registry.Outputs {
 		return o
 	}
 	folds := []string{cmp.Or(fold, "train")}
-	if c.From == "scdl" {
+	if c.From == scdlFormat {
 		folds = []string{cmp.Or(fold, scdlCellsFold), scdlMetaFold}
 		if c.Values.String("scdl-mode") == "archive" {
 			folds = []string{cmp.Or(fold, scdlArchiveFold)}
 		}
+	} else if n := OutputNaming(path, c); !n.glzn {
+		// Shards named otherwise than <fold>_NNNN.tar: those of these
+		// names, and any other shard of the fold by its name.
+		o.Replaced = FoldOutputs(path, n)
+		return o
+	} else {
+		folds = []string{n.Fold}
 	}
 	for _, f := range folds {
 		idx := filepath.Join(path, f+".taridx")
@@ -106,6 +165,33 @@ func outputs(path string, c registry.Conversion) registry.Outputs {
 		o.Replaced = append(o.Replaced, shards...)
 	}
 	return o
+}
+
+// OutputNaming is how conversion c names the fold of tar shards it
+// writes into dir: the fold (its index is <Fold>.taridx) and, where known
+// before it runs (shards kept one to one), the shards' names. From SCDL,
+// the first of the folds written.
+func OutputNaming(dir string, c registry.Conversion) Naming {
+	fold, name := c.Values.String("fold"), c.Values.String("name")
+	if c.From == scdlFormat {
+		first := scdlCellsFold
+		if c.Values.String("scdl-mode") == "archive" {
+			first = scdlArchiveFold
+		}
+		return Naming{Fold: cmp.Or(fold, first), glzn: true}
+	}
+	if c.From == FormatName && c.Values.String("shard-size") == "" {
+		if shards, _, err := Shards(c.Srcs, fold); err == nil {
+			if n, err := UnpackNaming(shards, UnpackOptions{Dir: dir, Fold: fold, Name: name}); err == nil {
+				return n
+			}
+		}
+	}
+	n, err := WriteNaming(WriteOptions{Dir: dir, Fold: fold, Name: name})
+	if err != nil {
+		return Naming{Fold: cmp.Or(fold, "train"), glzn: true}
+	}
+	return n
 }
 
 // globQuote escapes the pattern characters of a literal path.
@@ -160,8 +246,13 @@ type OpenOptions struct {
 
 // CreateOptions are the tar format's own options for registry.Create.
 type CreateOptions struct {
-	Fold       string // default "train"
-	MaxMembers int    // also start a new shard after this many members
+	// Fold names the fold and its shards glzn's way, <fold>_NNNN.tar
+	// (default "train", or, for shards decompressed one to one, their own
+	// names: UnpackOptions.Fold).
+	Fold string
+	// Name names the shards by a pattern instead (WriteOptions.Name).
+	Name       string
+	MaxMembers int // also start a new shard after this many members
 }
 
 // Shards resolves what to read as a fold. One directory gives one of its
@@ -384,13 +475,12 @@ func mergeParts(ctx context.Context, parts []string, path string, o registry.Cre
 	if err != nil {
 		return nil, err
 	}
-	opts.Fold = cmp.Or(opts.Fold, "train")
-	st, ms, err := MergeParts(ctx, parts, WriteOptions{Dir: path, Fold: opts.Fold, ShardSize: o.ShardSize, MaxMembers: opts.MaxMembers,
+	st, ms, err := MergeParts(ctx, parts, WriteOptions{Dir: path, Fold: opts.Fold, Name: opts.Name, ShardSize: o.ShardSize, MaxMembers: opts.MaxMembers,
 		Workers: o.Workers, Replace: o.Overwrite})
 	if err != nil {
 		return nil, err
 	}
-	res := writeResult(st, opts.Fold, path, "members", "parts")
+	res := writeResult(st, path, "members", "parts")
 	res.Summary += fmt.Sprintf(", merged from %d parts (%s copied)", ms.Parts, human.Bytes(ms.CopiedBytes))
 	res.Stats = map[string]any{"fold": st, "merge": ms}
 	return res, nil
@@ -401,15 +491,12 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 	if err != nil {
 		return nil, err
 	}
-	if opts.Fold == "" {
-		opts.Fold = "train"
-	}
 	src, err := in.Rows(false)
 	if err != nil {
 		return nil, err
 	}
 	defer registry.CloseSource(src)
-	st, err := Write(ctx, src, WriteOptions{Dir: path, Fold: opts.Fold, ShardSize: o.ShardSize, MaxMembers: opts.MaxMembers,
+	st, err := Write(ctx, src, WriteOptions{Dir: path, Fold: opts.Fold, Name: opts.Name, ShardSize: o.ShardSize, MaxMembers: opts.MaxMembers,
 		Workers: o.Workers, Progress: o.Progress, Replace: o.Overwrite, Index: IndexOptions{Memory: o.Memory}})
 	if err != nil {
 		return nil, err
@@ -418,14 +505,14 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 	if d, ok := in.(registry.Dataset); ok {
 		unit = d.Unit()
 	}
-	return writeResult(st, opts.Fold, path, unit, registry.InputName(in)), nil
+	return writeResult(st, path, unit, registry.InputName(in)), nil
 }
 
 // writeResult reports a fold written at path from what, whose rows are
 // unit.
-func writeResult(st *WriteStats, fold, path, unit, what string) *registry.Result {
+func writeResult(st *WriteStats, path, unit, what string) *registry.Result {
 	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%d members, %s into %d shards of fold %s in %s; index %s (%d rows)",
-		st.Members, human.Bytes(st.Bytes), len(st.Shards), fold, path, filepath.Base(st.Index.Output), st.Index.Rows)}
+		st.Members, human.Bytes(st.Bytes), len(st.Shards), st.FoldName(), path, filepath.Base(st.Index.Output), st.Index.Rows)}
 	if w := NotIndexed(st.Index, unit); w != "" {
 		res.Warnings = append(res.Warnings, what+": "+w)
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/itarconv/itarconv/dataset"
-	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
@@ -17,9 +16,19 @@ import (
 
 // UnpackOptions tune Unpack.
 type UnpackOptions struct {
-	Dir     string // the fold's directory (created if needed)
-	Fold    string // default "train"
-	Workers int    // shards decompressed at once (default 1)
+	Dir string // the fold's directory (created if needed)
+	// Fold, when set, names the fold and its shards glzn's way:
+	// <fold>_NNNN.tar. Without it, the shards keep their own names,
+	// decompressed (imagenet-val-000000.tar.gz -> imagenet-val-000000.tar),
+	// and the fold is named as shardset names a fold of them
+	// (imagenet-val); where they cannot be kept (standard input, names
+	// that give several folds), the fold is "train" (UnpackNaming).
+	Fold string
+	// Name, when set, names the shards by a pattern in WebDataset's
+	// ShardWriter notation instead ("imagenet-val-%06d.tar"; the fold is
+	// named after its prefix: PatternFold).
+	Name    string
+	Workers int // shards decompressed at once (default 1)
 	// Replace replaces an existing fold of that name, once the new one is
 	// complete; without it, shards of the fold already there are refused
 	// (ErrExists).
@@ -31,19 +40,25 @@ type UnpackOptions struct {
 }
 
 // Unpack writes tar shards, compressed or not (or a tar stream, "-"), as
-// an indexed fold of plain tar shards in opts.Dir: shard i of the fold,
-// <fold>_NNNN.tar, is the bytes of input shard i, decompressed, as they
-// are (no member is rewritten), then the fold's TARIDX. Shards are
+// an indexed fold of plain tar shards in opts.Dir: shard i of the fold
+// (named as UnpackNaming says: its own name, decompressed, or
+// <fold>_NNNN.tar) is the bytes of input shard i, decompressed, as they
+// are (no member is rewritten), then the fold's TARIDX, with a manifest
+// naming the shards where glzn's rule would not find them. Shards are
 // decompressed straight into the fold's directory, opts.Workers at once,
 // and renamed into place with the index once all are complete: as with
 // Write, the fold appears whole or not at all.
 func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteStats, error) {
-	if opts.Fold == "" {
-		opts.Fold = "train"
-	}
 	if len(shards) > taridx.MaxShards {
 		return nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d: %w", len(shards), taridx.MaxShards, ErrTooManyShards)
 	}
+	// The names are settled, and a clash refused, before anything is
+	// written.
+	naming, err := UnpackNaming(shards, opts)
+	if err != nil {
+		return nil, err
+	}
+	opts.Fold = naming.Fold
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -52,12 +67,12 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 		stdin = os.Stdin
 	}
 	names := make([]string, len(shards))
-	for i := range shards {
-		names[i] = filepath.Join(opts.Dir, tarfile.ShardName(opts.Fold, i, len(shards), 4))
+	for i, n := range naming.Names {
+		names[i] = filepath.Join(opts.Dir, n)
 	}
 	// Shards of an existing fold of that name are refused before any
 	// work, unless it is to be replaced.
-	stale, err := checkStale(opts.Dir, opts.Fold, names, opts.Replace)
+	stale, err := checkStale(opts.Dir, opts.Fold, names, !naming.glzn, opts.Replace)
 	if err != nil {
 		return nil, err
 	}
@@ -105,13 +120,24 @@ func Unpack(ctx context.Context, shards []string, opts UnpackOptions) (*WriteSta
 			st.Bytes += fi.Size()
 		}
 	}
-	if err := x.Commit(); err != nil {
+	manifest, err := foldManifest(idx, names, !naming.glzn)
+	if err == nil {
+		if err = x.Commit(); err != nil {
+			err = fmt.Errorf("indexing the new fold: %w", err)
+			if manifest != nil {
+				manifest.Abort()
+			}
+		}
+	} else {
+		x.Abort()
+	}
+	if err != nil {
 		for _, n := range names {
 			os.Remove(n)
 		}
-		return nil, fmt.Errorf("indexing the new fold: %w", err)
+		return nil, err
 	}
-	if err := commitManifest(idx, nil); err != nil { // no earlier manifest may name other shards
+	if err := commitManifest(idx, manifest); err != nil { // or remove an earlier one: it would name other shards
 		return nil, err
 	}
 	if err := removeStale(opts.Dir, opts.Fold, stale); err != nil {

@@ -31,9 +31,15 @@ var ErrTooManyShards = errors.New("too many shards for one TARIDX index")
 
 // WriteOptions describe a fold of tar shards to write.
 type WriteOptions struct {
-	Dir       string
-	Fold      string // default "train"
-	ShardSize int64  // default 1 GiB
+	Dir  string
+	Fold string // default "train": shards <fold>_NNNN.tar, index <fold>.taridx
+	// Name, when set, names the shards instead: a pattern in WebDataset's
+	// ShardWriter notation, one integer verb ("imagenet-val-%06d.tar",
+	// tarfile.CheckPattern); the fold, and so its index, is named after
+	// the pattern's prefix (PatternFold: imagenet-val.taridx), and a
+	// manifest beside the index names the shards.
+	Name      string
+	ShardSize int64 // default 1 GiB
 	// MaxMembers, if set, also starts a new shard after that many members.
 	MaxMembers int
 	Workers    int
@@ -58,6 +64,14 @@ type WriteStats struct {
 	Replaced []string `json:"replaced,omitempty"`
 }
 
+// FoldName is the written fold's name: its index is <fold>.taridx.
+func (st *WriteStats) FoldName() string {
+	if st.Index == nil {
+		return ""
+	}
+	return strings.TrimSuffix(filepath.Base(st.Index.Output), ".taridx")
+}
+
 // Write copies every row of src into a fold of tar shards in
 // opts.Dir and indexes it as it writes (the writer knows every member's
 // header offset, so the shards are not read again). Regular files,
@@ -80,6 +94,7 @@ func Write(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (*
 type Pending struct {
 	dir, fold string
 	replace   bool
+	byNames   bool // shards named otherwise than <fold>_NNNN.tar (Naming)
 	w         shardFiles
 	x         *taridx.Writer
 	names     []string // final shard paths
@@ -100,9 +115,11 @@ type shardFiles interface {
 // shards of the fold that the new fold would not overwrite, unless
 // opts.Replace.
 func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (p *Pending, err error) {
-	if opts.Fold == "" {
-		opts.Fold = "train"
+	naming, err := WriteNaming(opts)
+	if err != nil {
+		return nil, err
 	}
+	opts.Fold = naming.Fold
 	// A directory made here and left empty by a failure goes with it: a
 	// failed write leaves nothing of its output (rmdir: never what another
 	// run put there meanwhile).
@@ -115,7 +132,7 @@ func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (p
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	w, err := tarfile.Create(tarfile.WriterOptions{Dir: opts.Dir, Fold: opts.Fold, ShardSize: opts.ShardSize, MaxMembers: opts.MaxMembers, Replace: opts.Replace})
+	w, err := tarfile.Create(tarfile.WriterOptions{Dir: opts.Dir, Fold: opts.Fold, Pattern: opts.Name, ShardSize: opts.ShardSize, MaxMembers: opts.MaxMembers, Replace: opts.Replace})
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +159,8 @@ func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (p
 	}
 	ist.Shards, ist.Members = len(shards), sink.stats.Members
 	sink.stats.Index = ist
-	p = &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, w: w, x: x, names: shards, stats: sink.stats}
-	if _, err := checkStale(opts.Dir, opts.Fold, shards, opts.Replace); err != nil {
+	p = &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, byNames: !naming.glzn, w: w, x: x, names: shards, stats: sink.stats}
+	if _, err := checkStale(opts.Dir, opts.Fold, shards, p.byNames, opts.Replace); err != nil {
 		p.Abort()
 		return nil, err
 	}
@@ -152,9 +169,10 @@ func Stage(ctx context.Context, src dataset.PayloadSource, opts WriteOptions) (p
 
 // checkStale lists the shards of a fold in dir that a fold of these names
 // would not overwrite, and refuses them (ErrExists) unless they are to be
-// replaced.
-func checkStale(dir, fold string, names []string, replace bool) ([]string, error) {
-	stale, err := staleShards(dir, fold, names)
+// replaced. byNames: the fold's shards are found by shardset's rule
+// (shardOf), not only glzn's.
+func checkStale(dir, fold string, names []string, byNames, replace bool) ([]string, error) {
+	stale, err := staleShards(dir, fold, names, byNames)
 	if err == nil && len(stale) > 0 && !replace {
 		err = fmt.Errorf("%s: %w %q that this run would not replace: %s; remove them, or replace the whole fold",
 			dir, ErrExists, fold, listNames(stale))
@@ -164,10 +182,11 @@ func checkStale(dir, fold string, names []string, replace bool) ([]string, error
 
 // stale lists the shards of the fold in its directory that the pending
 // fold's shards do not overwrite: <fold>_<suffix>.tar files, the naming
-// rule of taridx.Discover.
-func (p *Pending) stale() ([]string, error) { return staleShards(p.dir, p.fold, p.names) }
+// rule of taridx.Discover, and, for shards named otherwise, the .tar
+// files shardset groups into the fold.
+func (p *Pending) stale() ([]string, error) { return staleShards(p.dir, p.fold, p.names, p.byNames) }
 
-func staleShards(dir, foldName string, names []string) ([]string, error) {
+func staleShards(dir, foldName string, names []string, byNames bool) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -178,8 +197,7 @@ func staleShards(dir, foldName string, names []string) ([]string, error) {
 	}
 	var stale []string
 	for _, e := range entries {
-		fold, _, ok := taridx.SplitShardName(e.Name())
-		if ok && fold == foldName && !e.IsDir() && !mine[e.Name()] {
+		if shardOf(dir, e.Name(), foldName, byNames) && !e.IsDir() && !mine[e.Name()] {
 			stale = append(stale, filepath.Join(dir, e.Name()))
 		}
 	}
@@ -222,15 +240,25 @@ func (p *Pending) Commit() (*WriteStats, error) {
 		p.x.Abort()
 		return nil, err
 	}
+	idx := filepath.Join(p.dir, p.fold+".taridx")
+	manifest, err := foldManifest(idx, shards, p.byNames)
+	if err != nil {
+		p.x.Abort()
+		for _, s := range shards {
+			os.Remove(s)
+		}
+		return nil, err
+	}
 	if err := p.x.Commit(); err != nil {
+		if manifest != nil {
+			manifest.Abort()
+		}
 		for _, s := range shards {
 			os.Remove(s)
 		}
 		return nil, fmt.Errorf("indexing the new fold: %w", err)
 	}
-	// The fold's shards are glzn's names beside its index: a manifest an
-	// earlier index left there would name other shards.
-	if err := commitManifest(filepath.Join(p.dir, p.fold+".taridx"), nil); err != nil {
+	if err := commitManifest(idx, manifest); err != nil {
 		return nil, err
 	}
 	if err := removeStale(p.dir, p.fold, stale); err != nil {
@@ -238,6 +266,18 @@ func (p *Pending) Commit() (*WriteStats, error) {
 	}
 	p.stats.Shards, p.stats.Replaced = shards, stale
 	return p.stats, nil
+}
+
+// foldManifest stages the manifest of a new fold's index, its shards in
+// place: none for glzn's names beside it (commitManifest then removes one
+// an earlier index left there, which would name other shards); for shards
+// named otherwise, the manifest naming them in fid order, where glzn's
+// rule would not find them so (stageManifest).
+func foldManifest(idx string, shards []string, byNames bool) (*safefile.File, error) {
+	if !byNames {
+		return nil, nil
+	}
+	return stageManifest(idx, shards)
 }
 
 // removeStale removes the shards of an earlier fold that the new one did
@@ -264,12 +304,15 @@ func (p *Pending) Abort() {
 	p.x.Abort()
 }
 
-// remove deletes a committed fold's shards and index.
+// remove deletes a committed fold's shards and index (and manifest).
 func (p *Pending) remove() {
 	for _, s := range p.stats.Shards {
 		os.Remove(s)
 	}
 	os.Remove(filepath.Join(p.dir, p.fold+".taridx"))
+	if p.byNames {
+		os.Remove(ManifestPath(filepath.Join(p.dir, p.fold+".taridx")))
+	}
 }
 
 // CommitAll commits staged folds in order, once all of them are

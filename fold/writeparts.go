@@ -195,9 +195,11 @@ type writePart struct {
 // Each shard is the members of one or more parts' bodies, copied in the
 // kernel (copy_file_range), and the end-of-archive blocks.
 func StageParts(ctx context.Context, parts []string, opts WriteOptions) (*Pending, *MergeStats, error) {
-	if opts.Fold == "" {
-		opts.Fold = "train"
+	naming, err := WriteNaming(opts)
+	if err != nil {
+		return nil, nil, err
 	}
+	opts.Fold = naming.Fold
 	if opts.ShardSize <= 0 {
 		opts.ShardSize = tarfile.DefaultShardSize
 	}
@@ -229,7 +231,7 @@ func StageParts(ctx context.Context, parts []string, opts WriteOptions) (*Pendin
 	if err != nil {
 		return nil, nil, err
 	}
-	cut := &cutter{dir: opts.Dir, fold: opts.Fold, limit: opts.ShardSize, maxMembers: opts.MaxMembers, replace: opts.Replace}
+	cut := &cutter{dir: opts.Dir, fold: opts.Fold, pattern: opts.Name, limit: opts.ShardSize, maxMembers: opts.MaxMembers, replace: opts.Replace}
 	fail := func(err error) (*Pending, *MergeStats, error) {
 		cut.Abort()
 		x.Abort()
@@ -256,8 +258,8 @@ func StageParts(ctx context.Context, parts []string, opts WriteOptions) (*Pendin
 	ist.Bytes, ist.NotRegular, ist.NoExt, ist.SpaceInExt = tally.Bytes, tally.NotRegular, tally.NoExt, tally.SpaceInExt
 	ist.SkippedNames, ist.HardlinkNames = tally.SkippedNames, tally.HardlinkNames
 	stats.Index = ist
-	pending := &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, w: cut, x: x, names: names, stats: stats}
-	if _, err := checkStale(opts.Dir, opts.Fold, names, opts.Replace); err != nil {
+	pending := &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, byNames: !naming.glzn, w: cut, x: x, names: names, stats: stats}
+	if _, err := checkStale(opts.Dir, opts.Fold, names, pending.byNames, opts.Replace); err != nil {
 		pending.Abort()
 		return nil, nil, err
 	}
@@ -287,6 +289,7 @@ type MergeStats struct {
 // members of one body that lands in one shard with one kernel copy.
 type cutter struct {
 	dir, fold  string
+	pattern    string // names the shards, when set (WriteOptions.Name)
 	limit      int64
 	maxMembers int
 	replace    bool // shards of the same names may be replaced
@@ -460,7 +463,11 @@ func (c *cutter) startShard() error {
 	if err := c.endShard(); err != nil {
 		return err
 	}
-	f, err := safefile.Create(filepath.Join(c.dir, fmt.Sprintf("%s_%d.tar", c.fold, len(c.shards))))
+	name := fmt.Sprintf("%s_%d.tar", c.fold, len(c.shards)) // renamed by finish
+	if c.pattern != "" {
+		name = tarfile.PatternName(c.pattern, len(c.shards))
+	}
+	f, err := safefile.Create(filepath.Join(c.dir, name))
 	if err != nil {
 		return err
 	}
@@ -491,11 +498,19 @@ func (c *cutter) finish() ([]string, error) {
 	}
 	names := make([]string, len(c.shards))
 	for i, f := range c.shards {
-		names[i] = filepath.Join(c.dir, tarfile.ShardName(c.fold, i, len(c.shards), minShardDigits))
+		names[i] = filepath.Join(c.dir, c.name(i, len(c.shards)))
 		f.Retarget(names[i])
 	}
 	c.finished = names
 	return names, nil
+}
+
+// name is shard i's name of n, as the tar writer names it.
+func (c *cutter) name(i, n int) string {
+	if c.pattern != "" {
+		return tarfile.PatternName(c.pattern, i)
+	}
+	return tarfile.ShardName(c.fold, i, n, minShardDigits)
 }
 
 // Commit renames the shards into place.

@@ -28,6 +28,10 @@ type WriterOptions struct {
 	Dir       string // output directory (must exist)
 	Fold      string // fold name, e.g. "train"
 	ShardSize int64  // start a new shard past this many bytes (default 1 GiB)
+	// Pattern, when set, names the shards instead of Fold: shard i is
+	// PatternName(Pattern, i), a pattern CheckPattern accepts
+	// ("imagenet-val-%06d.tar", as WebDataset's ShardWriter takes it).
+	Pattern string
 	// MinDigits is the least number of digits in shard numbers (default 4).
 	MinDigits int
 	// MaxMembers, if set, also starts a new shard after that many members.
@@ -69,7 +73,11 @@ func Create(opts WriterOptions) (*Writer, error) {
 	if opts.MinDigits <= 0 {
 		opts.MinDigits = 4
 	}
-	if opts.Fold == "" || strings.ContainsAny(opts.Fold, "_/") {
+	if opts.Pattern != "" {
+		if err := CheckPattern(opts.Pattern); err != nil {
+			return nil, err
+		}
+	} else if opts.Fold == "" || strings.ContainsAny(opts.Fold, "_/") {
 		return nil, fmt.Errorf("fold name %q: must be non-empty, without \"_\" or \"/\"", opts.Fold)
 	}
 	return &Writer{opts: opts}, nil
@@ -145,7 +153,11 @@ func (w *Writer) startShard() error {
 	if err := w.finishShard(); err != nil {
 		return err
 	}
-	f, err := safefile.Create(filepath.Join(w.opts.Dir, fmt.Sprintf("%s_%d.tar", w.opts.Fold, len(w.temps))))
+	name := fmt.Sprintf("%s_%d.tar", w.opts.Fold, len(w.temps))
+	if w.opts.Pattern != "" {
+		name = PatternName(w.opts.Pattern, len(w.temps))
+	}
+	f, err := safefile.Create(filepath.Join(w.opts.Dir, name))
 	if err != nil {
 		return err
 	}
@@ -302,7 +314,7 @@ func (w *Writer) Offset() int64 {
 
 // Close finishes the last shard and renames every shard into place as
 // <fold>_NNNN.tar, numbered from 0 with enough digits that string order is
-// fid order. It returns the final paths in fid order. A fold without members
+// fid order (or as Pattern names them). It returns the final paths in fid order. A fold without members
 // is one empty archive.
 func (w *Writer) Close() ([]string, error) {
 	if _, err := w.Finish(); err != nil {
@@ -339,6 +351,9 @@ func (w *Writer) Finish() ([]string, error) {
 	names := make([]string, len(w.temps))
 	for i, f := range w.temps {
 		names[i] = filepath.Join(w.opts.Dir, ShardName(w.opts.Fold, i, len(w.temps), w.opts.MinDigits))
+		if w.opts.Pattern != "" {
+			names[i] = filepath.Join(w.opts.Dir, PatternName(w.opts.Pattern, i))
+		}
 		f.Retarget(names[i])
 	}
 	w.finished = names
