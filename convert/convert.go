@@ -227,12 +227,12 @@ func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 	if err != nil {
 		return nil, err
 	}
-	if !need {
-		return nil, fmt.Errorf("%s: %w", strings.Join(srcs, " "), errors.Join(ErrSameFormat, ErrNothingToConvert))
-	}
 	if o.ShardSize > 0 {
 		// New shard boundaries: the members are written anew.
 		return throughRegistry(ctx, shards, dst, o)
+	}
+	if !need {
+		return nil, fmt.Errorf("%s: %w", strings.Join(srcs, " "), errors.Join(ErrSameFormat, ErrNothingToConvert))
 	}
 	uo := fold.UnpackOptions{Dir: dst, Fold: tgt.Fold, Name: tgt.Name, Workers: o.Workers, Replace: o.Overwrite, Stdin: o.Stdin,
 		Progress: o.Progress, Index: fold.IndexOptions{Scan: src.Scan, Memory: o.Memory}}

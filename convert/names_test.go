@@ -108,3 +108,47 @@ func TestConvertKeepsShardNames(t *testing.T) {
 		t.Errorf("two folds' names: %v, warnings %q", got, res.Warnings)
 	}
 }
+
+// TestReshardPlainTar: plain tar shards into a directory with a shard size
+// are written anew into shards of that size, named by the pattern, with
+// the same members in the same order (it used to be refused as nothing to
+// convert); without one, it still is.
+func TestReshardPlainTar(t *testing.T) {
+	ctx := context.Background()
+	in := t.TempDir()
+	var shards []string
+	for i := range 2 {
+		p := filepath.Join(in, fmt.Sprintf("data-%06d.tar", i))
+		var members []string
+		for j := range 4 {
+			key := fmt.Sprintf("s%d%d", i, j)
+			members = append(members, key+".jpg", strings.Repeat("j", 1500), key+".cls", fmt.Sprint(j))
+		}
+		testutil.WriteShard(t, p, members...)
+		shards = append(shards, p)
+	}
+	names := func(paths []string) []string {
+		var out []string
+		for _, p := range paths {
+			_, err := tarfile.Walk(p, tarfile.Options{}, func(m *tarfile.Member) error {
+				out = append(out, string(m.Name))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if _, err := Convert(ctx, shards, out, ConvertOptions{ShardSize: 4 << 10, Target: fold.CreateOptions{Name: "val-%03d.tar"}}); err != nil {
+		t.Fatal(err)
+	}
+	written, _ := filepath.Glob(filepath.Join(out, "val-*.tar"))
+	if len(written) < 4 || !slices.Equal(names(written), names(shards)) {
+		t.Errorf("resharded into %d shards, members %v, want %v", len(written), names(written), names(shards))
+	}
+	if _, err := Convert(ctx, shards, filepath.Join(t.TempDir(), "out"), ConvertOptions{}); !errors.Is(err, ErrNothingToConvert) {
+		t.Errorf("plain into plain: %v, want nothing to convert", err)
+	}
+}

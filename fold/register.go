@@ -202,8 +202,8 @@ func globQuote(s string) string {
 // recodes: tar shards into tar shards do something when some are
 // compressed (or a stream), or the target is a stream.
 func recodes(c registry.Conversion, dst string) bool {
-	if dst == "-" {
-		return true
+	if dst == "-" || c.Values.String("shard-size") != "" {
+		return true // a stream, or new shards of that size
 	}
 	shards, _, err := Shards(c.Srcs, c.Values.String("fold"))
 	if err != nil {

@@ -121,6 +121,11 @@ func TestRecodes(t *testing.T) {
 			t.Errorf("recodes(%q, %q) = %v, want %v", c.srcs, c.dst, got, c.want)
 		}
 	}
+	// New shards of a size: plain shards are written anew.
+	conv := registry.Conversion{From: "tar", To: "tar", Srcs: []string{plain}, Values: registry.Values{"shard-size": "1MiB"}}
+	if !recodes(conv, out) {
+		t.Errorf("recodes(plain, --shard-size) = false")
+	}
 }
 
 // TestProblemString: a problem reads with its shard and fid, and its row

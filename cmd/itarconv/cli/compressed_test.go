@@ -258,11 +258,11 @@ func TestConcatenatedCompressed(t *testing.T) {
 	}
 	// The fold's shard is the stream as it is, both archives in it; the
 	// index, read past the zero blocks, has every member.
-	code, stdout, _ := run(t, "ls", "--ignore-zeros", filepath.Join(out, "train.taridx"))
+	code, stdout, _ := run(t, "ls", "--ignore-zeros", filepath.Join(out, "cat.taridx"))
 	if code != 0 || strings.Count(stdout, "\n") != len(payloads) {
 		t.Errorf("ls: exit %d: %d rows, the two archives %d members", code, strings.Count(stdout, "\n"), len(payloads))
 	}
-	if code, stdout, _ := run(t, "cat", filepath.Join(out, "train.taridx"), "s000015.jpg"); code != 0 || stdout != string(payloads["s000015.jpg"]) {
+	if code, stdout, _ := run(t, "cat", filepath.Join(out, "cat.taridx"), "s000015.jpg"); code != 0 || stdout != string(payloads["s000015.jpg"]) {
 		t.Errorf("cat of a member of the second archive: exit %d", code)
 	}
 	if code, _, stderr := run(t, "convert", "-", "-", filepath.Join(t.TempDir(), "x.tbl")); code != ExitUsage {

@@ -158,12 +158,12 @@ func TestRemoteShards(t *testing.T) {
 		t.Fatalf("convert into a fold: %d %s", code, stderr)
 	}
 	for i, p := range local {
-		got, _ := os.ReadFile(filepath.Join(fo, fmt.Sprintf("train_%04d.tar", i)))
+		got, _ := os.ReadFile(filepath.Join(fo, filepath.Base(p)))
 		if want, _ := os.ReadFile(p); !bytes.Equal(got, want) {
 			t.Errorf("fold shard %d differs from %s", i, p)
 		}
 	}
-	if code, stdout, stderr := run(t, "verify", "--data", filepath.Join(fo, "train.taridx")); code != 0 {
+	if code, stdout, stderr := run(t, "verify", "--data", filepath.Join(fo, "data.taridx")); code != 0 {
 		t.Errorf("verify the fold: %d %s %s", code, stdout, stderr)
 	}
 
