@@ -251,7 +251,7 @@ func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 			names += "..."
 		}
 	}
-	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%d shards decompressed as they are, %s, into fold %s in %s (%s); index %s (%d rows)",
+	res := &registry.Result{Output: dst, Members: st.Members, Bytes: st.Bytes, Stats: st, Summary: fmt.Sprintf("%d shards decompressed as they are, %s, into fold %s in %s (%s); index %s (%d rows)",
 		len(st.Shards), human.Bytes(st.Bytes), st.FoldName(), dst, names, filepath.Base(st.Index.Output), st.Index.Rows)}
 	if naming.Note != "" {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("shard names not kept: %s; written as fold %s (%s...): convert each fold on its own to keep their names, or name them (--name)",
@@ -289,7 +289,7 @@ func toStream(ctx context.Context, srcs []string, o ConvertOptions) (*registry.R
 	if err != nil {
 		return nil, err
 	}
-	res := &registry.Result{Stats: st, Summary: fmt.Sprintf("%s: %d members, %s as a tar stream on standard output",
+	res := &registry.Result{Output: Stream, Members: st.Members, Bytes: st.Bytes, Stats: st, Summary: fmt.Sprintf("%s: %d members, %s as a tar stream on standard output",
 		strings.Join(srcs, " "), st.Members, human.Bytes(st.Bytes))}
 	if n := st.Skipped["hardlink"] + st.Skipped["other"]; n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d entries a tar member here cannot hold (hard links, devices, fifos) left out", n))
@@ -405,7 +405,7 @@ func tarPairToBarecat(ctx context.Context, srcs []string, dst string, o ConvertO
 	if err != nil {
 		return nil, err
 	}
-	res := &registry.Result{Stats: st}
+	res := &registry.Result{Output: st.Output, Members: st.Files, Bytes: st.Bytes, Stats: st}
 	if n := st.Skipped["symlink"] + st.Skipped["other"]; n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d members not converted (%d symbolic links, %d devices or fifos): Barecat holds files and directories only",
 			n, st.Skipped["symlink"], st.Skipped["other"]))
@@ -472,7 +472,10 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 		return nil, err
 	}
 	label := cmp.Or(tgt.Fold, map[string]string{scdl.ModeCells: SCDLCellsFold, scdl.ModeArchive: SCDLArchiveFold}[mode])
-	res := &registry.Result{Stats: st}
+	res := &registry.Result{Output: dst, Members: st.Fold.Members, Bytes: st.Fold.Bytes, Stats: st}
+	if st.Meta != nil {
+		res.Members, res.Bytes = res.Members+st.Meta.Members, res.Bytes+st.Meta.Bytes
+	}
 	if st.Mode == scdl.ModeCells {
 		res.Summary = fmt.Sprintf("%s: %d cells, %d values -> %d members in %d shards of fold %s, and %d files in fold %s, in %s",
 			srcs[0], st.Cells, st.NNZ, st.Fold.Members, len(st.Fold.Shards), label, st.Meta.Members, SCDLMetaFold, dst)
@@ -518,7 +521,7 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 	stats := map[string]any{"index": out, "shards": st.Tars, "files_checked": st.Files, "rows": ix.Rows,
 		"skipped_no_extension": ix.NoExt, "skipped_space_in_extension": ix.SpaceInExt,
 		"skipped_examples": append([]string{}, ix.SkippedNames...)}
-	res := &registry.Result{Stats: stats, Summary: fmt.Sprintf("%s: %d files checked against their tar members; %s indexes %d rows of %s",
+	res := &registry.Result{Output: dst, Members: int64(ix.Rows), Bytes: ix.Bytes, Stats: stats, Summary: fmt.Sprintf("%s: %d files checked against their tar members; %s indexes %d rows of %s",
 		srcs[0], st.Files, out, st.Index.Rows, strings.Join(st.Tars, " "))}
 	if w := fold.NotIndexed(st.Index, "files"); w != "" {
 		res.Warnings = append(res.Warnings, srcs[0]+": "+w)

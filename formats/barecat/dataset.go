@@ -91,7 +91,7 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 }
 
 func rowsResult(st *RowsStats, path, what string) *registry.Result {
-	return &registry.Result{Stats: st, Summary: fmt.Sprintf("%s: %d files, %d directories, %s from %s into %d shards",
+	return &registry.Result{Output: path, Members: st.Files, Bytes: st.Bytes, Stats: st, Summary: fmt.Sprintf("%s: %d files, %d directories, %s from %s into %d shards",
 		path, st.Files, st.Dirs, human.Bytes(st.Bytes), what, st.Shards)}
 }
 
@@ -121,6 +121,6 @@ func mergeParts(ctx context.Context, parts []string, path string, o registry.Cre
 	}
 	res := rowsResult(st, path, fmt.Sprintf("%d parts", ms.Parts))
 	res.Summary += fmt.Sprintf(" (%s copied, %s linked)", human.Bytes(ms.BytesCopied), human.Bytes(ms.BytesLinked))
-	res.Stats = map[string]any{"barecat": st, "merge": ms}
+	res.Stats = &registry.MergedStats{Format: "barecat", Stats: st, Merge: ms}
 	return res, nil
 }

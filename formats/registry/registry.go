@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -160,9 +161,44 @@ type CreateOptions struct {
 
 // Result is what Create (or a conversion) wrote.
 type Result struct {
-	Stats    any      // the figures, printed as JSON with snake_case keys
+	// Output is where the dataset was written: its file, or for tar
+	// shards their directory (the index inside), "-" for a stream.
+	Output string
+	// Members is how many members the output holds (files, samples, tar
+	// members), Bytes their payload bytes.
+	Members, Bytes int64
+	// Stats are the format's own figures, of the type its package's
+	// Create documents (*tbl.RowsStats, *barecat.RowsStats,
+	// *fold.WriteStats, ...; StatsAs gives them typed), or for a merge
+	// of a partitioned run a *MergedStats; printed as JSON with snake_case
+	// keys.
+	Stats    any
 	Summary  string   // one line for a person
 	Warnings []string // what was not kept, or kept differently
+}
+
+// StatsAs gives r's format's own figures as T (see Result.Stats), those of
+// the merged output for a merge; ok is false when they are of another type.
+func StatsAs[T any](r *Result) (st T, ok bool) {
+	v := r.Stats
+	if m, merged := v.(*MergedStats); merged {
+		v = m.Stats
+	}
+	st, ok = v.(T)
+	return st, ok
+}
+
+// MergedStats are the figures of an output merged from a partitioned
+// run's parts: the format's own, and the merge's. As JSON:
+// {"<format>": Stats, "merge": Merge}.
+type MergedStats struct {
+	Format string // the JSON key of Stats: "tbl", "barecat", "fold", ...
+	Stats  any
+	Merge  any
+}
+
+func (m *MergedStats) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{m.Format: m.Stats, "merge": m.Merge})
 }
 
 // Report is what Inspect or Verify found. It prints as JSON (the value

@@ -106,6 +106,6 @@ func mergeParts(ctx context.Context, parts []string, path string, o registry.Cre
 	}
 	res := Result(st, fmt.Sprintf("%d parts", ms.Parts))
 	res.Summary += fmt.Sprintf(" (%s copied, %s linked)", human.Bytes(ms.CopiedBytes), human.Bytes(ms.LinkedBytes))
-	res.Stats = map[string]any{"scdl": st, "merge": ms}
+	res.Stats = &registry.MergedStats{Format: "scdl", Stats: st, Merge: ms}
 	return res, nil
 }

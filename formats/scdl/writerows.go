@@ -110,7 +110,7 @@ func replacingDir(dst string, overwrite bool, write func(out string) (*RowsStats
 // Result reports an archive rebuilt from what (the source, as a person
 // names it).
 func Result(st *RowsStats, what string) *registry.Result {
-	res := &registry.Result{Stats: st,
+	res := &registry.Result{Output: st.Output, Members: int64(st.Files), Stats: st,
 		Summary: fmt.Sprintf("%s: %d cells, %d values, %d files from %s (%s mode)", st.Output, st.Cells, st.NNZ, st.Files, what, st.Mode)}
 	if st.Fresh {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: no %s files beside the cells: wrote a fresh header.sch (version 0.1.0), metadata.json, version.json and a var_features index whose genes are named by their index (gene and cell names are unknown; no obs_features)",

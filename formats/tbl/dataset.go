@@ -156,14 +156,14 @@ func mergeParts(ctx context.Context, parts []string, path string, o registry.Cre
 func MergeResult(st *RowsStats, ms *MergeStats) *registry.Result {
 	res := Result(st, fmt.Sprintf("%d parts", ms.Parts))
 	res.Summary += fmt.Sprintf(" (%s copied)", human.Bytes(ms.BytesCopied))
-	res.Stats = map[string]any{"tbl": st, "merge": ms}
+	res.Stats = &registry.MergedStats{Format: "tbl", Stats: st, Merge: ms}
 	return res
 }
 
 // Result reports a conversion into TBL from what (the source, as a
 // person names it).
 func Result(st *RowsStats, what string) *registry.Result {
-	res := &registry.Result{Stats: st}
+	res := &registry.Result{Output: st.Output, Members: st.Samples, Bytes: st.Bytes, Stats: st}
 	if !st.NamesKept {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: member names are not stored (TBL v1 has no place for them; v2 keeps them unless --no-names or --compat): converting back names samples by their index", st.Output))
 	}
