@@ -94,6 +94,7 @@ checked against its tar member. Outputs appear only when complete.`,
 		Args: argsBetween(2, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl.cmd = cmd
+			fl.jsonOut = e.jsonOut
 			fl.values = fl.formats.values()
 			return runConvert(cmd.Context(), e, fl, args)
 		},
@@ -106,7 +107,6 @@ checked against its tar member. Outputs appear only when complete.`,
 	f.StringVar(&fl.to, "to", "", "target format, where the path cannot tell it: "+names)
 	f.StringVar(&fl.from, "from", "", "source format, where the content cannot tell it: "+names)
 	fl.formats = addFormatFlags(f)
-	f.BoolVar(&fl.jsonOut, "json", false, "print the result as JSON")
 	f.BoolVar(&fl.force, "force", false, "replace an existing output (once the new one is complete)")
 	return cmd
 }
@@ -280,7 +280,7 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 	}
 	e.infof("%s\n", res.Summary)
 	if fl.jsonOut {
-		return e.printJSON(res.Stats)
+		return e.setResult(res.Stats)
 	}
 	return nil
 }

@@ -104,7 +104,7 @@ func mergeConvert(ctx context.Context, e *env, fl mergeFlags, set *partition.Set
 	}
 	e.infof("%s\n", res.Summary)
 	if fl.json {
-		return []string{po.Dst}, e.printJSON(res.Stats)
+		return []string{po.Dst}, e.setResult(res.Stats)
 	}
 	return []string{po.Dst}, nil
 }

@@ -155,7 +155,7 @@ func mergeIndex(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) 
 		if loaderStats != nil {
 			res["loaders"] = loaderStats
 		}
-		return outputs, e.printJSON(res)
+		return outputs, e.setResult(res)
 	}
 	return outputs, nil
 }
