@@ -139,7 +139,16 @@ type Options struct {
 type Progress struct {
 	ShardsDone, Shards int
 	Rows               int64
-	Bytes              int64
+	// Bytes is the sum of the rows' payload sizes: not what was read of
+	// the source (headers, padding and compression are not counted).
+	Bytes int64
+	// ShardOffset is how far into the shard being written (the shard
+	// numbered ShardsDone) its rows go: where the last row written ends
+	// (Row.DataOffset + Size), for rows that lie in their shard's file
+	// (Row.Offset >= 0); 0 at a shard's start and for rows that do not.
+	// A compressed shard's offsets are those of its decompressed bytes.
+	// With the shards' sizes it tells the bytes of input consumed.
+	ShardOffset int64
 }
 
 // queueDepth bounds the batches waiting per shard, and batchesPerWorker
@@ -356,6 +365,7 @@ func (r *run) write(progress func(Progress)) error {
 			return err
 		}
 		p.ShardsDone++
+		p.ShardOffset = 0
 		if progress != nil {
 			progress(p)
 		}
@@ -397,11 +407,16 @@ func (r *run) writeShard(shard int, p *Progress, progress func(Progress)) error 
 			r.cancel()
 			return err
 		}
+		// Read before the batch is released (its rows may be reused).
+		p.Rows += int64(len(res.batch.Rows))
+		p.Bytes += res.batch.Bytes
+		if rows := res.batch.Rows; len(rows) > 0 && rows[len(rows)-1].Offset >= 0 {
+			last := &rows[len(rows)-1]
+			p.ShardOffset = max(p.ShardOffset, last.DataOffset+last.Size)
+		}
 		r.holding = nil
 		r.release(res.batch)
 		r.inFlight.give(shard, res.counted)
-		p.Rows += int64(len(res.batch.Rows))
-		p.Bytes += res.batch.Bytes
 		if progress != nil {
 			progress(*p)
 		}

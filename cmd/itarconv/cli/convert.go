@@ -259,19 +259,10 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 	if fl.to == fold.FormatName {
 		what = cmp.Or(fl.fold(), "train")
 	}
-	var total int64
-	unit := "members"
-	if e.barShown() {
-		// Sizing a remote source asks its server: only for a bar.
-		total, unit = sourceSize(fl.from, srcs, o)
-	}
-	bar := e.newProgress(what, total)
-	if fl.from != fold.FormatName {
-		bar = bar.of(unit)
-	}
+	bar := e.convertProgress(what, fl.from, srcs, o)
 	o.Progress = func(p dataset.Progress) { bar.update(what, p) }
-	res, err := convert.Convert(ctx, srcs, dst, o)
-	bar.done()
+	res, err := convert.Convert(bar.counting(ctx), srcs, dst, o)
+	bar.done(err)
 	if err != nil {
 		return err
 	}
@@ -283,6 +274,23 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 		return e.setResult(res.Stats)
 	}
 	return nil
+}
+
+// convertProgress is a conversion's bar: over the bytes of its tar
+// shards, read one by one, or over the payload bytes of another source,
+// which it reads by chunks. Sizing a remote source asks its server: only
+// for a bar.
+func (e *env) convertProgress(what, from string, srcs []string, o convert.ConvertOptions) *progress {
+	if !e.barShown() {
+		return nil
+	}
+	if from == fold.FormatName {
+		if shards, err := convert.ConvertInputs(srcs, o); err == nil {
+			return e.newShardProgress(what, shards)
+		}
+	}
+	total, unit := sourceSize(from, srcs, o)
+	return e.newProgress(what, total).of(unit)
 }
 
 // convertOptions are the library's options for the flags.

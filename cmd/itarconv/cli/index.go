@@ -436,7 +436,7 @@ func (e *env) buildIndexes(ctx context.Context, fl indexFlags, opts fold.IndexOp
 		bar := e.newShardProgress(job.fold, job.shards)
 		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
 		st, err := fold.BuildIndex(ctx, job.shards, job.out, opts)
-		bar.done()
+		bar.done(err)
 		if err != nil {
 			return fmt.Errorf("indexing fold %s: %w", job.fold, err)
 		}
