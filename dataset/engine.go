@@ -242,6 +242,10 @@ type result struct {
 	ready   chan struct{}
 	prepErr error
 	counted bool // against the budget
+	// end is where the batch's last row ends in its shard's file
+	// (Progress.ShardOffset), or -1; taken as it is scanned, since its
+	// rows may be given back before it is written.
+	end int64
 }
 
 // Run reads every shard of src and feeds its rows to sink in order. Shards
@@ -407,16 +411,12 @@ func (r *run) writeShard(shard int, p *Progress, progress func(Progress)) error 
 			r.cancel()
 			return err
 		}
-		// Read before the batch is released (its rows may be reused).
-		p.Rows += int64(len(res.batch.Rows))
-		p.Bytes += res.batch.Bytes
-		if rows := res.batch.Rows; len(rows) > 0 && rows[len(rows)-1].Offset >= 0 {
-			last := &rows[len(rows)-1]
-			p.ShardOffset = max(p.ShardOffset, last.DataOffset+last.Size)
-		}
 		r.holding = nil
 		r.release(res.batch)
 		r.inFlight.give(shard, res.counted)
+		p.Rows += int64(len(res.batch.Rows))
+		p.Bytes += res.batch.Bytes
+		p.ShardOffset = max(p.ShardOffset, res.end)
 		if progress != nil {
 			progress(*p)
 		}
@@ -493,7 +493,10 @@ func scanShard(ctx context.Context, src Source, shard int, q chan<- *result, pre
 		for i := range rows {
 			b.Bytes += rows[i].Size
 		}
-		r := &result{batch: b, ready: make(chan struct{}), counted: inFlight.take(shard)}
+		r := &result{batch: b, ready: make(chan struct{}), counted: inFlight.take(shard), end: -1}
+		if last := &rows[len(rows)-1]; last.Offset >= 0 {
+			r.end = last.DataOffset + last.Size
+		}
 		if ctx.Err() != nil {
 			release(b)
 			return errCanceled
