@@ -156,7 +156,16 @@ type Options struct {
 type Progress struct {
 	ShardsDone, Shards int
 	Rows               int64
-	Bytes              int64
+	// Bytes is the sum of the rows' payload sizes: not what was read of
+	// the source (headers, padding and compression are not counted).
+	Bytes int64
+	// ShardOffset is how far into the shard being written (the shard
+	// numbered ShardsDone) its rows go: where the last row written ends
+	// (Row.DataOffset + Size), for rows that lie in their shard's file
+	// (Row.Offset >= 0); 0 at a shard's start and for rows that do not.
+	// A compressed shard's offsets are those of its decompressed bytes.
+	// With the shards' sizes it tells the bytes of input consumed.
+	ShardOffset int64
 }
 
 // queueDepth bounds the batches waiting per shard, and batchesPerWorker
@@ -273,6 +282,10 @@ type result struct {
 	counted bool  // against the budget
 	rows    int   // the batch's rows (Rows is nil once compacted)
 	compact int64 // the compact batch's bytes, counted by the budget
+	// end is where the batch's last row ends in its shard's file
+	// (Progress.ShardOffset), or -1; taken as it is scanned, since its
+	// rows may be given back before it is written.
+	end int64
 }
 
 // Run reads every shard of src and feeds its rows to sink in order. Shards
@@ -406,6 +419,7 @@ func (r *run) write(progress func(Progress)) error {
 			return err
 		}
 		p.ShardsDone++
+		p.ShardOffset = 0
 		if progress != nil {
 			progress(p)
 		}
@@ -454,6 +468,7 @@ func (r *run) writeShard(shard int, p *Progress, progress func(Progress)) error 
 		r.inFlight.give(shard, res.counted, max(res.compact, 0))
 		p.Rows += int64(res.rows)
 		p.Bytes += res.batch.Bytes
+		p.ShardOffset = max(p.ShardOffset, res.end)
 		if progress != nil {
 			progress(*p)
 		}
@@ -538,7 +553,10 @@ func scanShard(ctx context.Context, src Source, shard int, q chan<- *result, pre
 		for i := range rows {
 			b.Bytes += rows[i].Size
 		}
-		r := &result{batch: b, ready: make(chan struct{}), counted: inFlight.take(shard), rows: len(rows), compact: -1}
+		r := &result{batch: b, ready: make(chan struct{}), counted: inFlight.take(shard), rows: len(rows), compact: -1, end: -1}
+		if last := &rows[len(rows)-1]; last.Offset >= 0 {
+			r.end = last.DataOffset + last.Size
+		}
 		if ctx.Err() != nil {
 			release(b)
 			return errCanceled

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/itarconv/itarconv/formats/compressed"
+	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -307,6 +308,10 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 		defer r.Close()
 		in = r
 	}
+	counter := inputCounter(ctx)
+	if in != nil && counter != nil {
+		in = countingReader{in, counter}
+	}
 	base := filepath.Base(name)
 	if name == Stdin {
 		base = "stdin"
@@ -326,6 +331,8 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 		if err == nil && n == 0 && e.codec == compressed.None {
 			err = cmp.Or(ctx.Err(), ErrEmptyStdin)
 		}
+	} else if counter != nil {
+		err = decompressCounted(ctx, name, w, counter)
 	} else {
 		_, _, err = compressed.DecompressFile(ctx, name, w)
 	}
@@ -333,6 +340,53 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 		err = w.Flush()
 	}
 	return s.keep(f, err)
+}
+
+// inputCounterKey carries the counter of WithInputCounter.
+type inputCounterKey struct{}
+
+// WithInputCounter returns ctx carrying n: the decompressions of the
+// spools that ctx reaches add to n the compressed bytes they read, as
+// they read them. A progress bar over the shards' sizes counts with it
+// the bytes consumed of compressed shards, whose scans see only their
+// decompressed copies.
+func WithInputCounter(ctx context.Context, n *atomic.Int64) context.Context {
+	return context.WithValue(ctx, inputCounterKey{}, n)
+}
+
+func inputCounter(ctx context.Context) *atomic.Int64 {
+	n, _ := ctx.Value(inputCounterKey{}).(*atomic.Int64)
+	return n
+}
+
+// countingReader adds what it reads to n.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n.Add(int64(k))
+	return k, err
+}
+
+// decompressCounted is compressed.DecompressFile with the compressed
+// bytes read counted in n.
+func decompressCounted(ctx context.Context, path string, w io.Writer, n *atomic.Int64) error {
+	f, err := pathguard.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, compressed.HeadSize)
+	k, _ := io.ReadFull(f, head)
+	c := compressed.Sniff(head[:k])
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err = compressed.Decompress(ctx, path, countingReader{f, n}, c, w)
+	return err
 }
 
 // keep closes a copy once written (synced first when Durable) and gives

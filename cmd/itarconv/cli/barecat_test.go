@@ -33,7 +33,7 @@ func TestBarecatFilesNotIndexed(t *testing.T) {
 	}
 	const want = `3 files not indexed (2 without an extension, 1 with white space in it; glzn's loader cannot read them), e.g. "LICENSE", "notes.tx t", "sub/README"`
 
-	code, stdout, stderr := run(t, "convert", "--json", bc, filepath.Join(out, "back"))
+	code, stdout, stderr := runResult(t, "convert", "--json", bc, filepath.Join(out, "back"))
 	if code != 0 || !strings.Contains(stderr, "warning: "+bc+": "+want) {
 		t.Fatalf("to tar: exit %d, stderr:\n%s", code, stderr)
 	}
@@ -52,7 +52,7 @@ func TestBarecatFilesNotIndexed(t *testing.T) {
 	if code, _, stderr := run(t, "convert", "-q", "--wrap", dir, wrapped); code != 0 {
 		t.Fatalf("wrap: exit %d: %s", code, stderr)
 	}
-	code, stdout, stderr = run(t, "convert", "--json", "--reuse-tars", wrapped, filepath.Join(out, "idx"))
+	code, stdout, stderr = runResult(t, "convert", "--json", "--reuse-tars", wrapped, filepath.Join(out, "idx"))
 	if code != 0 || !strings.Contains(stderr, "warning: "+wrapped+": "+want) || !strings.Contains(stderr, ": 5 files checked against their tar members;") ||
 		!strings.Contains(stderr, "indexes 2 rows of") {
 		t.Fatalf("reuse-tars: exit %d, stderr:\n%s", code, stderr)

@@ -70,7 +70,10 @@ reading SRC. The table goes to stdout; with --out, DIR gets report.json,
 report.md and SVG charts. Conversions go to a temporary directory (in DIR
 with --out, else the system's; --work-dir chooses) removed unless --keep.`,
 		Args: argsBetween(0, -1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd, e, fl, args) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl.jsonOut = e.jsonOut // the report as JSON instead of the table
+			return runBench(cmd, e, fl, args)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.out, "out", "", "write report.json, report.md and the charts into this directory")
@@ -88,7 +91,6 @@ with --out, else the system's; --work-dir chooses) removed unless --keep.`,
 	f.BoolVar(&fl.keep, "keep", false, "keep the conversions (and the synthetic source)")
 	f.BoolVar(&fl.noCold, "no-cold", false, "skip the cold-cache random reads")
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "conversion workers")
-	f.BoolVar(&fl.jsonOut, "json", false, "print the report as JSON instead of the table")
 	f.StringVar(&fl.corrupt, "corrupt", "", "flip a byte of this format's data after building it (to test the read check)")
 	f.MarkHidden("corrupt")
 	return cmd
@@ -261,7 +263,7 @@ func writeBenchReport(e *env, fl benchFlags, rep *formatcompare.Report) error {
 		}
 	}
 	if fl.jsonOut {
-		if err := e.printJSON(rep); err != nil {
+		if err := e.setResult(rep); err != nil {
 			return err
 		}
 	} else if err := rep.WriteTable(e.stdout); err != nil {

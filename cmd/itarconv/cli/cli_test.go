@@ -101,7 +101,7 @@ func TestIndexMatchesGLZN(t *testing.T) {
 
 func TestIndexJSON(t *testing.T) {
 	dir := copyCase(t, "multidot_names")
-	code, stdout, stderr := run(t, "index", "--json", "-q", dir)
+	code, stdout, stderr := runResult(t, "index", "--json", "-q", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -262,7 +262,7 @@ func TestCatLsVerify(t *testing.T) {
 		t.Errorf("ls: exit %d, %d lines, line 3 %q", code, len(lines), lines[3])
 	}
 
-	code, stdout, _ = run(t, "verify", "--data", "--json", dir)
+	code, stdout, _ = runResult(t, "verify", "--data", "--json", dir)
 	var rep struct {
 		OK    bool `json:"ok"`
 		Folds []struct {
@@ -305,7 +305,7 @@ func TestInspectJSON(t *testing.T) {
 	if code, _, stderr := run(t, "index", "-q", dir); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	code, stdout, _ := run(t, "inspect", "--json", filepath.Join(dir, "train.taridx"))
+	code, stdout, _ := runResult(t, "inspect", "--json", filepath.Join(dir, "train.taridx"))
 	var info taridx.Info
 	if err := json.Unmarshal([]byte(stdout), &info); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v: %s", code, err, stdout)
@@ -323,7 +323,7 @@ func TestConvertBarecat(t *testing.T) {
 	if code, _, stderr := run(t, "convert", "-q", dir, bc); code != 0 {
 		t.Fatalf("to barecat: exit %d: %s", code, stderr)
 	}
-	code, stdout, _ := run(t, "inspect", "--json", bc)
+	code, stdout, _ := runResult(t, "inspect", "--json", bc)
 	var info barecat.Info
 	if err := json.Unmarshal([]byte(stdout), &info); err != nil || code != 0 || info.Files != 60 || info.FilesWithCRC != 60 || info.Layout != "0.3" {
 		t.Fatalf("inspect: exit %d, %v: %s", code, err, stdout)
@@ -393,7 +393,7 @@ func TestConvertTBL(t *testing.T) {
 	if code, _, stderr := run(t, "convert", "-q", "--lz4", dir, x); code != 0 {
 		t.Fatalf("to tbl: exit %d: %s", code, stderr)
 	}
-	code, stdout, _ := run(t, "inspect", "--json", x)
+	code, stdout, _ := runResult(t, "inspect", "--json", x)
 	var info tbl.Info
 	if err := json.Unmarshal([]byte(stdout), &info); err != nil || code != 0 || info.Samples != 40 || info.Version != 2 || info.Formats["jpeg"] != 20 || info.WithMetadata != 40 {
 		t.Fatalf("inspect: exit %d, %v: %s", code, err, stdout)

@@ -94,6 +94,7 @@ checked against its tar member. Outputs appear only when complete.`,
 		Args: argsBetween(2, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl.cmd = cmd
+			fl.jsonOut = e.jsonOut
 			fl.values = fl.formats.values()
 			return runConvert(cmd.Context(), e, fl, args)
 		},
@@ -106,7 +107,6 @@ checked against its tar member. Outputs appear only when complete.`,
 	f.StringVar(&fl.to, "to", "", "target format, where the path cannot tell it: "+names)
 	f.StringVar(&fl.from, "from", "", "source format, where the content cannot tell it: "+names)
 	fl.formats = addFormatFlags(f)
-	f.BoolVar(&fl.jsonOut, "json", false, "print the result as JSON")
 	f.BoolVar(&fl.force, "force", false, "replace an existing output (once the new one is complete)")
 	return cmd
 }
@@ -259,19 +259,10 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 	if fl.to == fold.FormatName {
 		what = cmp.Or(fl.fold(), "train")
 	}
-	var total int64
-	unit := "members"
-	if e.barShown() {
-		// Sizing a remote source asks its server: only for a bar.
-		total, unit = sourceSize(fl.from, srcs, o)
-	}
-	bar := e.newProgress(what, total)
-	if fl.from != fold.FormatName {
-		bar = bar.of(unit)
-	}
+	bar := e.convertProgress(what, fl.from, srcs, o)
 	o.Progress = func(p dataset.Progress) { bar.update(what, p) }
-	res, err := convert.Convert(ctx, srcs, dst, o)
-	bar.done()
+	res, err := convert.Convert(bar.counting(ctx), srcs, dst, o)
+	bar.done(err)
 	if err != nil {
 		return err
 	}
@@ -280,9 +271,26 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 	}
 	e.infof("%s\n", res.Summary)
 	if fl.jsonOut {
-		return e.printJSON(res.Stats)
+		return e.setResult(res.Stats)
 	}
 	return nil
+}
+
+// convertProgress is a conversion's bar: over the bytes of its tar
+// shards, read one by one, or over the payload bytes of another source,
+// which it reads by chunks. Sizing a remote source asks its server: only
+// for a bar.
+func (e *env) convertProgress(what, from string, srcs []string, o convert.ConvertOptions) *progress {
+	if !e.barShown() {
+		return nil
+	}
+	if from == fold.FormatName {
+		if shards, err := convert.ConvertInputs(srcs, o); err == nil {
+			return e.newShardProgress(what, shards)
+		}
+	}
+	total, unit := sourceSize(from, srcs, o)
+	return e.newProgress(what, total).of(unit)
 }
 
 // convertOptions are the library's options for the flags.

@@ -73,7 +73,7 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 		bar := e.newProgress(fl.to, 0)
 		o.Progress = func(p dataset.Progress) { bar.update(fl.to, p) }
 		lo, hi, st, err := convert.ConvertPart(ctx, po.Srcs, po.Dst, o, t, dir)
-		bar.done()
+		bar.done(err)
 		return st, lo, hi, err
 	})
 }
@@ -104,7 +104,7 @@ func mergeConvert(ctx context.Context, e *env, fl mergeFlags, set *partition.Set
 	}
 	e.infof("%s\n", res.Summary)
 	if fl.json {
-		return []string{po.Dst}, e.printJSON(res.Stats)
+		return []string{po.Dst}, e.setResult(res.Stats)
 	}
 	return []string{po.Dst}, nil
 }

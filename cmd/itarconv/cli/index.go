@@ -80,6 +80,7 @@ any of these files against its shards.`,
 		Args: argsBetween(1, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl.cmd = cmd
+			fl.json = e.jsonOut
 			return runIndex(cmd.Context(), e, fl, args)
 		},
 	}
@@ -92,7 +93,6 @@ any of these files against its shards.`,
 	f.BoolVar(&fl.contiguous, "contiguous", false, "group each sample's rows (stable sort by key hash, crash id) and set the flag")
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "shards scanned in parallel")
 	f.BoolVar(&fl.ignoreZeros, "ignore-zeros", false, "read past zero blocks (concatenated archives)")
-	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
 	f.StringVar(&fl.formats, "format", taridx.FormatName, formatHelp())
 	f.BoolVar(&fl.widsMD5, "wids-md5", false, "record each shard's MD5 sum in wids' index (reads every shard whole; the loader then checks it)")
 	f.Var(&fl.splits, "split", `the energon split part (train, val or test) of a fold of DIR, such as imagenet-val=val, where its name does not tell it; repeatable; '*=PART' for every fold not named`)
@@ -439,7 +439,7 @@ func (e *env) buildIndexes(ctx context.Context, fl indexFlags, opts fold.IndexOp
 		bar := e.newShardProgress(job.fold, job.shards)
 		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
 		st, err := fold.BuildIndex(ctx, job.shards, job.out, opts)
-		bar.done()
+		bar.done(err)
 		if err != nil {
 			return fmt.Errorf("indexing fold %s: %w", job.fold, err)
 		}
@@ -461,7 +461,7 @@ func (e *env) buildIndexes(ctx context.Context, fl indexFlags, opts fold.IndexOp
 		if loaderStats != nil {
 			out["loaders"] = loaderStats
 		}
-		return e.printJSON(out)
+		return e.setResult(out)
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptio
 		bar := e.newShardProgress(job.fold, job.shards[lo:hi])
 		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
 		st, err := fold.IndexPart(ctx, job.shards, lo, hi, withTARIDX, dir, opts)
-		bar.done()
+		bar.done(err)
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("indexing fold %s: %w", job.fold, err)
 		}
@@ -155,7 +155,7 @@ func mergeIndex(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) 
 		if loaderStats != nil {
 			res["loaders"] = loaderStats
 		}
-		return outputs, e.printJSON(res)
+		return outputs, e.setResult(res)
 	}
 	return outputs, nil
 }

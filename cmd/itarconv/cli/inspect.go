@@ -47,6 +47,5 @@ exits 1 on a disagreement).`,
 			return e.report(rep, err)
 		},
 	}
-	cmd.Flags().BoolVar(&e.jsonOut, "json", false, "print the description as JSON")
 	return cmd
 }

@@ -130,7 +130,7 @@ func TestCheckLoaderIndexes(t *testing.T) {
 				"s000003.jpg", "s000003.cls", "s000004.jpg", "s000004.cls", "s000005.jpg", "s000005.cls", "s000006.jpg")
 			idx := filepath.Join(dir, loaderIndexes[loader][0])
 			before, _ := os.ReadFile(idx)
-			code, stdout, _ := run(t, "verify", "--json", idx)
+			code, stdout, _ := runResult(t, "verify", "--json", idx)
 			var rep struct {
 				OK       bool
 				Loader   string
@@ -167,7 +167,7 @@ func TestLoaderIndexKeys(t *testing.T) {
 	if code, _, stderr := run(t, "index", "-q", "--format", "dali", dir); code != 0 {
 		t.Fatalf("index: exit %d: %s", code, stderr)
 	}
-	code, stdout, _ := run(t, "verify", "--json", filepath.Join(dir, "train_0000.idx"))
+	code, stdout, _ := runResult(t, "verify", "--json", filepath.Join(dir, "train_0000.idx"))
 	var rep struct {
 		Keys struct {
 			Members, Samples int
@@ -279,7 +279,7 @@ func TestVerifyDuplicateShard(t *testing.T) {
 	doc["shardlist"] = list
 	b, _ = json.Marshal(doc)
 	os.WriteFile(idx, b, 0o644)
-	code, stdout, stderr := run(t, "verify", "--json", idx)
+	code, stdout, stderr := runResult(t, "verify", "--json", idx)
 	var rep struct {
 		Problems []struct{ Kind, Shard, What string }
 	}

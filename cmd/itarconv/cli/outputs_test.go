@@ -268,7 +268,7 @@ func TestProgressText(t *testing.T) {
 	}
 	var p *progress // not a terminal: no bar, and every call is a no-op
 	p.of("samples").update("x", pr)
-	p.done()
+	p.done(nil)
 }
 
 func TestHumanBytes(t *testing.T) {

@@ -78,7 +78,26 @@ func (e *env) runTask(command, out string, t partition.Task, in []partition.Inpu
 	}
 	e.infof("task %d of %d (%s) of run %s: %s -> %s; run 'itarconv merge %s' once every task is done\n",
 		t.K, t.N, t.Source, partition.ShortID(m.Run), partition.ShardRange(m.Shards[0], m.Shards[1]), dir, shellQuote(out))
-	return nil
+	return e.setResult(taskResult{Task: t.K, Tasks: t.N, TaskSource: t.Source, Run: m.Run, Output: abs, Part: dir,
+		Shards: m.Shards, Stats: m.Stats})
+}
+
+// taskResult is what a task of a partitioned run reports with --json.
+type taskResult struct {
+	Task       int    `json:"task"`
+	Tasks      int    `json:"tasks"`
+	TaskSource string `json:"task_source"` // where the task's number came from
+	Run        string `json:"run"`         // the run's digest, as merge --run takes it
+	Output     string `json:"output"`      // the run's output, absolute
+	Part       string `json:"part"`        // the directory of this task's part
+	// Shards is the task's range [first, end) of the run's shards.
+	Shards [2]int          `json:"shards"`
+	Stats  json.RawMessage `json:"stats"` // the task's figures, as its part records them
+}
+
+// missingResult is merge --missing's result: the tasks still to run.
+type missingResult struct {
+	Missing []int `json:"missing"`
 }
 
 type mergeFlags struct {
@@ -115,12 +134,14 @@ which. Parts of other runs are removed after the merge.
 --missing prints the tasks still to run (again), one per line, and nothing
 once every part is there: a job runner resubmits those.`,
 		Args: argsBetween(1, 1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(cmd.Context(), e, fl, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl.json = e.jsonOut
+			return runMerge(cmd.Context(), e, fl, args[0])
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.run, "run", "", "merge the run whose digest begins so, when the parts are of several runs")
 	f.BoolVar(&fl.missing, "missing", false, "print the tasks still to run, one per line, and merge nothing")
-	f.BoolVar(&fl.json, "json", false, "print the result as JSON")
 	f.IntVar(&fl.workers, "workers", defaultWorkers(), "parts read in parallel, where a format can")
 	return cmd
 }
@@ -139,6 +160,9 @@ func runMerge(ctx context.Context, e *env, fl mergeFlags, out string) error {
 		if err := set.Which(); err != nil {
 			return err
 		}
+		if fl.json {
+			return e.setResult(missingResult{Missing: append([]int{}, set.Missing()...)})
+		}
 		for _, k := range set.Missing() {
 			fmt.Fprintln(e.stdout, strconv.Itoa(k))
 		}
@@ -150,7 +174,7 @@ func runMerge(ctx context.Context, e *env, fl mergeFlags, out string) error {
 		}
 		e.infof("%s: already merged from %d tasks; nothing to do\n", out, set.Merged.Tasks)
 		if fl.json {
-			return e.printJSON(map[string]any{"output": out, "merged": "already", "tasks": set.Merged.Tasks})
+			return e.setResult(map[string]any{"output": out, "merged": "already", "tasks": set.Merged.Tasks})
 		}
 		return nil
 	}

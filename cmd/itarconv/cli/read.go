@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -71,12 +70,11 @@ func newLsCmd(e *env) *cobra.Command {
 				return err
 			}
 			w := bufio.NewWriterSize(e.stdout, 1<<16)
-			enc := json.NewEncoder(w)
-			enc.SetEscapeHTML(false)
+			rows := e.lsJSON()
 			for _, f := range folds {
 				err := f.List(cmd.Context(), tarfile.Options{IgnoreZeros: fl.ignoreZeros}, func(en fold.Entry) error {
-					if e.jsonOut { // one object a line: a listing streams
-						return enc.Encode(struct {
+					if rows != nil {
+						return rows.addJSON(struct {
 							Fold string `json:"fold"`
 							fold.Entry
 						}{f.Name, en})
@@ -92,7 +90,6 @@ func newLsCmd(e *env) *cobra.Command {
 		},
 	}
 	fl.register(cmd)
-	cmd.Flags().BoolVar(&e.jsonOut, "json", false, "one JSON object a row (fold, row, shard, fid, offset, size, name)")
 	return cmd
 }
 
@@ -109,6 +106,10 @@ describes it, then the payload. When several rows have that key and
 extension (a duplicate), the first is written unless --nth chooses another.`,
 		Args: argsBetween(2, -1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if e.jsonOut {
+				return usagef("cat writes the member's bytes to standard output, which --json keeps for its one document: " +
+					"ls --json gives each member's shard, offset and size")
+			}
 			if len(args) == 2 {
 				if handled, err := e.catOther(args[0], args[1]); handled {
 					return err
@@ -222,7 +223,7 @@ in several shards, and names a loader cannot use.`,
 			}
 			if e.jsonOut {
 				ok := !bad
-				if err := e.printJSON(map[string]any{"ok": ok, "folds": reports}); err != nil {
+				if err := e.setResult(map[string]any{"ok": ok, "folds": reports}); err != nil {
 					return err
 				}
 			}
@@ -235,7 +236,6 @@ in several shards, and names a loader cannot use.`,
 	fl.register(cmd)
 	cmd.Flags().BoolVar(&data, "data", false, "also read every payload")
 	cmd.Flags().IntVar(&workers, "workers", defaultWorkers(), "shards checked in parallel")
-	cmd.Flags().BoolVar(&e.jsonOut, "json", false, "print the report as JSON")
 	return cmd
 }
 
@@ -276,7 +276,7 @@ func (e *env) checkLoaderIndex(ctx context.Context, index string, shards []strin
 		return err
 	}
 	if e.jsonOut {
-		if err := e.printJSON(rep); err != nil {
+		if err := e.setResult(rep); err != nil {
 			return err
 		}
 	} else if err := rep.WriteText(e.stdout); err != nil {

@@ -55,9 +55,14 @@ func (e *env) lsOther(ctx context.Context, path string) (handled bool, err error
 		e.warnf("%s\n", w)
 	}
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
+	rows := e.lsJSON()
 	err = d.List(ctx, func(en registry.Entry) error {
-		if e.jsonOut { // one object a line: a listing streams
-			return writeEntryJSON(w, en)
+		if rows != nil {
+			row, err := entryJSON(en)
+			if err != nil {
+				return err
+			}
+			return rows.add(row)
 		}
 		fmt.Fprintf(w, "%s", en.Name)
 		for _, f := range en.Fields {
@@ -72,9 +77,9 @@ func (e *env) lsOther(ctx context.Context, path string) (handled bool, err error
 	return true, w.Flush()
 }
 
-// writeEntryJSON writes an entry as one JSON object: name, the format's
-// fields in order, size.
-func writeEntryJSON(w *bufio.Writer, en registry.Entry) error {
+// entryJSON is an entry as one JSON object: name, the format's fields in
+// order, size.
+func entryJSON(en registry.Entry) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -94,14 +99,11 @@ func writeEntryJSON(w *bufio.Writer, en registry.Entry) error {
 	field("name", en.Name)
 	for _, f := range en.Fields {
 		if err := field(f.Key, f.Value); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	field("size", en.Size)
-	w.WriteByte('{')
-	w.Write(b.Bytes())
-	_, err := w.WriteString("}\n")
-	return err
+	return append(append([]byte{'{'}, b.Bytes()...), '}'), nil
 }
 
 // catOther writes one entry of a dataset of a registered format to
@@ -128,7 +130,7 @@ func (e *env) report(rep registry.Report, err error) error {
 		return err
 	}
 	if e.jsonOut {
-		if perr := e.printJSON(rep); perr != nil {
+		if perr := e.setResult(rep); perr != nil {
 			return perr
 		}
 	} else if werr := rep.WriteText(e.stdout); werr != nil {

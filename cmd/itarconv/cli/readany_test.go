@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -49,18 +48,17 @@ func TestLsCatEveryFormat(t *testing.T) {
 		if code, _, stderr := run(t, "convert", "-q", "--fold", "train", src, out); code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		code, stdout, stderr := run(t, "ls", "--json", out)
+		code, result, stderr := runResult(t, "ls", "--json", out)
 		if code != 0 {
 			t.Fatalf("ls %s: exit %d: %s", out, code, stderr)
 		}
 		n := 0
-		dec := json.NewDecoder(strings.NewReader(stdout))
-		for dec.More() {
+		for _, row := range lsEntries(t, result) {
 			var e struct {
 				Path, Name string
 				Size       int64
 			}
-			if err := dec.Decode(&e); err != nil {
+			if err := json.Unmarshal(row, &e); err != nil {
 				t.Fatal(err)
 			}
 			name := e.Path + e.Name // one of the two is set
@@ -94,18 +92,17 @@ func TestLsCatSCDL(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	want := contents(t, "barecat", bc)
-	code, stdout, stderr := run(t, "ls", "--json", archive)
+	code, result, stderr := runResult(t, "ls", "--json", archive)
 	if code != 0 {
 		t.Fatalf("ls: exit %d: %s", code, stderr)
 	}
 	n := 0
-	dec := json.NewDecoder(strings.NewReader(stdout))
-	for dec.More() {
+	for _, row := range lsEntries(t, result) {
 		var e struct {
 			Name string
 			Size int64
 		}
-		if err := dec.Decode(&e); err != nil {
+		if err := json.Unmarshal(row, &e); err != nil {
 			t.Fatal(err)
 		}
 		body, ok := want[e.Name]

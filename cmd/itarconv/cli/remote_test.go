@@ -87,7 +87,7 @@ func TestRemoteShards(t *testing.T) {
 		if code, o.verify, stderr = run(t, "verify", "--data", idx); code != 0 {
 			t.Fatalf("verify: %d %s %s", code, o.verify, stderr)
 		}
-		if code, o.inspect, stderr = run(t, "inspect", "--json", idx); code != 0 {
+		if code, o.inspect, stderr = runResult(t, "inspect", "--json", idx); code != 0 {
 			t.Fatalf("inspect: %d %s", code, stderr)
 		}
 		for _, target := range []string{"x.tbl", "x.barecat"} {

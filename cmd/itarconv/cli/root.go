@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -52,7 +52,10 @@ var errReported = errors.New("reported")
 type env struct {
 	stdout, stderr io.Writer
 	quiet          bool
-	jsonOut        bool
+	// jsonOut is --json: the run's one document on standard output is
+	// the envelope (envelope.go) holding result.
+	jsonOut bool
+	result  any
 	// getenv reads the environment (os.Getenv): a job runner's variables
 	// say which task of a partitioned run this is.
 	getenv func(string) string
@@ -89,17 +92,30 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	// URLs: never with user info, a signature or a token.
 	stderr = redactingWriter{stderr}
 	e := &env{stdout: out, stderr: stderr, getenv: os.Getenv}
+	// With --json, standard output carries the envelope only: what is
+	// written there otherwise (cobra's help, a completion script) becomes
+	// its result's text.
+	jsonMode := jsonRequested(args)
+	var captured bytes.Buffer
+	if jsonMode {
+		e.stdout = &captured
+	}
 	getenv := os.Getenv
+	root := newRoot(e)
+	command := ""
 	// A panic on this goroutine is a bug, reported in one line; the stack
 	// only on request.
 	defer func() {
 		if p := recover(); p != nil {
 			code = reportPanic(stderr, getenv, p, debug.Stack())
+			if jsonMode || e.jsonOut {
+				err := panicError{Value: p}
+				code = e.writeEnvelope(out, newEnvelope(command, code, err, nil), code)
+			}
 		}
 	}()
-	root := newRoot(e)
 	root.SetArgs(args)
-	root.SetOut(out)
+	root.SetOut(e.stdout)
 	root.SetErr(stderr)
 	// Ctrl-C or SIGTERM cancels the work; outputs in progress are removed
 	// and earlier files stay as they were.
@@ -112,10 +128,64 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	defer cancel(nil)
 	out.closed = func() { cancel(errClosedOutput) }
 	signal.Ignore(syscall.SIGPIPE)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	command = commandName(root, cmd, args)
 	if err == nil {
 		err = out.err
 	}
+	code = exitCode(ctx, out, stderr, getenv, err)
+	if !jsonMode && !e.jsonOut {
+		return code
+	}
+	result := e.result
+	if command == "version" && cmd == root {
+		result = versionInfo() // --version
+	} else if result == nil && captured.Len() > 0 {
+		result = textResult{Text: captured.String()}
+	}
+	return e.writeEnvelope(out, newEnvelope(command, code, err, result), code)
+}
+
+// writeEnvelope writes the run's envelope to out and returns the run's
+// exit code, or that of a failed write.
+func (e *env) writeEnvelope(out *checkedWriter, env envelope, code int) int {
+	if err := writeEnvelope(out, env); err != nil {
+		if out.closedPipe() {
+			return ExitClosedOutput
+		}
+		fmt.Fprintf(e.stderr, "itarconv: %v\n", err)
+		if code == ExitOK {
+			return ExitIO
+		}
+	}
+	return code
+}
+
+// commandName names the command a run executed for its envelope: its
+// path below the root ("index", "completion bash"), "version" for
+// --version, and for a command line naming no known command, the word
+// given (or "" for none).
+func commandName(root, cmd *cobra.Command, args []string) string {
+	if cmd != nil && cmd != root {
+		return strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ")
+	}
+	if f := root.Flags().Lookup("version"); f != nil && f.Changed {
+		return "version"
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
+}
+
+// exitCode is the exit code of a run that ended with err, whose one-line
+// message it prints on stderr.
+func exitCode(ctx context.Context, out *checkedWriter, stderr io.Writer, getenv func(string) string, err error) int {
 	var pe panicError
 	switch {
 	case err == nil:
@@ -155,6 +225,8 @@ verifies members through them.`,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().BoolVarP(&e.quiet, "quiet", "q", false, "no progress bar and no summary")
+	root.PersistentFlags().BoolVar(&e.jsonOut, "json", false,
+		"print one JSON document on standard output, the same envelope for every command: command, ok, result, error (see docs/JSON.md)")
 	root.PersistentFlags().BoolVar(&e.storeSignedURLs, "store-signed-urls", false,
 		"write URLs whose query carries a signature or token (presigned URLs) into the files an index run keeps (manifests, loader indexes); without it they are refused there")
 	root.PersistentFlags().IntVar(&e.connections, "connections", remote.DefaultConnections,
@@ -196,19 +268,6 @@ func argsBetween(min, max int) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-// printJSON writes v as indented JSON, every URL in it redacted (no user
-// info, no signature or token): --json output lands in logs.
-func (e *env) printJSON(v any) error {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	_, err := io.WriteString(e.stdout, remote.RedactText(b.String()))
-	return err
 }
 
 func (e *env) infof(format string, args ...any) {

@@ -83,7 +83,7 @@ func TestConvertSCDLBothModes(t *testing.T) {
 			}
 		}
 		back := filepath.Join(t.TempDir(), "back")
-		code, stdout, stderr := run(t, "convert", "--json", "--to", "scdl", out, back)
+		code, stdout, stderr := runResult(t, "convert", "--json", "--to", "scdl", out, back)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -216,7 +216,7 @@ func TestInspectSCDL(t *testing.T) {
 	bad := scdlCase(t, "basic_50x30_f32")
 	os.WriteFile(filepath.Join(bad, "col_ptr.npy"), []byte{1, 2}, 0o644)
 	os.Remove(filepath.Join(bad, "var_features", "labels.json"))
-	code, out, _ = run(t, "inspect", "--json", bad)
+	code, out, _ = runResult(t, "inspect", "--json", bad)
 	if code != 1 {
 		t.Fatalf("inspect of a mismatch: exit %d", code)
 	}
@@ -230,7 +230,7 @@ func TestInspectSCDL(t *testing.T) {
 		t.Errorf("%+v", info)
 	}
 	good := scdlCase(t, "basic_50x30_f32")
-	if code, out, _ = run(t, "inspect", "--json", good); code != 0 {
+	if code, out, _ = runResult(t, "inspect", "--json", good); code != 0 {
 		t.Fatalf("inspect: exit %d", code)
 	}
 	json.Unmarshal([]byte(out), &info)

@@ -238,7 +238,7 @@ func TestToyFormatCLI(t *testing.T) {
 		t.Errorf("cat: exit %d: %s", code, stderr)
 	}
 	// inspect and verify.
-	if code, stdout, _ := run(t, "inspect", "--json", toy); code != 0 || stdout != fmt.Sprintf("{\n  \"files\": %d\n}\n", len(payloads)) {
+	if code, stdout, _ := runResult(t, "inspect", "--json", toy); code != 0 || stdout != fmt.Sprintf("{\n  \"files\": %d\n}\n", len(payloads)) {
 		t.Errorf("inspect: exit %d: %q", code, stdout)
 	}
 	if code, stdout, _ := run(t, "verify", toy); code != 0 || !strings.Contains(stdout, fmt.Sprintf("OK: %d toy files", len(payloads))) {
