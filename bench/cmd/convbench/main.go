@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -515,7 +514,7 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 	r := runResult{wall: wall, cpu: bench.CPUSeconds(cmd.ProcessState), rss: bench.MaxRSS(cmd.ProcessState)}
 	if kind == kindTBL || kind == kindTBLLZ4 || kind == kindBarecatToTBL {
 		var st struct{ Samples int64 }
-		if err := json.Unmarshal(stdout.Bytes(), &st); err != nil {
+		if err := bench.Result(stdout.Bytes(), &st); err != nil {
 			return r, fmt.Errorf("%s: %v in %q", what, err, stdout.Bytes())
 		}
 		if st.Samples != n {
@@ -537,7 +536,7 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 			Members int64
 			Index   struct{ Rows int64 }
 		}
-		if err := json.Unmarshal(stdout.Bytes(), &st); err != nil {
+		if err := bench.Result(stdout.Bytes(), &st); err != nil {
 			return r, fmt.Errorf("%s: %v in %q", what, err, stdout.Bytes())
 		}
 		if st.Members != n || st.Index.Rows != n {
@@ -555,7 +554,7 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 		return r, nil
 	}
 	var st struct{ Files int64 }
-	if err := json.Unmarshal(stdout.Bytes(), &st); err != nil {
+	if err := bench.Result(stdout.Bytes(), &st); err != nil {
 		return r, fmt.Errorf("%s: %v in %q", what, err, stdout.Bytes())
 	}
 	if st.Files != n {
@@ -600,7 +599,7 @@ func inspectRows(bin, idx string) (int64, error) {
 			NRows int64 `json:"n_rows"`
 		} `json:"header"`
 	}
-	if err := json.Unmarshal(out, &v); err != nil {
+	if err := bench.Result(out, &v); err != nil {
 		return 0, fmt.Errorf("itarconv inspect --json %s: %v", idx, err)
 	}
 	return v.Header.NRows, nil
@@ -619,7 +618,7 @@ func inspectTBL(bin, path string) (int64, error) {
 	var v struct {
 		Samples int64 `json:"samples"`
 	}
-	if err := json.Unmarshal(out, &v); err != nil {
+	if err := bench.Result(out, &v); err != nil {
 		return 0, fmt.Errorf("itarconv inspect --json %s: %v", path, err)
 	}
 	return v.Samples, nil

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -313,7 +312,7 @@ func runIndex(bin, dir, strategy, formats string, d bench.Dataset) (indexRun, er
 			Written map[string]int `json:"written"`
 		} `json:"loaders"`
 	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+	if err := bench.Result(stdout.Bytes(), &out); err != nil {
 		return indexRun{}, fmt.Errorf("itarconv index --json on dataset %s: %v in %q", d.Name, err, stdout.Bytes())
 	}
 	if len(out.Folds) != 1 || out.Folds[0].Fold != d.Fold {

@@ -379,7 +379,7 @@ func runStep(bin string, args []string, s step, n int) (result, error) {
 // object.
 func jsonCount(b []byte, field string) (int64, error) {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := bench.Result(b, &m); err != nil {
 		return 0, fmt.Errorf("reading its JSON result: %v", err)
 	}
 	for k, v := range m {

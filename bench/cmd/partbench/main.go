@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -564,7 +563,7 @@ func (j *job) mergeStats(out []byte) error {
 	var v struct {
 		Merge map[string]any `json:"merge"`
 	}
-	if err := json.Unmarshal(out, &v); err != nil {
+	if err := bench.Result(out, &v); err != nil {
 		return fmt.Errorf("itarconv merge --json: %v in %q", err, out)
 	}
 	if v.Merge == nil {

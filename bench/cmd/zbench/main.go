@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -284,7 +285,13 @@ func check(bin, out string, members int) error {
 	if err != nil {
 		return fmt.Errorf("ls %s: %w", out, err)
 	}
-	if n := strings.Count(string(b), "\n"); n != members {
+	var ls struct {
+		Entries []json.RawMessage `json:"entries"`
+	}
+	if err := bench.Result(b, &ls); err != nil {
+		return fmt.Errorf("ls %s: %w", out, err)
+	}
+	if n := len(ls.Entries); n != members {
 		return fmt.Errorf("%s holds %d entries, want %d", out, n, members)
 	}
 	return nil
