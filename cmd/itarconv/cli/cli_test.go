@@ -94,7 +94,7 @@ func TestIndexMatchesGLZN(t *testing.T) {
 			t.Errorf("%s.taridx differs from glzn's", fold)
 		}
 	}
-	if !strings.Contains(stderr, "train: 12 rows, 6 stems, 2 extensions from 2 shards") {
+	if !strings.Contains(stderr, "train: 12 members (6 samples, 2 extensions) from 2 shards") {
 		t.Errorf("summary line missing: %q", stderr)
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,7 +54,8 @@ a directory of tar shards); --from and --to override them:
   itarconv convert SHARDS... OUT.barecat          tar shards -> Barecat
   itarconv convert IN.barecat OUTDIR              Barecat -> tar shards + TARIDX
   itarconv convert SHARDS... OUT.tbl              tar shards -> TBL (v2, or --tbl-version 1)
-  itarconv convert 'data/*.tar.gz' OUTDIR         compressed shards -> plain tar shards + TARIDX
+  itarconv convert 'data/*.tar.gz' OUTDIR         compressed shards -> plain tar shards (names
+                                                  kept) + TARIDX
   itarconv convert SRC -                          any dataset -> one tar stream on stdout
   itarconv convert IN.tbl OUTDIR                  TBL -> tar shards + TARIDX
   itarconv convert SCDL_DIR OUTDIR                SCDL -> tar shards + TARIDX
@@ -256,8 +256,8 @@ func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst s
 	}
 	o.Stdout = e.stdout
 	what := fl.to
-	if fl.to == fold.FormatName {
-		what = cmp.Or(fl.fold(), "train")
+	if fl.to == fold.FormatName && dst != convert.Stream {
+		what = fold.OutputNaming(dst, fl.conversion(srcs)).Fold
 	}
 	bar := e.convertProgress(what, fl.from, srcs, o)
 	o.Progress = func(p dataset.Progress) { bar.update(what, p) }

@@ -72,9 +72,11 @@ instead: every header block is a row, named by its 100-byte name field.
 --format also writes, from the same pass over the headers, the indexes other
 loaders read, each where its loader looks for it (or in --out-dir, under the
 same name), as the loader's own tool writes it: energon (<shard>.tar.idx
-beside each shard and .nv-meta/ beside the shards, as energon prepare
---split-ratio 1,0,0), wids (shardindex.json beside the shards, as widsindex
-create), dali (<shard>.idx, as wds2idx) and ratarmount
+beside each shard and .nv-meta/ beside the shards, each fold in the split
+part its name tells, train, val (or validation) or test, as energon prepare
+--split-parts writes it; --split FOLD=PART where the names do not tell),
+wids (shardindex.json beside the shards, or <fold>.shardindex.json for each
+of several folds, as widsindex create), dali (<shard>.idx, as wds2idx) and ratarmount
 (<shard>.index.sqlite); all is every one of them and TARIDX. verify checks
 any of these files against its shards.`,
 		Args: argsBetween(1, -1),
@@ -419,7 +421,7 @@ func guardIndexJobs(ctx context.Context, args []string, jobs []indexJob, set *lo
 			return t, err
 		}
 		if set != nil {
-			set.Plan(mine)
+			set.PlanFold(job.fold, mine)
 		}
 		if err := guardErr(in.CheckOutputs(job.out)); err != nil {
 			return t, err
@@ -593,8 +595,13 @@ func (e *env) reportIndex(r indexResult) {
 	if len(other) > 0 {
 		extra = " (not indexed: " + strings.Join(other, ", ") + ")"
 	}
-	e.infof("%s: %d rows, %d stems, %d extensions from %d shards, %d members%s in %.3fs (%s members/s) -> %s\n",
-		r.Fold, r.Rows, r.Stems, len(r.Extensions), r.Shards, r.Members, extra, r.Seconds, humanRate(r.MembersPerSec), r.Output)
+	members := fmt.Sprintf("%d members", r.Rows)
+	if int64(r.Rows) != r.Members {
+		members = fmt.Sprintf("%d of %d members", r.Rows, r.Members)
+	}
+	e.infof("%s: %s (%s, %s) from %s%s in %.3fs (%s members/s) -> %s\n",
+		r.Fold, members, counted(int(r.Stems), "sample", "samples"), counted(len(r.Extensions), "extension", "extensions"),
+		counted(r.Shards, "shard", "shards"), extra, r.Seconds, humanRate(r.MembersPerSec), r.Output)
 }
 
 func quoteList(names []string) string {
@@ -616,6 +623,9 @@ func humanRate(r float64) string {
 }
 
 // plural is one or many, as n says.
+// counted is n and the word for n of them: "1 shard", "2 shards".
+func counted(n int, one, many string) string { return fmt.Sprintf("%d %s", n, plural(n, one, many)) }
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one

@@ -80,11 +80,14 @@ const (
 	etaAfter = time.Second
 )
 
-// isTerminal tells whether w writes to a terminal, through the writer
-// that redacts what goes to stderr.
+// isTerminal tells whether w writes to a terminal, through the writers
+// that redact what goes to stderr and check what goes to stdout.
 func isTerminal(w io.Writer) bool {
-	if r, ok := w.(redactingWriter); ok {
-		w = r.w
+	switch x := w.(type) {
+	case redactingWriter:
+		w = x.w
+	case *checkedWriter:
+		w = x.w
 	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))

@@ -71,6 +71,10 @@ func newLsCmd(e *env) *cobra.Command {
 			}
 			w := bufio.NewWriterSize(e.stdout, 1<<16)
 			rows := e.lsJSON()
+			if rows == nil && isTerminal(e.stdout) {
+				// Columns a person reads; a pipe gets the rows alone.
+				fmt.Fprintf(w, "fold\tshard\toffset\tsize\tname\n")
+			}
 			for _, f := range folds {
 				err := f.List(cmd.Context(), tarfile.Options{IgnoreZeros: fl.ignoreZeros}, func(en fold.Entry) error {
 					if rows != nil {

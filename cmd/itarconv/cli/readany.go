@@ -56,6 +56,7 @@ func (e *env) lsOther(ctx context.Context, path string) (handled bool, err error
 	}
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
 	rows := e.lsJSON()
+	header := rows == nil && isTerminal(e.stdout) // a pipe gets the rows alone
 	err = d.List(ctx, func(en registry.Entry) error {
 		if rows != nil {
 			row, err := entryJSON(en)
@@ -63,6 +64,14 @@ func (e *env) lsOther(ctx context.Context, path string) (handled bool, err error
 				return err
 			}
 			return rows.add(row)
+		}
+		if header {
+			header = false
+			fmt.Fprintf(w, "name")
+			for _, f := range en.Fields {
+				fmt.Fprintf(w, "\t%s", f.Key)
+			}
+			fmt.Fprintf(w, "\tsize\n")
 		}
 		fmt.Fprintf(w, "%s", en.Name)
 		for _, f := range en.Fields {
