@@ -251,7 +251,7 @@ func tarToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions) 
 			names += "..."
 		}
 	}
-	res := &registry.Result{Output: dst, Members: st.Members, Bytes: st.Bytes, Stats: st, Summary: fmt.Sprintf("%d shards decompressed as they are, %s, into fold %s in %s (%s); index %s (%d rows)",
+	res := &registry.Result{Output: dst, Members: st.Members, Bytes: st.Bytes, Stats: st, Summary: fmt.Sprintf("%d shards decompressed as they are, %s, into fold %s in %s (%s); index %s (%d members)",
 		len(st.Shards), human.Bytes(st.Bytes), st.FoldName(), dst, names, filepath.Base(st.Index.Output), st.Index.Rows)}
 	if naming.Note != "" {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("shard names not kept: %s; written as fold %s (%s...): convert each fold on its own to keep their names, or name them (--name)",
@@ -521,7 +521,7 @@ func barecatPairToTar(ctx context.Context, srcs []string, dst string, o ConvertO
 	stats := map[string]any{"index": out, "shards": st.Tars, "files_checked": st.Files, "rows": ix.Rows,
 		"skipped_no_extension": ix.NoExt, "skipped_space_in_extension": ix.SpaceInExt,
 		"skipped_examples": append([]string{}, ix.SkippedNames...)}
-	res := &registry.Result{Output: dst, Members: int64(ix.Rows), Bytes: ix.Bytes, Stats: stats, Summary: fmt.Sprintf("%s: %d files checked against their tar members; %s indexes %d rows of %s",
+	res := &registry.Result{Output: dst, Members: int64(ix.Rows), Bytes: ix.Bytes, Stats: stats, Summary: fmt.Sprintf("%s: %d files checked against their tar members; %s indexes %d members of %s",
 		srcs[0], st.Files, out, st.Index.Rows, strings.Join(st.Tars, " "))}
 	if w := fold.NotIndexed(st.Index, "files"); w != "" {
 		res.Warnings = append(res.Warnings, srcs[0]+": "+w)

@@ -283,7 +283,7 @@ func TestConvertTarToTar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Summary, "1 shards decompressed as they are") || !strings.Contains(res.Summary, "(2 rows)") {
+	if !strings.Contains(res.Summary, "1 shards decompressed as they are") || !strings.Contains(res.Summary, "(2 members)") {
 		t.Errorf("summary %q", res.Summary)
 	}
 	shards, _ := filepath.Glob(filepath.Join(out, "train*.tar"))

@@ -311,7 +311,7 @@ func Verify(ctx context.Context, dir string) (registry.Report, error) {
 // WriteText prints the result for a person.
 func (v *VerifyResult) WriteText(out io.Writer) error {
 	if v.OK {
-		_, err := fmt.Fprintf(out, "%s: OK: %d rows (header, arrays, feature indices and every row's span checked)\n", v.Dir, v.Rows)
+		_, err := fmt.Fprintf(out, "%s: OK: %d cells (header, arrays, feature indices and every cell's span checked)\n", v.Dir, v.Rows)
 		return err
 	}
 	fmt.Fprintf(out, "%s: BROKEN:\n", v.Dir)

@@ -54,7 +54,7 @@ func TestBarecatFilesNotIndexed(t *testing.T) {
 	}
 	code, stdout, stderr = runResult(t, "convert", "--json", "--reuse-tars", wrapped, filepath.Join(out, "idx"))
 	if code != 0 || !strings.Contains(stderr, "warning: "+wrapped+": "+want) || !strings.Contains(stderr, ": 5 files checked against their tar members;") ||
-		!strings.Contains(stderr, "indexes 2 rows of") {
+		!strings.Contains(stderr, "indexes 2 members of") {
 		t.Fatalf("reuse-tars: exit %d, stderr:\n%s", code, stderr)
 	}
 	var reuse struct {

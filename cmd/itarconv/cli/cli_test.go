@@ -348,7 +348,7 @@ func TestConvertBarecat(t *testing.T) {
 	if code, _, stderr := run(t, "convert", "-q", "--reuse-tars", wrapped, dir); code != 0 {
 		t.Fatalf("reuse-tars: exit %d: %s", code, stderr)
 	}
-	if code, stdout, _ := run(t, "verify", dir); code != 0 || !strings.Contains(stdout, "OK: 60 rows in 3 shards") {
+	if code, stdout, _ := run(t, "verify", dir); code != 0 || !strings.Contains(stdout, "OK: 60 members in 3 shards") {
 		t.Errorf("verify after --reuse-tars: exit %d: %s", code, stdout)
 	}
 

@@ -55,7 +55,7 @@ func TestVerifyExtraMembersAndShards(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "train_0002.tar"), b, 0o644)
 	code, stdout, _ := run(t, "verify", dir)
 	want := `train_0002.tar (fid 2): a shard of the fold that the index does not cover (its last shard is fid 1): 4 members, the first "s000000.jpg"`
-	if code != ExitData || !strings.Contains(stdout, "STALE: 1 problems in 12 rows; 4 members in the shards are not in the index; 1 shards of the fold are not in it") || !strings.Contains(stdout, want) {
+	if code != ExitData || !strings.Contains(stdout, "STALE: 1 problem in 12 members; 4 members in the shards are not in the index; 1 shard of the fold is not in it") || !strings.Contains(stdout, want) {
 		t.Errorf("extra shard: exit %d: %s", code, stdout)
 	}
 	os.Remove(filepath.Join(dir, "train_0002.tar"))

@@ -252,15 +252,15 @@ func (e *env) printVerify(rep *fold.Report, data bool) {
 		if data {
 			what = fmt.Sprintf("headers and %d payload bytes", rep.DataBytes)
 		}
-		fmt.Fprintf(e.stdout, "%s: OK: %d rows in %d shards match their tar %s\n", rep.Index, rep.Rows, rep.Shards, what)
+		fmt.Fprintf(e.stdout, "%s: OK: %d members in %s match their tar %s\n", rep.Index, rep.Rows, counted(rep.Shards, "shard", "shards"), what)
 		return
 	}
-	fmt.Fprintf(e.stdout, "%s: STALE: %d problems in %d rows", rep.Index, len(rep.Problems), rep.Rows)
+	fmt.Fprintf(e.stdout, "%s: STALE: %s in %d members", rep.Index, counted(len(rep.Problems), "problem", "problems"), rep.Rows)
 	if rep.ExtraMembers > 0 {
-		fmt.Fprintf(e.stdout, "; %d members in the shards are not in the index", rep.ExtraMembers)
+		fmt.Fprintf(e.stdout, "; %s in the shards %s not in the index", counted(int(rep.ExtraMembers), "member", "members"), plural(int(rep.ExtraMembers), "is", "are"))
 	}
 	if rep.ExtraShards > 0 {
-		fmt.Fprintf(e.stdout, "; %d shards of the fold are not in it", rep.ExtraShards)
+		fmt.Fprintf(e.stdout, "; %s of the fold %s not in it", counted(rep.ExtraShards, "shard", "shards"), plural(rep.ExtraShards, "is", "are"))
 	}
 	fmt.Fprintln(e.stdout)
 	for i, p := range rep.Problems {

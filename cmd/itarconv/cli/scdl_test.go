@@ -245,7 +245,7 @@ func TestInspectSCDL(t *testing.T) {
 func TestVerifySCDL(t *testing.T) {
 	dir := scdlCase(t, "basic_50x30_f32")
 	code, stdout, stderr := run(t, "verify", dir)
-	if code != 0 || !strings.Contains(stdout, "OK: 50 rows") {
+	if code != 0 || !strings.Contains(stdout, "OK: 50 cells") {
 		t.Fatalf("verify: exit %d: %s%s", code, stdout, stderr)
 	}
 	rp := filepath.Join(dir, "row_ptr.npy")
