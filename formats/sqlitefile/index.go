@@ -48,6 +48,13 @@ type index struct {
 	root    uint32
 
 	pending *pending // the keys gathered early, if they are (KeysEarly)
+	// noRowid: the keys are a WITHOUT ROWID table's records, the key
+	// columns first, no rowid after them.
+	noRowid bool
+	// stat, if not nil, counts for sqlite_stat1 (Writer.Analyze) the
+	// distinct values of the first i+1 columns, as plan goes through the
+	// keys in order.
+	stat []int64
 }
 
 const chunkSize = 4 << 20
@@ -703,12 +710,15 @@ func hasNull(r []byte, nf int) bool {
 func (x *index) uniqueError(a, b []byte) error {
 	nk := len(x.cols)
 	va, vb := decodeRecord(a), decodeRecord(b)
-	return &UniqueError{
+	e := &UniqueError{
 		Index:  x.name,
 		Table:  x.t.name,
 		Values: va[:nk],
-		Rowids: [2]int64{va[nk].n, vb[nk].n},
 	}
+	if !x.noRowid {
+		e.Rowids = [2]int64{va[nk].n, vb[nk].n}
+	}
+	return e
 }
 
 // UniqueError is a UNIQUE constraint that the rows break: two of them
@@ -787,11 +797,23 @@ func (w *Writer) plan(x *index, ks keySource) (*indexPlan, error) {
 	var prev []byte
 	first := true
 	ovfl := 0
+	clear(x.stat)
 	err := ks.each(func(_ uint64, r []byte) error {
-		if x.unique {
-			if !first && cmpRecords(prev, r, nk) == 0 && !hasNull(r, nk) {
-				return x.uniqueError(prev, r)
+		if x.unique && !first && cmpRecords(prev, r, nk) == 0 && !hasNull(r, nk) {
+			return x.uniqueError(prev, r)
+		}
+		if x.stat != nil {
+			// A new value of the first i+1 columns from the first
+			// column that differs on.
+			k := 0
+			for !first && k < nk && cmpRecords(prev, r, k+1) == 0 {
+				k++
 			}
+			for i := k; i < nk; i++ {
+				x.stat[i]++
+			}
+		}
+		if x.unique || x.stat != nil {
 			prev = append(prev[:0], r...) // r may not outlive the call
 			first = false
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -99,6 +100,7 @@ type Writer struct {
 	// the radix sort, and streamed from rows given again (KeysFrom), for
 	// tests to see each way taken.
 	sorted [4]int
+	stat   *statTable // Analyze's, nil if not called
 	closed bool
 }
 
@@ -203,6 +205,14 @@ type Table struct {
 	bytes    int64 // of the rows' records
 	early    int64 // KeysEarly's size, 0 when not called
 	started  bool  // the first row came
+	// virtual marks the generated columns that are not stored (nil if
+	// none): their values are left out of the records, kept in the keys.
+	virtual []bool
+	rv      []Value  // scratch: a record's values, the virtual left out
+	rst     []uint64 // scratch: their serial types
+	// rowsIdx holds the records of a WITHOUT ROWID table (nil for a
+	// rowid table), written at Close as the index b-tree they are.
+	rowsIdx *index
 }
 
 // Table declares a table, created by createSQL (a CREATE TABLE statement
@@ -225,6 +235,15 @@ func (w *Writer) Table(name, createSQL string) *Table {
 	t.look = make([]uint8, len(def.cols))
 	for i := range def.cols {
 		t.look[i] = def.suspect(i)
+		if def.cols[i].virtual {
+			if t.virtual == nil {
+				t.virtual = make([]bool, len(def.cols))
+			}
+			t.virtual[i] = true
+		}
+	}
+	if def.noRowid {
+		t.rowsIdx = &index{name: name, t: t, cols: def.pk, unique: true, ordered: true, noRowid: true}
 	}
 	w.tables = append(w.tables, t)
 	w.order = append(w.order, t)
@@ -361,6 +380,9 @@ func (t *Table) index(name string, columns []int, unique bool) (*index, error) {
 	}
 	if len(columns) == 0 {
 		return nil, fmt.Errorf("%w: index %q: no columns", ErrSchema, name)
+	}
+	if t.rowsIdx != nil {
+		return nil, fmt.Errorf("%w: index %q: on WITHOUT ROWID table %q", ErrSchema, name, t.name)
 	}
 	for _, c := range columns {
 		if c < 0 {
@@ -545,10 +567,36 @@ func (t *Table) add(values []Value) error {
 		body -= serialSize(st[a])
 		st[a] = 0
 	}
+	recVals, recSt := values, st
+	if t.virtual != nil {
+		recVals, recSt = t.rv[:0], t.rst[:0]
+		for i := range values {
+			if i < len(t.virtual) && t.virtual[i] {
+				sum -= varintLen(st[i])
+				body -= serialSize(st[i])
+				continue
+			}
+			recVals, recSt = append(recVals, values[i]), append(recSt, st[i])
+		}
+		t.rv, t.rst = recVals, recSt
+	}
 	hdr := headerLen(sum)
 	size := hdr + body
 	if size > maxLength {
 		return fmt.Errorf("%w: table %q: a row of %d bytes", ErrTooLarge, t.name, size)
+	}
+	if x := t.rowsIdx; x != nil {
+		// A WITHOUT ROWID table: the record is an index key, kept for
+		// Close.
+		off, b := x.room(uvarintLen(size) + size)
+		putRecord(b[putUvarint(b, uint64(size)):], recVals, recSt, hdr)
+		x.n++
+		if x.ordered {
+			x.keep(off)
+		}
+		t.rows++
+		t.bytes += int64(size)
+		return nil
 	}
 	if size <= t.w.maxLocalTable {
 		// The common case, inline: the record goes straight into the leaf.
@@ -561,9 +609,9 @@ func (t *Table) add(values []Value) error {
 		c := t.tree.leaf.cell(sz)
 		k := putVarint(c, uint64(size))
 		k += putVarint(c[k:], uint64(rowid))
-		putRecord(c[k:], values, st, hdr)
+		putRecord(c[k:], recVals, recSt, hdr)
 		t.tree.last = rowid
-	} else if err := t.addLarge(rowid, values, st, hdr, size); err != nil {
+	} else if err := t.addLarge(rowid, recVals, recSt, hdr, size); err != nil {
 		return err
 	}
 	t.rows++
@@ -843,6 +891,9 @@ func (w *Writer) finish() error {
 	if err := w.finishTrees(); err != nil {
 		return err
 	}
+	if err := w.writeStat(); err != nil {
+		return err
+	}
 	seqRoot, err := w.writeSequence()
 	if err != nil {
 		return err
@@ -859,7 +910,17 @@ func (w *Writer) finish() error {
 // and keeps their roots for sqlite_schema.
 func (w *Writer) finishTrees() error {
 	for _, t := range w.tables {
-		root, err := w.finishTable(&t.tree, false)
+		var root uint32
+		var err error
+		if x := t.rowsIdx; x != nil {
+			root, err = w.buildIndex(x)
+		} else {
+			root, err = w.finishTable(&t.tree, false)
+		}
+		var ue *UniqueError
+		if errors.As(err, &ue) {
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("sqlitefile: table %q: %w", t.name, err)
 		}
@@ -932,6 +993,129 @@ func (w *Writer) prepareIndex(x *index) (keySource, *indexPlan, int, error) {
 	return ks, pl, way, err
 }
 
+// buildIndex sorts, plans and writes the b-tree of an index, one after
+// the other, and gives its root.
+func (w *Writer) buildIndex(x *index) (uint32, error) {
+	way := x.sort()
+	w.sorted[way]++
+	ks := x.source()
+	pl, err := w.plan(x, ks)
+	if err != nil {
+		return 0, err
+	}
+	w.rebalanced[0] += pl.fixed[0]
+	w.rebalanced[1] += pl.fixed[1]
+	root, err := w.write(pl, ks)
+	x.chunks, x.tail = nil, nil
+	return root, err
+}
+
+// statTable is sqlite_stat1's place among the schema's objects (see
+// Analyze).
+type statTable struct {
+	tables []string
+	root   uint32
+}
+
+// Analyze has Close write the table sqlite_stat1 as ANALYZE of the
+// given tables (in that order) would, at this place in sqlite_schema: a
+// row per index of each table that has rows, "N d1 d2 ...", N its rows
+// and di the average number of rows that share the index's first i
+// columns, rounded up (rounded down to 1 where it is 2 and the rows
+// nearly all differ), as SQLite writes them; the indexes of a table come
+// in the reverse of their declaration order, as SQLite lists them. The
+// figures are exact: those of an ANALYZE without an analysis_limit.
+func (w *Writer) Analyze(tables ...string) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return ErrClosed
+	}
+	if w.stat != nil {
+		err := fmt.Errorf("%w: Analyze called twice", ErrSchema)
+		w.fail(err)
+		return err
+	}
+	for _, name := range tables {
+		t := w.table(name)
+		if t == nil || t.rows > 0 {
+			err := fmt.Errorf("%w: Analyze: table %q not declared, or with rows already", ErrSchema, name)
+			w.fail(err)
+			return err
+		}
+		for _, x := range t.indexes() {
+			x.stat = make([]int64, len(x.cols))
+		}
+	}
+	w.stat = &statTable{tables: tables}
+	w.order = append(w.order, w.stat)
+	return nil
+}
+
+// indexes are the table's indexes in declaration order; a WITHOUT ROWID
+// table's b-tree, the index of its PRIMARY KEY, is the first.
+func (t *Table) indexes() []*index {
+	if t.rowsIdx != nil {
+		return append([]*index{t.rowsIdx}, t.idx...)
+	}
+	return t.idx
+}
+
+// table is the table named name (any case), or nil.
+func (w *Writer) table(name string) *Table {
+	for _, t := range w.tables {
+		if strings.EqualFold(t.name, name) {
+			return t
+		}
+	}
+	return nil
+}
+
+// writeStat writes sqlite_stat1 (see Analyze) from the counts the
+// indexes' plans made.
+func (w *Writer) writeStat() error {
+	if w.stat == nil {
+		return nil
+	}
+	st := &Table{w: w, name: "sqlite_stat1", alias: -1}
+	st.tree.leaf = newPage(w.pageSize)
+	for _, name := range w.stat.tables {
+		t := w.table(name)
+		if t.rows == 0 {
+			continue
+		}
+		idx := t.indexes()
+		if len(idx) == 0 {
+			// A table without an index: its rows only.
+			if err := st.add([]Value{Text(t.name), Null(), Text(strconv.FormatInt(t.rows, 10))}); err != nil {
+				return err
+			}
+		}
+		for i := len(idx) - 1; i >= 0; i-- {
+			x := idx[i]
+			b := strconv.AppendInt(nil, t.rows, 10)
+			for _, d := range x.stat {
+				v := (t.rows + d - 1) / d
+				if v == 2 && t.rows*10 <= d*11 {
+					v = 1
+				}
+				b = append(b, ' ')
+				b = strconv.AppendInt(b, v, 10)
+			}
+			if err := st.add([]Value{Text(t.name), Text(x.name), Text(string(b))}); err != nil {
+				return err
+			}
+		}
+	}
+	root, err := w.finishTable(&st.tree, false)
+	if err != nil {
+		return fmt.Errorf("sqlitefile: sqlite_stat1: %w", err)
+	}
+	w.stat.root = root
+	return nil
+}
+
 // writeSequence writes sqlite_sequence, a row per AUTOINCREMENT table
 // that has rows, its largest rowid, and returns its root page: 0 when no
 // table is AUTOINCREMENT, and SQLite then has no such table.
@@ -991,6 +1175,8 @@ func (w *Writer) writeSchema(seqRoot uint32) (int, error) {
 			err = row("index", o.name, o.t.name, o.root, Text(o.sql))
 		case *schemaObject:
 			err = row(o.typ, o.name, o.table, 0, Text(o.sql))
+		case *statTable:
+			err = row("table", "sqlite_stat1", "sqlite_stat1", o.root, Text("CREATE TABLE sqlite_stat1(tbl,idx,stat)"))
 		}
 		if err != nil {
 			return 0, err
