@@ -875,7 +875,10 @@ func TestRefuseAffinity(t *testing.T) {
 	if err := refused(func(w *Writer) error { w.Table("s", "CREATE TABLE s(x VARCHAR) STRICT"); return nil }); !errors.Is(err, ErrSchema) {
 		t.Errorf("STRICT VARCHAR: %v", err)
 	}
-	if err := refused(func(w *Writer) error { w.Table("g", "CREATE TABLE g(x PRIMARY KEY, y AS (x+1)) WITHOUT ROWID"); return nil }); !errors.Is(err, ErrSchema) {
+	if err := refused(func(w *Writer) error {
+		w.Table("g", "CREATE TABLE g(x PRIMARY KEY, y AS (x+1)) WITHOUT ROWID")
+		return nil
+	}); !errors.Is(err, ErrSchema) {
 		t.Errorf("generated column in a WITHOUT ROWID table: %v", err)
 	}
 }
