@@ -95,30 +95,44 @@ func TestWriterSpilledDirs(t *testing.T) {
 	}
 }
 
-// TestWriterSpilledConflict: once spilled, a path that is a file and a
-// directory of other files is refused at Close, and nothing is left.
-func TestWriterSpilledConflict(t *testing.T) {
-	old := maxTreeDirs
-	maxTreeDirs = 2
-	defer func() { maxTreeDirs = old }()
-	dir := t.TempDir()
-	out := filepath.Join(dir, "x.barecat")
-	w, err := Create(out, WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	for _, p := range []string{"a/b/c/d.bin", "x/y.bin", "a/b/c", "k/l/m.bin"} {
-		if err := w.Add(File{Path: p, Size: 1}, strings.NewReader("1")); err != nil {
+// TestWriterUnfilteredConflict: without the filter of paths (a memory
+// budget too small for it), a path that is a file and then a directory of
+// other files is refused at Close, found among the files the Writer
+// logged, in memory or spilled to runs, and nothing is left. A file
+// where a directory is is refused at once, whatever the budget.
+func TestWriterUnfilteredConflict(t *testing.T) {
+	for _, at := range []int{0, 1500, 2999} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "x.barecat")
+		w, err := Create(out, WriterOptions{Memory: 1})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	err = w.Close()
-	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), `"a/b/c"`) {
-		t.Fatalf("got %v, want ErrConflict naming a/b/c", err)
-	}
-	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
-		t.Errorf("left behind: %v", m)
+		for i := range 3000 {
+			p := fmt.Sprintf("d%d/f%04d", i%7, i)
+			if i == at {
+				p = "a/b/c"
+			}
+			if err := w.Add(File{Path: p, Size: 1}, strings.NewReader("1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.submit()
+		w.sync()
+		if len(w.log.runs) != 2 {
+			t.Errorf("the log spilled %d runs, want 2", len(w.log.runs))
+		}
+		wantErr(t, w.Add(File{Path: "d3", Size: 1}, strings.NewReader("1")), ErrConflict)
+		if err := w.Add(File{Path: "a/b/c/d.bin", Size: 1}, strings.NewReader("1")); err != nil {
+			t.Fatal(err)
+		}
+		err = w.Close()
+		if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), `"a/b/c"`) {
+			t.Fatalf("file %d: got %v, want ErrConflict naming a/b/c", at, err)
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+			t.Errorf("left behind: %v", m)
+		}
 	}
 }
 

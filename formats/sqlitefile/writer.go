@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -59,7 +60,15 @@ type Options struct {
 	// the rows' sizes tell), each index's keys are streamed instead, built
 	// anew from the rows for each of two passes and kept nowhere, which
 	// takes more time. 0 is DefaultMemory; negative streams always.
+	//
+	// With TempFile, it also bounds the keys that Append gathers for all
+	// the indexes together: past it, they are written out as sorted runs
+	// (see spill.go).
 	Memory int64
+	// TempFile, if not nil, gives a new temporary file (empty, open for
+	// reading and writing) for the keys past Memory. The writer closes
+	// and removes it when Close returns. Nil keeps every key in memory.
+	TempFile func() (*os.File, error)
 }
 
 // DefaultMemory is Options.Memory's default.
@@ -102,6 +111,13 @@ type Writer struct {
 	sorted [4]int
 	stat   *statTable // Analyze's, nil if not called
 	closed bool
+
+	// Keys past the budget (Options.TempFile; see spill.go).
+	tempFile func() (*os.File, error)
+	runs     *os.File
+	runEnd   int64
+	keyBytes int64 // of the keys the indexes that Append feeds hold
+	spillAt  int64 // keyBytes past which they are spilled; 0: never
 }
 
 const outFlush = 1 << 20
@@ -132,6 +148,13 @@ func New(f io.WriteSeeker, opts Options) (*Writer, error) {
 		ovfl:    make([]byte, ps),
 		names:   map[string]bool{},
 		npages:  1,
+	}
+	if opts.TempFile != nil {
+		w.tempFile = opts.TempFile
+		w.spillAt = opts.Memory
+		if w.spillAt <= 0 {
+			w.spillAt = DefaultMemory
+		}
 	}
 	if w.version == 0 {
 		w.version = DefaultVersion
@@ -618,6 +641,12 @@ func (t *Table) add(values []Value) error {
 	t.bytes += int64(size)
 	if len(t.idx) > 0 && t.keysFrom == nil {
 		t.addKeys(values, st, rowid)
+		if w := t.w; w.spillAt > 0 && w.keyBytes > w.spillAt {
+			if err := w.spillKeys(); err != nil {
+				w.fail(err)
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -820,7 +849,7 @@ func (t *Table) addKeys(values []Value, st []uint64, rowid int64) {
 		t.st = st
 	}
 	for _, x := range t.idx {
-		x.add(values, st, t.alias, rowid)
+		t.w.keyBytes += int64(x.add(values, st, t.alias, rowid))
 	}
 }
 
@@ -869,6 +898,7 @@ func (w *Writer) Close() error {
 		return ErrClosed
 	}
 	w.closed = true
+	defer w.closeRuns()
 	for _, t := range w.tables {
 		if !t.ready && w.err == nil {
 			w.fail(t.declared()) // a table with no rows
@@ -930,6 +960,9 @@ func (w *Writer) finishTrees() error {
 	for _, t := range w.tables {
 		idx = append(idx, t.idx...)
 	}
+	if err := w.spillRest(idx); err != nil {
+		return err
+	}
 	if w.wa != nil && len(idx) > 1 {
 		return w.buildParallel(idx, w.wa)
 	}
@@ -963,6 +996,14 @@ func (w *Writer) finishTrees() error {
 // in order (see stream).
 func (w *Writer) prepareIndex(x *index) (keySource, *indexPlan, int, error) {
 	t := x.t
+	if len(x.runs) > 0 {
+		ks, err := w.merged(x)
+		if err != nil {
+			return ks, nil, 3, err
+		}
+		pl, err := w.plan(x, ks)
+		return ks, pl, 3, err
+	}
 	if p := x.pending; p != nil {
 		<-p.done
 		x.pending = nil
@@ -1024,7 +1065,8 @@ type statTable struct {
 // columns, rounded up (rounded down to 1 where it is 2 and the rows
 // nearly all differ), as SQLite writes them; the indexes of a table come
 // in the reverse of their declaration order, as SQLite lists them. The
-// figures are exact: those of an ANALYZE without an analysis_limit.
+// figures are exact: those of an ANALYZE without an analysis_limit. It
+// may come after rows, before Close.
 func (w *Writer) Analyze(tables ...string) error {
 	if w.err != nil {
 		return w.err
@@ -1039,8 +1081,8 @@ func (w *Writer) Analyze(tables ...string) error {
 	}
 	for _, name := range tables {
 		t := w.table(name)
-		if t == nil || t.rows > 0 {
-			err := fmt.Errorf("%w: Analyze: table %q not declared, or with rows already", ErrSchema, name)
+		if t == nil {
+			err := fmt.Errorf("%w: Analyze: table %q not declared", ErrSchema, name)
 			w.fail(err)
 			return err
 		}

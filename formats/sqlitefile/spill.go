@@ -1,0 +1,222 @@
+package sqlitefile
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+)
+
+// Keys past the budget: with Options.TempFile, the keys that Append
+// gathers for the indexes are written out, each index's sorted, as a run
+// in a temporary file whenever together they pass Options.Memory; Close
+// merges each index's runs as it plans and writes its b-tree (two
+// passes), so that memory holds a budget of keys and a buffer per run,
+// whatever the rows. The b-trees are those the keys sorted in memory
+// would make: the same keys in the same order.
+
+// keyRun is an index's keys, sorted, in the temporary file: each after
+// its length (a uvarint), as in the chunks.
+type keyRun struct {
+	off, size int64
+	n         int
+}
+
+// runBuffer is what a run is read through while merged.
+const runBuffer = 16 << 10
+
+// spillKeys writes the keys of every index that Append feeds as a run.
+func (w *Writer) spillKeys() error {
+	for _, t := range w.tables {
+		if t.keysFrom != nil {
+			continue
+		}
+		for _, x := range t.idx {
+			if err := w.spillIndex(x); err != nil {
+				return err
+			}
+		}
+	}
+	w.keyBytes = 0
+	return nil
+}
+
+// spillIndex sorts the keys x holds, writes them as a run and lets them
+// go.
+func (w *Writer) spillIndex(x *index) error {
+	if x.n == 0 {
+		return nil
+	}
+	if w.runs == nil {
+		f, err := w.tempFile()
+		if err != nil {
+			return fmt.Errorf("sqlitefile: a file for the keys past the memory budget: %w", err)
+		}
+		w.runs = f
+	}
+	w.sorted[x.sortKeys(false)]++
+	bw := bufio.NewWriterSize(io.NewOffsetWriter(w.runs, w.runEnd), 1<<20)
+	var size int64
+	var lb [10]byte
+	err := x.each(func(_ uint64, r []byte) error {
+		k := putUvarint(lb[:], uint64(len(r)))
+		bw.Write(lb[:k])
+		_, err := bw.Write(r)
+		size += int64(k + len(r))
+		return err
+	})
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("sqlitefile: writing keys past the memory budget to %s: %w", w.runs.Name(), err)
+	}
+	x.runs = append(x.runs, keyRun{off: w.runEnd, size: size, n: x.n})
+	x.runFile = w.runs
+	w.runEnd += size
+	x.spilled += x.n
+	// The chunks are used again for the next keys.
+	for _, c := range x.chunks {
+		x.free = append(x.free, c[:0])
+	}
+	slices.SortFunc(x.free, func(a, b []byte) int { return cap(a) - cap(b) })
+	x.chunks, x.cur, x.tail, x.order, x.n = nil, nil, nil, nil, 0
+	x.ordered, x.inOrder, x.nrecent, x.head = true, 0, 0, 0
+	return nil
+}
+
+// spillRest writes the keys left in memory of the indexes that have runs
+// as a last run, before Close builds the b-trees (see merged).
+func (w *Writer) spillRest(idx []*index) error {
+	for _, x := range idx {
+		if len(x.runs) > 0 {
+			if err := w.spillIndex(x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// merged is the keys of an index with runs (all of them: see spillRest):
+// a merge of the runs, in order, kept nowhere but for the keys that
+// divide the leaves (as stream keeps them).
+func (w *Writer) merged(x *index) (keySource, error) {
+	div := &index{}
+	runs, f := x.runs, x.runFile
+	return keySource{
+		n:    x.spilled,
+		each: func(fn func(ref uint64, r []byte) error) error { return mergeRuns(f, runs, fn) },
+		stable: func(_ uint64, r []byte) uint64 {
+			b := div.alloc(uvarintLen(len(r)) + len(r))
+			copy(b[putUvarint(b, uint64(len(r))):], r)
+			ci := len(div.chunks) - 1
+			return uint64(ci)<<32 | uint64(len(div.chunks[ci])-len(b))
+		},
+		at: div.at,
+	}, nil
+}
+
+// runCursor reads a run's keys one at a time.
+type runCursor struct {
+	r    *bufio.Reader
+	left int
+	key  []byte
+}
+
+func (c *runCursor) next() (bool, error) {
+	if c.left == 0 {
+		return false, nil
+	}
+	c.left--
+	n, err := readUvarint(c.r)
+	if err != nil {
+		return false, err
+	}
+	if n > maxLength+64 {
+		return false, fmt.Errorf("a key of %d bytes", n)
+	}
+	if uint64(cap(c.key)) < n {
+		c.key = make([]byte, n)
+	}
+	c.key = c.key[:n]
+	_, err = io.ReadFull(c.r, c.key)
+	return err == nil, err
+}
+
+func readUvarint(r *bufio.Reader) (uint64, error) {
+	var v uint64
+	for s := uint(0); s < 64; s += 7 {
+		b, err := r.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		v |= uint64(b&0x7f) << s
+		if b < 0x80 {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("a key's length overflows")
+}
+
+// mergeRuns calls fn with the keys of runs in order (ref 0, r valid
+// during the call only): a heap of the runs' cursors by their next key.
+func mergeRuns(f *os.File, runs []keyRun, fn func(ref uint64, r []byte) error) error {
+	h := make([]*runCursor, 0, len(runs))
+	for _, r := range runs {
+		c := &runCursor{r: bufio.NewReaderSize(io.NewSectionReader(f, r.off, r.size), runBuffer), left: r.n}
+		ok, err := c.next()
+		if err != nil {
+			return fmt.Errorf("sqlitefile: reading keys from %s: %w", f.Name(), err)
+		}
+		if ok {
+			h = append(h, c)
+		}
+	}
+	less := func(i, j int) bool { return cmpRecords(h[i].key, h[j].key, -1) < 0 }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			if r := l + 1; r < len(h) && less(r, l) {
+				l = r
+			}
+			if !less(l, i) {
+				return
+			}
+			h[i], h[l] = h[l], h[i]
+			i = l
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for len(h) > 0 {
+		c := h[0]
+		if err := fn(0, c.key); err != nil {
+			return err
+		}
+		ok, err := c.next()
+		if err != nil {
+			return fmt.Errorf("sqlitefile: reading keys from %s: %w", f.Name(), err)
+		}
+		if !ok {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	return nil
+}
+
+// closeRuns closes and removes the keys' temporary file.
+func (w *Writer) closeRuns() {
+	if w.runs != nil {
+		w.runs.Close()
+		os.Remove(w.runs.Name())
+		w.runs = nil
+	}
+}

@@ -1,0 +1,90 @@
+package sqlitefile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestSpilledKeysSameBytes: with a temporary file and a small budget, the
+// indexes' keys go out as sorted runs and come back merged, and the file
+// is the one the keys sorted in memory make, byte for byte (keys in
+// order, nearly in order and at random; a unique index and others); the
+// temporary file is gone after Close; a key repeated across runs is
+// still ErrUnique.
+func TestSpilledKeysSameBytes(t *testing.T) {
+	const n = 20000
+	fill := func(w *Writer, dup bool) error {
+		tb := w.Table("f", "CREATE TABLE f(path TEXT NOT NULL, r INTEGER, s TEXT)")
+		w.Index("f_path", "f", "CREATE UNIQUE INDEX f_path ON f (path)", []int{0}, true)
+		w.Index("f_r", "f", "CREATE INDEX f_r ON f (r)", []int{1}, false)
+		w.Index("f_s", "f", "CREATE INDEX f_s ON f (s, r)", []int{2, 1}, false)
+		w.Analyze("f")
+		for i := range n {
+			p := fmt.Sprintf("d%03d/%06d", i/100, i)
+			if i%10 == 3 {
+				p = fmt.Sprintf("d%03d/%06d", i/100, i-2) + "x" // a little out of order
+			}
+			if dup && i == n-5 {
+				p = "d000/000001"
+			}
+			r := int64((i * 7919) % 10007) // at random
+			if err := tb.Append(Text(p), Int(r), Text(fmt.Sprint(i%37))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	plain := create(t, Options{}, func(w *Writer) { fill(w, false) })
+	dir := t.TempDir()
+	var temps []string
+	tmp := func() (*os.File, error) {
+		f, err := os.CreateTemp(dir, "keys-*")
+		if err == nil {
+			temps = append(temps, f.Name())
+		}
+		return f, err
+	}
+	var spilled string
+	var runs int
+	spilled = create(t, Options{Memory: 64 << 10, TempFile: tmp}, func(w *Writer) {
+		fill(w, false)
+		for _, x := range w.tables[0].idx {
+			runs += len(x.runs)
+		}
+	})
+	if runs < 3*10 {
+		t.Fatalf("%d runs, want many", runs)
+	}
+	a, _ := os.ReadFile(plain)
+	b, _ := os.ReadFile(spilled)
+	if !bytes.Equal(a, b) {
+		t.Fatalf("spilled keys make another file (%d and %d bytes)", len(a), len(b))
+	}
+	checkIntegrity(t, spilled)
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(temps) != 1 || len(m) != 0 {
+		t.Fatalf("temporary files %q, left %q", temps, m)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "dup.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := New(f, Options{Memory: 64 << 10, TempFile: tmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fill(w, true); err != nil {
+		t.Fatal(err)
+	}
+	var ue *UniqueError
+	if err := w.Close(); !errors.As(err, &ue) || ue.Values[0].Text() != "d000/000001" {
+		t.Fatalf("repeated key across runs: %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+		t.Fatalf("left %q", m)
+	}
+}
