@@ -15,8 +15,9 @@ import (
 // fileLog is what the Writer must find again of the files it added, by
 // path: a hash of the path and where the bytes are (for AddLink, and to
 // tell a file from a directory). It keeps the latest entries in memory,
-// up to a budget, and the older ones in runs sorted by hash in a
-// temporary file beside the archive: memory does not grow with the
+// up to a budget, and the older ones in runs in a temporary file beside
+// the archive, sorted by hash when a lookup first needs them (most
+// Writers make none past the filter): memory does not grow with the
 // number of files. The index itself (sqlitefile) keeps no lookup: its
 // b-trees are written at Close.
 //
@@ -55,11 +56,13 @@ const logEntrySize = 8 + 8 + 8 + 4 + 4 + 1
 // keeps the first hash of each block.
 const logBlock = 128
 
-// logRun is entries in the file, sorted by hash.
+// logRun is entries in the file: as they came, until a lookup needs
+// them sorted by hash (most runs see no lookup: sorting waits for one).
 type logRun struct {
-	off   int64    // where the run starts in the file
-	n     int      // entries
-	first []uint64 // the first hash of each block
+	off    int64    // where the run starts in the file
+	n      int      // entries
+	sorted bool     // by hash, the latest of one hash last
+	first  []uint64 // once sorted, the first hash of each block
 }
 
 func newFileLog(dir, base string, budget int64) *fileLog {
@@ -75,7 +78,7 @@ func (l *fileLog) add(e logEntry) error {
 	return nil
 }
 
-// spill writes the entries in memory as a run.
+// spill writes the entries in memory as a run, as they came.
 func (l *fileLog) spill() error {
 	if len(l.mem) == 0 {
 		return nil
@@ -87,18 +90,13 @@ func (l *fileLog) spill() error {
 		}
 		l.f = f
 	}
-	// Stable: of entries with one hash, the latest is the last.
-	slices.SortStableFunc(l.mem, func(a, b logEntry) int { return cmp.Compare(a.hash, b.hash) })
 	off, err := l.f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return err
 	}
 	r := logRun{off: off, n: len(l.mem)}
 	b := l.buf[:0]
-	for i, e := range l.mem {
-		if i%logBlock == 0 {
-			r.first = append(r.first, e.hash)
-		}
+	for _, e := range l.mem {
 		b = appendEntry(b, e)
 		if len(b) >= 1<<20 {
 			if _, err := l.f.Write(b); err != nil {
@@ -154,6 +152,11 @@ func (l *fileLog) find(h uint64) (logEntry, bool, error) {
 		}
 	}
 	for k := len(l.runs) - 1; k >= 0; k-- {
+		if !l.runs[k].sorted {
+			if err := l.sortRun(&l.runs[k]); err != nil {
+				return logEntry{}, false, err
+			}
+		}
 		e, ok, err := l.findIn(&l.runs[k], h)
 		if err != nil || ok {
 			return e, ok, err
@@ -162,7 +165,43 @@ func (l *fileLog) find(h uint64) (logEntry, bool, error) {
 	return logEntry{}, false, nil
 }
 
-// findIn looks h up in a run: the last entry of hash h, in the last
+// sortRun sorts a run by hash in place, the latest entry of a hash last,
+// and indexes its blocks.
+func (l *fileLog) sortRun(r *logRun) error {
+	b := make([]byte, r.n*logEntrySize)
+	if _, err := l.f.ReadAt(b, r.off); err != nil {
+		return fmt.Errorf("reading %s: %w", l.f.Name(), err)
+	}
+	type ent struct {
+		hash uint64
+		at   int32
+	}
+	ents := make([]ent, r.n)
+	for i := range ents {
+		ents[i] = ent{binary.LittleEndian.Uint64(b[i*logEntrySize:]), int32(i)}
+	}
+	slices.SortFunc(ents, func(x, y ent) int {
+		if c := cmp.Compare(x.hash, y.hash); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.at, y.at)
+	})
+	out := make([]byte, 0, len(b))
+	r.first = r.first[:0]
+	for i, e := range ents {
+		if i%logBlock == 0 {
+			r.first = append(r.first, e.hash)
+		}
+		out = append(out, b[int(e.at)*logEntrySize:(int(e.at)+1)*logEntrySize]...)
+	}
+	if _, err := l.f.WriteAt(out, r.off); err != nil {
+		return fmt.Errorf("writing %s: %w", l.f.Name(), err)
+	}
+	r.sorted = true
+	return nil
+}
+
+// findIn looks h up in a sorted run: the last entry of hash h, in the last
 // block whose first hash is not above h (and the block before, where the
 // entries of h may start).
 func (l *fileLog) findIn(r *logRun, h uint64) (logEntry, bool, error) {
@@ -188,47 +227,27 @@ func (l *fileLog) findIn(r *logRun, h uint64) (logEntry, bool, error) {
 	return logEntry{}, false, nil
 }
 
-// each calls f with the hashes of every file, each run (and the entries in
-// memory, sorted) in hash order in turn: for a merge with sorted hashes.
-func (l *fileLog) eachRun(f func(next func() (uint64, bool, error)) error) error {
+// scan calls f with the hash of every file, in no order.
+func (l *fileLog) scan(f func(h uint64)) error {
+	buf := make([]byte, logBlock*logEntrySize*64)
 	for k := range l.runs {
 		r := &l.runs[k]
-		buf := make([]byte, 0, logBlock*logEntrySize*64)
-		read, pos := 0, 0
-		next := func() (uint64, bool, error) {
-			if pos == len(buf) {
-				if read == r.n {
-					return 0, false, nil
-				}
-				n := min(cap(buf)/logEntrySize, r.n-read)
-				buf = buf[:n*logEntrySize]
-				if _, err := l.f.ReadAt(buf, r.off+int64(read*logEntrySize)); err != nil {
-					return 0, false, fmt.Errorf("reading %s: %w", l.f.Name(), err)
-				}
-				read += n
-				pos = 0
+		for read := 0; read < r.n; {
+			n := min(len(buf)/logEntrySize, r.n-read)
+			b := buf[:n*logEntrySize]
+			if _, err := l.f.ReadAt(b, r.off+int64(read*logEntrySize)); err != nil {
+				return fmt.Errorf("reading %s: %w", l.f.Name(), err)
 			}
-			h := binary.LittleEndian.Uint64(buf[pos:])
-			pos += logEntrySize
-			return h, true, nil
-		}
-		if err := f(next); err != nil {
-			return err
+			for i := 0; i < len(b); i += logEntrySize {
+				f(binary.LittleEndian.Uint64(b[i:]))
+			}
+			read += n
 		}
 	}
-	hs := make([]uint64, len(l.mem))
-	for i, e := range l.mem {
-		hs[i] = e.hash
+	for _, e := range l.mem {
+		f(e.hash)
 	}
-	slices.Sort(hs)
-	i := 0
-	return f(func() (uint64, bool, error) {
-		if i == len(hs) {
-			return 0, false, nil
-		}
-		i++
-		return hs[i-1], true, nil
-	})
+	return nil
 }
 
 // close removes the runs' file.

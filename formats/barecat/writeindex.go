@@ -1,6 +1,7 @@
 package barecat
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -248,8 +249,8 @@ func (w *Writer) finishDirs() []*dirNode {
 }
 
 // checkConflicts finds a path that is both a file and a directory, among
-// the directories made while no filter told files (unchecked): their
-// hashes, sorted, are walked beside each of the log's runs.
+// the directories made while no filter told files (unchecked): the log's
+// hashes, read through once, are looked up among theirs.
 func (w *Writer) checkConflicts(dirs []*dirNode) error {
 	type dh struct {
 		h uint64
@@ -264,27 +265,12 @@ func (w *Writer) checkConflicts(dirs []*dirNode) error {
 	if len(hs) == 0 {
 		return nil
 	}
-	slices.SortFunc(hs, func(a, b dh) int {
-		if a.h != b.h {
-			return cmpU64(a.h, b.h)
-		}
-		return strings.Compare(a.d.Path, b.d.Path)
-	})
+	slices.SortFunc(hs, func(a, b dh) int { return cmp.Compare(a.h, b.h) })
 	var clash *dirNode
-	err := w.log.eachRun(func(next func() (uint64, bool, error)) error {
-		i := 0
-		for {
-			h, ok, err := next()
-			if err != nil || !ok {
-				return err
-			}
-			for i < len(hs) && hs[i].h < h {
-				i++
-			}
-			if i == len(hs) {
-				return nil
-			}
-			if hs[i].h == h && (clash == nil || hs[i].d.Path < clash.Path) {
+	err := w.log.scan(func(h uint64) {
+		i, ok := slices.BinarySearchFunc(hs, h, func(e dh, h uint64) int { return cmp.Compare(e.h, h) })
+		for ; ok && i < len(hs) && hs[i].h == h; i++ {
+			if clash == nil || hs[i].d.Path < clash.Path {
 				clash = hs[i].d
 			}
 		}
@@ -296,14 +282,4 @@ func (w *Writer) checkConflicts(dirs []*dirNode) error {
 		return newErr(w.path, clash.Path, ErrConflict, "a file, and a directory of other files")
 	}
 	return nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

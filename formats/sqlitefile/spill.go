@@ -19,8 +19,9 @@ import (
 // keyRun is an index's keys, sorted, in the temporary file: each after
 // its length (a uvarint), as in the chunks.
 type keyRun struct {
-	off, size int64
-	n         int
+	off, size   int64
+	n           int
+	first, last []byte // its first and last keys
 }
 
 // runBuffer is what a run is read through while merged.
@@ -59,7 +60,12 @@ func (w *Writer) spillIndex(x *index) error {
 	bw := bufio.NewWriterSize(io.NewOffsetWriter(w.runs, w.runEnd), 1<<20)
 	var size int64
 	var lb [10]byte
+	var first, last []byte
 	err := x.each(func(_ uint64, r []byte) error {
+		if first == nil {
+			first = append([]byte(nil), r...)
+		}
+		last = append(last[:0], r...)
 		k := putUvarint(lb[:], uint64(len(r)))
 		bw.Write(lb[:k])
 		_, err := bw.Write(r)
@@ -72,7 +78,7 @@ func (w *Writer) spillIndex(x *index) error {
 	if err != nil {
 		return fmt.Errorf("sqlitefile: writing keys past the memory budget to %s: %w", w.runs.Name(), err)
 	}
-	x.runs = append(x.runs, keyRun{off: w.runEnd, size: size, n: x.n})
+	x.runs = append(x.runs, keyRun{off: w.runEnd, size: size, n: x.n, first: first, last: last})
 	x.runFile = w.runs
 	w.runEnd += size
 	x.spilled += x.n
@@ -161,8 +167,27 @@ func readUvarint(r *bufio.Reader) (uint64, error) {
 }
 
 // mergeRuns calls fn with the keys of runs in order (ref 0, r valid
-// during the call only): a heap of the runs' cursors by their next key.
+// during the call only): a heap of the runs' cursors by their next key;
+// runs in order one after the other (keys that came in order, as a
+// tar's paths mostly do) are read one after the other, not merged.
 func mergeRuns(f *os.File, runs []keyRun, fn func(ref uint64, r []byte) error) error {
+	k := 1
+	for k < len(runs) && cmpRecords(runs[k-1].last, runs[k].first, -1) < 0 {
+		k++
+	}
+	if k == len(runs) {
+		for _, r := range runs {
+			if err := heapMerge(f, []keyRun{r}, fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return heapMerge(f, runs, fn)
+}
+
+// heapMerge is mergeRuns' general case.
+func heapMerge(f *os.File, runs []keyRun, fn func(ref uint64, r []byte) error) error {
 	h := make([]*runCursor, 0, len(runs))
 	for _, r := range runs {
 		c := &runCursor{r: bufio.NewReaderSize(io.NewSectionReader(f, r.off, r.size), runBuffer), left: r.n}
