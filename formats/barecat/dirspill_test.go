@@ -195,3 +195,46 @@ func TestVerifySortedDirs(t *testing.T) {
 		t.Errorf("sorted walk:\n%s\nin memory:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestFileLogCompact: the log's runs, spilled as files come, merged in
+// levels as lookups need them, give the latest entry of every path, old
+// and new alike, and those of no file none.
+func TestFileLogCompact(t *testing.T) {
+	l := newFileLog(t.TempDir(), "x", 1)
+	defer l.close()
+	const n = 40 * 1024
+	h := func(i int) uint64 { return uint64(i%(n/2))*0x9E3779B97F4A7C15 | 1 }
+	for i := range n {
+		// Each hash twice: the second entry (offset i) is the latest.
+		if err := l.add(logEntry{hash: h(i), offset: int64(i), size: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if i%5000 == 4999 {
+			for _, k := range []int{0, i / 2, i} {
+				want := int64(k % (n / 2))
+				if i >= n/2+k%(n/2) {
+					want += n / 2
+				}
+				if e, ok, err := l.find(h(k)); err != nil || !ok || e.offset != want {
+					t.Fatalf("after %d: hash of %d: %v %v %v, want offset %d", i, k, e, ok, err, want)
+				}
+			}
+		}
+	}
+	for k := range n / 2 {
+		e, ok, err := l.find(h(k))
+		if err != nil || !ok || e.offset != int64(k+n/2) {
+			t.Fatalf("hash of %d: %v %v %v, want offset %d", k, e, ok, err, k+n/2)
+		}
+	}
+	if _, ok, _ := l.find(2); ok {
+		t.Fatal("found a hash never logged")
+	}
+	levels := map[int]int{}
+	for _, r := range l.runs {
+		levels[r.level]++
+	}
+	if len(l.runs) > 2*logFanout || levels[1] == 0 {
+		t.Fatalf("%d runs, by level %v", len(l.runs), levels)
+	}
+}

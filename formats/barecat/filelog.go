@@ -1,6 +1,7 @@
 package barecat
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/binary"
 	"fmt"
@@ -63,7 +64,12 @@ type logRun struct {
 	n      int      // entries
 	sorted bool     // by hash, the latest of one hash last
 	first  []uint64 // once sorted, the first hash of each block
+	level  int      // merges it went through (see compact)
 }
+
+// logFanout runs of a level are merged into one of the next (see
+// compact): a lookup reads a block of at most logFanout runs a level.
+const logFanout = 16
 
 func newFileLog(dir, base string, budget int64) *fileLog {
 	return &fileLog{dir: dir, base: base, limit: int(max(budget/48, 1024))}
@@ -151,18 +157,111 @@ func (l *fileLog) find(h uint64) (logEntry, bool, error) {
 			return l.mem[i], true, nil
 		}
 	}
-	for k := len(l.runs) - 1; k >= 0; k-- {
+	for k := range l.runs {
 		if !l.runs[k].sorted {
 			if err := l.sortRun(&l.runs[k]); err != nil {
 				return logEntry{}, false, err
 			}
 		}
+	}
+	if err := l.compact(); err != nil {
+		return logEntry{}, false, err
+	}
+	for k := len(l.runs) - 1; k >= 0; k-- {
 		e, ok, err := l.findIn(&l.runs[k], h)
 		if err != nil || ok {
 			return e, ok, err
 		}
 	}
 	return logEntry{}, false, nil
+}
+
+// compact merges the last logFanout runs while they are of one level
+// into one run of the next, written after the others (the file keeps
+// the space of the runs merged): runs go up a level each time logFanout
+// of them are there, so each entry is merged a few times in all and a
+// lookup reads at most logFanout runs a level.
+func (l *fileLog) compact() error {
+	for n := len(l.runs); n >= logFanout; n = len(l.runs) {
+		tail := l.runs[n-logFanout:]
+		lv := tail[0].level
+		for _, r := range tail {
+			if r.level != lv {
+				return nil
+			}
+		}
+		merged, err := l.merge(tail)
+		if err != nil {
+			return err
+		}
+		merged.level = lv + 1
+		l.runs = append(l.runs[:n-logFanout], merged)
+	}
+	return nil
+}
+
+// merge writes sorted runs, oldest first, as one sorted run at the end
+// of the file: of entries with one hash, those of a later run after.
+func (l *fileLog) merge(runs []logRun) (logRun, error) {
+	off, err := l.f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return logRun{}, err
+	}
+	type cursor struct {
+		rd   *bufio.Reader
+		left int
+		e    [logEntrySize]byte
+		run  int
+	}
+	var cs []*cursor
+	out := logRun{off: off, sorted: true}
+	next := func(c *cursor) (bool, error) {
+		if c.left == 0 {
+			return false, nil
+		}
+		c.left--
+		_, err := io.ReadFull(c.rd, c.e[:])
+		return err == nil, err
+	}
+	for i, r := range runs {
+		c := &cursor{rd: bufio.NewReaderSize(io.NewSectionReader(l.f, r.off, int64(r.n*logEntrySize)), 64<<10), left: r.n, run: i}
+		ok, err := next(c)
+		if err != nil {
+			return logRun{}, fmt.Errorf("reading %s: %w", l.f.Name(), err)
+		}
+		if ok {
+			cs = append(cs, c)
+		}
+		out.n += r.n
+	}
+	bw := bufio.NewWriterSize(io.NewOffsetWriter(l.f, off), 1<<20)
+	key := func(c *cursor) uint64 { return binary.LittleEndian.Uint64(c.e[:]) }
+	for i := 0; len(cs) > 0; i++ {
+		// The least hash, of the oldest run among equals: a linear pick
+		// among at most logFanout cursors.
+		m := 0
+		for j := 1; j < len(cs); j++ {
+			if k, km := key(cs[j]), key(cs[m]); k < km || k == km && cs[j].run < cs[m].run {
+				m = j
+			}
+		}
+		c := cs[m]
+		if i%logBlock == 0 {
+			out.first = append(out.first, key(c))
+		}
+		bw.Write(c.e[:])
+		ok, err := next(c)
+		if err != nil {
+			return logRun{}, fmt.Errorf("reading %s: %w", l.f.Name(), err)
+		}
+		if !ok {
+			cs = append(cs[:m], cs[m+1:]...)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return logRun{}, fmt.Errorf("writing %s: %w", l.f.Name(), err)
+	}
+	return out, nil
 }
 
 // sortRun sorts a run by hash in place, the latest entry of a hash last,
