@@ -98,10 +98,16 @@ func TestWriterSpilledDirs(t *testing.T) {
 // TestWriterUnfilteredConflict: without the filter of paths (a memory
 // budget too small for it), a path that is a file and then a directory of
 // other files is refused at Close, found among the files the Writer
-// logged, in memory or spilled to runs, and nothing is left. A file
-// where a directory is is refused at once, whatever the budget.
+// logged, in memory or spilled to runs, and nothing is left; with the
+// directories spilled too, and a file where a directory is, as well. A
+// file where a directory is is refused at once while the directories are
+// in memory, whatever the budget.
 func TestWriterUnfilteredConflict(t *testing.T) {
-	for _, at := range []int{0, 1500, 2999} {
+	for _, c := range []struct{ at, treeDirs int }{{0, 1 << 16}, {1500, 1 << 16}, {2999, 1 << 16}, {0, 2}, {2999, 2}, {-1, 2}} {
+		old := maxTreeDirs
+		maxTreeDirs = c.treeDirs
+		defer func() { maxTreeDirs = old }()
+		at := c.at
 		dir := t.TempDir()
 		out := filepath.Join(dir, "x.barecat")
 		w, err := Create(out, WriterOptions{Memory: 1})
@@ -122,13 +128,24 @@ func TestWriterUnfilteredConflict(t *testing.T) {
 		if len(w.log.runs) != 2 {
 			t.Errorf("the log spilled %d runs, want 2", len(w.log.runs))
 		}
-		wantErr(t, w.Add(File{Path: "d3", Size: 1}, strings.NewReader("1")), ErrConflict)
-		if err := w.Add(File{Path: "a/b/c/d.bin", Size: 1}, strings.NewReader("1")); err != nil {
-			t.Fatal(err)
+		want := "a/b/c"
+		if c.treeDirs > 2 {
+			wantErr(t, w.Add(File{Path: "d3", Size: 1}, strings.NewReader("1")), ErrConflict)
+		} else if at < 0 {
+			// Spilled: found by Close.
+			if err := w.Add(File{Path: "d3", Size: 1}, strings.NewReader("1")); err != nil {
+				t.Fatal(err)
+			}
+			want = "d3"
+		}
+		if want == "a/b/c" {
+			if err := w.Add(File{Path: "a/b/c/d.bin", Size: 1}, strings.NewReader("1")); err != nil {
+				t.Fatal(err)
+			}
 		}
 		err = w.Close()
-		if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), `"a/b/c"`) {
-			t.Fatalf("file %d: got %v, want ErrConflict naming a/b/c", at, err)
+		if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), `"`+want+`"`) {
+			t.Fatalf("%+v: got %v, want ErrConflict naming %s", c, err, want)
 		}
 		if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
 			t.Errorf("left behind: %v", m)

@@ -183,28 +183,10 @@ func (w *Writer) logged(p string) (File, bool, error) {
 // finishIndex writes the dirs table and what the index has left (its
 // b-trees, sqlite_stat1, the schema), and syncs it.
 func (w *Writer) finishIndex() error {
-	dirs := w.finishDirs()
-	if w.unfiltered {
-		// What the tree no longer asked as directories came: no path
-		// is both a file and a directory.
-		if err := w.checkConflicts(dirs); err != nil {
-			return err
-		}
+	if err := w.writeDirs(); err != nil {
+		return err
 	}
 	w.log.close()
-	vals := make([]sqlitefile.Value, 0, 10)
-	for _, d := range dirs {
-		parent := sqlitefile.Null()
-		if d.Path != "" {
-			parent = sqlitefile.Text(sqlParent(d.Path))
-		}
-		vals = append(vals[:0], sqlitefile.Text(d.Path), parent,
-			sqlitefile.Int(d.NumSubdirs), sqlitefile.Int(d.NumFiles), sqlitefile.Int(d.NumFilesTree), sqlitefile.Int(d.SizeTree),
-			nullInt(d.Mode, d.HasMode), nullInt(d.UID, d.HasUID), nullInt(d.GID, d.HasGID), nullInt(d.MtimeNs, d.HasMtime))
-		if err := w.dirsT.Append(vals...); err != nil {
-			return w.indexErr("appending dirs", err)
-		}
-	}
 	// barecat closes its index with PRAGMA optimize, which leaves
 	// sqlite_stat1 in every index with files: here, the figures of an
 	// ANALYZE of files and dirs.
@@ -234,6 +216,36 @@ func (w *Writer) finishIndex() error {
 		err = cerr
 	}
 	return err
+}
+
+// writeDirs appends the dirs table's rows: from the tree, or, once
+// spilled, from its records (writeSpilledDirs).
+func (w *Writer) writeDirs() error {
+	if w.dspill != nil {
+		return w.writeSpilledDirs()
+	}
+	dirs := w.finishDirs()
+	if w.unfiltered {
+		// What the tree no longer asked as directories came: no path
+		// is both a file and a directory.
+		if err := w.checkConflicts(dirs); err != nil {
+			return err
+		}
+	}
+	vals := make([]sqlitefile.Value, 0, 10)
+	for _, d := range dirs {
+		parent := sqlitefile.Null()
+		if d.Path != "" {
+			parent = sqlitefile.Text(sqlParent(d.Path))
+		}
+		vals = append(vals[:0], sqlitefile.Text(d.Path), parent,
+			sqlitefile.Int(d.NumSubdirs), sqlitefile.Int(d.NumFiles), sqlitefile.Int(d.NumFilesTree), sqlitefile.Int(d.SizeTree),
+			nullInt(d.Mode, d.HasMode), nullInt(d.UID, d.HasUID), nullInt(d.GID, d.HasGID), nullInt(d.MtimeNs, d.HasMtime))
+		if err := w.dirsT.Append(vals...); err != nil {
+			return w.indexErr("appending dirs", err)
+		}
+	}
+	return nil
 }
 
 // finishDirs gives the dirs table's rows, in path order: the root takes

@@ -151,8 +151,9 @@ type Writer struct {
 	// when that happens.
 	unfiltered  bool
 	maxFiltered int
-	tree        *dirTree
-	rootMeta    Dir // root metadata unless AddDir("") sets it
+	tree        *dirTree  // nil once spilled
+	dspill      *dirSpill // the directories once spilled (see dirspill.go)
+	rootMeta    Dir       // root metadata unless AddDir("") sets it
 
 	syncing sync.WaitGroup // shards being synced
 	syncMu  sync.Mutex
@@ -592,10 +593,19 @@ func (w *Writer) admit(f *File) (string, uint64, error) {
 			return "", 0, newErr(w.path, p, ErrDuplicate, "added twice")
 		}
 	}
-	if _, ok := w.tree.nodes[p]; ok {
+	if _, ok := w.treeNodes()[p]; ok {
 		return "", 0, newErr(w.path, p, ErrConflict, "already a directory")
 	}
 	return p, h, nil
+}
+
+// treeNodes is the tree's directories (none once spilled: Close checks
+// that no file has a directory's path).
+func (w *Writer) treeNodes() map[string]*dirNode {
+	if w.tree == nil {
+		return nil
+	}
+	return w.tree.nodes
 }
 
 // normalize is NormalizePath, its error naming the archive.
@@ -698,9 +708,25 @@ func (w *Writer) AddDir(d Dir) error {
 			return newErr(w.path, p, ErrConflict, "already a file")
 		}
 	}
+	spilled := func() error {
+		d.Path = p
+		switch dup, err := w.dspill.addDir(d); {
+		case err != nil:
+			return w.fail(err)
+		case dup:
+			return newErr(w.path, p, ErrDuplicate, "directory added twice")
+		}
+		return nil
+	}
+	if w.dspill != nil {
+		return spilled()
+	}
 	n, err := w.dirOf(p)
 	if err != nil {
 		return err
+	}
+	if w.dspill != nil { // spilled for this directory
+		return spilled()
 	}
 	if n.explicit {
 		return newErr(w.path, p, ErrDuplicate, "directory added twice")
@@ -981,6 +1007,9 @@ func (w *Writer) cleanup() {
 	}
 	if w.log != nil {
 		w.log.close()
+	}
+	if w.dspill != nil {
+		w.dspill.close()
 	}
 	w.syncing.Wait()
 	for _, s := range w.shards {
