@@ -202,8 +202,8 @@ const (
 	// however small the files). Larger was not faster: the buffer then
 	// no longer stays in the CPU's cache between the read and the write.
 	copyBufSize = 1 << 20
-	// insertBatch rows go to SQLite in one INSERT: binding 9 values is
-	// cheap, running a statement is not.
+	// insertBatch rows go to insertLoop at once: handing over a batch
+	// costs a channel send, not a row.
 	insertBatch = 128
 	// insertQueue batches may wait for insertLoop.
 	insertQueue = 16
@@ -1066,7 +1066,7 @@ func (w *Writer) finish() error {
 		return err
 	}
 	w.stopWrites()
-	// The last shard is synced while SQLite completes the index (the
+	// The last shard is synced while the index is completed (the
 	// others were when the next one started).
 	w.syncShard(w.cur)
 	err := w.finishIndex()
