@@ -38,8 +38,8 @@ var sameIndexCases = []struct {
 	stat bool
 }{
 	{"api", writeAPI, true},
-	{"api_shards", func(t *testing.T, out string) error { return writeMany(t, out, 30, 1500, 0) }, false},
-	{"api_many", func(t *testing.T, out string) error { return writeMany(t, out, 0, 3000, 1) }, false},
+	{"api_shards", func(t *testing.T, out string) error { return writeMany(t, out, 30, 1100, 0) }, false},
+	{"api_many", func(t *testing.T, out string) error { return writeMany(t, out, 0, 1200, 1) }, false},
 	{"tar_first", func(t *testing.T, out string) error { return writeTar(t, out, convert.DuplicateFirst, 0) }, true},
 	{"tar_last", func(t *testing.T, out string) error { return writeTar(t, out, convert.DuplicateLast, 700) }, true},
 	{"tar_wrap", func(t *testing.T, out string) error { return writeTarWrap(t, out) }, true},
