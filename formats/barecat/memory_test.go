@@ -64,8 +64,8 @@ func TestWriterMemoryBudget(t *testing.T) {
 	}
 	// The index's keys went to sorted runs in a temporary file, now
 	// gone; the link found its target in the log's runs on disk.
-	if w.tmpKeys == "" || w.log.f != nil {
-		t.Fatalf("keys spilled to %q; log's file %v", w.tmpKeys, w.log.f)
+	if w.keysFile == nil || w.log.f != nil {
+		t.Fatalf("keys spilled to %v; log's file %v", w.keysFile, w.log.f)
 	}
 	sameArchive(t, want, got, false)
 

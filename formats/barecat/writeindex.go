@@ -54,7 +54,7 @@ func (w *Writer) openIndex() error {
 	sw, err := sqlitefile.New(f, sqlitefile.Options{Memory: max(w.opts.Memory/keysShare, 64<<10), TempFile: func() (*os.File, error) {
 		f, err := os.CreateTemp(w.dir, safefile.TempName(w.base+"-keys"))
 		if err == nil {
-			w.tmpKeys = f.Name()
+			w.keysFile = f
 		}
 		return f, err
 	}})

@@ -91,7 +91,7 @@ type Writer struct {
 	// The index (see writeindex.go): written by sqlitefile to the
 	// temporary file tmpIndex.
 	tmpIndex string
-	tmpKeys  string // the indexes' keys past the budget, once spilled
+	keysFile *os.File // the indexes' keys past the budget, once spilled (sqlitefile closes it)
 	idxFile  *os.File
 	sw       *sqlitefile.Writer
 	filesT   *sqlitefile.Table
@@ -1002,8 +1002,9 @@ func (w *Writer) cleanup() {
 	if w.tmpIndex != "" {
 		os.Remove(w.tmpIndex)
 	}
-	if w.tmpKeys != "" {
-		os.Remove(w.tmpKeys)
+	if w.keysFile != nil {
+		w.keysFile.Close()
+		os.Remove(w.keysFile.Name())
 	}
 	if w.log != nil {
 		w.log.close()
