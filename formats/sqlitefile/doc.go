@@ -14,7 +14,9 @@
 // How: rows are appended to a table in rowid order and written to full
 // leaf pages as they come (memory does not grow with the rows, only with
 // the keys of the indexes, which are kept in order as they come if they
-// come nearly in order, as a tar's members do); Close sorts the keys of
+// come nearly in order, as a tar's members do, and, given
+// Options.TempFile, go out as sorted runs past Options.Memory, merged at
+// Close: then memory does not grow with the keys either); Close sorts the keys of
 // the indexes that are not in order, writes the index b-trees bottom up,
 // the interior pages of every table, and last the first page: the file
 // header and sqlite_schema. The result is an ordinary
