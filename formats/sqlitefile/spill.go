@@ -56,12 +56,41 @@ func (w *Writer) spillIndex(x *index) error {
 		}
 		w.runs = f
 	}
-	w.sorted[x.sortKeys(false)]++
+	way := x.sortKeys(false)
+	w.sorted[way]++
 	bw := bufio.NewWriterSize(io.NewOffsetWriter(w.runs, w.runEnd), 1<<20)
 	var size int64
 	var lb [10]byte
 	var first, last []byte
-	err := x.each(func(_ uint64, r []byte) error {
+	each := x.each
+	if way == 0 {
+		// In order in the chunks, which hold the keys as a run does:
+		// written as they are, a chunk at a time.
+		each = func(func(ref uint64, r []byte) error) error {
+			var end []byte // the last chunk with keys
+			for _, ch := range x.chunks {
+				if len(ch) == 0 {
+					continue
+				}
+				if first == nil {
+					first = append([]byte(nil), record(ch)...)
+				}
+				end = ch
+				if _, err := bw.Write(ch); err != nil {
+					return err
+				}
+				size += int64(len(ch))
+			}
+			for off := 0; off < len(end); {
+				l, k := uvarint(end[off:])
+				last = end[off+k : off+k+int(l)]
+				off += k + int(l)
+			}
+			last = append([]byte(nil), last...)
+			return nil
+		}
+	}
+	err := each(func(_ uint64, r []byte) error {
 		if first == nil {
 			first = append([]byte(nil), r...)
 		}
