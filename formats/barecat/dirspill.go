@@ -314,10 +314,11 @@ func (w *Writer) writeSpilledDirs() error {
 	// No file has a directory's path: the log's hashes, read through
 	// once, among the directories'; the path of a clash is looked for
 	// again.
-	slices.Sort(hashes)
+	set := newHashSet(hashes)
+	hashes = nil
 	clash, found := uint64(0), false
 	err = w.log.scan(func(h uint64) {
-		if _, ok := slices.BinarySearch(hashes, h); ok && !found {
+		if !found && set.has(h) {
 			clash, found = h, true
 		}
 	})

@@ -358,3 +358,53 @@ func (l *fileLog) close() {
 	}
 	l.mem, l.byHash, l.runs = nil, nil, nil
 }
+
+// hashSet is a set of hashes, open addressing: a lookup costs a probe or
+// two, for scans of the whole log.
+type hashSet struct {
+	slots []uint64 // 0: empty
+	zero  bool     // 0 is in the set
+	mask  uint64
+}
+
+func newHashSet(hs []uint64) *hashSet {
+	n := 16
+	for n < 2*len(hs) {
+		n *= 2
+	}
+	s := &hashSet{slots: make([]uint64, n), mask: uint64(n - 1)}
+	for _, h := range hs {
+		if h == 0 {
+			s.zero = true
+			continue
+		}
+		i := mix64(h) & s.mask
+		for s.slots[i] != 0 && s.slots[i] != h {
+			i = (i + 1) & s.mask
+		}
+		s.slots[i] = h
+	}
+	return s
+}
+
+func (s *hashSet) has(h uint64) bool {
+	if h == 0 {
+		return s.zero
+	}
+	for i := mix64(h) & s.mask; ; i = (i + 1) & s.mask {
+		switch s.slots[i] {
+		case h:
+			return true
+		case 0:
+			return false
+		}
+	}
+}
+
+// mix64 spreads a hash's bits over its low ones (maphash's are already
+// spread; this keeps a set of other hashes fair).
+func mix64(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	return h ^ h>>33
+}

@@ -278,10 +278,18 @@ func (w *Writer) checkConflicts(dirs []*dirNode) error {
 		return nil
 	}
 	slices.SortFunc(hs, func(a, b dh) int { return cmp.Compare(a.h, b.h) })
+	keys := make([]uint64, len(hs))
+	for i := range hs {
+		keys[i] = hs[i].h
+	}
+	set := newHashSet(keys)
 	var clash *dirNode
 	err := w.log.scan(func(h uint64) {
-		i, ok := slices.BinarySearchFunc(hs, h, func(e dh, h uint64) int { return cmp.Compare(e.h, h) })
-		for ; ok && i < len(hs) && hs[i].h == h; i++ {
+		if !set.has(h) {
+			return
+		}
+		i, _ := slices.BinarySearchFunc(hs, h, func(e dh, h uint64) int { return cmp.Compare(e.h, h) })
+		for ; i < len(hs) && hs[i].h == h; i++ {
 			if clash == nil || hs[i].d.Path < clash.Path {
 				clash = hs[i].d
 			}
