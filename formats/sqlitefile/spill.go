@@ -2,6 +2,7 @@ package sqlitefile
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -153,11 +154,42 @@ func (w *Writer) merged(x *index) (keySource, error) {
 	}, nil
 }
 
-// runCursor reads a run's keys one at a time.
+// runCursor reads a run's keys one at a time, in place in its buffer
+// (a key longer than the buffer is copied out).
 type runCursor struct {
-	r    *bufio.Reader
-	left int
+	f    *os.File
+	off  int64 // the run's bytes not yet read into buf
+	end  int64
+	buf  []byte
+	pos  int // in buf
+	left int // keys
 	key  []byte
+}
+
+func newRunCursor(f *os.File, r keyRun) *runCursor {
+	return &runCursor{f: f, off: r.off, end: r.off + r.size, buf: make([]byte, 0, runBuffer), left: r.n}
+}
+
+// fill keeps the bytes of buf not yet parsed and reads more after them,
+// at least need in all if the run has them.
+func (c *runCursor) fill(need int) error {
+	rest := copy(c.buf[:cap(c.buf)], c.buf[c.pos:])
+	if need > cap(c.buf) {
+		nb := make([]byte, rest, need)
+		copy(nb, c.buf[:rest])
+		c.buf = nb
+	}
+	c.buf, c.pos = c.buf[:rest], 0
+	n := int(min(int64(cap(c.buf)-rest), c.end-c.off))
+	if _, err := c.f.ReadAt(c.buf[rest:rest+n], c.off); err != nil {
+		return err
+	}
+	c.off += int64(n)
+	c.buf = c.buf[:rest+n]
+	if len(c.buf) < need {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
 }
 
 func (c *runCursor) next() (bool, error) {
@@ -165,34 +197,29 @@ func (c *runCursor) next() (bool, error) {
 		return false, nil
 	}
 	c.left--
-	n, err := readUvarint(c.r)
-	if err != nil {
-		return false, err
-	}
-	if n > maxLength+64 {
-		return false, fmt.Errorf("a key of %d bytes", n)
-	}
-	if uint64(cap(c.key)) < n {
-		c.key = make([]byte, n)
-	}
-	c.key = c.key[:n]
-	_, err = io.ReadFull(c.r, c.key)
-	return err == nil, err
-}
-
-func readUvarint(r *bufio.Reader) (uint64, error) {
-	var v uint64
-	for s := uint(0); s < 64; s += 7 {
-		b, err := r.ReadByte()
-		if err != nil {
-			return 0, err
-		}
-		v |= uint64(b&0x7f) << s
-		if b < 0x80 {
-			return v, nil
+	if len(c.buf)-c.pos < binary.MaxVarintLen64 && c.off < c.end {
+		if err := c.fill(0); err != nil {
+			return false, err
 		}
 	}
-	return 0, fmt.Errorf("a key's length overflows")
+	if c.pos >= len(c.buf) {
+		return false, io.ErrUnexpectedEOF
+	}
+	n, k := binary.Uvarint(c.buf[c.pos:])
+	if k <= 0 || n > maxLength+64 {
+		return false, fmt.Errorf("a key's length is damaged")
+	}
+	if len(c.buf)-c.pos-k < int(n) {
+		if err := c.fill(k + int(n)); err != nil {
+			return false, err
+		}
+	}
+	c.key = c.buf[c.pos+k : c.pos+k+int(n)]
+	c.pos += k + int(n)
+	if cap(c.buf) > runBuffer && c.pos == len(c.buf) {
+		c.buf, c.pos = make([]byte, 0, runBuffer), 0 // keep no large buffer
+	}
+	return true, nil
 }
 
 // mergeRuns calls fn with the keys of runs in order (ref 0, r valid
@@ -219,7 +246,7 @@ func mergeRuns(f *os.File, runs []keyRun, fn func(ref uint64, r []byte) error) e
 func heapMerge(f *os.File, runs []keyRun, fn func(ref uint64, r []byte) error) error {
 	h := make([]*runCursor, 0, len(runs))
 	for _, r := range runs {
-		c := &runCursor{r: bufio.NewReaderSize(io.NewSectionReader(f, r.off, r.size), runBuffer), left: r.n}
+		c := newRunCursor(f, r)
 		ok, err := c.next()
 		if err != nil {
 			return fmt.Errorf("sqlitefile: reading keys from %s: %w", f.Name(), err)
