@@ -836,6 +836,9 @@ func (w *Writer) plan(x *index, ks keySource) (*indexPlan, error) {
 	ovfl := 0
 	clear(x.stat)
 	err := ks.each(func(_ uint64, r []byte) error {
+		if err := w.canceled(len(sizes)); err != nil {
+			return err
+		}
 		if x.unique && !first && cmpRecords(prev, r, nk) == 0 && !hasNull(r, nk) {
 			return x.uniqueError(prev, r)
 		}
@@ -919,6 +922,9 @@ func (w *Writer) write(pl *indexPlan, ks keySource) (uint32, error) {
 	err := ks.each(func(ref uint64, r []byte) error {
 		k := i
 		i++
+		if err := w.canceled(k); err != nil {
+			return err
+		}
 		if di < len(divs) && divs[di] == k {
 			dref[di] = ks.stable(ref, r)
 			di++

@@ -2,6 +2,7 @@ package sqlitefile
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -112,4 +113,27 @@ func TestSpilledLongKeys(t *testing.T) {
 		t.Fatalf("spilled long keys make another file")
 	}
 	checkIntegrity(t, spilled)
+}
+
+// TestCloseCanceled: Close stops at Options.Context's end, with its error.
+func TestCloseCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	f, err := os.Create(filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := New(f, Options{Context: ctx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := w.Table("f", "CREATE TABLE f(path TEXT NOT NULL)")
+	w.Index("f_path", "f", "CREATE INDEX f_path ON f (path)", []int{0}, false)
+	for i := range 10000 {
+		tb.Append(Text(fmt.Sprint(i)))
+	}
+	cancel()
+	if err := w.Close(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close after cancel: %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package sqlitefile
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -65,6 +66,9 @@ type Options struct {
 	// the indexes together: past it, they are written out as sorted runs
 	// (see spill.go).
 	Memory int64
+	// Context, if not nil, stops Close's sorting, merging and writing of
+	// the indexes once it is done: Close then fails with its error.
+	Context context.Context
 	// TempFile, if not nil, gives a new temporary file (empty, open for
 	// reading and writing) for the keys past Memory. The writer closes
 	// and removes it when Close returns. Nil keeps every key in memory.
@@ -112,6 +116,8 @@ type Writer struct {
 	stat   *statTable // Analyze's, nil if not called
 	closed bool
 
+	ctx context.Context // Options.Context, or nil
+
 	// Keys past the budget (Options.TempFile; see spill.go).
 	tempFile func() (*os.File, error)
 	runs     *os.File
@@ -149,6 +155,7 @@ func New(f io.WriteSeeker, opts Options) (*Writer, error) {
 		names:   map[string]bool{},
 		npages:  1,
 	}
+	w.ctx = opts.Context
 	if opts.TempFile != nil {
 		w.tempFile = opts.TempFile
 		w.spillAt = opts.Memory
@@ -1375,5 +1382,15 @@ func (w *Writer) sub() *Writer {
 		tmp:     newPage(w.pageSize),
 		ovfl:    make([]byte, w.pageSize),
 		out:     make([]byte, 0, outFlush+w.pageSize),
+		ctx:     w.ctx,
 	}
+}
+
+// canceled is Options.Context's error, looked at once every 4096 keys
+// (k counts them).
+func (w *Writer) canceled(k int) error {
+	if w.ctx == nil || k&4095 != 0 {
+		return nil
+	}
+	return w.ctx.Err()
 }
