@@ -51,7 +51,7 @@ func (w *Writer) openIndex() error {
 	w.tmpIndex, w.idxFile = f.Name(), f
 	// The indexes' keys past a sixty-fourth of the budget go to sorted runs
 	// in a temporary file beside the archive.
-	sw, err := sqlitefile.New(f, sqlitefile.Options{Memory: max(w.opts.Memory/keysShare, 64<<10), Context: w.ctx, TempFile: func() (*os.File, error) {
+	sw, err := sqlitefile.New(f, sqlitefile.Options{Memory: max(w.opts.Memory/keysShare, 64<<10), Context: w.ctx, Concurrent: true, TempFile: func() (*os.File, error) {
 		f, err := os.CreateTemp(w.dir, safefile.TempName(w.base+"-keys"))
 		if err == nil {
 			w.keysFile = f

@@ -59,7 +59,13 @@ func (w *Writer) spillIndex(x *index) error {
 	}
 	way := x.sortKeys(false)
 	w.sorted[way]++
-	bw := bufio.NewWriterSize(io.NewOffsetWriter(w.runs, w.runEnd), 1<<20)
+	// One buffer for every run: a fresh one each time would be garbage
+	// as large as the keys.
+	if w.spillBuf == nil {
+		w.spillBuf = bufio.NewWriterSize(nil, 256<<10)
+	}
+	bw := w.spillBuf
+	bw.Reset(io.NewOffsetWriter(w.runs, w.runEnd))
 	var size int64
 	var lb [10]byte
 	var first, last []byte

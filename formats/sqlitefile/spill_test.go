@@ -67,6 +67,15 @@ func TestSpilledKeysSameBytes(t *testing.T) {
 		t.Fatalf("spilled keys make another file (%d and %d bytes)", len(a), len(b))
 	}
 	checkIntegrity(t, spilled)
+	// The keys made on goroutines of their own (Concurrent), spilled or
+	// not: the same file.
+	for _, o := range []Options{{Concurrent: true}, {Concurrent: true, Memory: 64 << 10, TempFile: tmp}} {
+		c := create(t, o, func(w *Writer) { fill(w, false) })
+		if b, _ := os.ReadFile(c); !bytes.Equal(a, b) {
+			t.Fatalf("%+v: keys made concurrently make another file", o)
+		}
+	}
+	temps = temps[:1]
 	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(temps) != 1 || len(m) != 0 {
 		t.Fatalf("temporary files %q, left %q", temps, m)
 	}

@@ -1,6 +1,7 @@
 package sqlitefile
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Errors, for errors.Is.
@@ -66,6 +68,11 @@ type Options struct {
 	// the indexes together: past it, they are written out as sorted runs
 	// (see spill.go).
 	Memory int64
+	// Concurrent makes the keys that Append gathers for a table's
+	// indexes on other goroutines, one an index, beside the appends (see
+	// concurrent.go): the bytes of TextBytes and Blob values must then
+	// stay unchanged until Close returns, not only until Append does.
+	Concurrent bool
 	// Context, if not nil, stops Close's sorting, merging and writing of
 	// the indexes once it is done: Close then fails with its error.
 	Context context.Context
@@ -116,12 +123,15 @@ type Writer struct {
 	stat   *statTable // Analyze's, nil if not called
 	closed bool
 
-	ctx context.Context // Options.Context, or nil
+	ctx        context.Context // Options.Context, or nil
+	concurrent bool            // Options.Concurrent
+	keyBytesA  atomic.Int64    // keyBytes, as the goroutines of Concurrent count them
 
 	// Keys past the budget (Options.TempFile; see spill.go).
 	tempFile func() (*os.File, error)
 	runs     *os.File
 	runEnd   int64
+	spillBuf *bufio.Writer
 	keyBytes int64 // of the keys the indexes that Append feeds hold
 	spillAt  int64 // keyBytes past which they are spilled; 0: never
 }
@@ -155,7 +165,7 @@ func New(f io.WriteSeeker, opts Options) (*Writer, error) {
 		names:   map[string]bool{},
 		npages:  1,
 	}
-	w.ctx = opts.Context
+	w.ctx, w.concurrent = opts.Context, opts.Concurrent
 	if opts.TempFile != nil {
 		w.tempFile = opts.TempFile
 		w.spillAt = opts.Memory
@@ -240,6 +250,7 @@ type Table struct {
 	virtual []bool
 	rv      []Value  // scratch: a record's values, the virtual left out
 	rst     []uint64 // scratch: their serial types
+	feed    *keyFeed // Options.Concurrent's batches, once rows came
 	// rowsIdx holds the records of a WITHOUT ROWID table (nil for a
 	// rowid table), written at Close as the index b-tree they are.
 	rowsIdx *index
@@ -646,7 +657,15 @@ func (t *Table) add(values []Value) error {
 	}
 	t.rows++
 	t.bytes += int64(size)
-	if len(t.idx) > 0 && t.keysFrom == nil {
+	if t.feed == nil && t.w.concurrent && len(t.idx) > 0 && t.keysFrom == nil {
+		t.feed = newKeyFeed(len(t.idx))
+	}
+	if t.feed != nil {
+		if err := t.feedKeys(values, st, rowid); err != nil {
+			t.w.fail(err)
+			return err
+		}
+	} else if len(t.idx) > 0 && t.keysFrom == nil {
 		t.addKeys(values, st, rowid)
 		if w := t.w; w.spillAt > 0 && w.keyBytes > w.spillAt {
 			if err := w.spillKeys(); err != nil {
@@ -963,6 +982,7 @@ func (w *Writer) finishTrees() error {
 		}
 		t.root = root
 	}
+	w.drainKeys()
 	var idx []*index
 	for _, t := range w.tables {
 		idx = append(idx, t.idx...)
