@@ -95,30 +95,61 @@ func TestWriterSpilledDirs(t *testing.T) {
 	}
 }
 
-// TestWriterSpilledConflict: once spilled, a path that is a file and a
-// directory of other files is refused at Close, and nothing is left.
-func TestWriterSpilledConflict(t *testing.T) {
-	old := maxTreeDirs
-	maxTreeDirs = 2
-	defer func() { maxTreeDirs = old }()
-	dir := t.TempDir()
-	out := filepath.Join(dir, "x.barecat")
-	w, err := Create(out, WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	for _, p := range []string{"a/b/c/d.bin", "x/y.bin", "a/b/c", "k/l/m.bin"} {
-		if err := w.Add(File{Path: p, Size: 1}, strings.NewReader("1")); err != nil {
+// TestWriterUnfilteredConflict: without the filter of paths (a memory
+// budget too small for it), a path that is a file and then a directory of
+// other files is refused at Close, found among the files the Writer
+// logged, in memory or spilled to runs, and nothing is left; with the
+// directories spilled too, and a file where a directory is, as well. A
+// file where a directory is is refused at once while the directories are
+// in memory, whatever the budget.
+func TestWriterUnfilteredConflict(t *testing.T) {
+	for _, c := range []struct{ at, treeDirs int }{{0, 1 << 16}, {1500, 1 << 16}, {2999, 1 << 16}, {0, 2}, {2999, 2}, {-1, 2}} {
+		old := maxTreeDirs
+		maxTreeDirs = c.treeDirs
+		defer func() { maxTreeDirs = old }()
+		at := c.at
+		dir := t.TempDir()
+		out := filepath.Join(dir, "x.barecat")
+		w, err := Create(out, WriterOptions{Memory: 1})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	err = w.Close()
-	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), `"a/b/c"`) {
-		t.Fatalf("got %v, want ErrConflict naming a/b/c", err)
-	}
-	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
-		t.Errorf("left behind: %v", m)
+		for i := range 3000 {
+			p := fmt.Sprintf("d%d/f%04d", i%7, i)
+			if i == at {
+				p = "a/b/c"
+			}
+			if err := w.Add(File{Path: p, Size: 1}, strings.NewReader("1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.submit()
+		w.sync()
+		if len(w.log.runs) != 2 {
+			t.Errorf("the log spilled %d runs, want 2", len(w.log.runs))
+		}
+		want := "a/b/c"
+		if c.treeDirs > 2 {
+			wantErr(t, w.Add(File{Path: "d3", Size: 1}, strings.NewReader("1")), ErrConflict)
+		} else if at < 0 {
+			// Spilled: found by Close.
+			if err := w.Add(File{Path: "d3", Size: 1}, strings.NewReader("1")); err != nil {
+				t.Fatal(err)
+			}
+			want = "d3"
+		}
+		if want == "a/b/c" {
+			if err := w.Add(File{Path: "a/b/c/d.bin", Size: 1}, strings.NewReader("1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err = w.Close()
+		if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), `"`+want+`"`) {
+			t.Fatalf("%+v: got %v, want ErrConflict naming %s", c, err, want)
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+			t.Errorf("left behind: %v", m)
+		}
 	}
 }
 
@@ -179,5 +210,48 @@ func TestVerifySortedDirs(t *testing.T) {
 	want, got := problems(1<<16), problems(1)
 	if !slices.Equal(got, want) || len(want) < 6 {
 		t.Errorf("sorted walk:\n%s\nin memory:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestFileLogCompact: the log's runs, spilled as files come, merged in
+// levels as lookups need them, give the latest entry of every path, old
+// and new alike, and those of no file none.
+func TestFileLogCompact(t *testing.T) {
+	l := newFileLog(t.TempDir(), "x", 1)
+	defer l.close()
+	const n = 40 * 1024
+	h := func(i int) uint64 { return uint64(i%(n/2))*0x9E3779B97F4A7C15 | 1 }
+	for i := range n {
+		// Each hash twice: the second entry (offset i) is the latest.
+		if err := l.add(logEntry{hash: h(i), offset: int64(i), size: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if i%5000 == 4999 {
+			for _, k := range []int{0, i / 2, i} {
+				want := int64(k % (n / 2))
+				if i >= n/2+k%(n/2) {
+					want += n / 2
+				}
+				if e, ok, err := l.find(h(k)); err != nil || !ok || e.offset != want {
+					t.Fatalf("after %d: hash of %d: %v %v %v, want offset %d", i, k, e, ok, err, want)
+				}
+			}
+		}
+	}
+	for k := range n / 2 {
+		e, ok, err := l.find(h(k))
+		if err != nil || !ok || e.offset != int64(k+n/2) {
+			t.Fatalf("hash of %d: %v %v %v, want offset %d", k, e, ok, err, k+n/2)
+		}
+	}
+	if _, ok, _ := l.find(2); ok {
+		t.Fatal("found a hash never logged")
+	}
+	levels := map[int]int{}
+	for _, r := range l.runs {
+		levels[r.level]++
+	}
+	if len(l.runs) > 2*logFanout || levels[1] == 0 {
+		t.Fatalf("%d runs, by level %v", len(l.runs), levels)
 	}
 }

@@ -12,6 +12,9 @@ type dirNode struct {
 	depth    int      // root 0
 	ownSize  int64    // total size of the direct files
 	explicit bool     // metadata given (Writer.AddDir)
+	// unchecked: made while nothing checked that no file has its path
+	// (no onNew): Close checks it.
+	unchecked bool
 }
 
 // dirTree computes the dirs table from the files: every ancestor of
@@ -65,7 +68,7 @@ func (t *dirTree) dir(path string) (*dirNode, error) {
 		}
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
-		d := &dirNode{Dir: Dir{Path: missing[i]}, parent: top, depth: top.depth + 1}
+		d := &dirNode{Dir: Dir{Path: missing[i]}, parent: top, depth: top.depth + 1, unchecked: t.onNew == nil}
 		top.NumSubdirs++
 		t.nodes[d.Path] = d
 		top = d

@@ -14,7 +14,9 @@
 // kept by triggers) and config (schema version, shard size limit and the
 // switch that turns the triggers off during bulk loads). The Writer emits
 // exactly the schema barecat 0.3.1 stores (schema_0_3.sql), so barecat can
-// open and append to what it writes.
+// open and append to what it writes; it lays the index's pages out itself
+// (formats/sqlitefile), rows and indexes as SQLite would hold them, not
+// through SQL.
 //
 // It knows one format's bytes on disk: it imports no networking (remote),
 // no other format's joins (fold, convert, partition, shardset), no command

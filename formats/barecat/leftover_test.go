@@ -58,9 +58,9 @@ func TestWriterTempNamesCarryPID(t *testing.T) {
 			temps = append(temps, n)
 		}
 	}
-	// index, scratch database, 3 shards written, 1 link
-	if len(temps) != 6 {
-		t.Fatalf("temporary files while writing: %q, want 6", temps)
+	// index, 3 shards written, 1 link
+	if len(temps) != 5 {
+		t.Fatalf("temporary files while writing: %q, want 5", temps)
 	}
 	for _, n := range temps {
 		if !strings.HasPrefix(n, prefix) {

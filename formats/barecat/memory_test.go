@@ -62,6 +62,11 @@ func TestWriterMemoryBudget(t *testing.T) {
 	if !w.unfiltered || w.paths.Len() > w.maxFiltered || w.maxFiltered != 1 {
 		t.Fatalf("filter kept %d paths (at most %d), dropped %v", w.paths.Len(), w.maxFiltered, w.unfiltered)
 	}
+	// The index's keys went to sorted runs in a temporary file, now
+	// gone; the link found its target in the log's runs on disk.
+	if w.keysFile == nil || w.log.f != nil {
+		t.Fatalf("keys spilled to %v; log's file %v", w.keysFile, w.log.f)
+	}
 	sameArchive(t, want, got, false)
 
 	// A repeated path: refused, naming it, by a later call or Close.

@@ -77,7 +77,7 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 		}
 	}
 	// The shards are built while the index is: the one is the disk's
-	// work, the other SQLite's.
+	// work, the other the CPU's.
 	// Either failing stops the other.
 	bctx, cancelBuild := context.WithCancel(ctx)
 	defer cancelBuild()

@@ -64,33 +64,6 @@ var schema03 = func() []schemaEntry {
 }()
 
 // parentExpr is how the schema computes the generated column parent of
-// both tables (for dirs, of every row but the root).
+// both tables (for dirs, of every row but the root); the Writer gives
+// the indexes over it sqlParent, the same value computed in Go.
 const parentExpr = `rtrim(rtrim(path, replace(path, '/', '')), '/')`
-
-// loadDDL is the statement the Writer creates an object with: the
-// schema's own, except that in the tables the parent column's expression
-// is one of Go functions (see sqlite.go) that give the same value.
-//
-// Why: a virtual column is not stored in the table's records, so its
-// expression can change without touching the data. SQLite evaluates it
-// for every row inserted, for the NOT NULL check and the index on it.
-// SQLite's rtrim(X, Y) compares each trailing character of X with each
-// character of Y, so the schema's expression is quadratic in the path's
-// length: it took half of the time of a bulk load. The Go functions are
-// linear, and before it commits the Writer puts the schema's exact text
-// back (see Writer.finishIndex).
-func loadDDL(e schemaEntry) string {
-	if e.Type != "table" {
-		return e.SQL
-	}
-	return strings.ReplaceAll(e.SQL, parentExpr,
-		"coalesce(substr(path, 1, "+loadParentLen+"(path)), "+loadParent+"(path))")
-}
-
-func init() {
-	for _, e := range schema03 {
-		if e.Type == "table" && e.Name != "config" && loadDDL(e) == e.SQL {
-			panic("barecat: embedded schema: parent column of " + e.Name + " not found")
-		}
-	}
-}

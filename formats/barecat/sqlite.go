@@ -2,8 +2,6 @@ package barecat
 
 import (
 	"database/sql"
-	"database/sql/driver"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -11,53 +9,11 @@ import (
 )
 
 // driverName is a database/sql driver of this package's own (the pure-Go
-// SQLite of modernc.org/sqlite), so that the SQL functions it registers
-// exist on this package's connections only.
+// SQLite of modernc.org/sqlite), for the Reader.
 const driverName = "itarconv-barecat-sqlite"
 
-// Names of the functions the bulk load's table definitions use (loadDDL).
-const (
-	loadParentLen = "itarconv_barecat_parent_len"
-	loadParent    = "itarconv_barecat_parent"
-)
-
 func init() {
-	d := &sqlite.Driver{}
-	// parent_len(path) is the length in characters of path's parent, for
-	// substr(path, 1, n); NULL where that would not be exact (text that
-	// is not valid UTF-8, or holds a NUL, which ends SQLite's substr).
-	// Returning a number spares copying a string out of Go and back.
-	err := d.RegisterFunction(loadParentLen, &sqlite.FunctionImpl{
-		NArgs: 1, Deterministic: true, VolatileArgs: true,
-		Scalar: func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-			p, ok := args[0].(string)
-			if !ok || !utf8.ValidString(p) || strings.IndexByte(p, 0) >= 0 {
-				return nil, nil
-			}
-			return int64(utf8.RuneCountInString(sqlParent(p))), nil
-		},
-	})
-	if err == nil {
-		// parent(path) is the parent itself, for what parent_len leaves.
-		err = d.RegisterFunction(loadParent, &sqlite.FunctionImpl{
-			NArgs: 1, Deterministic: true, VolatileArgs: true, // the result is copied at once
-			Scalar: func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-				switch p := args[0].(type) {
-				case nil:
-					return nil, nil
-				case string:
-					return sqlParent(p), nil
-				case []byte:
-					return sqlParent(string(p)), nil
-				}
-				return nil, fmt.Errorf("path is %T, not text", args[0])
-			},
-		})
-	}
-	if err != nil {
-		panic(err)
-	}
-	sql.Register(driverName, d)
+	sql.Register(driverName, &sqlite.Driver{})
 }
 
 // sqlParent computes the schema's parent expression (parentExpr) exactly

@@ -3,8 +3,6 @@ package barecat
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
-	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,10 +17,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/itarconv/itarconv/formats/sqlitefile"
 	"github.com/itarconv/itarconv/internal/bloom"
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/safefile"
-	"github.com/itarconv/itarconv/internal/sqliteuri"
 )
 
 // WriterOptions tune a Writer.
@@ -37,15 +35,17 @@ type WriterOptions struct {
 	// index or shard 00000.
 	Overwrite bool
 	// Memory bounds what the Writer keeps per file (bytes; 0 means
-	// DefaultMemory; SQLite's caches, 48 MiB, come on top). A filter of
-	// the files' paths tells a repeated path at once, as Add is called,
-	// for the first maxFilteredFiles files (8 MiB), fewer if a sixteenth
-	// of Memory is less (8 to 16 bytes a file). Past that the filter is
-	// dropped, which also spares each file a lookup in it, and SQLite's
-	// unique index on path finds a repeated path as the rows go in, a
-	// little later: the error (ErrDuplicate) then comes from a later
-	// call and is sticky, and a path both a file and a directory is
-	// found by Close.
+	// DefaultMemory). Of it, a sixty-fourth holds the index's keys
+	// before they go, sorted, to a temporary file beside the archive
+	// (sqlitefile's spilled runs), and a 256th the log of the files by
+	// path (for AddLink) before it goes there too. A filter of the
+	// files' paths tells a repeated path at once, as Add is called, for
+	// the first maxFilteredFiles files (8 MiB), fewer if a 256th of
+	// Memory is less (8 to 16 bytes a file). Past that the filter is
+	// dropped, which also spares each file a lookup in it, and the
+	// index's UNIQUE constraint on path finds a repeated path when
+	// Close builds it: the error (ErrDuplicate) then comes from Close,
+	// as does that of a path both a file and a directory.
 	Memory int64
 }
 
@@ -62,15 +62,18 @@ const maxFilteredFiles = 1 << 16
 // when complete, the index last, so an interrupted write leaves no
 // archive (Abort, or a later Close error, removes the temporary files).
 //
-// The index is bulk-loaded in one transaction with barecat's triggers off
-// (config use_triggers = 0), by a goroutine of its own that inserts the
-// rows in batches while the caller copies the next files. The directories
-// are counted in memory as files arrive (their number, not the files',
-// bounds that memory; duplicate detection keeps a few bytes per file in a
-// filter and asks SQLite's unique index on path when the filter may have
-// seen a path);
-// Close writes them all, the missing ancestors included, then turns the
-// triggers on, so barecat can append to the archive afterwards.
+// The index is written by formats/sqlitefile, which lays out SQLite's
+// pages itself (see writeindex.go): the files' rows go to the files
+// table's pages as they come, appended by a goroutine of its own while
+// the caller copies the next files, and the indexes' keys are sorted
+// (spilled to sorted runs past the budget) and written by Close. The
+// directories are counted in memory as files arrive (their number, not
+// the files', bounds that memory; duplicate detection keeps a few bytes
+// per file in a filter and asks a log of the files, kept in sorted runs
+// on disk past the budget, when the filter may have seen a path); Close
+// writes them all, the missing ancestors included. The schema is
+// barecat's, text for text, triggers included, and use_triggers is 1,
+// so barecat can append to the archive afterwards.
 //
 // A Writer is not safe for concurrent use. An error from reading data or
 // from the disk is sticky: every later call returns it, and Close
@@ -85,11 +88,20 @@ type Writer struct {
 	// index's sort and build, which take a while for many files).
 	ctx context.Context
 
-	db       *sql.DB
-	conn     *sql.Conn   // the one connection; the load is one transaction on it
-	insBatch driver.Stmt // insertBatch rows, used through conn.Raw
-	ins1     driver.Stmt // one row
+	// The index (see writeindex.go): written by sqlitefile to the
+	// temporary file tmpIndex.
 	tmpIndex string
+	keysFile *os.File // the indexes' keys past the budget, once spilled (sqlitefile closes it)
+	idxFile  *os.File
+	sw       *sqlitefile.Writer
+	filesT   *sqlitefile.Table
+	dirsT    *sqlitefile.Table
+	configT  *sqlitefile.Table
+	vals     []sqlitefile.Value // insertLoop's
+	// log finds the files added by path (insertLoop's; read after an
+	// ack): AddLink's targets, the files a directory would clash with.
+	log     *fileLog
+	logSeed maphash.Seed
 
 	shards []*shardOut
 	cur    *shardOut // the shard Add appends to; nil to start a new one
@@ -115,41 +127,33 @@ type Writer struct {
 	wFail   atomic.Bool   // set with wErr, so that flushBuf notices it early
 	wSynced int64         // writeLoop's: bytes of the current file whose writeback it started
 
-	// Rows go to SQLite in batches, inserted by a goroutine of their own
-	// (see insertLoop), so that copying data and checking paths overlap
-	// with SQLite's work.
+	// Rows go to the index in batches, appended by a goroutine of its
+	// own (see insertLoop), so that copying data and checking paths
+	// overlap with that work.
 	pending   []File      // the batch being filled
 	submitted int64       // rows handed to insertLoop; the next row's rowid is submitted+len(pending)+1
 	batches   chan []File // to insertLoop; a nil batch asks for an ack
 	acks      chan struct{}
 	spare     chan []File // emptied batches, back from insertLoop
 	loopDone  chan struct{}
-	loopErr   error               // insertLoop's failure; read only after an ack or loopDone
-	loopFail  atomic.Bool         // set with loopErr, so that Add notices it early
-	loopStop  atomic.Bool         // Abort: skip what is queued
-	args      []driver.NamedValue // insertLoop's
+	loopErr   error       // insertLoop's failure; read only after an ack or loopDone
+	loopFail  atomic.Bool // set with loopErr, so that Add notices it early
+	loopStop  atomic.Bool // Abort: skip what is queued
 	seed      maphash.Seed
 	// paths holds the hash of every file's path: a path it has not seen
 	// is certainly new; one it may have seen is looked up in the batch
-	// being filled, then in the files table (whose unique index on path
-	// has the exact answer). A few bytes per file, not the paths.
+	// being filled, then in the log. A few bytes per file, not the
+	// paths.
 	paths bloom.Filter
-	// unfiltered: the filter was dropped (see WriterOptions.Memory);
-	// SQLite's unique index finds repeated paths, Close the paths both
-	// a file and a directory. maxFiltered is when that happens.
+	// unfiltered: the filter was dropped (see WriterOptions.Memory); the
+	// index's unique constraint on path finds repeated paths at Close,
+	// and Close the paths both a file and a directory. maxFiltered is
+	// when that happens.
 	unfiltered  bool
 	maxFiltered int
-	inserted    int64    // insertLoop's: file rows inserted, the last rowid
-	tree        *dirTree // nil once spilled (see maxTreeDirs)
-	spilled     bool
-	// Once spilled: explicit directories' hashes, their rows queued with
-	// the files' (Shard dirRow), whether the root's metadata was given.
-	dirSeen      bloom.Filter
-	dirRows      int64
-	rootExplicit bool
-	insDir       driver.Stmt
-	tmpScratch   string
-	rootMeta     Dir // root metadata unless AddDir("") sets it
+	tree        *dirTree  // nil once spilled
+	dspill      *dirSpill // the directories once spilled (see dirspill.go)
+	rootMeta    Dir       // root metadata unless AddDir("") sets it
 
 	syncing sync.WaitGroup // shards being synced
 	syncMu  sync.Mutex
@@ -198,8 +202,8 @@ const (
 	// however small the files). Larger was not faster: the buffer then
 	// no longer stays in the CPU's cache between the read and the write.
 	copyBufSize = 1 << 20
-	// insertBatch rows go to SQLite in one INSERT: binding 9 values is
-	// cheap, running a statement is not.
+	// insertBatch rows go to insertLoop at once: handing over a batch
+	// costs a channel send, not a row.
 	insertBatch = 128
 	// insertQueue batches may wait for insertLoop.
 	insertQueue = 16
@@ -271,129 +275,6 @@ func CreateContext(ctx context.Context, path string, opts WriterOptions) (*Write
 	return w, nil
 }
 
-// openIndex creates the temporary index, its tables and config rows, and
-// begins the load's transaction.
-func (w *Writer) openIndex() error {
-	f, err := os.CreateTemp(w.dir, safefile.TempName(w.base))
-	if err != nil {
-		return err
-	}
-	w.tmpIndex = f.Name()
-	f.Close()
-	uri, err := sqliteuri.File(w.tmpIndex, "")
-	if err != nil {
-		return err
-	}
-	if w.db, err = sql.Open(driverName, uri); err != nil {
-		return err
-	}
-	w.db.SetMaxOpenConns(1)
-	ctx := w.ctx
-	if w.conn, err = w.db.Conn(ctx); err != nil {
-		return w.sqlErr("opening", err)
-	}
-	// The index is a temporary file nobody else opens, renamed into place
-	// only after it is complete and synced. A crash or an error midway
-	// leaves garbage in it, but it is then deleted, never used. So:
-	//   journal_mode=OFF: no rollback journal (a failed load is not
-	//     rolled back but thrown away);
-	//   synchronous=OFF: no fsync until Close syncs the file once before
-	//     the rename;
-	//   locking_mode=EXCLUSIVE: no file locking per transaction;
-	//   a page cache of 32 MiB (rows arrive mostly in path order, so the
-	//     tables and indexes grow at their ends: a larger cache was no
-	//     faster, and memory must not grow with the archive), and
-	//     temp_store=MEMORY for SQLite's own temporary data (small while
-	//     loading; finishDirs turns it to files).
-	// None of these is stored in the file: barecat opens the result in
-	// its default rollback-journal mode.
-	for _, p := range []string{
-		"PRAGMA journal_mode = OFF",
-		"PRAGMA synchronous = OFF",
-		"PRAGMA locking_mode = EXCLUSIVE",
-		"PRAGMA cache_size = -32768", // KiB: up to 32 MiB, allocated as used
-		"PRAGMA temp_store = MEMORY",
-	} {
-		if _, err := w.conn.ExecContext(ctx, p); err != nil {
-			return w.sqlErr(p, err)
-		}
-	}
-	if err := w.openScratch(ctx); err != nil {
-		return err
-	}
-	if _, err := w.exec("BEGIN"); err != nil {
-		return w.sqlErr("BEGIN", err)
-	}
-	// The tables, then the indexes: SQLite keeps them up to date as the
-	// rows arrive, in insertLoop's goroutine, where that work overlaps
-	// with copying the data. (Building them after the load, from a sort,
-	// took as long in total, and all of it after the last file.)
-	for _, e := range schema03 {
-		if e.Type == "table" || e.Type == "index" {
-			if _, err := w.exec(loadDDL(e)); err != nil {
-				return w.sqlErr("creating "+e.Name, err)
-			}
-		}
-	}
-	// use_triggers is 0 for the load; Close sets it to 1.
-	_, err = w.exec(`INSERT INTO config (key, value_int) VALUES
-		('use_triggers', 0), ('shard_size_limit', ?), ('schema_version_major', ?), ('schema_version_minor', ?)`,
-		w.limit, SchemaMajor, SchemaMinor)
-	if err != nil {
-		return w.sqlErr("writing config", err)
-	}
-	// The inserts go to the driver's statements directly (conn.Raw):
-	// database/sql would check and convert each of the 1152 arguments.
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	const ins = "INSERT INTO files (path, shard, offset, size, crc32c, mode, uid, gid, mtime_ns) VALUES "
-	err = w.conn.Raw(func(dc any) error {
-		prep, ok := dc.(driver.ConnPrepareContext)
-		if !ok {
-			return fmt.Errorf("driver connection %T cannot prepare", dc)
-		}
-		var err error
-		if w.insBatch, err = prep.PrepareContext(ctx, ins+strings.TrimSuffix(strings.Repeat(row+", ", insertBatch), ", ")); err != nil {
-			return err
-		}
-		w.ins1, err = prep.PrepareContext(ctx, ins+row)
-		return err
-	})
-	if err != nil {
-		return w.sqlErr("preparing", err)
-	}
-	w.pending = make([]File, 0, insertBatch)
-	w.args = make([]driver.NamedValue, 0, 9*insertBatch)
-	w.batches = make(chan []File, insertQueue)
-	w.acks = make(chan struct{})
-	w.spare = make(chan []File, insertQueue+2)
-	w.loopDone = make(chan struct{})
-	go w.insertLoop()
-	return nil
-}
-
-// insertLoop inserts the batches it receives until the channel closes.
-// After a failure it only drains. A nil batch is a request for an ack:
-// every batch before it has been inserted.
-func (w *Writer) insertLoop() {
-	defer close(w.loopDone)
-	for b := range w.batches {
-		if b == nil {
-			w.acks <- struct{}{}
-			continue
-		}
-		if w.loopErr == nil && !w.loopStop.Load() {
-			if w.loopErr = w.insertRows(b); w.loopErr != nil {
-				w.loopFail.Store(true)
-			}
-		}
-		clear(b)
-		select {
-		case w.spare <- b[:0]:
-		default:
-		}
-	}
-}
-
 // sync waits until every submitted row is inserted, and returns the
 // insertion's error. Afterwards the caller may use the connection until
 // it submits the next batch.
@@ -418,32 +299,6 @@ func (w *Writer) stopLoop() {
 	}
 }
 
-func (w *Writer) exec(q string, args ...any) (sql.Result, error) {
-	return w.conn.ExecContext(w.ctx, q, args...)
-}
-
-// closeStmts closes the driver statements.
-func (w *Writer) closeStmts() {
-	if w.conn == nil {
-		return
-	}
-	w.conn.Raw(func(any) error {
-		for _, st := range []*driver.Stmt{&w.insBatch, &w.ins1, &w.insDir} {
-			if *st != nil {
-				(*st).Close()
-				*st = nil
-			}
-		}
-		return nil
-	})
-}
-
-// sqlErr reports a failure of the writer's SQLite: the environment's (no
-// space, a canceled context) as it is, wrapped, never as a damaged archive.
-func (w *Writer) sqlErr(what string, err error) error {
-	return fmt.Errorf("writing %s: SQLite, %s: %w", w.path, what, err)
-}
-
 // fail makes err sticky.
 func (w *Writer) fail(err error) error {
 	if w.err == nil {
@@ -466,7 +321,7 @@ func (w *Writer) usable() error {
 }
 
 // NumFiles is the number of files added so far.
-func (w *Writer) NumFiles() int64 { return w.submitted + int64(len(w.pending)) - w.dirRows }
+func (w *Writer) NumFiles() int64 { return w.submitted + int64(len(w.pending)) }
 
 // NumShards is the number of shards so far.
 func (w *Writer) NumShards() int { return len(w.shards) }
@@ -744,9 +599,10 @@ func (w *Writer) admit(f *File) (string, uint64, error) {
 	return p, h, nil
 }
 
-// treeNodes is the tree's directories (none once spilled).
+// treeNodes is the tree's directories (none once spilled: Close checks
+// that no file has a directory's path).
 func (w *Writer) treeNodes() map[string]*dirNode {
-	if w.spilled {
+	if w.tree == nil {
 		return nil
 	}
 	return w.tree.nodes
@@ -774,27 +630,13 @@ func (w *Writer) lookup(p string, h uint64) (File, bool, error) {
 		return File{}, false, nil
 	}
 	for i := len(w.pending) - 1; i >= 0; i-- {
-		if w.pending[i].Path == p && w.pending[i].Shard != dirRow {
+		if w.pending[i].Path == p {
 			return w.pending[i], true, nil
 		}
 	}
 	// A repeated path, or (rarely) a false positive of the filter: ask
-	// the files table, once every row handed over is in.
-	if err := w.sync(); err != nil {
-		return File{}, false, err
-	}
-	f := File{Path: p}
-	var crc sql.NullInt64
-	err := w.conn.QueryRowContext(w.ctx, `SELECT shard, offset, size, crc32c FROM files WHERE path = ?`, p).
-		Scan(&f.Shard, &f.Offset, &f.Size, &crc)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return File{}, false, nil
-	case err != nil:
-		return File{}, false, w.sqlErr("reading files", err)
-	}
-	f.CRC32C, f.HasCRC = uint32(crc.Int64), crc.Valid
-	return f, true, nil
+	// the log, once every row handed over is in.
+	return w.logged(p)
 }
 
 // checkDir is the tree's check before it creates a directory: no file
@@ -844,74 +686,6 @@ func (w *Writer) submit() error {
 	return nil
 }
 
-// insertRows inserts rows (insertLoop's).
-func (w *Writer) insertRows(rows []File) error {
-	args := w.args[:0]
-	add := func(v driver.Value) {
-		args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v})
-	}
-	for _, f := range rows {
-		add(f.Path)
-		add(int64(f.Shard))
-		add(f.Offset)
-		add(f.Size)
-		add(nullable(int64(f.CRC32C), f.HasCRC))
-		add(nullable(f.Mode, f.HasMode))
-		add(nullable(f.UID, f.HasUID))
-		add(nullable(f.GID, f.HasGID))
-		add(nullable(f.MtimeNs, f.HasMtime))
-	}
-	hasDirs := false
-	for i := range rows {
-		hasDirs = hasDirs || rows[i].Shard == dirRow
-	}
-	err := w.conn.Raw(func(any) error {
-		ctx := w.ctx
-		if len(rows) == insertBatch && !hasDirs {
-			_, err := w.insBatch.(driver.StmtExecContext).ExecContext(ctx, args)
-			return err
-		}
-		for i := 0; i < len(args); i += 9 {
-			row := args[i : i+9]
-			for j := range row {
-				row[j].Ordinal = j + 1
-			}
-			st := w.ins1
-			if rows[i/9].Shard == dirRow { // path, then mode, uid, gid, mtime_ns
-				row = append(row[:1:1], row[5:]...)
-				for j := range row {
-					row[j].Ordinal = j + 1
-				}
-				st = w.insDir
-			}
-			if _, err := st.(driver.StmtExecContext).ExecContext(ctx, row); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	clear(args)
-	if err != nil {
-		if dup := w.repeated(rows, err); dup != nil {
-			return dup
-		}
-		return w.sqlErr("inserting files", err)
-	}
-	for i := range rows {
-		if rows[i].Shard != dirRow {
-			w.inserted++
-		}
-	}
-	return nil
-}
-
-func nullable(v int64, ok bool) driver.Value {
-	if !ok {
-		return nil
-	}
-	return v
-}
-
 // AddDir adds a directory with its metadata (mode, uid, gid, mtime; the
 // counters are ignored), or sets the metadata of a directory that files
 // already created. Directories that only files create have NULL
@@ -934,15 +708,25 @@ func (w *Writer) AddDir(d Dir) error {
 			return newErr(w.path, p, ErrConflict, "already a file")
 		}
 	}
-	if w.spilled {
-		return w.addSpilledDir(p, d)
+	spilled := func() error {
+		d.Path = p
+		switch dup, err := w.dspill.addDir(d); {
+		case err != nil:
+			return w.fail(err)
+		case dup:
+			return newErr(w.path, p, ErrDuplicate, "directory added twice")
+		}
+		return nil
+	}
+	if w.dspill != nil {
+		return spilled()
 	}
 	n, err := w.dirOf(p)
 	if err != nil {
 		return err
 	}
-	if n == nil { // the tree was spilled for this directory
-		return w.addSpilledDir(p, d)
+	if w.dspill != nil { // spilled for this directory
+		return spilled()
 	}
 	if n.explicit {
 		return newErr(w.path, p, ErrDuplicate, "directory added twice")
@@ -1211,18 +995,22 @@ func (w *Writer) cleanup() {
 	w.loopStop.Store(true)
 	w.stopLoop()
 	w.stopWrites()
-	if w.db != nil {
-		w.closeStmts()
-		if w.conn != nil {
-			w.conn.Close()
-		}
-		w.db.Close()
+	if w.idxFile != nil {
+		w.idxFile.Close()
+		w.idxFile = nil
 	}
 	if w.tmpIndex != "" {
 		os.Remove(w.tmpIndex)
 	}
-	if w.tmpScratch != "" {
-		os.Remove(w.tmpScratch)
+	if w.keysFile != nil {
+		w.keysFile.Close()
+		os.Remove(w.keysFile.Name())
+	}
+	if w.log != nil {
+		w.log.close()
+	}
+	if w.dspill != nil {
+		w.dspill.close()
 	}
 	w.syncing.Wait()
 	for _, s := range w.shards {
@@ -1279,7 +1067,7 @@ func (w *Writer) finish() error {
 		return err
 	}
 	w.stopWrites()
-	// The last shard is synced while SQLite completes the index (the
+	// The last shard is synced while the index is completed (the
 	// others were when the next one started).
 	w.syncShard(w.cur)
 	err := w.finishIndex()
@@ -1323,107 +1111,6 @@ func (w *Writer) syncShard(s *shardOut) {
 			w.syncMu.Unlock()
 		}
 	}()
-}
-
-// finishIndex writes the dirs, restores the schema's exact text, creates
-// the triggers and the planner's statistics, commits and syncs.
-func (w *Writer) finishIndex() error {
-	if err := w.finishDirs(); err != nil {
-		return err
-	}
-	// Put back the schema's own text for the tables whose parent column
-	// the load redefined (see loadDDL): the procedure SQLite documents for
-	// schema changes that do not touch the stored records (a generated
-	// VIRTUAL column is not stored), with the schema version bumped so
-	// that the connection reads the schema again.
-	var version int64
-	if err := w.conn.QueryRowContext(w.ctx, `PRAGMA schema_version`).Scan(&version); err != nil {
-		return w.sqlErr("reading schema_version", err)
-	}
-	if _, err := w.exec(`PRAGMA writable_schema = ON`); err != nil {
-		return w.sqlErr("writable_schema", err)
-	}
-	for _, e := range schema03 {
-		if e.Type == "table" && loadDDL(e) != e.SQL {
-			if _, err := w.exec(`UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?`, e.SQL, e.Name); err != nil {
-				return w.sqlErr("restoring the schema of "+e.Name, err)
-			}
-		}
-	}
-	for _, q := range []string{fmt.Sprintf(`PRAGMA schema_version = %d`, version+1), `PRAGMA writable_schema = OFF`} {
-		if _, err := w.exec(q); err != nil {
-			return w.sqlErr(q, err)
-		}
-	}
-	for _, e := range schema03 {
-		if e.Type == "trigger" {
-			if _, err := w.exec(e.SQL); err != nil {
-				return w.sqlErr("creating "+e.Name, err)
-			}
-		}
-	}
-	// barecat closes its index with PRAGMA optimize, which leaves
-	// sqlite_stat1 in every index with files. ANALYZE with a limit does
-	// the same in bounded time. This SQLite is built with STAT4, which
-	// barecat's usually is not: its sqlite_stat4 is dropped so that the
-	// schema is barecat's.
-	if w.submitted > 0 {
-		for _, q := range []string{`PRAGMA analysis_limit = 1000`, `ANALYZE files`, `ANALYZE dirs`, `DROP TABLE IF EXISTS sqlite_stat4`} {
-			if _, err := w.exec(q); err != nil {
-				return w.sqlErr(q, err)
-			}
-		}
-	}
-	if _, err := w.exec(`UPDATE config SET value_int = 1 WHERE key = 'use_triggers'`); err != nil {
-		return w.sqlErr("enabling triggers", err)
-	}
-	if _, err := w.exec("COMMIT"); err != nil {
-		return w.sqlErr("COMMIT", err)
-	}
-	if err := w.closeScratch(); err != nil {
-		return w.sqlErr("closing", err)
-	}
-	w.closeStmts()
-	if err := w.conn.Close(); err != nil {
-		return w.sqlErr("closing", err)
-	}
-	w.conn = nil
-	if err := w.db.Close(); err != nil {
-		return w.sqlErr("closing", err)
-	}
-	w.db = nil
-	if !fsync {
-		return nil
-	}
-	f, err := os.OpenFile(w.tmpIndex, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func (w *Writer) insertDirs(dirs []*dirNode) error {
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	const ins = "INSERT INTO dirs (path, num_subdirs, num_files, num_files_tree, size_tree, mode, uid, gid, mtime_ns) VALUES "
-	args := make([]any, 0, 9*insertBatch)
-	for len(dirs) > 0 {
-		n := min(len(dirs), insertBatch)
-		args = args[:0]
-		for _, d := range dirs[:n] {
-			args = append(args, d.Path, d.NumSubdirs, d.NumFiles, d.NumFilesTree, d.SizeTree,
-				nullable(d.Mode, d.HasMode), nullable(d.UID, d.HasUID), nullable(d.GID, d.HasGID), nullable(d.MtimeNs, d.HasMtime))
-		}
-		q := ins + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
-		if _, err := w.exec(q, args...); err != nil {
-			return w.sqlErr("inserting dirs", err)
-		}
-		dirs = dirs[n:]
-	}
-	return nil
 }
 
 // commit renames the shards, then the index, into place.

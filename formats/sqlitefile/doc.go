@@ -14,7 +14,9 @@
 // How: rows are appended to a table in rowid order and written to full
 // leaf pages as they come (memory does not grow with the rows, only with
 // the keys of the indexes, which are kept in order as they come if they
-// come nearly in order, as a tar's members do); Close sorts the keys of
+// come nearly in order, as a tar's members do, and, given
+// Options.TempFile, go out as sorted runs past Options.Memory, merged at
+// Close: then memory does not grow with the keys either); Close sorts the keys of
 // the indexes that are not in order, writes the index b-trees bottom up,
 // the interior pages of every table, and last the first page: the file
 // header and sqlite_schema. The result is an ordinary
@@ -25,12 +27,16 @@
 // would give them (as INSERT would store them), and declares the indexes
 // SQLite itself creates for a table's UNIQUE and PRIMARY KEY constraints
 // (Table.AutoIndex) and the INTEGER PRIMARY KEY column that is the rowid
-// (Table.RowidColumn). The writer reads the column definitions enough to
+// (Table.RowidColumn). A generated column's value is the caller's too,
+// computed as SQLite would: a VIRTUAL one is left out of the records and
+// kept in the keys of the indexes over it. Writer.Analyze writes
+// sqlite_stat1 as an ANALYZE would. The writer reads the column definitions enough to
 // hold the caller to that: it refuses, with ErrSchema, what it would
 // write otherwise than SQLite (a COLLATE other than BINARY, DESC in a
-// key, a generated column, an index whose column numbers are not the
-// columns its statement names, automatic indexes or a rowid column that
-// are not the statement's), and, with ErrType, a value that SQLite would
+// key, an index whose column numbers are not the columns its statement
+// names, automatic indexes or a rowid column that are not the
+// statement's, a WITHOUT ROWID table other than one keyed by its first
+// columns and without other indexes), and, with ErrType, a value that SQLite would
 // store in another type (text "12" in an INTEGER column, 3.0 in a NUMERIC
 // one, a number in a TEXT one, anything but an integer in a STRICT
 // table's INTEGER column) or a NULL in a NOT NULL column.

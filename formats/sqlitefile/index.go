@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 )
@@ -48,13 +49,30 @@ type index struct {
 	root    uint32
 
 	pending *pending // the keys gathered early, if they are (KeysEarly)
+	// noRowid: the keys are a WITHOUT ROWID table's records, the key
+	// columns first, no rowid after them.
+	noRowid bool
+	// stat, if not nil, counts for sqlite_stat1 (Writer.Analyze) the
+	// distinct values of the first i+1 columns, as plan goes through the
+	// keys in order.
+	stat []int64
+	// runs are the keys written out past the memory budget, spilled
+	// their number (see spill.go).
+	runs    []keyRun
+	spilled int
+	runFile *os.File
+	// order, if not nil, is the keys' order (a spill's sort leaves the
+	// keys where they are); free holds emptied chunks for newChunk.
+	order []entry
+	free  [][]byte
 }
 
 const chunkSize = 4 << 20
 
 // add keeps the key of a row, whose values have serial types rowSt (the
-// rowid column's, if any, being the rowid's).
-func (x *index) add(vals []Value, rowSt []uint64, alias int, rowid int64) {
+// rowid column's, if any, being the rowid's), and says how many bytes
+// it took.
+func (x *index) add(vals []Value, rowSt []uint64, alias int, rowid int64) int {
 	sum, body := 1, 0 // the rowid's serial type takes 1 byte
 	for _, c := range x.cols {
 		s := rowSt[c]
@@ -93,6 +111,7 @@ func (x *index) add(vals []Value, rowSt []uint64, alias int, rowid int64) {
 	if x.ordered {
 		x.keep(off)
 	}
+	return size + 2
 }
 
 // keySlack is room past a key's end that add may scribble on (it writes
@@ -132,7 +151,15 @@ func (x *index) newChunk(n int) {
 		}
 	}
 	carry := x.cur[from:]
-	ch := make([]byte, len(carry), max(size, len(carry)+n))
+	var ch []byte
+	if k := len(x.free) - 1; k >= 0 && cap(x.free[k]) >= len(carry)+n {
+		// After a spill: the chunks of before, largest first.
+		ch = x.free[k][:len(carry)]
+		x.free = x.free[:k]
+	}
+	if ch == nil {
+		ch = make([]byte, len(carry), max(size, len(carry)+n))
+	}
 	copy(ch, carry)
 	if x.cur != nil {
 		x.chunks = append(x.chunks, x.cur[:from])
@@ -277,6 +304,14 @@ var errStop = errors.New("stop")
 // each calls f with every record, in key order once sorted (the order
 // of the chunks before), and stops at f's first error.
 func (x *index) each(f func(ref uint64, r []byte) error) error {
+	if x.order != nil {
+		for _, e := range x.order {
+			if err := f(e.ref, x.at(e.ref)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if x.tail == nil {
 		return x.chunked(-1, f)
 	}
@@ -362,7 +397,12 @@ type entry struct {
 //
 // It says which way the keys went: 0 they were in order, 1 sortNearly,
 // 2 radixSorted.
-func (x *index) sort() int {
+func (x *index) sort() int { return x.sortKeys(true) }
+
+// sortKeys is sort; unless move, keys the radix sort orders stay where
+// they are, their order in x.order (a spill reads them once: a copy in
+// order would cost as much memory again).
+func (x *index) sortKeys(move bool) int {
 	x.seal()
 	if x.ordered {
 		return 0
@@ -388,7 +428,7 @@ func (x *index) sort() int {
 		ents = append(ents, entry{ref: ref})
 		return nil
 	})
-	x.radixSorted(ents)
+	x.radixSorted(ents, move)
 	return 2
 }
 
@@ -551,7 +591,7 @@ func merge(s []entry, mid int, buf []entry, cmp func(a, b entry) int) []entry {
 // the whole key: nearly in order, as often (the prefix may be that of a
 // column of a few values, the shard's number), by sortNearly, or else
 // fully.
-func (x *index) radixSorted(ents []entry) {
+func (x *index) radixSorted(ents []entry, move bool) {
 	nf := len(x.cols) + 1
 	f := 0 // the first field whose bytes differ between keys
 	for ; f < nf-1; f++ {
@@ -610,6 +650,10 @@ func (x *index) radixSorted(ents []entry) {
 			}
 		}
 		i = j
+	}
+	if !move {
+		x.order = ents
+		return
 	}
 
 	var sorted index
@@ -703,12 +747,15 @@ func hasNull(r []byte, nf int) bool {
 func (x *index) uniqueError(a, b []byte) error {
 	nk := len(x.cols)
 	va, vb := decodeRecord(a), decodeRecord(b)
-	return &UniqueError{
+	e := &UniqueError{
 		Index:  x.name,
 		Table:  x.t.name,
 		Values: va[:nk],
-		Rowids: [2]int64{va[nk].n, vb[nk].n},
 	}
+	if !x.noRowid {
+		e.Rowids = [2]int64{va[nk].n, vb[nk].n}
+	}
+	return e
 }
 
 // UniqueError is a UNIQUE constraint that the rows break: two of them
@@ -787,11 +834,26 @@ func (w *Writer) plan(x *index, ks keySource) (*indexPlan, error) {
 	var prev []byte
 	first := true
 	ovfl := 0
+	clear(x.stat)
 	err := ks.each(func(_ uint64, r []byte) error {
-		if x.unique {
-			if !first && cmpRecords(prev, r, nk) == 0 && !hasNull(r, nk) {
-				return x.uniqueError(prev, r)
+		if err := w.canceled(len(sizes)); err != nil {
+			return err
+		}
+		if x.unique && !first && cmpRecords(prev, r, nk) == 0 && !hasNull(r, nk) {
+			return x.uniqueError(prev, r)
+		}
+		if x.stat != nil {
+			// A new value of the first i+1 columns from the first
+			// column that differs on.
+			k := 0
+			for !first && k < nk && cmpRecords(prev, r, k+1) == 0 {
+				k++
 			}
+			for i := k; i < nk; i++ {
+				x.stat[i]++
+			}
+		}
+		if x.unique || x.stat != nil {
 			prev = append(prev[:0], r...) // r may not outlive the call
 			first = false
 		}
@@ -860,6 +922,9 @@ func (w *Writer) write(pl *indexPlan, ks keySource) (uint32, error) {
 	err := ks.each(func(ref uint64, r []byte) error {
 		k := i
 		i++
+		if err := w.canceled(k); err != nil {
+			return err
+		}
 		if di < len(divs) && divs[di] == k {
 			dref[di] = ks.stable(ref, r)
 			di++

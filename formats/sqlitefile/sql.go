@@ -272,7 +272,10 @@ func tableSQL(name, sql string) (string, *tableDef, error) {
 		// Table options: WITHOUT ROWID changes the b-tree; STRICT does not.
 		for ; t.kind != tkEOF && !l.isPunct(t, ';'); t = l.next() {
 			if l.is(t, "WITHOUT") {
-				return bad("WITHOUT ROWID tables are not supported")
+				if !l.is(l.next(), "ROWID") {
+					return bad("WITHOUT not followed by ROWID")
+				}
+				def.noRowid = true
 			}
 			if l.is(t, "STRICT") {
 				def.strict = true
@@ -280,6 +283,11 @@ func tableSQL(name, sql string) (string, *tableDef, error) {
 		}
 		l.pos = save
 		end = l.statementEnd()
+	}
+	if def.noRowid {
+		if why := def.withoutRowid(); why != "" {
+			return bad(why)
+		}
 	}
 	if def.strict {
 		for i := range def.cols {
@@ -298,7 +306,11 @@ type tableDef struct {
 	cols   []column
 	keys   [][]int // the columns of each automatic index, in order
 	rowid  int     // the INTEGER PRIMARY KEY column, or -1
+	pk     []int   // the PRIMARY KEY's columns, if any
 	strict bool
+	// noRowid: a WITHOUT ROWID table, whose b-tree is an index b-tree
+	// of whole rows in the order of its PRIMARY KEY.
+	noRowid bool
 }
 
 type column struct {
@@ -306,6 +318,41 @@ type column struct {
 	typ     string // the declared type, upper case, words joined by a blank
 	aff     affinity
 	notNull bool
+	// virtual: a generated column that is not stored (GENERATED ALWAYS
+	// AS (...) [VIRTUAL]): its value is in no record, only in the keys of
+	// the indexes over it.
+	virtual bool
+}
+
+// withoutRowid checks the one kind of WITHOUT ROWID table the writer
+// builds, and says what it cannot build of others ("" if nothing): the
+// PRIMARY KEY over the first columns, in order (SQLite's records then
+// hold the columns in the table's order), no other key, no generated
+// column. The key is the table's b-tree itself, not an automatic index.
+func (d *tableDef) withoutRowid() string {
+	if d.rowid >= 0 { // an INTEGER PRIMARY KEY is no rowid alias here
+		d.pk, d.rowid = []int{d.rowid}, -1
+	} else if len(d.keys) > 0 && slices.Equal(d.keys[0], d.pk) {
+		d.keys = d.keys[1:]
+	}
+	if len(d.pk) == 0 {
+		return "a WITHOUT ROWID table without a PRIMARY KEY"
+	}
+	if len(d.keys) > 0 {
+		return "a WITHOUT ROWID table with UNIQUE constraints"
+	}
+	for i, c := range d.pk {
+		if c != i {
+			return "a WITHOUT ROWID table whose PRIMARY KEY is not its first columns in order"
+		}
+		d.cols[c].notNull = true // as SQLite enforces
+	}
+	for _, c := range d.cols {
+		if c.virtual {
+			return "a WITHOUT ROWID table with a generated column"
+		}
+	}
+	return ""
 }
 
 // affinity is a column's type affinity (https://www.sqlite.org/datatype3.html):
@@ -391,6 +438,8 @@ func columnType(l *lexer, ts []token) (string, int) {
 // nothing): a key becomes an index, or the rowid's alias.
 func (d *tableDef) columnConstraints(l *lexer, ts []token, i, col int) string {
 	name, typ := d.cols[col].name, d.cols[col].typ
+	generated, stored := false, false
+	defer func() { d.cols[col].virtual = generated && !stored }()
 	for ; i < len(ts); i++ {
 		t := ts[i]
 		switch {
@@ -419,6 +468,7 @@ func (d *tableDef) columnConstraints(l *lexer, ts []token, i, col int) string {
 			if i+1 < len(ts) && l.is(ts[i+1], "DESC") {
 				return fmt.Sprintf("column %q: PRIMARY KEY DESC (the writer orders keys ascending)", name)
 			}
+			d.pk = []int{col}
 			if typ == "INTEGER" && d.rowid < 0 {
 				d.rowid = col // the rowid's alias: no index
 			} else {
@@ -427,7 +477,12 @@ func (d *tableDef) columnConstraints(l *lexer, ts []token, i, col int) string {
 		case l.is(t, "UNIQUE"):
 			d.key([]int{col})
 		case l.is(t, "GENERATED"), l.is(t, "AS"):
-			return fmt.Sprintf("column %q: generated columns are not supported", name)
+			// The caller gives the value SQLite would compute; a
+			// STORED one goes in the record, a VIRTUAL one (the
+			// default) only in index keys.
+			generated = true
+		case generated && l.is(t, "STORED"):
+			stored = true
 		}
 	}
 	return ""
@@ -472,6 +527,9 @@ func (d *tableDef) tableKey(l *lexer, ts []token) string {
 	}
 	if len(cols) == 0 {
 		return "a key without columns"
+	}
+	if pk {
+		d.pk = cols
 	}
 	if pk && len(cols) == 1 && d.cols[cols[0]].typ == "INTEGER" && d.rowid < 0 {
 		d.rowid = cols[0]

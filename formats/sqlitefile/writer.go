@@ -1,14 +1,19 @@
 package sqlitefile
 
 import (
+	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Errors, for errors.Is.
@@ -58,7 +63,23 @@ type Options struct {
 	// the rows' sizes tell), each index's keys are streamed instead, built
 	// anew from the rows for each of two passes and kept nowhere, which
 	// takes more time. 0 is DefaultMemory; negative streams always.
+	//
+	// With TempFile, it also bounds the keys that Append gathers for all
+	// the indexes together: past it, they are written out as sorted runs
+	// (see spill.go).
 	Memory int64
+	// Concurrent makes the keys that Append gathers for a table's
+	// indexes on other goroutines, one an index, beside the appends (see
+	// concurrent.go): the bytes of TextBytes and Blob values must then
+	// stay unchanged until Close returns, not only until Append does.
+	Concurrent bool
+	// Context, if not nil, stops Close's sorting, merging and writing of
+	// the indexes once it is done: Close then fails with its error.
+	Context context.Context
+	// TempFile, if not nil, gives a new temporary file (empty, open for
+	// reading and writing) for the keys past Memory. The writer closes
+	// and removes it when Close returns. Nil keeps every key in memory.
+	TempFile func() (*os.File, error)
 }
 
 // DefaultMemory is Options.Memory's default.
@@ -99,7 +120,20 @@ type Writer struct {
 	// the radix sort, and streamed from rows given again (KeysFrom), for
 	// tests to see each way taken.
 	sorted [4]int
+	stat   *statTable // Analyze's, nil if not called
 	closed bool
+
+	ctx        context.Context // Options.Context, or nil
+	concurrent bool            // Options.Concurrent
+	keyBytesA  atomic.Int64    // keyBytes, as the goroutines of Concurrent count them
+
+	// Keys past the budget (Options.TempFile; see spill.go).
+	tempFile func() (*os.File, error)
+	runs     *os.File
+	runEnd   int64
+	spillBuf *bufio.Writer
+	keyBytes int64 // of the keys the indexes that Append feeds hold
+	spillAt  int64 // keyBytes past which they are spilled; 0: never
 }
 
 const outFlush = 1 << 20
@@ -130,6 +164,14 @@ func New(f io.WriteSeeker, opts Options) (*Writer, error) {
 		ovfl:    make([]byte, ps),
 		names:   map[string]bool{},
 		npages:  1,
+	}
+	w.ctx, w.concurrent = opts.Context, opts.Concurrent
+	if opts.TempFile != nil {
+		w.tempFile = opts.TempFile
+		w.spillAt = opts.Memory
+		if w.spillAt <= 0 {
+			w.spillAt = DefaultMemory
+		}
 	}
 	if w.version == 0 {
 		w.version = DefaultVersion
@@ -203,6 +245,15 @@ type Table struct {
 	bytes    int64 // of the rows' records
 	early    int64 // KeysEarly's size, 0 when not called
 	started  bool  // the first row came
+	// virtual marks the generated columns that are not stored (nil if
+	// none): their values are left out of the records, kept in the keys.
+	virtual []bool
+	rv      []Value  // scratch: a record's values, the virtual left out
+	rst     []uint64 // scratch: their serial types
+	feed    *keyFeed // Options.Concurrent's batches, once rows came
+	// rowsIdx holds the records of a WITHOUT ROWID table (nil for a
+	// rowid table), written at Close as the index b-tree they are.
+	rowsIdx *index
 }
 
 // Table declares a table, created by createSQL (a CREATE TABLE statement
@@ -225,6 +276,15 @@ func (w *Writer) Table(name, createSQL string) *Table {
 	t.look = make([]uint8, len(def.cols))
 	for i := range def.cols {
 		t.look[i] = def.suspect(i)
+		if def.cols[i].virtual {
+			if t.virtual == nil {
+				t.virtual = make([]bool, len(def.cols))
+			}
+			t.virtual[i] = true
+		}
+	}
+	if def.noRowid {
+		t.rowsIdx = &index{name: name, t: t, cols: def.pk, unique: true, ordered: true, noRowid: true}
 	}
 	w.tables = append(w.tables, t)
 	w.order = append(w.order, t)
@@ -361,6 +421,9 @@ func (t *Table) index(name string, columns []int, unique bool) (*index, error) {
 	}
 	if len(columns) == 0 {
 		return nil, fmt.Errorf("%w: index %q: no columns", ErrSchema, name)
+	}
+	if t.rowsIdx != nil {
+		return nil, fmt.Errorf("%w: index %q: on WITHOUT ROWID table %q", ErrSchema, name, t.name)
 	}
 	for _, c := range columns {
 		if c < 0 {
@@ -545,10 +608,36 @@ func (t *Table) add(values []Value) error {
 		body -= serialSize(st[a])
 		st[a] = 0
 	}
+	recVals, recSt := values, st
+	if t.virtual != nil {
+		recVals, recSt = t.rv[:0], t.rst[:0]
+		for i := range values {
+			if i < len(t.virtual) && t.virtual[i] {
+				sum -= varintLen(st[i])
+				body -= serialSize(st[i])
+				continue
+			}
+			recVals, recSt = append(recVals, values[i]), append(recSt, st[i])
+		}
+		t.rv, t.rst = recVals, recSt
+	}
 	hdr := headerLen(sum)
 	size := hdr + body
 	if size > maxLength {
 		return fmt.Errorf("%w: table %q: a row of %d bytes", ErrTooLarge, t.name, size)
+	}
+	if x := t.rowsIdx; x != nil {
+		// A WITHOUT ROWID table: the record is an index key, kept for
+		// Close.
+		off, b := x.room(uvarintLen(size) + size)
+		putRecord(b[putUvarint(b, uint64(size)):], recVals, recSt, hdr)
+		x.n++
+		if x.ordered {
+			x.keep(off)
+		}
+		t.rows++
+		t.bytes += int64(size)
+		return nil
 	}
 	if size <= t.w.maxLocalTable {
 		// The common case, inline: the record goes straight into the leaf.
@@ -561,15 +650,29 @@ func (t *Table) add(values []Value) error {
 		c := t.tree.leaf.cell(sz)
 		k := putVarint(c, uint64(size))
 		k += putVarint(c[k:], uint64(rowid))
-		putRecord(c[k:], values, st, hdr)
+		putRecord(c[k:], recVals, recSt, hdr)
 		t.tree.last = rowid
-	} else if err := t.addLarge(rowid, values, st, hdr, size); err != nil {
+	} else if err := t.addLarge(rowid, recVals, recSt, hdr, size); err != nil {
 		return err
 	}
 	t.rows++
 	t.bytes += int64(size)
-	if len(t.idx) > 0 && t.keysFrom == nil {
+	if t.feed == nil && t.w.concurrent && len(t.idx) > 0 && t.keysFrom == nil {
+		t.feed = newKeyFeed(len(t.idx))
+	}
+	if t.feed != nil {
+		if err := t.feedKeys(values, st, rowid); err != nil {
+			t.w.fail(err)
+			return err
+		}
+	} else if len(t.idx) > 0 && t.keysFrom == nil {
 		t.addKeys(values, st, rowid)
+		if w := t.w; w.spillAt > 0 && w.keyBytes > w.spillAt {
+			if err := w.spillKeys(); err != nil {
+				w.fail(err)
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -772,7 +875,7 @@ func (t *Table) addKeys(values []Value, st []uint64, rowid int64) {
 		t.st = st
 	}
 	for _, x := range t.idx {
-		x.add(values, st, t.alias, rowid)
+		t.w.keyBytes += int64(x.add(values, st, t.alias, rowid))
 	}
 }
 
@@ -821,6 +924,7 @@ func (w *Writer) Close() error {
 		return ErrClosed
 	}
 	w.closed = true
+	defer w.closeRuns()
 	for _, t := range w.tables {
 		if !t.ready && w.err == nil {
 			w.fail(t.declared()) // a table with no rows
@@ -843,6 +947,9 @@ func (w *Writer) finish() error {
 	if err := w.finishTrees(); err != nil {
 		return err
 	}
+	if err := w.writeStat(); err != nil {
+		return err
+	}
 	seqRoot, err := w.writeSequence()
 	if err != nil {
 		return err
@@ -859,15 +966,29 @@ func (w *Writer) finish() error {
 // and keeps their roots for sqlite_schema.
 func (w *Writer) finishTrees() error {
 	for _, t := range w.tables {
-		root, err := w.finishTable(&t.tree, false)
+		var root uint32
+		var err error
+		if x := t.rowsIdx; x != nil {
+			root, err = w.buildIndex(x)
+		} else {
+			root, err = w.finishTable(&t.tree, false)
+		}
+		var ue *UniqueError
+		if errors.As(err, &ue) {
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("sqlitefile: table %q: %w", t.name, err)
 		}
 		t.root = root
 	}
+	w.drainKeys()
 	var idx []*index
 	for _, t := range w.tables {
 		idx = append(idx, t.idx...)
+	}
+	if err := w.spillRest(idx); err != nil {
+		return err
 	}
 	if w.wa != nil && len(idx) > 1 {
 		return w.buildParallel(idx, w.wa)
@@ -902,6 +1023,14 @@ func (w *Writer) finishTrees() error {
 // in order (see stream).
 func (w *Writer) prepareIndex(x *index) (keySource, *indexPlan, int, error) {
 	t := x.t
+	if len(x.runs) > 0 {
+		ks, err := w.merged(x)
+		if err != nil {
+			return ks, nil, 3, err
+		}
+		pl, err := w.plan(x, ks)
+		return ks, pl, 3, err
+	}
 	if p := x.pending; p != nil {
 		<-p.done
 		x.pending = nil
@@ -930,6 +1059,130 @@ func (w *Writer) prepareIndex(x *index) (keySource, *indexPlan, int, error) {
 	ks := x.source()
 	pl, err := w.plan(x, ks)
 	return ks, pl, way, err
+}
+
+// buildIndex sorts, plans and writes the b-tree of an index, one after
+// the other, and gives its root.
+func (w *Writer) buildIndex(x *index) (uint32, error) {
+	way := x.sort()
+	w.sorted[way]++
+	ks := x.source()
+	pl, err := w.plan(x, ks)
+	if err != nil {
+		return 0, err
+	}
+	w.rebalanced[0] += pl.fixed[0]
+	w.rebalanced[1] += pl.fixed[1]
+	root, err := w.write(pl, ks)
+	x.chunks, x.tail = nil, nil
+	return root, err
+}
+
+// statTable is sqlite_stat1's place among the schema's objects (see
+// Analyze).
+type statTable struct {
+	tables []string
+	root   uint32
+}
+
+// Analyze has Close write the table sqlite_stat1 as ANALYZE of the
+// given tables (in that order) would, at this place in sqlite_schema: a
+// row per index of each table that has rows, "N d1 d2 ...", N its rows
+// and di the average number of rows that share the index's first i
+// columns, rounded up (rounded down to 1 where it is 2 and the rows
+// nearly all differ), as SQLite writes them; the indexes of a table come
+// in the reverse of their declaration order, as SQLite lists them. The
+// figures are exact: those of an ANALYZE without an analysis_limit. It
+// may come after rows, before Close.
+func (w *Writer) Analyze(tables ...string) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return ErrClosed
+	}
+	if w.stat != nil {
+		err := fmt.Errorf("%w: Analyze called twice", ErrSchema)
+		w.fail(err)
+		return err
+	}
+	for _, name := range tables {
+		t := w.table(name)
+		if t == nil {
+			err := fmt.Errorf("%w: Analyze: table %q not declared", ErrSchema, name)
+			w.fail(err)
+			return err
+		}
+		for _, x := range t.indexes() {
+			x.stat = make([]int64, len(x.cols))
+		}
+	}
+	w.stat = &statTable{tables: tables}
+	w.order = append(w.order, w.stat)
+	return nil
+}
+
+// indexes are the table's indexes in declaration order; a WITHOUT ROWID
+// table's b-tree, the index of its PRIMARY KEY, is the first.
+func (t *Table) indexes() []*index {
+	if t.rowsIdx != nil {
+		return append([]*index{t.rowsIdx}, t.idx...)
+	}
+	return t.idx
+}
+
+// table is the table named name (any case), or nil.
+func (w *Writer) table(name string) *Table {
+	for _, t := range w.tables {
+		if strings.EqualFold(t.name, name) {
+			return t
+		}
+	}
+	return nil
+}
+
+// writeStat writes sqlite_stat1 (see Analyze) from the counts the
+// indexes' plans made.
+func (w *Writer) writeStat() error {
+	if w.stat == nil {
+		return nil
+	}
+	st := &Table{w: w, name: "sqlite_stat1", alias: -1}
+	st.tree.leaf = newPage(w.pageSize)
+	for _, name := range w.stat.tables {
+		t := w.table(name)
+		if t.rows == 0 {
+			continue
+		}
+		idx := t.indexes()
+		if len(idx) == 0 {
+			// A table without an index: its rows only.
+			if err := st.add([]Value{Text(t.name), Null(), Text(strconv.FormatInt(t.rows, 10))}); err != nil {
+				return err
+			}
+		}
+		for i := len(idx) - 1; i >= 0; i-- {
+			x := idx[i]
+			b := strconv.AppendInt(nil, t.rows, 10)
+			for _, d := range x.stat {
+				v := (t.rows + d - 1) / d
+				if v == 2 && t.rows*10 <= d*11 {
+					v = 1
+				}
+				b = append(b, ' ')
+				b = strconv.AppendInt(b, v, 10)
+			}
+			if err := st.add([]Value{Text(t.name), Text(x.name), Text(string(b))}); err != nil {
+				return err
+			}
+		}
+	}
+	root, err := w.finishTable(&st.tree, false)
+	if err != nil {
+		return fmt.Errorf("sqlitefile: sqlite_stat1: %w", err)
+	}
+	w.stat.root = root
+	return nil
 }
 
 // writeSequence writes sqlite_sequence, a row per AUTOINCREMENT table
@@ -991,6 +1244,8 @@ func (w *Writer) writeSchema(seqRoot uint32) (int, error) {
 			err = row("index", o.name, o.t.name, o.root, Text(o.sql))
 		case *schemaObject:
 			err = row(o.typ, o.name, o.table, 0, Text(o.sql))
+		case *statTable:
+			err = row("table", "sqlite_stat1", "sqlite_stat1", o.root, Text("CREATE TABLE sqlite_stat1(tbl,idx,stat)"))
 		}
 		if err != nil {
 			return 0, err
@@ -1147,5 +1402,15 @@ func (w *Writer) sub() *Writer {
 		tmp:     newPage(w.pageSize),
 		ovfl:    make([]byte, w.pageSize),
 		out:     make([]byte, 0, outFlush+w.pageSize),
+		ctx:     w.ctx,
 	}
+}
+
+// canceled is Options.Context's error, looked at once every 4096 keys
+// (k counts them).
+func (w *Writer) canceled(k int) error {
+	if w.ctx == nil || k&4095 != 0 {
+		return nil
+	}
+	return w.ctx.Err()
 }

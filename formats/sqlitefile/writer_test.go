@@ -581,9 +581,19 @@ func TestErrors(t *testing.T) {
 			w.Table("a", "CREATE TABLE a(x)")
 			return w.Index("A", "a", "CREATE INDEX A ON a(x)", []int{0}, false)
 		}},
-		{"without rowid", ErrSchema, func(w *Writer) error {
-			w.Table("a", "CREATE TABLE a(x PRIMARY KEY) WITHOUT ROWID")
+		{"without rowid, key not first", ErrSchema, func(w *Writer) error {
+			w.Table("a", "CREATE TABLE a(y, x PRIMARY KEY) WITHOUT ROWID")
 			return nil
+		}},
+		{"index on a without rowid table", ErrSchema, func(w *Writer) error {
+			w.Table("a", "CREATE TABLE a(x PRIMARY KEY, y) WITHOUT ROWID")
+			return w.Index("ay", "a", "CREATE INDEX ay ON a (y)", []int{1}, false)
+		}},
+		{"without rowid, repeated key", ErrUnique, func(w *Writer) error {
+			tb := w.Table("a", "CREATE TABLE a(x PRIMARY KEY, y) WITHOUT ROWID")
+			tb.Append(Text("k"), Int(1))
+			tb.Append(Text("k"), Int(2))
+			return w.Close()
 		}},
 		{"as select", ErrSchema, func(w *Writer) error { w.Table("a", "CREATE TABLE a AS SELECT 1"); return nil }},
 		{"temp", ErrSchema, func(w *Writer) error { w.Table("a", "CREATE TEMP TABLE a(x)"); return nil }},
@@ -865,7 +875,10 @@ func TestRefuseAffinity(t *testing.T) {
 	if err := refused(func(w *Writer) error { w.Table("s", "CREATE TABLE s(x VARCHAR) STRICT"); return nil }); !errors.Is(err, ErrSchema) {
 		t.Errorf("STRICT VARCHAR: %v", err)
 	}
-	if err := refused(func(w *Writer) error { w.Table("g", "CREATE TABLE g(x, y AS (x+1))"); return nil }); !errors.Is(err, ErrSchema) {
-		t.Errorf("generated column: %v", err)
+	if err := refused(func(w *Writer) error {
+		w.Table("g", "CREATE TABLE g(x PRIMARY KEY, y AS (x+1)) WITHOUT ROWID")
+		return nil
+	}); !errors.Is(err, ErrSchema) {
+		t.Errorf("generated column in a WITHOUT ROWID table: %v", err)
 	}
 }
