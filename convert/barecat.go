@@ -45,8 +45,10 @@ type BarecatOptions struct {
 	// Memory bounds what the conversion keeps in memory (bytes; 0 means
 	// barecat.DefaultMemory, 256 MiB): a sixteenth of it holds payloads
 	// staged by the workers and not yet written, the rest is the
-	// Writer's (barecat.WriterOptions.Memory), whose per-file part stops
-	// growing at a sixteenth of it. Nothing is held per member past that.
+	// Writer's (barecat.WriterOptions.Memory), which keeps a 64th for the
+	// index's keys and a 256th for its file log in memory and spills the
+	// rest to temporary files beside the archive. Nothing is held per
+	// member past that.
 	Memory int64
 	Scan   tarfile.Options
 	// Spool reads compressed shards through decompressed copies.
