@@ -200,7 +200,9 @@ func (w *Writer) Prepare(entries []Entry) *Batch {
 		if ext < 0 || b.exts[ext] != e.Ext {
 			if ext = slices.Index(b.exts, e.Ext); ext < 0 {
 				ext = len(b.exts)
-				b.exts, b.extAt = append(b.exts, e.Ext), append(b.extAt, i)
+				// A copy: the entry's strings may be views of the
+				// caller's buffers, which the batch outlives.
+				b.exts, b.extAt = append(b.exts, strings.Clone(e.Ext)), append(b.extAt, i)
 			}
 			lastExt = ext
 		}
