@@ -62,9 +62,9 @@ glzn would not find beside it gets a manifest, <index>.shards.json, naming
 them: ls, cat, verify and convert then need the index only. Compressed
 shards cannot be indexed in place: convert makes an indexed fold of them.
 
-Rows are the regular files of the shards, in tar order, keyed by the stem of
-their full name (the basename before its first dot; --stem path keeps the
-directory) with the lowercased rest as extension. Members without an
+Rows are the regular files of the shards, in tar order, each with its
+sample's key (the basename before its first dot; --stem path keeps the
+directory, as WebDataset keys samples) and the lowercased rest as extension. Members without an
 extension, or with white space in it, are skipped with a warning: glzn's
 loader cannot read them. --compat glzn reproduces glzn's own indexer
 instead: every header block is a row, named by its 100-byte name field.

@@ -163,8 +163,8 @@ func newVerifyCmd(e *env) *cobra.Command {
 		Use:   "verify DIR|FILE.taridx [SHARDS...] | verify LOADER_INDEX [SHARDS...] | verify X.barecat | verify X.tbl | verify SCDL_DIR",
 		Short: "Check that every row still matches the tar header at its offset",
 		Long: `Verify reads the tar headers of every shard and checks each row: a header at
-its offset, with the indexed size and a name whose stem and extension give
-the row's key and extension (a regular file, for indexes of the default
+its offset, with the indexed size and a name that gives the row's key and
+extension (a regular file, for indexes of the default
 mode). It also checks that the index covers exactly what the shards hold:
 every regular member with a usable extension (every header block, for an
 index in glzn's mode), so that members appended after indexing (tar rf) and

@@ -232,7 +232,7 @@ verifies members through them.`,
 	root.PersistentFlags().IntVar(&e.connections, "connections", remote.DefaultConnections,
 		"requests in flight at once to remote shards (http://, https://, s3://), across all of them")
 	root.PersistentFlags().StringVar(&e.memoryFlag, "memory", "",
-		"memory for what a command keeps of every member until the end (index rows and stems, the loaders' and a conversion's tables), such as 512MiB; past it, sorted runs spill to temporary files beside the output (default: each part's own: 24 MiB for a TARIDX, 16 MiB for TBL's metadata, 256 MiB for Barecat and the loaders' indexes)")
+		"memory for what a command keeps of every member until the end (index rows and sample keys, the loaders' and a conversion's tables), such as 512MiB; past it, sorted runs spill to temporary files beside the output (default: each part's own: 24 MiB for a TARIDX, 16 MiB for TBL's metadata, 256 MiB for Barecat and the loaders' indexes)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if e.connections < 1 {
 			return usagef("--connections must be at least 1")
