@@ -147,8 +147,9 @@ type Options struct {
 	// Progress, if set, is called from the ordered writer after each batch.
 	Progress func(p Progress)
 	// AheadMemory bounds the bytes of prepared batches of a CompactSink
-	// waiting for the writer (default 64 MiB): what lets every worker scan
-	// a shard of its own while the writer is still on an earlier one.
+	// waiting for the writer (default 8 MiB a worker, at most 256 MiB):
+	// what lets every worker scan a shard of its own while the writer is
+	// still on an earlier one.
 	AheadMemory int64
 }
 
@@ -179,7 +180,12 @@ const (
 	// the budget bounds by their bytes instead: a shard's batches wait in
 	// its queue until the writer reaches it.
 	compactQueueDepth = 4096
-	defaultAhead      = 64 << 20
+	// aheadPerWorker is the default AheadMemory a worker: enough for a
+	// worker to scan a shard of 250k members ahead of the writer, and
+	// small beside what a run keeps of every member, so that peak memory
+	// stays flat in the number of members.
+	aheadPerWorker = 8 << 20
+	maxAhead       = 256 << 20
 )
 
 // budget counts the batches in flight: scanned and not yet written. When
@@ -326,7 +332,7 @@ func Run(ctx context.Context, src Source, sink Sink, opts Options) error {
 	r.tickets = make(chan struct{}, 2*workers)
 	ahead := opts.AheadMemory
 	if ahead <= 0 {
-		ahead = defaultAhead
+		ahead = min(int64(workers)*aheadPerWorker, maxAhead)
 	}
 	r.inFlight = newBudget(ctx, batchesPerWorker*workers, ahead)
 	for range workers {

@@ -119,3 +119,38 @@ func TestLevelEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestLeafPlannerDividerSizes: planning as the keys go by keeps only the
+// dividers' sizes (memory per leaf, not per key), and they are the sizes
+// of the keys the plan makes dividers, the last leaf's fix-up included.
+func TestLeafPlannerDividerSizes(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	fixed := 0
+	for range 3000 {
+		n := 1 + r.IntN(300)
+		sizes := make([]uint16, n)
+		for i := range sizes {
+			sizes[i] = uint16(3 + r.IntN(120))
+		}
+		lp := leafPlanner{room: 504}
+		for _, s := range sizes {
+			lp.add(s)
+		}
+		leaves, divs, dsz, fix := lp.finish()
+		if fix {
+			fixed++
+		}
+		wantLeaves, wantDivs, wantFix := planLeaves(sizes, 504)
+		if !reflect.DeepEqual(leaves, wantLeaves) || !reflect.DeepEqual(divs, wantDivs) || fix != wantFix {
+			t.Fatalf("plan differs from planLeaves: %v %v against %v %v", leaves, divs, wantLeaves, wantDivs)
+		}
+		for i, d := range divs {
+			if dsz[i] != sizes[d] {
+				t.Fatalf("divider %d (key %d) has size %d, want %d", i, d, dsz[i], sizes[d])
+			}
+		}
+	}
+	if fixed == 0 {
+		t.Fatal("no plan needed the last leaf's fix-up: the case is untested")
+	}
+}

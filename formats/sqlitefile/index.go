@@ -802,7 +802,6 @@ func (x *index) source() keySource {
 // so that indexes can be written side by side, each at its own pages (see
 // buildParallel).
 type indexPlan struct {
-	sizes  []uint16 // each key's leaf cell size
 	leaves []span
 	divs   []int    // keys between the leaves
 	levels []level2 // interior levels, from the leaves' parents up
@@ -825,18 +824,15 @@ func (w *Writer) plan(x *index, ks keySource) (*indexPlan, error) {
 		return pl, nil
 	}
 	nk := len(x.cols)
-	// The cells' sizes (cells are smaller than pages), in memory kept for
-	// the next index: fresh memory costs its page faults.
-	sizes := w.sizes[:0]
-	if cap(sizes) < ks.n {
-		sizes = make([]uint16, 0, ks.n)
-	}
+	// The leaves are planned as the keys go by, keeping the sizes of the
+	// dividers only: memory per leaf, not per key.
+	lp := leafPlanner{room: w.usable - 8}
 	var prev []byte
 	first := true
 	ovfl := 0
 	clear(x.stat)
 	err := ks.each(func(_ uint64, r []byte) error {
-		if err := w.canceled(len(sizes)); err != nil {
+		if err := w.canceled(lp.n); err != nil {
 			return err
 		}
 		if x.unique && !first && cmpRecords(prev, r, nk) == 0 && !hasNull(r, nk) {
@@ -857,26 +853,21 @@ func (w *Writer) plan(x *index, ks keySource) (*indexPlan, error) {
 			prev = append(prev[:0], r...) // r may not outlive the call
 			first = false
 		}
-		sizes = append(sizes, uint16(w.indexCellSize(len(r))))
+		lp.add(uint16(w.indexCellSize(len(r))))
 		// Every key lies once in the tree, in a leaf or as a divider,
 		// and its overflow pages with it.
 		ovfl += w.overflowPages(len(r), w.maxLocalIndex)
 		return nil
 	})
-	pl.sizes = sizes
 	if err != nil {
 		return pl, err
 	}
-	leaves, divs, fixed := planLeaves(sizes, w.usable-8)
+	leaves, divs, dsz, fixed := lp.finish()
 	if fixed {
 		pl.fixed[0]++
 	}
 	pl.leaves, pl.divs = leaves, divs
 	pages := len(leaves) + ovfl
-	dsz := make([]uint16, len(divs))
-	for i, d := range divs {
-		dsz[i] = sizes[d]
-	}
 	for kids := len(leaves); kids > 1; {
 		spans, up, fixed := planInterior(dsz, w.usable-12)
 		if fixed {
@@ -912,8 +903,7 @@ func (w *Writer) write(pl *indexPlan, ks keySource) (uint32, error) {
 	if ks.n == 0 {
 		return w.emit(p.finish(leafIndex, 0, 0))
 	}
-	sizes, leaves, divs := pl.sizes, pl.leaves, pl.divs
-	defer func() { w.sizes = sizes[:0] }()
+	leaves, divs := pl.leaves, pl.divs
 
 	// The leaves, walking the keys again; the dividers' places are kept.
 	kids := make([]uint32, 0, len(leaves))
@@ -988,25 +978,53 @@ func (w *Writer) indexCellSize(p int) int {
 // from the next. A last leaf left empty (the last key went up) takes the
 // last key back, the leaf before giving its own last key up instead.
 func planLeaves(sizes []uint16, room int) (leaves []span, divs []int, fixed bool) {
-	lo, used := 0, 0
-	for i, s := range sizes {
-		sz := 2 + max(int(s), 4)
-		if used+sz > room {
-			leaves = append(leaves, span{lo, i})
-			divs = append(divs, i)
-			lo, used = i+1, 0
-			continue
-		}
-		used += sz
+	lp := leafPlanner{room: room}
+	for _, s := range sizes {
+		lp.add(s)
 	}
-	leaves = append(leaves, span{lo, len(sizes)})
+	leaves, divs, _, fixed = lp.finish()
+	return leaves, divs, fixed
+}
+
+// leafPlanner is planLeaves as the keys go by: it keeps the leaves, the
+// dividers and their sizes, not every key's size.
+type leafPlanner struct {
+	room         int
+	n, lo, used  int
+	leaves       []span
+	divs         []int
+	dsz          []uint16 // the dividers' cell sizes
+	last         uint16   // the size of the key before this one
+	beforeLatest uint16   // the size of the key before the latest divider
+}
+
+func (lp *leafPlanner) add(s uint16) {
+	i := lp.n
+	lp.n++
+	defer func() { lp.last = s }()
+	sz := 2 + max(int(s), 4)
+	if lp.used+sz > lp.room {
+		lp.leaves = append(lp.leaves, span{lp.lo, i})
+		lp.divs, lp.dsz = append(lp.divs, i), append(lp.dsz, s)
+		lp.beforeLatest = lp.last
+		lp.lo, lp.used = i+1, 0
+		return
+	}
+	lp.used += sz
+}
+
+// finish gives the plan: a last leaf left empty takes the last key back,
+// and the key before it divides instead.
+func (lp *leafPlanner) finish() (leaves []span, divs []int, dsz []uint16, fixed bool) {
+	leaves, divs, dsz = append(lp.leaves, span{lp.lo, lp.n}), lp.divs, lp.dsz
 	if n := len(leaves); n > 1 && leaves[n-1].lo == leaves[n-1].hi {
 		leaves[n-2].hi--
 		divs[n-2]--
+		dsz[n-2] = lp.beforeLatest
 		leaves[n-1].lo--
 		fixed = true
 	}
-	return leaves, divs, fixed
+	return leaves, divs, dsz, fixed
 }
 
 // planInterior splits an interior level of an index b-tree into pages of

@@ -104,8 +104,6 @@ type Writer struct {
 	tmp    page   // interior and index pages being built
 	ovfl   []byte // an overflow page being built
 
-	sizes []uint16 // scratch: the cell sizes of an index (see build)
-
 	tables []*Table
 	order  []any // *Table and explicit *index, in creation order
 	names  map[string]bool
@@ -983,6 +981,15 @@ func (w *Writer) finishTrees() error {
 		t.root = root
 	}
 	w.drainKeys()
+	if w.spillAt > 0 && w.keyBytesA.Load() > w.spillAt {
+		// The indexes' goroutines count their keys as they take them,
+		// maybe after Append last looked: keys past the budget go out
+		// here, whatever the goroutines' timing.
+		w.keyBytesA.Store(0)
+		if err := w.spillKeys(); err != nil {
+			return err
+		}
+	}
 	var idx []*index
 	for _, t := range w.tables {
 		idx = append(idx, t.idx...)
