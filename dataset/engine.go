@@ -147,7 +147,7 @@ type Options struct {
 	// Progress, if set, is called from the ordered writer after each batch.
 	Progress func(p Progress)
 	// AheadMemory bounds the bytes of prepared batches of a CompactSink
-	// waiting for the writer (default 8 MiB a worker, at most 256 MiB):
+	// waiting for the writer (default 4 MiB a worker, at most 256 MiB):
 	// what lets every worker scan a shard of its own while the writer is
 	// still on an earlier one.
 	AheadMemory int64
@@ -181,10 +181,10 @@ const (
 	// its queue until the writer reaches it.
 	compactQueueDepth = 4096
 	// aheadPerWorker is the default AheadMemory a worker: enough for a
-	// worker to scan a shard of 250k members ahead of the writer, and
+	// worker to scan 130k members ahead of the writer, and
 	// small beside what a run keeps of every member, so that peak memory
 	// stays flat in the number of members.
-	aheadPerWorker = 8 << 20
+	aheadPerWorker = 4 << 20
 	maxAhead       = 256 << 20
 )
 
