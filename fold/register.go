@@ -207,7 +207,9 @@ func recodes(c registry.Conversion, dst string) bool {
 	}
 	shards, _, err := Shards(c.Srcs, c.Values.String("fold"))
 	if err != nil {
-		return false
+		// The conversion says what is wrong with them (several folds,
+		// none chosen; a shard missing), not "nothing to convert".
+		return true
 	}
 	need, _ := spool.Needed(shards)
 	return need
@@ -232,7 +234,7 @@ func claims(path string) bool {
 }
 
 // ErrChooseFold: a directory holds several folds and none was chosen.
-var ErrChooseFold = errors.New("the directory holds several folds: choose one")
+var ErrChooseFold = errors.New("the directory holds several folds: choose one with --fold")
 
 // OpenOptions are the tar format's own options for registry.Open.
 type OpenOptions struct {

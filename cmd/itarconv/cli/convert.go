@@ -137,7 +137,7 @@ func parseSize(s string) (int64, error) {
 func tarSources(args []string, foldName string) ([]string, string, error) {
 	shards, name, err := fold.Shards(args, foldName)
 	if errors.Is(err, fold.ErrChooseFold) {
-		return nil, "", usagef("%v with --fold", err)
+		return nil, "", usageError{err}
 	}
 	return shards, name, err
 }
@@ -215,7 +215,11 @@ func resolveConvertFlags(e *env, fl *convertFlags, srcs []string, dst string) (s
 	}
 	c := fl.conversion(srcs)
 	if src := registry.Lookup(fl.from); fl.from == fl.to && (src.Recodes == nil || !src.Recodes(c, dst)) {
-		return 0, usagef("convert: %s is already %s: nothing to convert", strings.Join(srcs, " "), label(fl.to))
+		hint := ""
+		if fl.to == fold.FormatName {
+			hint = " (--shard-size writes new shards; index indexes these in place)"
+		}
+		return 0, usagef("convert: %s is already %s: nothing to convert%s", strings.Join(srcs, " "), label(fl.to), hint)
 	}
 	if err := checkConvertFlags(fl.formats, c); err != nil {
 		return 0, err

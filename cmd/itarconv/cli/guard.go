@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/convert"
+	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/remote"
@@ -25,7 +26,8 @@ import (
 // them.
 func userMistake(err error) bool {
 	return errors.Is(err, shardset.ErrUsage) || errors.Is(err, pathguard.ErrNameTooLong) ||
-		errors.Is(err, pathguard.ErrSameInput) || errors.Is(err, pathguard.ErrOutputIsInput)
+		errors.Is(err, pathguard.ErrSameInput) || errors.Is(err, pathguard.ErrOutputIsInput) ||
+		errors.Is(err, fold.ErrChooseFold)
 }
 
 // guardErr makes the user's mistakes usage errors (exit 2).
