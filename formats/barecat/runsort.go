@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/itarconv/itarconv/internal/kmerge"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -133,45 +134,17 @@ func (s *runSorter) each(fn func(rec []byte) error) error {
 	if err := add(&cursor{mem: s.mem, run: len(s.runs)}); err != nil {
 		return err
 	}
-	less := func(i, j int) bool {
-		c := s.cmp(h[i].rec, h[j].rec)
-		return c < 0 || c == 0 && h[i].run < h[j].run
+	less := func(a, b *cursor) bool {
+		c := s.cmp(a.rec, b.rec)
+		return c < 0 || c == 0 && a.run < b.run
 	}
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			if r := l + 1; r < len(h) && less(r, l) {
-				l = r
-			}
-			if !less(l, i) {
-				return
-			}
-			h[i], h[l] = h[l], h[i]
-			i = l
-		}
-	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for len(h) > 0 {
-		c := h[0]
-		if err := fn(c.rec); err != nil {
-			return err
-		}
+	return kmerge.Merge(h, less, func(c *cursor) error { return fn(c.rec) }, func(c *cursor) (bool, error) {
 		ok, err := next(c)
 		if err != nil {
-			return fmt.Errorf("reading %s: %w", s.f.Name(), err)
+			return false, fmt.Errorf("reading %s: %w", s.f.Name(), err)
 		}
-		if !ok {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		down(0)
-	}
-	return nil
+		return ok, nil
+	})
 }
 
 // close removes the runs' file.

@@ -121,8 +121,9 @@ func TestLevelEdges(t *testing.T) {
 }
 
 // TestLeafPlannerDividerSizes: planning as the keys go by keeps only the
-// dividers' sizes (memory per leaf, not per key), and they are the sizes
-// of the keys the plan makes dividers, the last leaf's fix-up included.
+// dividers' sizes (memory per leaf, not per key), yet gives the plan made
+// over every key's size at once (referenceLeaves), and the dividers' sizes
+// are those of the keys it makes dividers, the last leaf's fix-up included.
 func TestLeafPlannerDividerSizes(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	fixed := 0
@@ -140,9 +141,9 @@ func TestLeafPlannerDividerSizes(t *testing.T) {
 		if fix {
 			fixed++
 		}
-		wantLeaves, wantDivs, wantFix := planLeaves(sizes, 504)
+		wantLeaves, wantDivs, wantFix := referenceLeaves(sizes, 504)
 		if !reflect.DeepEqual(leaves, wantLeaves) || !reflect.DeepEqual(divs, wantDivs) || fix != wantFix {
-			t.Fatalf("plan differs from planLeaves: %v %v against %v %v", leaves, divs, wantLeaves, wantDivs)
+			t.Fatalf("plan differs from the reference: %v %v against %v %v", leaves, divs, wantLeaves, wantDivs)
 		}
 		for i, d := range divs {
 			if dsz[i] != sizes[d] {
@@ -153,4 +154,29 @@ func TestLeafPlannerDividerSizes(t *testing.T) {
 	if fixed == 0 {
 		t.Fatal("no plan needed the last leaf's fix-up: the case is untested")
 	}
+}
+
+// referenceLeaves is the plan over every key's size at once, as the writer
+// made it when it kept them all: greedy leaves, and a last leaf left empty
+// taking the last key back.
+func referenceLeaves(sizes []uint16, room int) (leaves []span, divs []int, fixed bool) {
+	lo, used := 0, 0
+	for i, s := range sizes {
+		sz := 2 + max(int(s), 4)
+		if used+sz > room {
+			leaves = append(leaves, span{lo, i})
+			divs = append(divs, i)
+			lo, used = i+1, 0
+			continue
+		}
+		used += sz
+	}
+	leaves = append(leaves, span{lo, len(sizes)})
+	if n := len(leaves); n > 1 && leaves[n-1].lo == leaves[n-1].hi {
+		leaves[n-2].hi--
+		divs[n-2]--
+		leaves[n-1].lo--
+		fixed = true
+	}
+	return leaves, divs, fixed
 }

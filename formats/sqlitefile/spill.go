@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/itarconv/itarconv/internal/kmerge"
 )
 
 // Keys past the budget: with Options.TempFile, the keys that Append
@@ -145,19 +147,8 @@ func (w *Writer) spillRest(idx []*index) error {
 // a merge of the runs, in order, kept nowhere but for the keys that
 // divide the leaves (as stream keeps them).
 func (w *Writer) merged(x *index) (keySource, error) {
-	div := &index{}
 	runs, f := x.runs, x.runFile
-	return keySource{
-		n:    x.spilled,
-		each: func(fn func(ref uint64, r []byte) error) error { return mergeRuns(f, runs, fn) },
-		stable: func(_ uint64, r []byte) uint64 {
-			b := div.alloc(uvarintLen(len(r)) + len(r))
-			copy(b[putUvarint(b, uint64(len(r))):], r)
-			ci := len(div.chunks) - 1
-			return uint64(ci)<<32 | uint64(len(div.chunks[ci])-len(b))
-		},
-		at: div.at,
-	}, nil
+	return dividerKeys(x.spilled, func(fn func(ref uint64, r []byte) error) error { return mergeRuns(f, runs, fn) }), nil
 }
 
 // runCursor reads a run's keys one at a time, in place in its buffer
@@ -261,42 +252,14 @@ func heapMerge(f *os.File, runs []keyRun, fn func(ref uint64, r []byte) error) e
 			h = append(h, c)
 		}
 	}
-	less := func(i, j int) bool { return cmpRecords(h[i].key, h[j].key, -1) < 0 }
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			if r := l + 1; r < len(h) && less(r, l) {
-				l = r
-			}
-			if !less(l, i) {
-				return
-			}
-			h[i], h[l] = h[l], h[i]
-			i = l
-		}
-	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for len(h) > 0 {
-		c := h[0]
-		if err := fn(0, c.key); err != nil {
-			return err
-		}
+	less := func(a, b *runCursor) bool { return cmpRecords(a.key, b.key, -1) < 0 }
+	return kmerge.Merge(h, less, func(c *runCursor) error { return fn(0, c.key) }, func(c *runCursor) (bool, error) {
 		ok, err := c.next()
 		if err != nil {
-			return fmt.Errorf("sqlitefile: reading keys from %s: %w", f.Name(), err)
+			return false, fmt.Errorf("sqlitefile: reading keys from %s: %w", f.Name(), err)
 		}
-		if !ok {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		down(0)
-	}
-	return nil
+		return ok, nil
+	})
 }
 
 // closeRuns closes and removes the keys' temporary file.

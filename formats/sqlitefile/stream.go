@@ -17,12 +17,19 @@ const streamWindow = 64
 // that would go before one given already ends the pass with errDisorder
 // (the keys are then gathered and sorted in memory). Only the keys that
 // divide the leaves are kept, for the interior pages: the memory an index
-// takes is then its cells' sizes, two bytes a key, whatever its keys.
+// takes is then its leaves' dividers, whatever its keys.
 func (t *Table) stream(x *index) keySource {
+	return dividerKeys(int(t.rows), func(f func(ref uint64, r []byte) error) error { return t.streamPass(x, f) })
+}
+
+// dividerKeys is a source of n keys that each pass makes anew (each), and
+// that keeps only the keys stable is asked for (the leaves' dividers), in
+// chunks of its own.
+func dividerKeys(n int, each func(func(ref uint64, r []byte) error) error) keySource {
 	div := &index{}
 	return keySource{
-		n:    int(t.rows),
-		each: func(f func(ref uint64, r []byte) error) error { return t.streamPass(x, f) },
+		n:    n,
+		each: each,
 		stable: func(_ uint64, r []byte) uint64 {
 			b := div.alloc(uvarintLen(len(r)) + len(r))
 			copy(b[putUvarint(b, uint64(len(r))):], r)

@@ -39,6 +39,10 @@
 // s*T_1/members is the time per member that did not run in parallel. It is
 // what lets a 2-core machine judge whether a job will scale to 16 or 128.
 //
+// The lines "bytes written" say what each index run wrote (its outputs and
+// the loaders' files beside the shards), measured after the warm-up run:
+// what an index for every loader weighs against a TARIDX alone.
+//
 // The targets print as PASS/FAIL lines where they apply (the
 // 16-core ones when 16 is among the worker counts); a missed
 // target is a measurement and still exits 0. Only the ratios within one run

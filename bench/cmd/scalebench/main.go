@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -99,6 +100,10 @@ type job struct {
 	argv    func(w int) []string // the command line, without the binary
 	prep    func() error         // untimed, before each timed run
 	times   map[int][]float64
+	// written reports the bytes a run wrote, measured after the warm-up
+	// run (nil: not reported).
+	written func() (int64, error)
+	bytes   int64
 }
 
 // baseline is a command of the system's own, run on the same inputs as
@@ -183,10 +188,20 @@ func runBench(cfg config, repro string) error {
 		return errors.Join(e.cleanOut(), removeExtras(tinyDir, tinyShards))
 	}
 	verifyIdx := filepath.Join(tmp, "verify", "v.taridx")
+	// What an index run wrote: its outputs, and the loaders' files beside
+	// the shards.
+	indexBytes := func() (int64, error) {
+		a, err := treeBytes(e.out, nil)
+		if err != nil {
+			return 0, err
+		}
+		b, err := treeBytes(tinyDir, tinyShards)
+		return a + b, err
+	}
 	jobs := []*job{
-		{name: "index (TARIDX)", data: "tiny", members: tiny.Members, base: tarTF, prep: clean,
+		{name: "index (TARIDX)", data: "tiny", members: tiny.Members, base: tarTF, prep: clean, written: indexBytes,
 			argv: func(w int) []string { return cat([]string{"index", "-q", "-o", out("i.taridx")}, ws(w), tinyShards) }},
-		{name: "index --format all", data: "tiny", members: tiny.Members, base: tarTF, prep: clean,
+		{name: "index --format all", data: "tiny", members: tiny.Members, base: tarTF, prep: clean, written: indexBytes,
 			argv: func(w int) []string {
 				return cat([]string{"index", "-q", "--format", "all", "-o", out("i.taridx")}, ws(w), tinyShards)
 			}},
@@ -240,6 +255,13 @@ func runBench(cfg config, repro string) error {
 		if _, err := e.timeJob(j, maxW); err != nil {
 			return err
 		}
+		if j.written != nil {
+			n, err := j.written()
+			if err != nil {
+				return err
+			}
+			j.bytes = n
+		}
 		if _, err := e.timeBase(j.base, maxW); err != nil {
 			return err
 		}
@@ -284,6 +306,7 @@ func runBench(cfg config, repro string) error {
 		"kib":  fmt.Sprintf("%d members of 1-20 KiB", kib.Members),
 		"gz":   fmt.Sprintf("%d one-byte members, gzip", gz.Members),
 	})
+	printWritten(os.Stdout, jobs, tiny.Members)
 	fmt.Println()
 	printTargets(os.Stdout, cfg, jobs, tiny.Members, kib.Members)
 	fmt.Println()
@@ -439,6 +462,38 @@ func removeExtras(dir string, shards []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// treeBytes is the size of the regular files under dir, but for skip's.
+func treeBytes(dir string, skip []string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || slices.Contains(skip, p) {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n += info.Size()
+		}
+		return err
+	})
+	return n, err
+}
+
+// printWritten says what the jobs that report it wrote, and its ratio to
+// the first's: what an index for every loader weighs against a TARIDX.
+func printWritten(w io.Writer, jobs []*job, members int) {
+	var first *job
+	for _, j := range jobs {
+		if j.written == nil {
+			continue
+		}
+		if first == nil {
+			first = j
+		}
+		fmt.Fprintf(w, "bytes written by %s: %.1f MB, %.1f bytes a member (%.2fx %s)\n",
+			j.name, float64(j.bytes)/1e6, float64(j.bytes)/float64(members), float64(j.bytes)/float64(max(first.bytes, 1)), first.name)
+	}
 }
 
 // each is one command per file: argv then the file.
