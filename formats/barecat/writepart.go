@@ -31,14 +31,15 @@ type PartStats struct {
 // WritePart writes one task's part of a partitioned run into dir, an
 // empty directory the caller made: what MergeParts needs to join this
 // task's rows (a contiguous share of the whole dataset's rows, in order)
-// with the other tasks' into exactly what WriteRows writes over all rows.
+// with the other tasks' into the archive WriteRows writes over all rows,
+// but for where its shards are cut.
 //
-// The part holds its files' bytes as they will lie in the archive's
-// shards (CRC-32C computed, cut where WriteRows would cut them were this
-// share the whole dataset) and, in the rows file, every file and
-// directory row with its metadata. What depends on the other parts (the
-// archive's shard boundaries, duplicate paths, the directories' counts)
-// is decided by MergeParts. Rows that WriteRows refuses whatever the
+// The part's local shards are final shards of the archive: its files'
+// bytes as they will lie there (CRC-32C computed, cut where WriteRows
+// would cut them were this share the whole dataset), which the merge
+// links into place unchanged; the rows file holds every file and
+// directory row with its metadata. What depends on the other parts
+// (duplicate paths, the directories' counts) is decided by MergeParts. Rows that WriteRows refuses whatever the
 // other parts hold (a path that cannot be normalized, a file larger than
 // opts.ShardSize) are refused here. On error, dir is left empty.
 func WritePart(ctx context.Context, src dataset.PayloadSource, dir string, opts RowsOptions) (*PartStats, error) {
