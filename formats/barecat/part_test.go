@@ -90,7 +90,8 @@ func archiveSource(t testing.TB, index string) func() dataset.PayloadSource {
 // memSource is a dataset given shard by shard, for the rows a Barecat
 // source cannot have (a path twice, links, the root). Rows named with a
 // "@" prefix are read through OpenPayload; with a "%" prefix they lie in
-// a file (FileRegions), where the kernel copies them.
+// a file (FileRegions), where the kernel copies them; with a "&" prefix
+// too, but the row does not hold them (and OpenPayload refuses them).
 type memSource struct {
 	shards [][]dataset.Row
 	data   map[string][]byte
@@ -115,6 +116,10 @@ func newMemSource(t testing.TB, shards [][]dataset.Row) *memSource {
 			case strings.HasPrefix(name, "%"):
 				s.at[name] = int64(len(region))
 				region = append(region, r.Inline...)
+			case strings.HasPrefix(name, "&"):
+				s.at[name] = int64(len(region))
+				region = append(region, r.Inline...)
+				r.Inline = nil
 			}
 		}
 	}
@@ -140,6 +145,9 @@ func (s *memSource) Scan(_ context.Context, shard int, emit func([]dataset.Row) 
 	return emit(rows)
 }
 func (s *memSource) OpenPayload(r *dataset.Row) (io.Reader, error) {
+	if _, ok := s.at[string(r.Name)]; ok && r.Inline == nil {
+		return nil, fmt.Errorf("%s: read through OpenPayload, though it lies in a file", r.Name)
+	}
 	return bytes.NewReader(s.data[string(r.Name)]), nil
 }
 func (s *memSource) PayloadFile(r *dataset.Row) (*os.File, int64, bool) {
@@ -849,4 +857,44 @@ func FuzzPartRows(f *testing.F) {
 		}
 		t.Fatal("more records than bytes")
 	})
+}
+
+// TestWritePartBytesInFiles: a source whose rows do not hold their bytes
+// but say where they lie (FileRegions, as tar shards do) has them read
+// on the workers for their CRC-32C and copied by the kernel, never read
+// through OpenPayload by the writer.
+func TestWritePartBytesInFiles(t *testing.T) {
+	var shards [][]dataset.Row
+	var want []byte
+	for i := range 40 {
+		data := strings.Repeat(string(rune('a'+i%26)), 100+i*37)
+		shards = append(shards, []dataset.Row{fileRow(fmt.Sprintf("&f%02d", i), data, int64(i)), fileRow(fmt.Sprintf("&e%02d", i), "", 1)})
+		want = append(want, data...)
+	}
+	mk := func() dataset.PayloadSource { return newMemSource(t, shards) }
+	out := filepath.Join(t.TempDir(), "merged.barecat")
+	dirs, got, ms, err := runParts(t, mk, []int{0, 13, 40}, out, RowsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Files != 80 || got.Bytes != int64(len(want)) || ms.BytesCopied != 0 {
+		t.Fatalf("%+v %+v", got, ms)
+	}
+	linkedShards(t, out, dirs)
+	var all []byte
+	for _, sh := range mustGlob(t, out+"-shard-*") {
+		b, err := os.ReadFile(sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	if !bytes.Equal(all, want) {
+		t.Fatalf("the shards hold %d bytes, not the files' %d", len(all), len(want))
+	}
+	a := mustOpen(t, out)
+	rep, err := a.Verify(context.Background())
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %v", err, rep.Problems)
+	}
 }
