@@ -593,3 +593,99 @@ func TestMergePartsArguments(t *testing.T) {
 		t.Errorf("output: %v", err)
 	}
 }
+
+// TestWriteRangeMatchesWriteRows: parts written in place (WriteRange)
+// merge into the file WriteRows writes over the whole source, byte for
+// byte, with the same stats; without LZ4 the samples' bytes are the
+// tasks' own (the merge renames their data file: the same inode, no byte
+// copied), with it the parts are copied as WritePart's are.
+func TestWriteRangeMatchesWriteRows(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range partDatasets(t) {
+		for _, oc := range partOptCases {
+			t.Run(d.name+"/"+oc.name, func(t *testing.T) {
+				t.Parallel()
+				ref := filepath.Join(t.TempDir(), "whole.tbl")
+				o := oc.opts
+				o.Workers = 2
+				want, err := WriteRows(ctx, d.whole, ref, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantBytes, err := os.ReadFile(ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, split := range testSplits(d.shards) {
+					dir := t.TempDir()
+					var parts []string
+					for k := range len(split) - 1 {
+						p := filepath.Join(dir, fmt.Sprintf("part%02d", k))
+						if err := os.Mkdir(p, 0o755); err != nil {
+							t.Fatal(err)
+						}
+						o := oc.opts
+						o.Workers = 1 + k%3
+						if _, err := WriteRange(ctx, d.whole, split[k], split[k+1], p, dir, o); err != nil {
+							t.Fatalf("split %v: task %d: %v", split, k, err)
+						}
+						parts = append(parts, p)
+					}
+					data := mustGlobOne(t, filepath.Join(dir, "tbl-*.data"), !oc.opts.LZ4)
+					var before os.FileInfo
+					if data != "" {
+						if before, err = os.Stat(data); err != nil {
+							t.Fatal(err)
+						}
+					}
+					out := filepath.Join(dir, "merged.tbl")
+					got, ms, err := MergeParts(ctx, parts, out, oc.opts)
+					if err != nil {
+						t.Fatalf("split %v: %v", split, err)
+					}
+					gotBytes, err := os.ReadFile(out)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(gotBytes, wantBytes) {
+						t.Fatalf("split %v: %d bytes, want %d: first difference at %d", split, len(gotBytes), len(wantBytes), firstDiff(gotBytes, wantBytes))
+					}
+					got.Output = want.Output
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("split %v: stats\n%+v\nwant\n%+v", split, got, want)
+					}
+					if n, ok := d.boundary[oc.name]; ok && isEach(split) && ms.BoundaryMembers != n {
+						t.Errorf("split %v: %d metadata members paired across tasks, want %d", split, ms.BoundaryMembers, n)
+					}
+					if oc.opts.LZ4 {
+						continue
+					}
+					after, err := os.Stat(out)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !ms.InPlace || ms.BytesCopied != 0 || ms.Linked || ms.BytesInPlace != int64(len(wantBytes))-int64(headerLen(want.Version))-want.Samples*int64(entryLen(want.Version))-int64(ms.MetaBytes) || !os.SameFile(before, after) {
+						t.Errorf("split %v: merge stats %+v; the output is the tasks' data file: %v", split, ms, os.SameFile(before, after))
+					}
+				}
+			})
+		}
+	}
+}
+
+// mustGlobOne returns the one file matching pattern ("" when none and
+// none is wanted).
+func mustGlobOne(t testing.TB, pattern string, want bool) string {
+	t.Helper()
+	m, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != map[bool]int{true: 1}[want] {
+		t.Fatalf("%s: %q", pattern, m)
+	}
+	if len(m) == 0 {
+		return ""
+	}
+	return m[0]
+}
