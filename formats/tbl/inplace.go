@@ -77,6 +77,12 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 	if opts.Compat != "" {
 		return nil, fmt.Errorf("%s: %q: %w", dir, opts.Compat, ErrCompat)
 	}
+	whole := opts.Select // for the count, over the whole dataset
+	if sel := opts.Select; sel != nil {
+		// The task's passes see shards lo..hi-1 as 0..hi-lo-1; Select
+		// sees them as the whole dataset numbers them (as the count).
+		opts.Select = func(shard int, r *dataset.Row) (string, error) { return sel(lo+shard, r) }
+	}
 	sliced := func(counting bool) (dataset.PayloadSource, error) {
 		src, err := newSource(counting)
 		if err != nil {
@@ -103,7 +109,7 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 		registry.CloseSource(counting)
 		return nil, fmt.Errorf("writing a TBL part in %s: shards %d to %d of %d", dir, lo, hi, counting.NumShards())
 	}
-	sel := &selector{sel: opts.Select, skipped: map[string]int64{}, src: counting}
+	sel := &selector{sel: whole, skipped: map[string]int64{}, src: counting}
 	sel.files, _ = counting.(dataset.ShardFiles)
 	targets := map[string]*dataset.Row{}
 	cs := &countSink{sel: sel, src: counting, noMetaMembers: opts.NoMetaMembers, targets: targets,

@@ -689,3 +689,61 @@ func mustGlobOne(t testing.TB, pattern string, want bool) string {
 	}
 	return m[0]
 }
+
+// TestWriteRangeSelectShards: Select sees every row under its shard's
+// number in the whole dataset, in both passes of every task.
+func TestWriteRangeSelectShards(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range partDatasets(t) {
+		src, err := d.whole(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shardOf := map[string]int{}
+		for k := range src.NumShards() {
+			if err := src.Scan(ctx, k, func(rows []dataset.Row) error {
+				for _, r := range rows {
+					shardOf[string(r.Name)] = k
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var calls atomic.Int64
+		opts := RowsOptions{Select: func(shard int, r *dataset.Row) (string, error) {
+			calls.Add(1)
+			if want := shardOf[string(r.Name)]; shard != want {
+				return "", fmt.Errorf("%s: shard %d, want %d", r.Name, shard, want)
+			}
+			return skipDotSkip(shard, r)
+		}}
+		split := testSplits(d.shards)[1]
+		dir := t.TempDir()
+		for _, lz4 := range []bool{false, true} {
+			if err := os.Mkdir(filepath.Join(dir, fmt.Sprint(lz4)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for k := range len(split) - 1 {
+			p := filepath.Join(dir, fmt.Sprintf("part%02d", k))
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, lz4 := range []bool{false, true} {
+				o := opts
+				o.LZ4 = lz4
+				pp := filepath.Join(p, fmt.Sprint(lz4))
+				if err := os.Mkdir(pp, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := WriteRange(ctx, d.whole, split[k], split[k+1], pp, filepath.Join(dir, fmt.Sprint(lz4)), o); err != nil {
+					t.Fatalf("%s: split %v, task %d, lz4 %v: %v", d.name, split, k, lz4, err)
+				}
+			}
+		}
+		if len(shardOf) > 0 && calls.Load() == 0 {
+			t.Fatalf("%s: Select never called", d.name)
+		}
+	}
+}
