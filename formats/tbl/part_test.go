@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -745,5 +746,77 @@ func TestWriteRangeSelectShards(t *testing.T) {
 		if len(shardOf) > 0 && calls.Load() == 0 {
 			t.Fatalf("%s: Select never called", d.name)
 		}
+	}
+}
+
+// TestMergeInPlaceErrors: a merge of parts written in place refuses,
+// leaving nothing at the output, a data file that is gone, a task's
+// share that is not in it (its entries zeroed, as a task that never
+// wrote leaves them), and parts of the two kinds.
+func TestMergeInPlaceErrors(t *testing.T) {
+	ctx := context.Background()
+	var d *partDataset
+	for _, x := range partDatasets(t) {
+		if x.name == "v2-rich" {
+			d = x
+		}
+	}
+	split := []int{0, d.shards / 3, 2 * d.shards / 3, d.shards}
+	write := func(t *testing.T) (dir string, parts []string, data string) {
+		dir = t.TempDir()
+		for k := range len(split) - 1 {
+			p := filepath.Join(dir, fmt.Sprintf("part%02d", k))
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := WriteRange(ctx, d.whole, split[k], split[k+1], p, dir, RowsOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, p)
+		}
+		return dir, parts, mustGlobOne(t, filepath.Join(dir, "tbl-*.data"), true)
+	}
+	for _, c := range []struct {
+		name   string
+		damage func(t *testing.T, parts []string, data string)
+		want   string
+	}{
+		{"gone", func(t *testing.T, _ []string, data string) { os.Remove(data) }, "no such file"},
+		{"not-written", func(t *testing.T, parts []string, data string) {
+			var info partInfo
+			b, err := os.ReadFile(filepath.Join(parts[1], partInfoName))
+			if err != nil || json.Unmarshal(b, &info) != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(data, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			zeros := make([]byte, info.Samples*int64(entryLen(2)))
+			if _, err := f.WriteAt(zeros, int64(headerLen(2))+info.InPlace.First*int64(entryLen(2))); err != nil {
+				t.Fatal(err)
+			}
+		}, "a task did not write its share"},
+		{"mixed", func(t *testing.T, parts []string, _ string) {
+			os.RemoveAll(parts[2])
+			os.Mkdir(parts[2], 0o755)
+			if _, err := WritePart(ctx, d.slice(split[2], split[3]), parts[2], RowsOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}, "parts of two runs"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, parts, data := write(t)
+			c.damage(t, parts, data)
+			out := filepath.Join(dir, "merged.tbl")
+			_, _, err := MergeParts(ctx, parts, out, RowsOptions{})
+			if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%v, want ErrPart saying %q", err, c.want)
+			}
+			if _, err := os.Lstat(out); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("the output is there: %v", err)
+			}
+		})
 	}
 }
