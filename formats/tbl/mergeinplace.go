@@ -209,7 +209,8 @@ func (w *partWrites) finishInPlace(ctx context.Context, k int) error {
 
 // walkPartMeta writes the blocks of a part written in place, numbered as
 // the output has them already: those an earlier part's member gives its
-// first sample first, then part.meta's but for its first sample's.
+// first sample first, then part.meta's, but for its first sample's where
+// those replace them.
 func (m *merger) walkPartMeta(ctx context.Context, p *mergePart, meta blockWriter, data bool) error {
 	ip := p.info.InPlace
 	var hb []byte
@@ -247,7 +248,7 @@ func (m *merger) walkPartMeta(ctx context.Context, p *mergePart, meta blockWrite
 		if int64(size) > sc.end-sc.off {
 			return p.errf(partMetaName, at, "a metadata block of %d bytes, %d left", size, sc.end-sc.off)
 		}
-		if sample == lo {
+		if sample == lo && p.headSet {
 			sc.skip(int64(size))
 			continue
 		}
