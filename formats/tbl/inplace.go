@@ -39,7 +39,10 @@ import (
 // (trailing.meta); the merge gives them to the next task's first sample
 // (its index entry is rewritten in place, its blocks replaced).
 
-const partMetaName = "part.meta"
+const (
+	partMetaName = "part.meta"
+	partDataName = "data.tbl" // a hard link to the run's data file
+)
 
 // inPlace is the record of a part written in place.
 type inPlace struct {
@@ -166,13 +169,35 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 		return nil, err
 	}
 	defer data.Close()
+	// Every task of the run makes the file as long as the data's end,
+	// which they all know alike: its size then stays the same while they
+	// write (each part records it), and no task's truncate cuts another's
+	// bytes.
+	if fi, err := data.Stat(); err != nil {
+		return nil, err
+	} else if fi.Size() < hdr+sel.n*ent+cs.bytes {
+		if err := data.Truncate(hdr + sel.n*ent + cs.bytes); err != nil {
+			return nil, fmt.Errorf("%s: %w", abs, err)
+		}
+	}
+	// The part holds the data file too, as a hard link: where the parts
+	// are gathered from several machines (each task's data file then
+	// holds its own share), the merge copies each share from its part's
+	// file; where every part's is the one file, it copies nothing.
+	linkPath := filepath.Join(dir, partDataName)
+	if err := os.Link(abs, linkPath); err != nil {
+		// No hard links here: parts copied by the merge.
+		return WritePart(ctx, sliced, dir, opts)
+	}
 	metaPath := filepath.Join(dir, partMetaName)
 	meta, err := os.OpenFile(metaPath, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
+		os.Remove(linkPath)
 		return nil, err
 	}
 	fail := func(err error) (*PartStats, error) {
 		os.Remove(metaPath)
+		os.Remove(linkPath)
 		os.Remove(filepath.Join(dir, partTrailingName))
 		return nil, err
 	}

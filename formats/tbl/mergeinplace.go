@@ -27,8 +27,8 @@ func (m *merger) mergeInPlace(ctx context.Context) error {
 		switch {
 		case ip == nil:
 			return p.errf(partInfoName, -1, "written as a copy, the other parts in place: parts of two runs")
-		case ip.Data != first.Data || ip.Layout != first.Layout || ip.Total != first.Total || ip.DataSize != first.DataSize:
-			return p.errf(partInfoName, -1, "in place into %s (layout %s), the first part into %s (layout %s): parts of two runs", ip.Data, ip.Layout, first.Data, first.Layout)
+		case ip.Layout != first.Layout || ip.Total != first.Total || ip.DataSize != first.DataSize:
+			return p.errf(partInfoName, -1, "written in place for layout %s, the first part for layout %s: parts of two runs", ip.Layout, first.Layout)
 		case ip.First != samples || ip.DataOffset != m.hdrLen+ip.Total*m.entLen+bytes:
 			return p.errf(partInfoName, -1, "samples from %d at offset %d, the parts before end at sample %d, offset %d", ip.First, ip.DataOffset, samples, m.hdrLen+ip.Total*m.entLen+bytes)
 		case p.dropLast != ip.TrailPaired:
@@ -41,11 +41,24 @@ func (m *merger) mergeInPlace(ctx context.Context) error {
 		return fmt.Errorf("%s: the parts hold %d samples of %d bytes, the data file %d of %d: %w", first.Data, samples, bytes, first.Total, first.DataSize, ErrPart)
 	}
 	dataEnd := m.hdrLen + first.Total*m.entLen + first.DataSize
-	f, err := os.OpenFile(first.Data, os.O_RDWR, 0)
+	// The first part's data file is the output; a part whose file is
+	// another (parts gathered from several machines) has its share
+	// copied into it: its index entries and its samples' bytes.
+	target := filepath.Join(m.parts[0].dir, partDataName)
+	f, err := os.OpenFile(target, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("%w (%w)", err, ErrPart)
 	}
 	defer f.Close()
+	tfi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	for _, p := range m.parts[1:] {
+		if err := m.gather(ctx, f, tfi, p); err != nil {
+			return err
+		}
+	}
 	// Each task's index entries are checked against its record below: a
 	// task that did not write its share leaves zeros there. (The file
 	// may end before dataEnd: empty samples last.)
@@ -93,19 +106,63 @@ func (m *merger) mergeInPlace(ctx context.Context) error {
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("writing %s: %w", first.Data, err)
 	}
+	// The output is one more name of the file (the parts keep theirs
+	// until they are removed), else the part's name renamed.
+	dir, base := filepath.Split(m.out)
+	if dir == "" {
+		dir = "."
+	}
+	tmp := filepath.Join(dir, strings.TrimSuffix(safefile.TempName(base), "*")+"inplace")
+	os.Remove(tmp)
+	if err := os.Link(target, tmp); err != nil {
+		tmp = target
+	}
 	rename := safefile.RenameNoReplace
 	if m.opts.Overwrite {
 		rename = os.Rename
 	}
-	if err := rename(first.Data, m.out); err != nil {
+	if err := rename(tmp, m.out); err != nil {
+		if tmp != target {
+			os.Remove(tmp)
+		}
 		return fmt.Errorf("writing %s: %w", m.out, err)
 	}
-	dir := filepath.Dir(m.out)
 	safefile.SyncDir(dir)
-	if d := filepath.Dir(first.Data); d != dir {
-		safefile.SyncDir(d)
+	// The run's name of the file goes: a task run again must not write
+	// into the output.
+	if fi, err := os.Stat(first.Data); err == nil && os.SameFile(fi, tfi) {
+		os.Remove(first.Data)
 	}
-	m.mstats.InPlace, m.mstats.BytesInPlace = true, first.DataSize
+	m.mstats.InPlace, m.mstats.BytesInPlace = true, first.DataSize-m.mstats.BytesCopied
+	return nil
+}
+
+// gather copies part p's share into the output's data file f (of info
+// fi), unless p's data file is that file.
+func (m *merger) gather(ctx context.Context, f *os.File, fi os.FileInfo, p *mergePart) error {
+	src, err := os.Open(filepath.Join(p.dir, partDataName))
+	if err != nil {
+		return fmt.Errorf("%w (%w)", err, ErrPart)
+	}
+	defer src.Close()
+	sfi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	if os.SameFile(fi, sfi) {
+		return nil
+	}
+	ip := p.info.InPlace
+	idx := m.hdrLen + ip.First*m.entLen
+	for _, r := range [][2]int64{{idx, p.info.Samples * m.entLen}, {ip.DataOffset, ip.DataBytes}} {
+		if r[0]+r[1] > sfi.Size() {
+			return p.errf(partDataName, sfi.Size(), "%d bytes, its share ends at %d", sfi.Size(), r[0]+r[1])
+		}
+		if _, err := filecopy.RangeContext(ctx, f, r[0], src, r[0], r[1]); err != nil {
+			return fmt.Errorf("copying %s's share into %s: %w", src.Name(), f.Name(), err)
+		}
+	}
+	m.mstats.BytesCopied += ip.DataBytes
 	return nil
 }
 

@@ -781,7 +781,7 @@ func TestMergeInPlaceErrors(t *testing.T) {
 		damage func(t *testing.T, parts []string, data string)
 		want   string
 	}{
-		{"gone", func(t *testing.T, _ []string, data string) { os.Remove(data) }, "no such file"},
+		{"gone", func(t *testing.T, parts []string, _ string) { os.Remove(filepath.Join(parts[1], partDataName)) }, "no such file"},
 		{"not-written", func(t *testing.T, parts []string, data string) {
 			var info partInfo
 			b, err := os.ReadFile(filepath.Join(parts[1], partInfoName))
@@ -818,5 +818,56 @@ func TestMergeInPlaceErrors(t *testing.T) {
 				t.Fatalf("the output is there: %v", err)
 			}
 		})
+	}
+}
+
+// TestMergeInPlaceGathered: parts written in place on several machines
+// and gathered on one (each part's data file its own, holding only its
+// share) merge into the same file, each share copied from its part.
+func TestMergeInPlaceGathered(t *testing.T) {
+	ctx := context.Background()
+	var d *partDataset
+	for _, x := range partDatasets(t) {
+		if x.name == "v2-rich" {
+			d = x
+		}
+	}
+	ref := filepath.Join(t.TempDir(), "whole.tbl")
+	if _, err := WriteRows(ctx, d.whole, ref, RowsOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	split := []int{0, 1, d.shards / 2, d.shards}
+	dir := t.TempDir()
+	var parts []string
+	for k := range len(split) - 1 {
+		// Each machine's own data directory.
+		machine := filepath.Join(dir, fmt.Sprintf("machine%d", k))
+		p := filepath.Join(machine, "part")
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := WriteRange(ctx, d.whole, split[k], split[k+1], p, machine, RowsOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	out := filepath.Join(dir, "merged.tbl")
+	_, ms, err := MergeParts(ctx, parts, out, RowsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%d bytes, want %d: first difference at %d", len(got), len(want), firstDiff(got, want))
+	}
+	if !ms.InPlace || ms.BytesCopied == 0 || ms.BytesInPlace == 0 {
+		t.Fatalf("merge stats %+v", ms)
 	}
 }
