@@ -22,16 +22,21 @@ import (
 // pass, which places every sample: its number, and without LZ4 or hard
 // links its offset), then writes the index entries and bytes of its own
 // share straight into one data file that all the tasks of the run share,
-// where the finished file has them. The part holds only what follows
-// the data (its samples' metadata blocks, part.meta) and its record. The
-// merge then writes the metadata section after the data, the header
-// over the first bytes, and renames the data file into place: no sample
-// byte is copied, on any file system that several processes can write
-// one file of (a local one, NFS; the tasks write disjoint ranges).
+// where the finished file has them. The part holds that file as a hard
+// link (data.tbl), the blocks that follow the data (its samples'
+// metadata, part.meta) and its record. The merge then writes the
+// metadata section after the data and the header over the first bytes,
+// and makes the file the output: no sample byte is copied, on any file
+// system that several processes can write one file of (a local one, NFS;
+// the tasks write disjoint ranges). Parts gathered from several machines
+// (each part's data.tbl a file of its own, holding its share) are merged
+// too, each share copied into the first part's file.
 //
 // The data file is named after a digest of the layout (the options, and
 // every shard's name, size, modification time and count), so that the
-// tasks of one run meet in one file and another run's tasks do not.
+// tasks of one run meet in one file and another run's tasks do not; every
+// task makes it as long as the data's end, which they all know alike, so
+// that its size stays what each part records while the others write.
 //
 // Where a metadata member at the end of one task's share pairs with the
 // first sample of the next, the first task leaves the member out (the
