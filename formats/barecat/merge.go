@@ -21,38 +21,41 @@ import (
 )
 
 // MergeStats describes how MergeParts made the archive out of the parts.
-// Barecat keeps a file's bytes as they are wherever it lies, so the merge
-// never rewrites payload bytes: each shard of the archive is a part's
-// local shard unchanged (a hard link), or ranges of the parts' shards
-// copied one after the other (in the kernel where the system allows).
-// The index is always built anew from the parts' rows.
+// Each part's local shards become the archive's next shards as they are
+// (a hard link, renamed into place with the index), so the merge moves no
+// payload bytes; a shard is copied (in the kernel where the system allows)
+// only where the file system has no hard links or the part lies on
+// another one. The index is always built anew from the parts' rows.
 type MergeStats struct {
 	Parts        int   `json:"parts"`
 	Rows         int64 `json:"rows"`          // file and directory rows put into the index
 	ShardsLinked int   `json:"shards_linked"` // shards that are a part's shard, linked
-	ShardsCopied int   `json:"shards_copied"` // shards assembled from ranges of the parts' shards
+	ShardsCopied int   `json:"shards_copied"` // shards copied from a part's shard
 	BytesLinked  int64 `json:"bytes_linked"`
 	BytesCopied  int64 `json:"bytes_copied"`
 }
 
 // MergeParts joins the parts (their directories, in task order) into out:
-// the same shard files byte for byte as WriteRows writes over all the rows,
-// and an index whose rows, in every table, are the single run's (the
-// root directory's mtime excepted: WriteRows takes the time it starts,
-// unless a row gives the root's metadata). The SQLite file itself need
-// not be byte-identical.
+// the same files, with the same paths, bytes and metadata, in the same
+// order as WriteRows writes over all the rows, and an index whose
+// directories' rows are the single run's (the root directory's mtime
+// excepted: WriteRows takes the time it starts, unless a row gives the
+// root's metadata). The shard boundaries may differ from the single
+// run's: the archive's shards are the parts' local shards in task order
+// (each within the shard size limit), so a part's last shard may be
+// smaller than the limit allows, and the files' shard numbers and offsets
+// are those of the part's shard they lie in.
 //
-// It reads every part's rows file first, checking it whole, and works out
-// where the archive's shards start (WriteRows' rule over the files' sizes
-// across the parts), so that a damaged or missing part is reported before
-// anything is written. It then builds each shard from the parts' shards
-// (os.Link where one is the shard unchanged, else copies of ranges with
-// internal/filecopy) while it puts the rows into the index through the
-// Writer, in order: duplicate paths, a path both a file and a directory,
-// and the directories' counts come out as in the single run. Everything
-// is written under temporary names and renamed into place only when
-// complete (opts.Overwrite as for WriteRows); the parts are not changed.
-// It returns the RowsStats WriteRows would.
+// It reads every part's rows file first, checking it whole, and its local
+// shards' sizes, so that a damaged or missing part is reported before
+// anything is written. It then links each local shard to its archive
+// shard's temporary name (copying it only where linking fails) while it
+// puts the rows into the index through the Writer, in order: duplicate
+// paths, a path both a file and a directory, and the directories' counts
+// come out as in the single run. Everything is renamed into place only
+// when complete (opts.Overwrite as for WriteRows); the parts are not
+// changed. It returns the RowsStats WriteRows would, but for the number
+// of shards.
 func MergeParts(ctx context.Context, parts []string, out string, opts RowsOptions) (*RowsStats, *MergeStats, error) {
 	if len(parts) == 0 {
 		return nil, nil, fmt.Errorf("barecat: merging into %s: no parts: %w", out, ErrPart)
@@ -124,39 +127,14 @@ type mergePart struct {
 	dir    string
 	rows   string   // its rows file
 	shards []string // its local shard files
+	first  int      // the archive's number of its local shard 0
 	sum    *partSummary
 }
 
-// outShard is one shard of the archive: ranges of the parts' local
-// shards, one after the other.
+// outShard is one shard of the archive: a part's local shard whole.
 type outShard struct {
-	size   int64
-	ranges []partRange
-}
-
-type partRange struct {
 	part, shard int
-	off, n      int64
-}
-
-// placer is WriteRows' rule for cutting shards: a file that would take
-// the current shard past the limit starts the next one, unless the shard
-// is empty.
-type placer struct {
-	limit int64
-	n     int   // shards started
-	size  int64 // bytes in the current one
-}
-
-func (p *placer) place(size int64) (shard int, off int64, started bool) {
-	if p.n == 0 || p.size > 0 && size > p.limit-p.size {
-		p.n++
-		p.size = 0
-		started = true
-	}
-	off = p.size
-	p.size += size
-	return p.n - 1, off, started
+	size        int64
 }
 
 // openPart opens a part's rows file for reading.
@@ -183,9 +161,8 @@ func planMerge(ctx context.Context, dirs []string, shardSize int64) (*mergePlan,
 	if plan.limit == 0 {
 		plan.limit = UnlimitedShardSize
 	}
-	pl := placer{limit: plan.limit}
-	for pi, dir := range dirs {
-		mp := &mergePart{dir: dir, rows: filepath.Join(dir, partRowsName)}
+	for _, dir := range dirs {
+		mp := &mergePart{dir: dir, rows: filepath.Join(dir, partRowsName), first: len(plan.shards)}
 		plan.parts = append(plan.parts, mp)
 		f, pr, err := mp.open()
 		if err != nil {
@@ -197,7 +174,7 @@ func planMerge(ctx context.Context, dirs []string, shardSize int64) (*mergePlan,
 				return nil, ctx.Err()
 			}
 			at := pr.off
-			r, ls, loff, err := pr.next()
+			r, _, _, err := pr.next()
 			if err == io.EOF {
 				break
 			}
@@ -205,26 +182,9 @@ func planMerge(ctx context.Context, dirs []string, shardSize int64) (*mergePlan,
 				f.Close()
 				return nil, err
 			}
-			if r.kind != recFile {
-				continue
-			}
-			if r.size > plan.limit {
+			if r.kind == recFile && r.size > plan.limit {
 				f.Close()
 				return nil, pr.errAt(at, "file %s of %d bytes, past the shard size limit %d", human.Name(r.path), r.size, plan.limit)
-			}
-			gs, _, started := pl.place(r.size)
-			if started {
-				plan.shards = append(plan.shards, outShard{})
-			}
-			sh := &plan.shards[gs]
-			sh.size += r.size
-			if r.size == 0 {
-				continue
-			}
-			if k := len(sh.ranges) - 1; k >= 0 && sh.ranges[k].part == pi && sh.ranges[k].shard == ls && sh.ranges[k].off+sh.ranges[k].n == loff {
-				sh.ranges[k].n += r.size
-			} else {
-				sh.ranges = append(sh.ranges, partRange{part: pi, shard: ls, off: loff, n: r.size})
 			}
 		}
 		f.Close()
@@ -242,8 +202,11 @@ func planMerge(ctx context.Context, dirs []string, shardSize int64) (*mergePlan,
 				return nil, fmt.Errorf("%s: not a regular file: %w", name, ErrPart)
 			case st.Size() != want:
 				return nil, fmt.Errorf("%s: %d bytes, the rows file says %d (truncated or changed): %w", name, st.Size(), want, ErrPart)
+			case want > plan.limit:
+				return nil, fmt.Errorf("%s: %d bytes, past the shard size limit %d: %w", name, want, plan.limit, ErrPart)
 			}
 			mp.shards = append(mp.shards, name)
+			plan.shards = append(plan.shards, outShard{part: len(plan.parts) - 1, shard: j, size: want})
 		}
 		if _, err := os.Stat(filepath.Join(dir, partShardName(len(mp.shards)))); err == nil {
 			return nil, fmt.Errorf("%s: %s, which the rows file does not list: %w", dir, partShardName(len(mp.shards)), ErrPart)
@@ -257,13 +220,12 @@ func planMerge(ctx context.Context, dirs []string, shardSize int64) (*mergePlan,
 // conflicts and the directories' counts.
 func (plan *mergePlan) replay(ctx context.Context, w *Writer, out string, ms *MergeStats) (*RowsStats, error) {
 	stats := &RowsStats{Output: out, Skipped: map[string]int64{}}
-	pl := placer{limit: plan.limit}
 	for _, mp := range plan.parts {
 		f, pr, err := mp.open()
 		if err != nil {
 			return nil, err
 		}
-		err = replayPart(ctx, w, mp, pr, &pl, stats)
+		err = replayPart(ctx, w, mp, pr, stats)
 		f.Close()
 		if err != nil {
 			return nil, err
@@ -276,12 +238,12 @@ func (plan *mergePlan) replay(ctx context.Context, w *Writer, out string, ms *Me
 	return stats, nil
 }
 
-func replayPart(ctx context.Context, w *Writer, mp *mergePart, pr *partReader, pl *placer, stats *RowsStats) error {
+func replayPart(ctx context.Context, w *Writer, mp *mergePart, pr *partReader, stats *RowsStats) error {
 	for n := int64(0); ; n++ {
 		if n%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		r, _, _, err := pr.next()
+		r, ls, off, err := pr.next()
 		if err == io.EOF {
 			return nil
 		}
@@ -301,8 +263,7 @@ func replayPart(ctx context.Context, w *Writer, mp *mergePart, pr *partReader, p
 			}
 			continue
 		}
-		shard, off, _ := pl.place(r.size)
-		err = w.AddExternal(File{Path: r.path, Shard: shard, Offset: off, Size: r.size, CRC32C: r.crc, HasCRC: true,
+		err = w.AddExternal(File{Path: r.path, Shard: mp.first + ls, Offset: off, Size: r.size, CRC32C: r.crc, HasCRC: true,
 			Mode: r.mode, HasMode: r.flags&hasMode != 0, UID: r.uid, HasUID: r.flags&hasUID != 0,
 			GID: r.gid, HasGID: r.flags&hasGID != 0, MtimeNs: r.mtimeNs, HasMtime: r.flags&hasMtime != 0})
 		if errors.Is(err, ErrDuplicate) {
@@ -378,25 +339,20 @@ func (plan *mergePlan) build(ctx context.Context, tmps []string, workers int, ms
 	return ctx.Err()
 }
 
-// buildShard makes shard i at tmp: a hard link to a part's local shard
-// when it is that shard whole, else the ranges copied.
+// buildShard makes shard i at tmp: a hard link to its part's local
+// shard, or a copy where the file system cannot link it there.
 func (plan *mergePlan) buildShard(ctx context.Context, i int, tmp string) (linked bool, err error) {
 	sh := plan.shards[i]
-	if len(sh.ranges) == 1 {
-		r := sh.ranges[0]
-		mp := plan.parts[r.part]
-		if r.off == 0 && r.n == mp.sum.shards[r.shard] {
-			if err := os.Link(mp.shards[r.shard], tmp); err == nil {
-				return true, nil
-			}
-			// Another file system, or one without hard links: copied.
-		}
+	mp := plan.parts[sh.part]
+	if err := os.Link(mp.shards[sh.shard], tmp); err == nil {
+		return true, nil
 	}
+	// Another file system, or one without hard links: copied.
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return false, err
 	}
-	err = plan.copyRanges(ctx, f, sh.ranges)
+	err = plan.copyShard(ctx, f, sh)
 	if err == nil && fsync {
 		err = f.Sync()
 	}
@@ -406,43 +362,29 @@ func (plan *mergePlan) buildShard(ctx context.Context, i int, tmp string) (linke
 	return false, err
 }
 
-func (plan *mergePlan) copyRanges(ctx context.Context, dst *os.File, ranges []partRange) error {
-	var at int64
-	var src *os.File
-	srcPart, srcShard := -1, -1
-	defer func() {
-		if src != nil {
-			src.Close()
+// copyShard copies a part's local shard whole into dst.
+func (plan *mergePlan) copyShard(ctx context.Context, dst *os.File, sh outShard) error {
+	mp := plan.parts[sh.part]
+	src, err := os.Open(mp.shards[sh.shard])
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	// In pieces, each handed to writeback once copied, so that the disk
+	// works while the rest is copied and the final fsync has little left
+	// to wait for (as the Writer does).
+	for at := int64(0); at < sh.size; {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-	}()
-	for _, r := range ranges {
-		if r.part != srcPart || r.shard != srcShard {
-			if src != nil {
-				src.Close()
-			}
-			var err error
-			if src, err = os.Open(plan.parts[r.part].shards[r.shard]); err != nil {
-				return err
-			}
-			srcPart, srcShard = r.part, r.shard
+		k := min(sh.size-at, writebackChunk)
+		if _, err := filecopy.RangeContext(ctx, dst, at, src, at, k); err != nil {
+			return fmt.Errorf("%s: %w", mp.dir, err)
 		}
-		// In pieces, each handed to writeback once copied, so that the
-		// disk works while the rest is copied and the final fsync has
-		// little left to wait for (as the Writer does).
-		for done := int64(0); done < r.n; {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			k := min(r.n-done, writebackChunk)
-			if _, err := filecopy.RangeContext(ctx, dst, at, src, r.off+done, k); err != nil {
-				return fmt.Errorf("%s: %w", plan.parts[r.part].dir, err)
-			}
-			if fsync {
-				startWriteback(dst, at, k)
-			}
-			at += k
-			done += k
+		if fsync {
+			startWriteback(dst, at, k)
 		}
+		at += k
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/internal/filecopy"
 	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/internal/mapped"
 )
 
 // PartStats describes the part WritePart wrote: what its rows contribute,
@@ -31,14 +33,15 @@ type PartStats struct {
 // WritePart writes one task's part of a partitioned run into dir, an
 // empty directory the caller made: what MergeParts needs to join this
 // task's rows (a contiguous share of the whole dataset's rows, in order)
-// with the other tasks' into exactly what WriteRows writes over all rows.
+// with the other tasks' into the archive WriteRows writes over all rows,
+// but for where its shards are cut.
 //
-// The part holds its files' bytes as they will lie in the archive's
-// shards (CRC-32C computed, cut where WriteRows would cut them were this
-// share the whole dataset) and, in the rows file, every file and
-// directory row with its metadata. What depends on the other parts (the
-// archive's shard boundaries, duplicate paths, the directories' counts)
-// is decided by MergeParts. Rows that WriteRows refuses whatever the
+// The part's local shards are final shards of the archive: its files'
+// bytes as they will lie there (CRC-32C computed, cut where WriteRows
+// would cut them were this share the whole dataset), which the merge
+// links into place unchanged; the rows file holds every file and
+// directory row with its metadata. What depends on the other parts
+// (duplicate paths, the directories' counts) is decided by MergeParts. Rows that WriteRows refuses whatever the
 // other parts hold (a path that cannot be normalized, a file larger than
 // opts.ShardSize) are refused here. On error, dir is left empty.
 func WritePart(ctx context.Context, src dataset.PayloadSource, dir string, opts RowsOptions) (*PartStats, error) {
@@ -102,25 +105,114 @@ type partPrep struct {
 }
 
 // Prepare computes, on the workers, the CRC-32C of every file whose bytes
-// the row holds.
+// the row holds, or that lie in a file of the source's (FileRegions): the
+// writer then has the kernel copy them and reads nothing itself.
 func (s *partSink) Prepare(b *dataset.Batch) error {
 	var prep []partPrep
+	var inFile []int // rows whose bytes are read from their file here
 	for i := range b.Rows {
 		r := &b.Rows[i]
-		if r.Kind != dataset.KindFile || r.Inline == nil || int64(len(r.Inline)) != r.Size {
+		if r.Kind != dataset.KindFile {
+			continue
+		}
+		inline := r.Inline != nil && int64(len(r.Inline)) == r.Size
+		if !inline && (r.Inline != nil || r.Size == 0 || s.regions == nil) {
 			continue
 		}
 		if prep == nil {
 			prep = make([]partPrep, len(b.Rows))
 		}
 		p := &prep[i]
-		p.crc, p.ok = crc32.Checksum(r.Inline, castagnoli), true
 		if s.regions != nil {
 			p.src, p.off, p.file = s.regions.PayloadFile(r)
 		}
+		if inline {
+			p.crc, p.ok = crc32.Checksum(r.Inline, castagnoli), true
+		} else if p.file {
+			inFile = append(inFile, i)
+		}
 	}
 	b.Prep = prep
+	if len(inFile) > 0 {
+		return s.fileCRCs(b, prep, inFile)
+	}
 	return nil
+}
+
+// fileCRCs computes the CRC-32C of the rows at idx from the files their
+// bytes lie in: mapped, the span of a batch's rows of one file at once,
+// else read.
+func (s *partSink) fileCRCs(b *dataset.Batch, prep []partPrep, idx []int) error {
+	var buf []byte
+	for len(idx) > 0 {
+		f := prep[idx[0]].src
+		k := 1
+		lo, hi := prep[idx[0]].off, prep[idx[0]].off+b.Rows[idx[0]].Size
+		for k < len(idx) && prep[idx[k]].src == f {
+			l, h := min(lo, prep[idx[k]].off), max(hi, prep[idx[k]].off+b.Rows[idx[k]].Size)
+			if h-l > maxCRCSpan {
+				break
+			}
+			lo, hi = l, h
+			k++
+		}
+		rows := idx[:k]
+		idx = idx[k:]
+		region, err := mapped.Map(f, lo, hi-lo)
+		if err != nil && !errors.Is(err, mapped.ErrUnsupported) {
+			return err
+		}
+		var at int
+		err = mapped.Guard(func() error {
+			for _, i := range rows {
+				at = i
+				p, r := &prep[i], &b.Rows[i]
+				if region != nil {
+					p.crc = crc32.Checksum(region.Bytes(p.off, r.Size), castagnoli)
+				} else if p.crc, buf, err = readCRC(f, p.off, r.Size, buf); err != nil {
+					return err
+				}
+				p.ok = true
+			}
+			return nil
+		})
+		if region != nil {
+			region.Close()
+		}
+		if errors.Is(err, mapped.ErrGone) {
+			r := &b.Rows[at]
+			err = fmt.Errorf("%s: %s, data at offset %d: %w", f.Name(), human.NameBytes(r.Name), prep[at].off, err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxCRCSpan bounds what fileCRCs maps at once.
+const maxCRCSpan = 64 << 20
+
+// readCRC reads n bytes at off of f through buf and returns their
+// CRC-32C (and buf, grown).
+func readCRC(f *os.File, off, n int64, buf []byte) (uint32, []byte, error) {
+	if buf == nil {
+		buf = make([]byte, copyBufSize)
+	}
+	var crc uint32
+	for done := int64(0); done < n; {
+		k := min(n-done, int64(len(buf)))
+		got, err := f.ReadAt(buf[:k], off+done)
+		if int64(got) < k {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, buf, fmt.Errorf("%s: reading %d bytes at %d: %w", f.Name(), k, off+done, err)
+		}
+		crc = crc32.Update(crc, castagnoli, buf[:k])
+		done += k
+	}
+	return crc, buf, nil
 }
 
 func (s *partSink) EndShard(int) error { return nil }
@@ -166,7 +258,7 @@ func (s *partSink) Write(b *dataset.Batch) error {
 			pp = prep[i]
 		}
 		switch {
-		case pp.file:
+		case pp.file && pp.ok:
 			err = s.copyFrom(pp.src, pp.off, f.Size)
 			f.CRC32C = pp.crc
 		case pp.ok:

@@ -39,6 +39,12 @@ type MergeStats struct {
 	// that went to the sample opening a later task's share, as in a single
 	// run: their own samples were dropped from their parts.
 	BoundaryMembers int `json:"boundary_members"`
+	// InPlace tells that the tasks wrote the samples into the output's
+	// data file themselves (WriteRange): the merge wrote the metadata
+	// section and the header, and renamed the file; BytesInPlace is the
+	// samples' bytes it left where they were.
+	InPlace      bool  `json:"in_place"`
+	BytesInPlace int64 `json:"bytes_in_place"`
 }
 
 // MergeParts joins the parts WritePart wrote (their directories, in task
@@ -53,6 +59,11 @@ type MergeStats struct {
 // at out as WriteRows does; on an error nothing is left at out (an earlier
 // file there is untouched). The parts are only read. Errors about a part
 // name its directory and file and wrap ErrPart.
+//
+// Parts written in place (WriteRange) are merged without any copy of the
+// samples: the run's data file, where the tasks wrote the index and the
+// samples, gets the metadata section and the header and is renamed to
+// out (mergeInPlace); the parts of one run are all of one kind.
 func MergeParts(ctx context.Context, parts []string, out string, opts RowsOptions) (*RowsStats, *MergeStats, error) {
 	if opts.Version == 0 {
 		opts.Version = 2
@@ -81,10 +92,24 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 		}
 		m.parts = append(m.parts, p)
 	}
+	for _, p := range m.parts {
+		if (p.info.InPlace != nil) != (m.parts[0].info.InPlace != nil) {
+			return nil, nil, p.errf(partInfoName, -1, "written in place %v, the first part %v: parts of two runs", p.info.InPlace != nil, m.parts[0].info.InPlace != nil)
+		}
+	}
 	if err := m.pair(); err != nil {
 		return nil, nil, err
 	}
 	var err error
+	if m.parts[0].info.InPlace != nil {
+		if _, err := os.Lstat(out); err == nil && !opts.Overwrite {
+			return nil, nil, fmt.Errorf("%s: %w", out, safefile.ErrExists)
+		}
+		if err := m.mergeInPlace(ctx); err != nil {
+			return nil, nil, err
+		}
+		return m.stats, m.mstats, nil
+	}
 	if only := m.onlyPart(); only != nil {
 		err = m.link(ctx, only)
 	} else {
@@ -134,6 +159,10 @@ func openPart(dir string, opts RowsOptions) (*mergePart, error) {
 	}
 	if err := p.info.options(opts); err != nil {
 		return nil, p.errf(partInfoName, -1, "%v", err)
+	}
+	if p.info.InPlace != nil {
+		// Its samples are in the run's data file, checked by the merge.
+		return p, nil
 	}
 	if p.f, err = pathguard.Open(filepath.Join(dir, partTBLName)); err != nil {
 		return nil, fmt.Errorf("%w: %w", err, ErrPart)
@@ -252,7 +281,9 @@ type merger struct {
 
 func (m *merger) close() {
 	for _, p := range m.parts {
-		p.f.Close()
+		if p.f != nil {
+			p.f.Close()
+		}
 	}
 }
 
@@ -307,8 +338,8 @@ func (m *merger) pair() error {
 			m.stats.Skipped[k] += n
 		}
 		m.stats.Samples += p.info.Samples
-		if p.dropLast {
-			m.stats.Samples--
+		if p.dropLast && p.info.InPlace == nil {
+			m.stats.Samples-- // its last sample is the member's, dropped
 		}
 	}
 	limit := int64(MaxSamplesV2)

@@ -131,6 +131,10 @@ type partInfo struct {
 	Skipped     map[string]int64 `json:"skipped"`
 	MetaMembers int64            `json:"metadata_members"`
 	MetaDropped int64            `json:"metadata_dropped"`
+	// InPlace is set for a part whose samples were written in place into
+	// the run's shared data file (WriteRange): it has no part.tbl, and
+	// Samples counts the samples it wrote there.
+	InPlace *inPlace `json:"in_place,omitempty"`
 }
 
 // WritePart writes one task's part of a partitioned run into dir, an
@@ -304,12 +308,29 @@ func (p *partInfo) check() error {
 		return errors.New("TBL version 1 with LZ4")
 	case p.Samples < 0 || p.Samples > limit:
 		return fmt.Errorf("%d samples", p.Samples)
-	case p.FileSize < int64(headerLen(p.TBLVersion))+p.Samples*int64(entryLen(p.TBLVersion)):
+	case p.InPlace == nil && p.FileSize < int64(headerLen(p.TBLVersion))+p.Samples*int64(entryLen(p.TBLVersion)):
 		return fmt.Errorf("a file of %d bytes for %d samples", p.FileSize, p.Samples)
 	case p.Samples > 0 && p.First == nil:
 		return fmt.Errorf("%d samples but no first row", p.Samples)
 	case p.MetaMembers < 0 || p.MetaDropped < 0 || p.MetaMembers > p.Samples || p.MetaDropped > p.MetaMembers:
 		return fmt.Errorf("%d metadata members, %d dropped, for %d samples", p.MetaMembers, p.MetaDropped, p.Samples)
+	}
+	if ip := p.InPlace; ip != nil {
+		hdr, ent := int64(headerLen(p.TBLVersion)), int64(entryLen(p.TBLVersion))
+		switch {
+		case p.LZ4:
+			return errors.New("written in place with LZ4")
+		case !filepath.IsAbs(ip.Data) || ip.Layout == "":
+			return fmt.Errorf("in place into %q, layout %q", ip.Data, ip.Layout)
+		case ip.Total < 0 || ip.Total > limit || ip.First < 0 || ip.First > ip.Total-p.Samples:
+			return fmt.Errorf("samples %d to %d of %d", ip.First, ip.First+p.Samples, ip.Total)
+		case ip.DataSize < 0 || ip.DataBytes < 0 || ip.MetaSize < 0 || ip.DataBytes > ip.DataSize:
+			return fmt.Errorf("%d bytes of %d, %d of metadata", ip.DataBytes, ip.DataSize, ip.MetaSize)
+		case ip.DataOffset < hdr+ip.Total*ent || ip.DataOffset-(hdr+ip.Total*ent) > ip.DataSize-ip.DataBytes:
+			return fmt.Errorf("data at offset %d, %d bytes, in a file of %d samples and %d bytes", ip.DataOffset, ip.DataBytes, ip.Total, ip.DataSize)
+		case ip.TrailPaired != (p.Trailing != nil):
+			return fmt.Errorf("a trailing member paired %v, recorded %v", ip.TrailPaired, p.Trailing != nil)
+		}
 	}
 	for reason, n := range p.Skipped {
 		if n <= 0 {
@@ -320,7 +341,7 @@ func (p *partInfo) check() error {
 		switch {
 		case p.NoMetaMembers:
 			return errors.New("a trailing metadata member, with metadata members off")
-		case p.Samples < 1 || p.First == nil:
+		case p.Samples < 1 && p.InPlace == nil || p.First == nil:
 			return errors.New("a trailing metadata member in a part without samples")
 		case !bytes.HasSuffix(t.Name, []byte(MetaSuffix)):
 			return fmt.Errorf("a trailing metadata member named %q", t.Name)

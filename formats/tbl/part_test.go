@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -591,5 +592,282 @@ func TestMergePartsArguments(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("output: %v", err)
+	}
+}
+
+// TestWriteRangeMatchesWriteRows: parts written in place (WriteRange)
+// merge into the file WriteRows writes over the whole source, byte for
+// byte, with the same stats; without LZ4 the samples' bytes are the
+// tasks' own (the merge renames their data file: the same inode, no byte
+// copied), with it the parts are copied as WritePart's are.
+func TestWriteRangeMatchesWriteRows(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range partDatasets(t) {
+		for _, oc := range partOptCases {
+			t.Run(d.name+"/"+oc.name, func(t *testing.T) {
+				t.Parallel()
+				ref := filepath.Join(t.TempDir(), "whole.tbl")
+				o := oc.opts
+				o.Workers = 2
+				want, err := WriteRows(ctx, d.whole, ref, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantBytes, err := os.ReadFile(ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, split := range testSplits(d.shards) {
+					dir := t.TempDir()
+					var parts []string
+					for k := range len(split) - 1 {
+						p := filepath.Join(dir, fmt.Sprintf("part%02d", k))
+						if err := os.Mkdir(p, 0o755); err != nil {
+							t.Fatal(err)
+						}
+						o := oc.opts
+						o.Workers = 1 + k%3
+						if _, err := WriteRange(ctx, d.whole, split[k], split[k+1], p, dir, o); err != nil {
+							t.Fatalf("split %v: task %d: %v", split, k, err)
+						}
+						parts = append(parts, p)
+					}
+					data := mustGlobOne(t, filepath.Join(dir, "tbl-*.data"), !oc.opts.LZ4)
+					var before os.FileInfo
+					if data != "" {
+						if before, err = os.Stat(data); err != nil {
+							t.Fatal(err)
+						}
+					}
+					out := filepath.Join(dir, "merged.tbl")
+					got, ms, err := MergeParts(ctx, parts, out, oc.opts)
+					if err != nil {
+						t.Fatalf("split %v: %v", split, err)
+					}
+					gotBytes, err := os.ReadFile(out)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(gotBytes, wantBytes) {
+						t.Fatalf("split %v: %d bytes, want %d: first difference at %d", split, len(gotBytes), len(wantBytes), firstDiff(gotBytes, wantBytes))
+					}
+					got.Output = want.Output
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("split %v: stats\n%+v\nwant\n%+v", split, got, want)
+					}
+					if n, ok := d.boundary[oc.name]; ok && isEach(split) && ms.BoundaryMembers != n {
+						t.Errorf("split %v: %d metadata members paired across tasks, want %d", split, ms.BoundaryMembers, n)
+					}
+					if oc.opts.LZ4 {
+						continue
+					}
+					after, err := os.Stat(out)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !ms.InPlace || ms.BytesCopied != 0 || ms.Linked || ms.BytesInPlace != int64(len(wantBytes))-int64(headerLen(want.Version))-want.Samples*int64(entryLen(want.Version))-int64(ms.MetaBytes) || !os.SameFile(before, after) {
+						t.Errorf("split %v: merge stats %+v; the output is the tasks' data file: %v", split, ms, os.SameFile(before, after))
+					}
+				}
+			})
+		}
+	}
+}
+
+// mustGlobOne returns the one file matching pattern ("" when none and
+// none is wanted).
+func mustGlobOne(t testing.TB, pattern string, want bool) string {
+	t.Helper()
+	m, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != map[bool]int{true: 1}[want] {
+		t.Fatalf("%s: %q", pattern, m)
+	}
+	if len(m) == 0 {
+		return ""
+	}
+	return m[0]
+}
+
+// TestWriteRangeSelectShards: Select sees every row under its shard's
+// number in the whole dataset, in both passes of every task.
+func TestWriteRangeSelectShards(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range partDatasets(t) {
+		src, err := d.whole(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shardOf := map[string]int{}
+		for k := range src.NumShards() {
+			if err := src.Scan(ctx, k, func(rows []dataset.Row) error {
+				for _, r := range rows {
+					shardOf[string(r.Name)] = k
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var calls atomic.Int64
+		opts := RowsOptions{Select: func(shard int, r *dataset.Row) (string, error) {
+			calls.Add(1)
+			if want := shardOf[string(r.Name)]; shard != want {
+				return "", fmt.Errorf("%s: shard %d, want %d", r.Name, shard, want)
+			}
+			return skipDotSkip(shard, r)
+		}}
+		split := testSplits(d.shards)[1]
+		dir := t.TempDir()
+		for _, lz4 := range []bool{false, true} {
+			if err := os.Mkdir(filepath.Join(dir, fmt.Sprint(lz4)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for k := range len(split) - 1 {
+			p := filepath.Join(dir, fmt.Sprintf("part%02d", k))
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, lz4 := range []bool{false, true} {
+				o := opts
+				o.LZ4 = lz4
+				pp := filepath.Join(p, fmt.Sprint(lz4))
+				if err := os.Mkdir(pp, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := WriteRange(ctx, d.whole, split[k], split[k+1], pp, filepath.Join(dir, fmt.Sprint(lz4)), o); err != nil {
+					t.Fatalf("%s: split %v, task %d, lz4 %v: %v", d.name, split, k, lz4, err)
+				}
+			}
+		}
+		if len(shardOf) > 0 && calls.Load() == 0 {
+			t.Fatalf("%s: Select never called", d.name)
+		}
+	}
+}
+
+// TestMergeInPlaceErrors: a merge of parts written in place refuses,
+// leaving nothing at the output, a data file that is gone, a task's
+// share that is not in it (its entries zeroed, as a task that never
+// wrote leaves them), and parts of the two kinds.
+func TestMergeInPlaceErrors(t *testing.T) {
+	ctx := context.Background()
+	var d *partDataset
+	for _, x := range partDatasets(t) {
+		if x.name == "v2-rich" {
+			d = x
+		}
+	}
+	split := []int{0, d.shards / 3, 2 * d.shards / 3, d.shards}
+	write := func(t *testing.T) (dir string, parts []string, data string) {
+		dir = t.TempDir()
+		for k := range len(split) - 1 {
+			p := filepath.Join(dir, fmt.Sprintf("part%02d", k))
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := WriteRange(ctx, d.whole, split[k], split[k+1], p, dir, RowsOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, p)
+		}
+		return dir, parts, mustGlobOne(t, filepath.Join(dir, "tbl-*.data"), true)
+	}
+	for _, c := range []struct {
+		name   string
+		damage func(t *testing.T, parts []string, data string)
+		want   string
+	}{
+		{"gone", func(t *testing.T, parts []string, _ string) { os.Remove(filepath.Join(parts[1], partDataName)) }, "no such file"},
+		{"not-written", func(t *testing.T, parts []string, data string) {
+			var info partInfo
+			b, err := os.ReadFile(filepath.Join(parts[1], partInfoName))
+			if err != nil || json.Unmarshal(b, &info) != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(data, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			zeros := make([]byte, info.Samples*int64(entryLen(2)))
+			if _, err := f.WriteAt(zeros, int64(headerLen(2))+info.InPlace.First*int64(entryLen(2))); err != nil {
+				t.Fatal(err)
+			}
+		}, "a task did not write its share"},
+		{"mixed", func(t *testing.T, parts []string, _ string) {
+			os.RemoveAll(parts[2])
+			os.Mkdir(parts[2], 0o755)
+			if _, err := WritePart(ctx, d.slice(split[2], split[3]), parts[2], RowsOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}, "parts of two runs"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, parts, data := write(t)
+			c.damage(t, parts, data)
+			out := filepath.Join(dir, "merged.tbl")
+			_, _, err := MergeParts(ctx, parts, out, RowsOptions{})
+			if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%v, want ErrPart saying %q", err, c.want)
+			}
+			if _, err := os.Lstat(out); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("the output is there: %v", err)
+			}
+		})
+	}
+}
+
+// TestMergeInPlaceGathered: parts written in place on several machines
+// and gathered on one (each part's data file its own, holding only its
+// share) merge into the same file, each share copied from its part.
+func TestMergeInPlaceGathered(t *testing.T) {
+	ctx := context.Background()
+	var d *partDataset
+	for _, x := range partDatasets(t) {
+		if x.name == "v2-rich" {
+			d = x
+		}
+	}
+	ref := filepath.Join(t.TempDir(), "whole.tbl")
+	if _, err := WriteRows(ctx, d.whole, ref, RowsOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	split := []int{0, 1, d.shards / 2, d.shards}
+	dir := t.TempDir()
+	var parts []string
+	for k := range len(split) - 1 {
+		// Each machine's own data directory.
+		machine := filepath.Join(dir, fmt.Sprintf("machine%d", k))
+		p := filepath.Join(machine, "part")
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := WriteRange(ctx, d.whole, split[k], split[k+1], p, machine, RowsOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	out := filepath.Join(dir, "merged.tbl")
+	_, ms, err := MergeParts(ctx, parts, out, RowsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%d bytes, want %d: first difference at %d", len(got), len(want), firstDiff(got, want))
+	}
+	if !ms.InPlace || ms.BytesCopied == 0 || ms.BytesInPlace == 0 {
+		t.Fatalf("merge stats %+v", ms)
 	}
 }

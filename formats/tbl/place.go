@@ -225,7 +225,7 @@ func (w *Writer) place(r *run) error {
 		releaseRun(r)
 		return w.fail(w.pl.wait())
 	}
-	if w.n+r.n > w.opts.NumSamples || w.metaAt >= 0 && w.off+r.dataLen > w.metaAt {
+	if w.n+r.n > w.sampleEnd() || w.metaAt >= 0 && w.off+r.dataLen > w.metaAt {
 		releaseRun(r)
 		return w.fail(fmt.Errorf("samples %d-%d: more samples, or bytes, than announced (%d samples, %d bytes): %w",
 			w.n, w.n+r.n-1, w.opts.NumSamples, w.metaAt-w.dataStart(), ErrChanged))
@@ -285,17 +285,18 @@ func (w *Writer) writeRun(r *run) error {
 		k += MetaBlockLen + int(le.Uint32(r.meta[k+8:]))
 	}
 	at := int64(w.hdrLen) + int64(r.first)*int64(w.entLen)
-	if _, err := w.out.WriteAt(r.idx, at); err != nil {
+	f := w.file()
+	if _, err := f.WriteAt(r.idx, at); err != nil {
 		return fmt.Errorf("index at offset %d: %w", at, err)
 	}
-	if err := writePieces(w.out.File, r.pieces, r.dataOff); err != nil {
+	if err := writePieces(f, r.pieces, r.dataOff); err != nil {
 		return fmt.Errorf("samples %d-%d, from offset %d: %w", r.first, r.first+r.n-1, r.dataOff, err)
 	}
 	// What the run wrote can be on its way to the disk while others are
 	// written (the placers write all over the file: the index, the data
 	// and the metadata section grow at once).
-	startWriteback(w.out.File, int64(w.hdrLen)+int64(r.first)*int64(w.entLen), int64(len(r.idx)))
-	startWriteback(w.out.File, r.dataOff, r.dataLen)
+	startWriteback(f, int64(w.hdrLen)+int64(r.first)*int64(w.entLen), int64(len(r.idx)))
+	startWriteback(f, r.dataOff, r.dataLen)
 	if len(r.meta) > 0 && w.metaAt >= 0 {
 		if _, err := w.out.WriteAt(r.meta, w.metaAt+r.metaOff); err != nil {
 			return fmt.Errorf("metadata of samples %d-%d: %w", r.first, r.first+r.n-1, err)

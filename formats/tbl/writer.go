@@ -77,6 +77,10 @@ type Writer struct {
 	placerCount int
 	metaRuns    [][]byte // the runs' metadata blocks while they fit SpoolMemory
 	metaAt      int64    // where the metadata section starts, where known before (else -1)
+
+	// share is set for a writer of one task's share of a file several
+	// tasks write at once (WriteRange): out is nil.
+	share *share
 }
 
 // Create starts a TBL file at path.
@@ -122,8 +126,32 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 }
 
 func (w *Writer) fail(err error) error {
-	w.err = fmt.Errorf("writing %s: %w", w.out.Target(), err)
+	w.err = fmt.Errorf("writing %s: %w", w.name(), err)
 	return w.err
+}
+
+// name is the file the Writer writes.
+func (w *Writer) name() string {
+	if w.share != nil {
+		return w.share.f.Name()
+	}
+	return w.out.Target()
+}
+
+// file is the open file the samples go to.
+func (w *Writer) file() *os.File {
+	if w.share != nil {
+		return w.share.f
+	}
+	return w.out.File
+}
+
+// sampleEnd is the number after the last sample the Writer writes.
+func (w *Writer) sampleEnd() int {
+	if w.share != nil {
+		return w.share.end
+	}
+	return w.opts.NumSamples
 }
 
 // Add appends a sample of size bytes read from data, without dimensions.
@@ -278,6 +306,9 @@ func (w *Writer) addMeta(sample int, m MetaEntry) error {
 // the file into place. It fails, leaving no file, unless exactly NumSamples
 // samples were added.
 func (w *Writer) Close() error {
+	if w.share != nil {
+		return w.closeWindow()
+	}
 	defer w.release()
 	placed := w.pl != nil
 	if placed {
@@ -355,7 +386,9 @@ func (w *Writer) finish() error {
 func (w *Writer) Abort() {
 	w.release() // first: the placers stop writing
 	w.err = errWriterDone
-	w.out.Abort()
+	if w.out != nil {
+		w.out.Abort()
+	}
 }
 
 func (w *Writer) release() {

@@ -153,11 +153,6 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 		sel.n++
 		cs.bytes += cs.pending
 	}
-	src, err := newSource(false)
-	if err != nil {
-		return nil, err
-	}
-	defer registry.CloseSource(src)
 	// A format code v1 does not define comes only from a metadata member
 	// giving a sample's own code back: it is written as it was.
 	w, err := Create(out, WriterOptions{Version: opts.Version, LZ4: opts.LZ4, NumSamples: int(sel.n), KeepFormat: true, Replace: opts.Overwrite,
@@ -172,8 +167,28 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 	}
 	w.setPlacers(workers)
 	w.placerCount = workers
+	st, err := copyRows(ctx, newSource, w, opts, edges, targets, false)
+	if err != nil {
+		return nil, err
+	}
+	st.Output = out
+	return st, nil
+}
+
+// copyRows is the second pass of WriteRows (and of WriteRange, with w
+// writing a task's share): the samples of newSource(false) written
+// through w, which it closes (or aborts). A metadata member left waiting
+// at the end is written as a sample, unless keepTrailing (the next
+// task's first sample takes it: edges.last has it).
+func copyRows(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), w *Writer, opts RowsOptions, edges *partEdges, targets map[string]*dataset.Row, keepTrailing bool) (*RowsStats, error) {
+	src, err := newSource(false)
+	if err != nil {
+		w.Abort()
+		return nil, err
+	}
+	defer registry.CloseSource(src)
 	sink := &rowsSink{w: w, src: src, sel: &selector{sel: opts.Select, skipped: map[string]int64{}},
-		opts: opts, stats: &RowsStats{Output: out, Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames},
+		opts: opts, stats: &RowsStats{Version: opts.Version, Formats: map[string]int64{}, NamesKept: opts.Version == 2 && !opts.NoNames},
 		edges: edges, targets: targets, targetSet: make(map[string]struct{}, len(targets))}
 	for t := range targets {
 		sink.targetSet[t] = struct{}{}
@@ -183,6 +198,16 @@ func writeRows(ctx context.Context, newSource func(counting bool) (dataset.Paylo
 	err = dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
 	if err == nil && edges != nil {
 		edges.last = sink.pairing.pending
+	}
+	if err == nil && keepTrailing {
+		if sink.pairing.pending == nil {
+			err = fmt.Errorf("%s: no metadata member at the end, where the count found one: %w", w.name(), ErrChanged)
+		}
+		sink.pairing.pending = nil
+	} else if err == nil && edges != nil && w.share != nil {
+		// Written here as a sample, as the count found: the next part
+		// has nothing to take.
+		edges.last = nil
 	}
 	if err == nil {
 		err = sink.flushPending()

@@ -21,6 +21,43 @@ type countSink struct {
 	// section starts.
 	bytes   int64
 	pending int64 // the size of the metadata member pairing waits on
+
+	// shards, if not nil, gets each shard's samples and bytes (a
+	// metadata member that turns out a sample counts in its own shard),
+	// for WriteRange.
+	shards       []shardCount
+	pendingShard int   // the shard of the member pairing waits on
+	pendingEnds  []int // the shards it was waiting at the end of
+}
+
+// shardCount is what one shard gives the file, as one run counts it.
+type shardCount struct {
+	samples, bytes int64
+	// memberAtEnd: a metadata member of this shard or an earlier one was
+	// waiting at its end (pendingFrom is its shard), and paired whether
+	// it went to the sample after it.
+	memberAtEnd bool
+	pendingFrom int
+	paired      bool
+}
+
+// counted adds a sample of size bytes, of shard, to the counts.
+func (c *countSink) counted(shard int, size int64) {
+	c.sel.n++
+	c.bytes += size
+	if c.shards != nil {
+		c.shards[shard].samples++
+		c.shards[shard].bytes += size
+	}
+}
+
+// resolved records what became of the waiting member at the ends of the
+// shards it waited at.
+func (c *countSink) resolved(paired bool) {
+	for _, s := range c.pendingEnds {
+		c.shards[s].paired = paired
+	}
+	c.pendingEnds = c.pendingEnds[:0]
 }
 
 // Row flags of a counted batch.
@@ -102,6 +139,10 @@ func (c *countSink) Write(b *dataset.Batch) error {
 	if !p.special && c.pairing.pending == nil {
 		c.sel.n += p.samples
 		c.bytes += p.bytes
+		if c.shards != nil {
+			c.shards[b.Shard].samples += p.samples
+			c.shards[b.Shard].bytes += p.bytes
+		}
 		return nil
 	}
 	for i := range b.Rows {
@@ -117,19 +158,27 @@ func (c *countSink) Write(b *dataset.Batch) error {
 		}
 		sample, meta := f&countSample != 0, f&countMeta != 0
 		// A metadata member is no sample when the sample it extends follows.
-		if res, _ := c.pairing.next(r.Name, sample, meta, nil); res == pairedFlushed {
-			c.sel.n++
-			c.bytes += c.pending
+		res, _ := c.pairing.next(r.Name, sample, meta, nil)
+		if res == pairedFlushed {
+			c.counted(c.pendingShard, c.pending)
+		}
+		if res != pairedNone && c.shards != nil {
+			c.resolved(res == pairedMatched)
 		}
 		if sample && !meta {
-			c.sel.n++
-			c.bytes += r.Size
+			c.counted(b.Shard, r.Size)
 		}
 		if meta {
-			c.pending = r.Size
+			c.pending, c.pendingShard = r.Size, b.Shard
 		}
 	}
 	return nil
 }
 
-func (c *countSink) EndShard(int) error { return nil }
+func (c *countSink) EndShard(shard int) error {
+	if c.shards != nil && c.pairing.pending != nil {
+		c.shards[shard].memberAtEnd, c.shards[shard].pendingFrom = true, c.pendingShard
+		c.pendingEnds = append(c.pendingEnds, shard)
+	}
+	return nil
+}
