@@ -1,0 +1,479 @@
+package mds
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// Options are MDS's own options for writing
+// (registry.CreateOptions.Format).
+type Options struct {
+	// Compression compresses each shard as MosaicML names it: "zstd",
+	// "zstd:19", "gz", "gz:6", "snappy"; "" writes plain shards.
+	Compression string
+	// Hashes are the hashes of each shard file the index records, sorted
+	// ("sha1", "xxh64", ...). nil records xxh64's, which costs little and
+	// lets Verify check every byte; an empty, non-nil slice records none.
+	Hashes []string
+}
+
+// DefaultShardSize is the size past which a shard is closed, as
+// MosaicML's writer's size_limit defaults (64 MiB).
+const DefaultShardSize = 1 << 26
+
+// WriteStats are what Write wrote.
+type WriteStats struct {
+	Output  string `json:"output"`
+	Shards  int    `json:"shards"`
+	Samples int64  `json:"samples"`
+	Members int64  `json:"members"`
+	Bytes   int64  `json:"bytes"`
+	// Skipped counts the rows that are not files (directories, links),
+	// which MDS has no place for.
+	Skipped int64 `json:"skipped"`
+}
+
+// Write writes the rows of in as an MDS dataset in the directory out,
+// which must not exist unless overwrite is set (it is then replaced, if
+// it is an MDS dataset, once the new one is complete). shardSize bounds
+// each shard's bytes (0: DefaultShardSize).
+func Write(ctx context.Context, in registry.Input, out string, o registry.CreateOptions) (*WriteStats, error) {
+	opts, err := registry.FormatOptions[Options]("MDS", o.Format)
+	if err != nil {
+		return nil, err
+	}
+	w, err := newWriter(opts, o.ShardSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", out, err)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		if !o.Overwrite {
+			return nil, fmt.Errorf("%s: %w", out, fs.ErrExist)
+		}
+		if !Detect(out) && !claims(out) {
+			return nil, fmt.Errorf("%s exists and is not an MDS dataset: not replaced: %w", out, fs.ErrExist)
+		}
+	}
+	parent, base := filepath.Split(filepath.Clean(out))
+	parent = cmp.Or(parent, ".")
+	safefile.SweepLeftovers(parent)
+	tmp, err := os.MkdirTemp(parent, safefile.TempName(base))
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp) // nothing, once committed
+	w.dir = tmp
+	st, err := w.run(ctx, in, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", out, err)
+	}
+	st.Output = out
+	if o.Overwrite {
+		err = safefile.ReplaceDir(tmp, out)
+	} else {
+		err = safefile.CommitDir(tmp, out)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// writer is the sink: rows of one key become a sample, samples of the
+// same columns a shard, held whole until it is written.
+type writer struct {
+	dir   string
+	comp  *compression
+	algos []string
+	limit int64
+	src   dataset.PayloadSource
+	st    WriteStats
+
+	// The shard being filled: its columns (the key's first), what their
+	// values allow, and its samples' values, one after the other, with
+	// their lengths (a sample's key, then its columns' values).
+	cols    []string
+	allow   []choice
+	vals    []byte
+	lens    []uint32
+	samples int
+	est     int64 // an upper bound of the shard's bytes
+
+	// The sample being read: where it starts in vals and lens, its key
+	// and columns.
+	open      bool
+	start     int
+	lensStart int
+	key       []byte
+	sampCols  []string
+	sampAllow []choice
+
+	shards []ShardInfo
+}
+
+func newWriter(o Options, shardSize int64) (*writer, error) {
+	w := &writer{limit: cmp.Or(shardSize, DefaultShardSize), algos: o.Hashes}
+	if w.limit < 0 || w.limit > maxUint32 {
+		return nil, fmt.Errorf("shard size %d: MDS's offsets (uint32) reach 4 GiB: %w", w.limit, ErrUnsupported)
+	}
+	if w.algos == nil {
+		w.algos = []string{"xxh64"}
+	}
+	if err := checkHashes(w.algos); err != nil {
+		return nil, err
+	}
+	if o.Compression != "" {
+		c, err := lookupCompression(o.Compression)
+		if err != nil {
+			return nil, err
+		}
+		if !c.writable() {
+			return nil, fmt.Errorf("compression %q is read, not written: %w", o.Compression, ErrUnsupported)
+		}
+		w.comp = &c
+	}
+	return w, nil
+}
+
+func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOptions) (*WriteStats, error) {
+	src, err := in.Rows(false)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.CloseSource(src)
+	w.src = src
+	err = dataset.Run(ctx, src, w, dataset.Options{Workers: o.Workers, Progress: o.Progress})
+	if err == nil {
+		err = w.endSample()
+	}
+	if err == nil && w.samples > 0 {
+		err = w.flush(w.samples)
+	}
+	if err == nil {
+		err = w.writeIndex()
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.st.Shards = len(w.shards)
+	return &w.st, nil
+}
+
+func (w *writer) Prepare(*dataset.Batch) error { return nil }
+func (w *writer) EndShard(int) error           { return nil }
+
+func (w *writer) Write(b *dataset.Batch) error {
+	for i := range b.Rows {
+		if err := w.add(&b.Rows[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// split cuts a member's name into its key and extension as WebDataset
+// does: the extension is all past the first dot of the last element.
+func split(name []byte) (key, ext []byte, ok bool) {
+	slash := bytes.LastIndexByte(name, '/') + 1
+	dot := bytes.IndexByte(name[slash:], '.')
+	if dot < 0 {
+		return nil, nil, false
+	}
+	return name[:slash+dot], name[slash+dot+1:], true
+}
+
+// add adds a row to the sample of its key, starting a new sample at a
+// new key.
+func (w *writer) add(r *dataset.Row) error {
+	if r.Kind != dataset.KindFile {
+		w.st.Skipped++
+		return nil
+	}
+	key, ext, ok := split(r.Name)
+	switch {
+	case !ok:
+		return fmt.Errorf("%q: no extension, which MDS needs to name its column: %w", r.Name, ErrUnkeepable)
+	case !utf8.Valid(ext):
+		return fmt.Errorf("%q: an extension that is not UTF-8 (a column's name is text): %w", r.Name, ErrUnkeepable)
+	case string(ext) == KeyColumn:
+		return fmt.Errorf("%q: the extension %s is the key's column: %w", r.Name, KeyColumn, ErrUnkeepable)
+	case r.Size > maxUint32-4096:
+		return fmt.Errorf("%q: %d bytes, past MDS's 4 GiB: %w", r.Name, r.Size, ErrUnkeepable)
+	}
+	if !w.open || !bytes.Equal(key, w.key) {
+		if err := w.endSample(); err != nil {
+			return err
+		}
+		w.open, w.start, w.lensStart = true, len(w.vals), len(w.lens)
+		w.key = append(w.key[:0], key...)
+		w.sampCols, w.sampAllow = w.sampCols[:0], w.sampAllow[:0]
+		w.vals = append(w.vals, key...)
+		w.lens = append(w.lens, uint32(len(key)))
+	} else if slices.Contains(w.sampCols, string(ext)) {
+		return fmt.Errorf("%q: a second .%s in sample %q (MDS keeps one value a column): %w", r.Name, ext, key, ErrUnkeepable)
+	}
+	at := len(w.vals)
+	if r.Inline != nil {
+		w.vals = append(w.vals, r.Inline...)
+	} else {
+		rd, err := w.src.OpenPayload(r)
+		if err != nil {
+			return err
+		}
+		w.vals = slices.Grow(w.vals, int(r.Size))[:at+int(r.Size)]
+		_, err = io.ReadFull(rd, w.vals[at:])
+		if err == nil {
+			err = dataset.EndOfPayload(rd)
+		}
+		if c, ok := rd.(io.Closer); ok {
+			c.Close()
+		}
+		if err != nil {
+			return fmt.Errorf("%q: %w", r.Name, err)
+		}
+	}
+	v := w.vals[at:]
+	w.lens = append(w.lens, uint32(len(v)))
+	w.sampCols = append(w.sampCols, string(ext))
+	w.sampAllow = append(w.sampAllow, allowed(string(ext), v))
+	w.st.Members++
+	w.st.Bytes += int64(len(v))
+	return nil
+}
+
+// endSample closes the sample being read: into the shard, after writing
+// the shard first when the sample's columns differ from its, or the
+// sample would take it past the limit.
+func (w *writer) endSample() error {
+	if !w.open {
+		return nil
+	}
+	w.open = false
+	var est int64 = 8 // its offset, its key's size
+	for _, n := range w.lens[w.lensStart:] {
+		est += max(int64(n)+4, 8)
+	}
+	if w.samples > 0 && (!slices.Equal(w.sampCols, w.cols[1:]) || w.est+est > w.limit) {
+		if err := w.flush(w.samples); err != nil {
+			return err
+		}
+	}
+	keyAllow := choice(0)
+	if utf8.Valid(w.key) {
+		keyAllow = canStr
+	}
+	if w.samples == 0 {
+		w.cols = append(append(w.cols[:0], KeyColumn), w.sampCols...)
+		w.allow = append(append(w.allow[:0], keyAllow), w.sampAllow...)
+		w.est = 1024
+		for _, c := range w.cols {
+			w.est += int64(len(c)) + 32
+		}
+	} else {
+		w.allow[0] &= keyAllow
+		for i, a := range w.sampAllow {
+			w.allow[i+1] &= a
+		}
+	}
+	w.samples++
+	w.est += est
+	return nil
+}
+
+// flush writes the shard's first n samples (all but the one being read)
+// as a shard file, and keeps what is left of vals and lens.
+func (w *writer) flush(n int) error {
+	ncols := len(w.cols)
+	info := ShardInfo{ColumnNames: slices.Clone(w.cols), Format: "mds", Hashes: slices.Clone(w.algos), Samples: int64(n), Version: 2}
+	limit := w.limit
+	info.SizeLimit = &limit
+	if info.Hashes == nil {
+		info.Hashes = []string{}
+	}
+	fixed := make([]bool, ncols)
+	for c := range w.cols {
+		name := w.allow[c].name()
+		info.ColumnEncodings = append(info.ColumnEncodings, name)
+		if name == "int" {
+			eight := int64(8)
+			info.ColumnSizes = append(info.ColumnSizes, &eight)
+			fixed[c] = true
+		} else {
+			info.ColumnSizes = append(info.ColumnSizes, nil)
+		}
+	}
+	if w.comp != nil {
+		name := w.comp.family
+		if c, _ := lookupCompression(name); c.level != w.comp.level {
+			name = fmt.Sprintf("%s:%d", name, w.comp.level)
+		}
+		info.Compression = &name
+	}
+	cfg := info.appendConfig(nil)
+
+	// The samples' sizes give their offsets.
+	lens := w.lens[:n*ncols]
+	offsets := make([]byte, 0, 4*(n+2))
+	offsets = binary.LittleEndian.AppendUint32(offsets, uint32(n))
+	at := int64(4 + 4*(n+1) + len(cfg))
+	for s := 0; s < n; s++ {
+		offsets = binary.LittleEndian.AppendUint32(offsets, uint32(at))
+		for c, l := range lens[s*ncols : (s+1)*ncols] {
+			if fixed[c] {
+				at += 8
+			} else {
+				at += 4 + int64(l)
+			}
+		}
+		if at > maxUint32 {
+			return fmt.Errorf("sample %q: shard %d would pass 4 GiB, which MDS's offsets cannot reach: %w", w.sampleKey(s), len(w.shards), ErrUnkeepable)
+		}
+	}
+	offsets = binary.LittleEndian.AppendUint32(offsets, uint32(at))
+
+	rawName := fmt.Sprintf("shard.%05d.mds", len(w.shards))
+	info.RawData = &FileInfo{Basename: rawName, Bytes: at}
+	hs := make([]hash.Hash, len(w.algos))
+	for i, a := range w.algos {
+		hs[i] = hashes[a]()
+	}
+	var raw bytes.Buffer
+	var file *os.File
+	var bw *bufio.Writer
+	var dst io.Writer
+	if w.comp != nil {
+		raw.Grow(int(at))
+		dst = &raw
+	} else {
+		f, err := os.OpenFile(filepath.Join(w.dir, rawName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		file = f
+		defer f.Close()
+		bw = bufio.NewWriterSize(f, 1<<20)
+		dst = bw
+	}
+	out := io.MultiWriter(append([]io.Writer{dst}, asWriters(hs)...)...)
+	out.Write(offsets)
+	out.Write(cfg)
+	var head []byte
+	pos := 0
+	for s := 0; s < n; s++ {
+		head = head[:0]
+		for c, l := range lens[s*ncols : (s+1)*ncols] {
+			if !fixed[c] {
+				head = binary.LittleEndian.AppendUint32(head, l)
+			}
+		}
+		out.Write(head)
+		for c, l := range lens[s*ncols : (s+1)*ncols] {
+			v := w.vals[pos : pos+int(l)]
+			pos += int(l)
+			if fixed[c] {
+				out.Write(putInt64(head[:0], v))
+			} else {
+				out.Write(v)
+			}
+		}
+	}
+	info.RawData.Hashes = hexes(w.algos, hs)
+	if w.comp != nil {
+		z, err := w.comp.compress(raw.Bytes())
+		if err != nil {
+			return err
+		}
+		zipName := rawName + "." + w.comp.family
+		info.ZipData = &FileInfo{Basename: zipName, Bytes: int64(len(z)), Hashes: digests(w.algos, z)}
+		if err := os.WriteFile(filepath.Join(w.dir, zipName), z, 0o644); err != nil {
+			return err
+		}
+	} else {
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := file.Close(); err != nil {
+			return err
+		}
+	}
+	w.shards = append(w.shards, info)
+	w.st.Samples += int64(n)
+
+	// What is left is the sample being read: it moves to the front.
+	rest := copy(w.vals, w.vals[pos:])
+	w.vals = w.vals[:rest]
+	w.lens = w.lens[:copy(w.lens, w.lens[n*ncols:])]
+	w.start -= pos
+	w.lensStart -= n * ncols
+	w.samples = 0
+	return nil
+}
+
+// sampleKey is the key of sample s of the shard being filled.
+func (w *writer) sampleKey(s int) string {
+	ncols := len(w.cols)
+	pos := 0
+	for _, l := range w.lens[:s*ncols] {
+		pos += int(l)
+	}
+	return string(w.vals[pos : pos+int(w.lens[s*ncols])])
+}
+
+func asWriters(hs []hash.Hash) []io.Writer {
+	ws := make([]io.Writer, len(hs))
+	for i, h := range hs {
+		ws[i] = h
+	}
+	return ws
+}
+
+func hexes(algos []string, hs []hash.Hash) map[string]string {
+	m := make(map[string]string, len(algos))
+	for i, a := range algos {
+		m[a] = fmt.Sprintf("%x", hs[i].Sum(nil))
+	}
+	return m
+}
+
+// writeIndex writes index.json, the shards written.
+func (w *writer) writeIndex() error {
+	b := appendIndexHead(nil)
+	for i := range w.shards {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = w.shards[i].appendShard(b)
+	}
+	b = appendIndexTail(b)
+	return os.WriteFile(filepath.Join(w.dir, IndexFile), b, 0o644)
+}
+
+// Result reports a dataset written from what (the source, as a person
+// names it).
+func Result(st *WriteStats, what string) *registry.Result {
+	res := &registry.Result{Output: st.Output, Members: st.Members, Bytes: st.Bytes, Stats: st,
+		Summary: fmt.Sprintf("%s: %d samples (%d members, %s) in %d shards from %s", st.Output, st.Samples, st.Members, human.Bytes(st.Bytes), st.Shards, what)}
+	if st.Skipped > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d rows that are not files (directories, links) left out: MDS holds files only", st.Output, st.Skipped))
+	}
+	return res
+}
