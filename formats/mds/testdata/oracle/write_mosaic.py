@@ -99,3 +99,14 @@ def main(out):
 
 if __name__ == '__main__':
     main(sys.argv[1])
+
+
+def inputs(out):
+    """The images of the rows itarconv writes for read_ours.py (Go's
+    encoders may change their bytes from one release to the next)."""
+    image(3).save(os.path.join(out, 'in.jpg'), format='JPEG', quality=90)
+    image(2, 'L').save(os.path.join(out, 'in.png'), format='PNG')
+
+
+if __name__ == '__main__' and len(sys.argv) > 2:
+    inputs(sys.argv[2])
