@@ -124,7 +124,26 @@ type writer struct {
 	sampCols  []string
 	sampAllow []choice
 
+	// Shards are written by a goroutine of their own (flusher) while the
+	// next fills: two buffers of values go back and forth.
+	toFlush  chan *pending
+	free     chan []byte
+	flushed  chan struct{} // closed when the flusher is done
+	flushErr error         // the flusher's, read once flushed is closed
+	failed   chan struct{} // closed on the flusher's first error
+
 	shards []ShardInfo
+	files  []string // the shards' files, synced before the commit
+}
+
+// pending is a shard handed to the flusher: its columns, what their
+// values allow, and its samples' values and lengths.
+type pending struct {
+	cols  []string
+	allow []choice
+	vals  []byte
+	lens  []uint32
+	n     int
 }
 
 func newWriter(o Options, shardSize int64) (*writer, error) {
@@ -158,15 +177,27 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	}
 	defer registry.CloseSource(src)
 	w.src = src
+	w.toFlush, w.free = make(chan *pending), make(chan []byte, 2)
+	w.flushed, w.failed = make(chan struct{}), make(chan struct{})
+	w.free <- nil
+	go w.flusher()
 	err = dataset.Run(ctx, src, w, dataset.Options{Workers: o.Workers, Progress: o.Progress})
 	if err == nil {
 		err = w.endSample()
 	}
 	if err == nil && w.samples > 0 {
-		err = w.flush(w.samples)
+		err = w.handOff(w.samples)
+	}
+	close(w.toFlush)
+	<-w.flushed
+	if err == nil {
+		err = w.flushErr
 	}
 	if err == nil {
 		err = w.writeIndex()
+	}
+	if err == nil {
+		err = w.sync()
 	}
 	if err == nil {
 		err = ctx.Err()
@@ -273,7 +304,7 @@ func (w *writer) endSample() error {
 		est += max(int64(n)+4, 8)
 	}
 	if w.samples > 0 && (!slices.Equal(w.sampCols, w.cols[1:]) || w.est+est > w.limit) {
-		if err := w.flush(w.samples); err != nil {
+		if err := w.handOff(w.samples); err != nil {
 			return err
 		}
 	}
@@ -299,19 +330,82 @@ func (w *writer) endSample() error {
 	return nil
 }
 
-// flush writes the shard's first n samples (all but the one being read)
-// as a shard file, and keeps what is left of vals and lens.
-func (w *writer) flush(n int) error {
+// handOff hands the shard's first n samples (all but the one being
+// read) to the flusher, and keeps the one being read in the other buffer.
+func (w *writer) handOff(n int) error {
 	ncols := len(w.cols)
-	info := ShardInfo{ColumnNames: slices.Clone(w.cols), Format: "mds", Hashes: slices.Clone(w.algos), Samples: int64(n), Version: 2}
+	size := 0
+	for _, l := range w.lens[:n*ncols] {
+		size += int(l)
+	}
+	var next []byte
+	select {
+	case next = <-w.free:
+	case <-w.failed:
+		return w.flushErr
+	}
+	p := &pending{cols: slices.Clone(w.cols), allow: slices.Clone(w.allow), vals: w.vals[:size], lens: slices.Clone(w.lens[:n*ncols]), n: n}
+	select {
+	case w.toFlush <- p:
+	case <-w.failed:
+		return w.flushErr
+	}
+	w.vals = append(next[:0], w.vals[size:]...)
+	w.lens = w.lens[:copy(w.lens, w.lens[n*ncols:])]
+	w.start -= size
+	w.lensStart -= n * ncols
+	w.samples = 0
+	w.st.Samples += int64(n)
+	return nil
+}
+
+// flusher writes the shards handed to it, in order, and gives their
+// buffers back.
+func (w *writer) flusher() {
+	defer close(w.flushed)
+	for p := range w.toFlush {
+		if w.flushErr != nil {
+			continue
+		}
+		if err := w.writeShard(p); err != nil {
+			w.flushErr = err
+			close(w.failed)
+			continue
+		}
+		w.free <- p.vals
+	}
+}
+
+// sync makes the shards and the index durable before the commit.
+func (w *writer) sync() error {
+	for _, name := range append(w.files, IndexFile) {
+		f, err := os.OpenFile(filepath.Join(w.dir, name), os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeShard writes a shard file.
+func (w *writer) writeShard(p *pending) error {
+	n, ncols := p.n, len(p.cols)
+	info := ShardInfo{ColumnNames: p.cols, Format: "mds", Hashes: slices.Clone(w.algos), Samples: int64(n), Version: 2}
 	limit := w.limit
 	info.SizeLimit = &limit
 	if info.Hashes == nil {
 		info.Hashes = []string{}
 	}
 	fixed := make([]bool, ncols)
-	for c := range w.cols {
-		name := w.allow[c].name()
+	for c := range p.cols {
+		name := p.allow[c].name()
 		info.ColumnEncodings = append(info.ColumnEncodings, name)
 		if name == "int" {
 			eight := int64(8)
@@ -331,7 +425,7 @@ func (w *writer) flush(n int) error {
 	cfg := info.appendConfig(nil)
 
 	// The samples' sizes give their offsets.
-	lens := w.lens[:n*ncols]
+	lens := p.lens
 	offsets := make([]byte, 0, 4*(n+2))
 	offsets = binary.LittleEndian.AppendUint32(offsets, uint32(n))
 	at := int64(4 + 4*(n+1) + len(cfg))
@@ -345,7 +439,7 @@ func (w *writer) flush(n int) error {
 			}
 		}
 		if at > maxUint32 {
-			return fmt.Errorf("sample %q: shard %d would pass 4 GiB, which MDS's offsets cannot reach: %w", w.sampleKey(s), len(w.shards), ErrUnkeepable)
+			return fmt.Errorf("sample %q: shard %d would pass 4 GiB, which MDS's offsets cannot reach: %w", p.sampleKey(s), len(w.shards), ErrUnkeepable)
 		}
 	}
 	offsets = binary.LittleEndian.AppendUint32(offsets, uint32(at))
@@ -387,7 +481,7 @@ func (w *writer) flush(n int) error {
 		}
 		out.Write(head)
 		for c, l := range lens[s*ncols : (s+1)*ncols] {
-			v := w.vals[pos : pos+int(l)]
+			v := p.vals[pos : pos+int(l)]
 			pos += int(l)
 			if fixed[c] {
 				out.Write(putInt64(head[:0], v))
@@ -411,31 +505,27 @@ func (w *writer) flush(n int) error {
 		if err := bw.Flush(); err != nil {
 			return err
 		}
+		startWriteback(file)
 		if err := file.Close(); err != nil {
 			return err
 		}
 	}
 	w.shards = append(w.shards, info)
-	w.st.Samples += int64(n)
-
-	// What is left is the sample being read: it moves to the front.
-	rest := copy(w.vals, w.vals[pos:])
-	w.vals = w.vals[:rest]
-	w.lens = w.lens[:copy(w.lens, w.lens[n*ncols:])]
-	w.start -= pos
-	w.lensStart -= n * ncols
-	w.samples = 0
+	w.files = append(w.files, rawName)
+	if info.ZipData != nil {
+		w.files[len(w.files)-1] = info.ZipData.Basename
+	}
 	return nil
 }
 
-// sampleKey is the key of sample s of the shard being filled.
-func (w *writer) sampleKey(s int) string {
-	ncols := len(w.cols)
+// sampleKey is the key of sample s of the shard.
+func (p *pending) sampleKey(s int) string {
+	ncols := len(p.cols)
 	pos := 0
-	for _, l := range w.lens[:s*ncols] {
+	for _, l := range p.lens[:s*ncols] {
 		pos += int(l)
 	}
-	return string(w.vals[pos : pos+int(w.lens[s*ncols])])
+	return string(p.vals[pos : pos+int(p.lens[s*ncols])])
 }
 
 func asWriters(hs []hash.Hash) []io.Writer {
