@@ -13,7 +13,7 @@ import (
 
 func init() {
 	registry.Register(&registry.Format{Name: "mds", Label: "MDS", Detect: Detect, Claims: claims, Damaged: damaged,
-		Open: open, Create: create, Inspect: Inspect, Verify: Verify, Inputs: inputs, Outputs: outputs,
+		Open: open, Create: create, CreatePart: createPart, MergeParts: mergeParts, Inspect: Inspect, Verify: Verify, Inputs: inputs, Outputs: outputs,
 		Options: options, ParseOptions: parseOptions})
 }
 

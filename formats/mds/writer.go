@@ -62,18 +62,7 @@ func Write(ctx context.Context, in registry.Input, out string, o registry.Create
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", out, err)
 	}
-	if _, err := os.Lstat(out); err == nil {
-		if !o.Overwrite {
-			return nil, fmt.Errorf("%s: %w", out, fs.ErrExist)
-		}
-		if !Detect(out) && !claims(out) {
-			return nil, fmt.Errorf("%s exists and is not an MDS dataset: not replaced: %w", out, fs.ErrExist)
-		}
-	}
-	parent, base := filepath.Split(filepath.Clean(out))
-	parent = cmp.Or(parent, ".")
-	safefile.SweepLeftovers(parent)
-	tmp, err := os.MkdirTemp(parent, safefile.TempName(base))
+	tmp, err := stage(out, o.Overwrite)
 	if err != nil {
 		return nil, err
 	}
@@ -84,15 +73,36 @@ func Write(ctx context.Context, in registry.Input, out string, o registry.Create
 		return nil, fmt.Errorf("%s: %w", out, err)
 	}
 	st.Output = out
-	if o.Overwrite {
-		err = safefile.ReplaceDir(tmp, out)
-	} else {
-		err = safefile.CommitDir(tmp, out)
-	}
-	if err != nil {
+	if err := commit(tmp, out, o.Overwrite); err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// stage makes the temporary directory a dataset at out is written in,
+// beside it, after checking that out may be written: it does not exist,
+// or overwrite is set and it is an MDS dataset.
+func stage(out string, overwrite bool) (string, error) {
+	if _, err := os.Lstat(out); err == nil {
+		if !overwrite {
+			return "", fmt.Errorf("%s: %w", out, fs.ErrExist)
+		}
+		if !Detect(out) && !claims(out) {
+			return "", fmt.Errorf("%s exists and is not an MDS dataset: not replaced: %w", out, fs.ErrExist)
+		}
+	}
+	parent, base := filepath.Split(filepath.Clean(out))
+	parent = cmp.Or(parent, ".")
+	safefile.SweepLeftovers(parent)
+	return os.MkdirTemp(parent, safefile.TempName(base))
+}
+
+// commit puts the complete dataset tmp in place as out.
+func commit(tmp, out string, overwrite bool) error {
+	if overwrite {
+		return safefile.ReplaceDir(tmp, out)
+	}
+	return safefile.CommitDir(tmp, out)
 }
 
 // writer is the sink: rows of one key become a sample, samples of the
@@ -377,9 +387,12 @@ func (w *writer) flusher() {
 }
 
 // sync makes the shards and the index durable before the commit.
-func (w *writer) sync() error {
-	for _, name := range append(w.files, IndexFile) {
-		f, err := os.OpenFile(filepath.Join(w.dir, name), os.O_WRONLY, 0)
+func (w *writer) sync() error { return syncFiles(w.dir, append(w.files, IndexFile)) }
+
+// syncFiles syncs the named files of dir.
+func syncFiles(dir string, names []string) error {
+	for _, name := range names {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY, 0)
 		if err != nil {
 			return err
 		}
@@ -545,16 +558,19 @@ func hexes(algos []string, hs []hash.Hash) map[string]string {
 }
 
 // writeIndex writes index.json, the shards written.
-func (w *writer) writeIndex() error {
+func (w *writer) writeIndex() error { return writeIndex(w.dir, w.shards) }
+
+// writeIndex writes dir's index.json, of these shards.
+func writeIndex(dir string, shards []ShardInfo) error {
 	b := appendIndexHead(nil)
-	for i := range w.shards {
+	for i := range shards {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = w.shards[i].appendShard(b)
+		b = shards[i].appendShard(b)
 	}
 	b = appendIndexTail(b)
-	return os.WriteFile(filepath.Join(w.dir, IndexFile), b, 0o644)
+	return os.WriteFile(filepath.Join(dir, IndexFile), b, 0o644)
 }
 
 // Result reports a dataset written from what (the source, as a person
