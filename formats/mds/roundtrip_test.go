@@ -96,6 +96,8 @@ func TestRefused(t *testing.T) {
 	}{
 		{"no extension", []formattest.File{{Name: "dir/README", Data: []byte("x")}}, "no extension"},
 		{"twice", []formattest.File{{Name: "k.txt", Data: []byte("a")}, {Name: "k.cls", Data: []byte("1")}, {Name: "k.txt", Data: []byte("b")}}, "a second .txt"},
+		{"twice, in a shard begun", []formattest.File{{Name: "a.cls", Data: []byte("1")}, {Name: "a.txt", Data: []byte("a")},
+			{Name: "b.txt", Data: []byte("b")}, {Name: "b.txt", Data: []byte("c")}}, "a second .txt"},
 		{"not UTF-8", []formattest.File{{Name: "k.t\xffxt", Data: []byte("a")}}, "not UTF-8"},
 		{"key column", []formattest.File{{Name: "k.__key__", Data: []byte("a")}}, "key's column"},
 	} {

@@ -106,53 +106,53 @@ func commit(tmp, out string, overwrite bool) error {
 }
 
 // writer is the sink: rows of one key become a sample, samples of the
-// same columns a shard, held whole until it is written.
+// same columns a shard, held whole until it is written. Workers read and
+// classify the payloads (Prepare); the ordered writer only groups them.
 type writer struct {
 	dir   string
 	comp  *compression
 	algos []string
 	limit int64
 	src   dataset.PayloadSource
+	files dataset.ShardFiles // when the source's shards hold the payloads
 	st    WriteStats
 
 	// The shard being filled: its columns (the key's first), what their
-	// values allow, and its samples' values, one after the other, with
-	// their lengths (a sample's key, then its columns' values).
+	// values allow, its samples' values one after the other (a sample's
+	// key, then its columns'), and its keys' bytes.
 	cols    []string
 	allow   []choice
-	vals    []byte
-	lens    []uint32
+	vals    [][]byte
+	keys    []byte
 	samples int
 	est     int64 // an upper bound of the shard's bytes
 
-	// The sample being read: where it starts in vals and lens, its key
-	// and columns.
+	// The sample being read: where it starts in vals, its key and
+	// columns.
 	open      bool
 	start     int
-	lensStart int
+	sampMatch bool // its columns so far are the shard's first ones
 	key       []byte
 	sampCols  []string
 	sampAllow []choice
 
 	// Shards are written by a goroutine of their own (flusher) while the
-	// next fills: two buffers of values go back and forth.
+	// next fills.
 	toFlush  chan *pending
-	free     chan []byte
 	flushed  chan struct{} // closed when the flusher is done
-	flushErr error         // the flusher's, read once flushed is closed
+	flushErr error         // the flusher's, read once flushed or failed is closed
 	failed   chan struct{} // closed on the flusher's first error
 
 	shards []ShardInfo
-	files  []string // the shards' files, synced before the commit
+	names  []string // the shards' files, synced before the commit
 }
 
 // pending is a shard handed to the flusher: its columns, what their
-// values allow, and its samples' values and lengths.
+// values allow, and its samples' values.
 type pending struct {
 	cols  []string
 	allow []choice
-	vals  []byte
-	lens  []uint32
+	vals  [][]byte
 	n     int
 }
 
@@ -187,9 +187,9 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	}
 	defer registry.CloseSource(src)
 	w.src = src
-	w.toFlush, w.free = make(chan *pending), make(chan []byte, 2)
+	w.files, _ = src.(dataset.ShardFiles)
+	w.toFlush = make(chan *pending)
 	w.flushed, w.failed = make(chan struct{}), make(chan struct{})
-	w.free <- nil
 	go w.flusher()
 	err = dataset.Run(ctx, src, w, dataset.Options{Workers: o.Workers, Progress: o.Progress})
 	if err == nil {
@@ -219,13 +219,131 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	return &w.st, nil
 }
 
-func (w *writer) Prepare(*dataset.Batch) error { return nil }
-func (w *writer) EndShard(int) error           { return nil }
+// prepared is what Prepare made of a batch: each row's payload, in
+// buffers of the writer's own (the rows' bytes are the source's), what
+// it allows its column, and where its key ends in its name (-1: not a
+// file).
+type prepared struct {
+	vals   [][]byte
+	allow  []choice
+	keyEnd []int
+}
+
+// Prepare checks each row's name and reads its payload, on the workers.
+func (w *writer) Prepare(b *dataset.Batch) error {
+	p := &prepared{vals: make([][]byte, len(b.Rows)), allow: make([]choice, len(b.Rows)), keyEnd: make([]int, len(b.Rows))}
+	var own []byte // the batch's payloads, copied or read
+	total := int64(0)
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		p.keyEnd[i] = -1
+		if r.Kind != dataset.KindFile {
+			continue
+		}
+		key, _, err := checkName(r)
+		if err != nil {
+			return err
+		}
+		p.keyEnd[i] = len(key)
+		if r.Inline != nil || w.files != nil {
+			total += r.Size
+		}
+	}
+	own = make([]byte, 0, total)
+	if err := w.readPayloads(b, p, own); err != nil {
+		return err
+	}
+	for i := range b.Rows {
+		if p.vals[i] != nil {
+			p.allow[i] = allowed(string(b.Rows[i].Name[p.keyEnd[i]+1:]), p.vals[i])
+		}
+	}
+	b.Prep = p
+	return nil
+}
+
+// readPayloads fills p.vals from the rows' Inline bytes, or from their
+// shard's file: one read for each run of rows that lie close together.
+// Rows neither gives are read by Write, through OpenPayload.
+func (w *writer) readPayloads(b *dataset.Batch, p *prepared, own []byte) error {
+	var f *os.File
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	for i := 0; i < len(b.Rows); {
+		r := &b.Rows[i]
+		switch {
+		case p.keyEnd[i] < 0:
+			i++
+			continue
+		case r.Inline != nil:
+			at := len(own)
+			own = append(own, r.Inline...)
+			p.vals[i] = own[at:len(own):len(own)]
+			i++
+			continue
+		case w.files == nil || r.DataOffset < 0:
+			i++
+			continue
+		}
+		// A run of rows of this shard's file: its span read at once
+		// while it holds little but payloads (tar headers between).
+		j, size := i+1, r.Size
+		for j < len(b.Rows) && j-i < 1024 {
+			q := &b.Rows[j]
+			if p.keyEnd[j] < 0 || q.Inline != nil || q.DataOffset < b.Rows[j-1].DataOffset+b.Rows[j-1].Size {
+				break
+			}
+			if span := q.DataOffset + q.Size - r.DataOffset; span > 2*(size+q.Size)+4096 || span > 8<<20 {
+				break
+			}
+			size += q.Size
+			j++
+		}
+		if f == nil {
+			var err error
+			if f, err = w.files.ShardFile(b.Shard); err != nil {
+				return err
+			}
+		}
+		last := &b.Rows[j-1]
+		span := make([]byte, last.DataOffset+last.Size-r.DataOffset)
+		if _, err := f.ReadAt(span, r.DataOffset); err != nil {
+			return fmt.Errorf("%s: offset %d: %w", f.Name(), r.DataOffset, err)
+		}
+		for k := i; k < j; k++ {
+			q := &b.Rows[k]
+			at := len(own)
+			own = append(own, span[q.DataOffset-r.DataOffset:q.DataOffset-r.DataOffset+q.Size]...)
+			p.vals[k] = own[at:len(own):len(own)]
+		}
+		i = j
+	}
+	return nil
+}
+
+func (w *writer) EndShard(int) error { return nil }
 
 func (w *writer) Write(b *dataset.Batch) error {
+	p := b.Prep.(*prepared)
 	for i := range b.Rows {
-		if err := w.add(&b.Rows[i]); err != nil {
-			return err
+		r := &b.Rows[i]
+		if p.keyEnd[i] < 0 {
+			w.st.Skipped++
+			continue
+		}
+		v := p.vals[i]
+		if v == nil {
+			var err error
+			if v, err = dataset.ReadPayload(w.src, r); err != nil {
+				return fmt.Errorf("%q: %w", r.Name, err)
+			}
+			p.allow[i] = allowed(string(r.Name[p.keyEnd[i]+1:]), v)
+		}
+		if err := w.add(r.Name[:p.keyEnd[i]], r.Name[p.keyEnd[i]+1:], v, p.allow[i]); err != nil {
+			return fmt.Errorf("%q: %w", r.Name, err)
 		}
 	}
 	return nil
@@ -242,60 +360,50 @@ func split(name []byte) (key, ext []byte, ok bool) {
 	return name[:slash+dot], name[slash+dot+1:], true
 }
 
-// add adds a row to the sample of its key, starting a new sample at a
-// new key.
-func (w *writer) add(r *dataset.Row) error {
-	if r.Kind != dataset.KindFile {
-		w.st.Skipped++
-		return nil
-	}
+// checkName splits a file's name, refusing what MDS cannot keep.
+func checkName(r *dataset.Row) (key, ext []byte, err error) {
 	key, ext, ok := split(r.Name)
 	switch {
 	case !ok:
-		return fmt.Errorf("%q: no extension, which MDS needs to name its column: %w", r.Name, ErrUnkeepable)
+		return nil, nil, fmt.Errorf("%q: no extension, which MDS needs to name its column: %w", r.Name, ErrUnkeepable)
 	case !utf8.Valid(ext):
-		return fmt.Errorf("%q: an extension that is not UTF-8 (a column's name is text): %w", r.Name, ErrUnkeepable)
+		return nil, nil, fmt.Errorf("%q: an extension that is not UTF-8 (a column's name is text): %w", r.Name, ErrUnkeepable)
 	case string(ext) == KeyColumn:
-		return fmt.Errorf("%q: the extension %s is the key's column: %w", r.Name, KeyColumn, ErrUnkeepable)
+		return nil, nil, fmt.Errorf("%q: the extension %s is the key's column: %w", r.Name, KeyColumn, ErrUnkeepable)
 	case r.Size > maxUint32-4096:
-		return fmt.Errorf("%q: %d bytes, past MDS's 4 GiB: %w", r.Name, r.Size, ErrUnkeepable)
+		return nil, nil, fmt.Errorf("%q: %d bytes, past MDS's 4 GiB: %w", r.Name, r.Size, ErrUnkeepable)
 	}
+	return key, ext, nil
+}
+
+// add adds a member's value to the sample of its key, starting a new
+// sample at a new key.
+func (w *writer) add(key, ext, v []byte, allow choice) error {
 	if !w.open || !bytes.Equal(key, w.key) {
 		if err := w.endSample(); err != nil {
 			return err
 		}
-		w.open, w.start, w.lensStart = true, len(w.vals), len(w.lens)
+		w.open, w.start, w.sampMatch = true, len(w.vals), w.samples > 0
 		w.key = append(w.key[:0], key...)
 		w.sampCols, w.sampAllow = w.sampCols[:0], w.sampAllow[:0]
-		w.vals = append(w.vals, key...)
-		w.lens = append(w.lens, uint32(len(key)))
-	} else if slices.Contains(w.sampCols, string(ext)) {
-		return fmt.Errorf("%q: a second .%s in sample %q (MDS keeps one value a column): %w", r.Name, ext, key, ErrUnkeepable)
+		at := len(w.keys)
+		w.keys = append(w.keys, key...)
+		w.vals = append(w.vals, w.keys[at:len(w.keys):len(w.keys)])
 	}
-	at := len(w.vals)
-	if r.Inline != nil {
-		w.vals = append(w.vals, r.Inline...)
+	// The column's name: the shard's string where it is the same.
+	var col string
+	if n := len(w.sampCols) + 1; w.sampMatch && n < len(w.cols) && w.cols[n] == string(ext) {
+		col = w.cols[n]
 	} else {
-		rd, err := w.src.OpenPayload(r)
-		if err != nil {
-			return err
+		w.sampMatch = false
+		if slices.Contains(w.sampCols, string(ext)) {
+			return fmt.Errorf("a second .%s in sample %q (MDS keeps one value a column): %w", ext, key, ErrUnkeepable)
 		}
-		w.vals = slices.Grow(w.vals, int(r.Size))[:at+int(r.Size)]
-		_, err = io.ReadFull(rd, w.vals[at:])
-		if err == nil {
-			err = dataset.EndOfPayload(rd)
-		}
-		if c, ok := rd.(io.Closer); ok {
-			c.Close()
-		}
-		if err != nil {
-			return fmt.Errorf("%q: %w", r.Name, err)
-		}
+		col = string(ext)
 	}
-	v := w.vals[at:]
-	w.lens = append(w.lens, uint32(len(v)))
-	w.sampCols = append(w.sampCols, string(ext))
-	w.sampAllow = append(w.sampAllow, allowed(string(ext), v))
+	w.vals = append(w.vals, v)
+	w.sampCols = append(w.sampCols, col)
+	w.sampAllow = append(w.sampAllow, allow)
 	w.st.Members++
 	w.st.Bytes += int64(len(v))
 	return nil
@@ -309,9 +417,9 @@ func (w *writer) endSample() error {
 		return nil
 	}
 	w.open = false
-	var est int64 = 8 // its offset, its key's size
-	for _, n := range w.lens[w.lensStart:] {
-		est += max(int64(n)+4, 8)
+	var est int64 = 4 // its offset
+	for _, v := range w.vals[w.start:] {
+		est += max(int64(len(v))+4, 8)
 	}
 	if w.samples > 0 && (!slices.Equal(w.sampCols, w.cols[1:]) || w.est+est > w.limit) {
 		if err := w.handOff(w.samples); err != nil {
@@ -323,8 +431,8 @@ func (w *writer) endSample() error {
 		keyAllow = canStr
 	}
 	if w.samples == 0 {
-		w.cols = append(append(w.cols[:0], KeyColumn), w.sampCols...)
-		w.allow = append(append(w.allow[:0], keyAllow), w.sampAllow...)
+		w.cols = append(append(w.cols[:0:0], KeyColumn), w.sampCols...)
+		w.allow = append(append(w.allow[:0:0], keyAllow), w.sampAllow...)
 		w.est = 1024
 		for _, c := range w.cols {
 			w.est += int64(len(c)) + 32
@@ -341,29 +449,23 @@ func (w *writer) endSample() error {
 }
 
 // handOff hands the shard's first n samples (all but the one being
-// read) to the flusher, and keeps the one being read in the other buffer.
+// read) to the flusher, and keeps the one being read.
 func (w *writer) handOff(n int) error {
-	ncols := len(w.cols)
-	size := 0
-	for _, l := range w.lens[:n*ncols] {
-		size += int(l)
-	}
-	var next []byte
-	select {
-	case next = <-w.free:
-	case <-w.failed:
-		return w.flushErr
-	}
-	p := &pending{cols: slices.Clone(w.cols), allow: slices.Clone(w.allow), vals: w.vals[:size], lens: slices.Clone(w.lens[:n*ncols]), n: n}
+	size := n * len(w.cols)
+	p := &pending{cols: w.cols, allow: w.allow, vals: w.vals[:size:size], n: n}
 	select {
 	case w.toFlush <- p:
 	case <-w.failed:
 		return w.flushErr
 	}
-	w.vals = append(next[:0], w.vals[size:]...)
-	w.lens = w.lens[:copy(w.lens, w.lens[n*ncols:])]
+	rest := append([][]byte(nil), w.vals[size:]...)
+	w.keys = nil
+	if len(rest) > 0 {
+		w.keys = append(w.keys, rest[0]...)
+		rest[0] = w.keys[:len(w.keys):len(w.keys)]
+	}
+	w.vals = rest
 	w.start -= size
-	w.lensStart -= n * ncols
 	w.samples = 0
 	w.st.Samples += int64(n)
 	return nil
@@ -380,14 +482,12 @@ func (w *writer) flusher() {
 		if err := w.writeShard(p); err != nil {
 			w.flushErr = err
 			close(w.failed)
-			continue
 		}
-		w.free <- p.vals
 	}
 }
 
 // sync makes the shards and the index durable before the commit.
-func (w *writer) sync() error { return syncFiles(w.dir, append(w.files, IndexFile)) }
+func (w *writer) sync() error { return syncFiles(w.dir, append(w.names, IndexFile)) }
 
 // syncFiles syncs the named files of dir.
 func syncFiles(dir string, names []string) error {
@@ -438,17 +538,16 @@ func (w *writer) writeShard(p *pending) error {
 	cfg := info.appendConfig(nil)
 
 	// The samples' sizes give their offsets.
-	lens := p.lens
 	offsets := make([]byte, 0, 4*(n+2))
 	offsets = binary.LittleEndian.AppendUint32(offsets, uint32(n))
 	at := int64(4 + 4*(n+1) + len(cfg))
 	for s := 0; s < n; s++ {
 		offsets = binary.LittleEndian.AppendUint32(offsets, uint32(at))
-		for c, l := range lens[s*ncols : (s+1)*ncols] {
+		for c, v := range p.vals[s*ncols : (s+1)*ncols] {
 			if fixed[c] {
 				at += 8
 			} else {
-				at += 4 + int64(l)
+				at += 4 + int64(len(v))
 			}
 		}
 		if at > maxUint32 {
@@ -484,18 +583,16 @@ func (w *writer) writeShard(p *pending) error {
 	out.Write(offsets)
 	out.Write(cfg)
 	var head []byte
-	pos := 0
 	for s := 0; s < n; s++ {
 		head = head[:0]
-		for c, l := range lens[s*ncols : (s+1)*ncols] {
+		vals := p.vals[s*ncols : (s+1)*ncols]
+		for c, v := range vals {
 			if !fixed[c] {
-				head = binary.LittleEndian.AppendUint32(head, l)
+				head = binary.LittleEndian.AppendUint32(head, uint32(len(v)))
 			}
 		}
 		out.Write(head)
-		for c, l := range lens[s*ncols : (s+1)*ncols] {
-			v := p.vals[pos : pos+int(l)]
-			pos += int(l)
+		for c, v := range vals {
 			if fixed[c] {
 				out.Write(putInt64(head[:0], v))
 			} else {
@@ -524,22 +621,15 @@ func (w *writer) writeShard(p *pending) error {
 		}
 	}
 	w.shards = append(w.shards, info)
-	w.files = append(w.files, rawName)
+	w.names = append(w.names, rawName)
 	if info.ZipData != nil {
-		w.files[len(w.files)-1] = info.ZipData.Basename
+		w.names[len(w.names)-1] = info.ZipData.Basename
 	}
 	return nil
 }
 
 // sampleKey is the key of sample s of the shard.
-func (p *pending) sampleKey(s int) string {
-	ncols := len(p.cols)
-	pos := 0
-	for _, l := range p.lens[:s*ncols] {
-		pos += int(l)
-	}
-	return string(p.vals[pos : pos+int(p.lens[s*ncols])])
-}
+func (p *pending) sampleKey(s int) string { return string(p.vals[s*len(p.cols)]) }
 
 func asWriters(hs []hash.Hash) []io.Writer {
 	ws := make([]io.Writer, len(hs))
