@@ -56,12 +56,12 @@ func (s *stream) corrupt(format string, args ...any) error {
 	return fmt.Errorf("%s: offset %d: %s: %w", s.what, s.pos, fmt.Sprintf(format, args...), ErrCorrupt)
 }
 
-// read reads exactly n bytes: memory grows with the bytes that come, not
-// with the n a header claims.
+// read reads exactly n bytes. Past 16 MiB (a sample that large), memory
+// grows with the bytes that come, not with the n a header claims.
 func (s *stream) read(n int64) ([]byte, error) {
 	var b []byte
 	var err error
-	if n <= 64<<10 {
+	if n <= 16<<20 {
 		b = make([]byte, n)
 		_, err = io.ReadFull(s.r, b)
 	} else {

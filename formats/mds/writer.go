@@ -18,6 +18,7 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/internal/mapped"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -124,6 +125,7 @@ type writer struct {
 	allow   []choice
 	vals    [][]byte
 	keys    []byte
+	chunk   []byte // where values are copied (keep)
 	samples int
 	est     int64 // an upper bound of the shard's bytes
 
@@ -219,21 +221,22 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	return &w.st, nil
 }
 
-// prepared is what Prepare made of a batch: each row's payload, in
-// buffers of the writer's own (the rows' bytes are the source's), what
-// it allows its column, and where its key ends in its name (-1: not a
-// file).
+// prepared is what Prepare made of a batch: each row's payload where it
+// could be seen (Row.Inline, or the batch's span of its shard's file,
+// mapped), what it allows its column, and where its key ends in its name
+// (-1: not a file).
 type prepared struct {
 	vals   [][]byte
 	allow  []choice
 	keyEnd []int
+	region *mapped.Region // unmapped once the batch is written
 }
 
-// Prepare checks each row's name and reads its payload, on the workers.
+// Prepare checks each row's name and classifies its payload, on the
+// workers: the ordered writer then only copies the bytes.
 func (w *writer) Prepare(b *dataset.Batch) error {
 	p := &prepared{vals: make([][]byte, len(b.Rows)), allow: make([]choice, len(b.Rows)), keyEnd: make([]int, len(b.Rows))}
-	var own []byte // the batch's payloads, copied or read
-	total := int64(0)
+	lo, hi := int64(-1), int64(0) // the span of the payloads not inline
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		p.keyEnd[i] = -1
@@ -245,108 +248,89 @@ func (w *writer) Prepare(b *dataset.Batch) error {
 			return err
 		}
 		p.keyEnd[i] = len(key)
-		if r.Inline != nil || w.files != nil {
-			total += r.Size
-		}
-	}
-	own = make([]byte, 0, total)
-	if err := w.readPayloads(b, p, own); err != nil {
-		return err
-	}
-	for i := range b.Rows {
-		if p.vals[i] != nil {
-			p.allow[i] = allowed(string(b.Rows[i].Name[p.keyEnd[i]+1:]), p.vals[i])
+		if r.Inline == nil && r.DataOffset >= 0 && r.Size > 0 && w.files != nil {
+			if lo < 0 || r.DataOffset < lo {
+				lo = r.DataOffset
+			}
+			hi = max(hi, r.DataOffset+r.Size)
 		}
 	}
 	b.Prep = p
-	return nil
+	if lo >= 0 {
+		f, err := w.files.ShardFile(b.Shard)
+		if err != nil {
+			return err
+		}
+		// Mapping is only a way to see the bytes: where it fails, Write
+		// reads them.
+		p.region, _ = mapped.Map(f, lo, hi-lo)
+		f.Close()
+	}
+	return mapped.Guard(func() error {
+		for i := range b.Rows {
+			r := &b.Rows[i]
+			switch {
+			case p.keyEnd[i] < 0:
+				continue
+			case r.Inline != nil:
+				p.vals[i] = r.Inline
+			case r.Size == 0:
+				p.vals[i] = []byte{}
+			case p.region != nil && r.DataOffset >= 0:
+				p.vals[i] = p.region.Bytes(r.DataOffset, r.Size)
+			default:
+				continue
+			}
+			p.allow[i] = allowed(string(r.Name[p.keyEnd[i]+1:]), p.vals[i])
+		}
+		return nil
+	})
 }
 
-// readPayloads fills p.vals from the rows' Inline bytes, or from their
-// shard's file: one read for each run of rows that lie close together.
-// Rows neither gives are read by Write, through OpenPayload.
-func (w *writer) readPayloads(b *dataset.Batch, p *prepared, own []byte) error {
-	var f *os.File
-	defer func() {
-		if f != nil {
-			f.Close()
-		}
-	}()
-	for i := 0; i < len(b.Rows); {
-		r := &b.Rows[i]
-		switch {
-		case p.keyEnd[i] < 0:
-			i++
-			continue
-		case r.Inline != nil:
-			at := len(own)
-			own = append(own, r.Inline...)
-			p.vals[i] = own[at:len(own):len(own)]
-			i++
-			continue
-		case w.files == nil || r.DataOffset < 0:
-			i++
-			continue
-		}
-		// A run of rows of this shard's file: its span read at once
-		// while it holds little but payloads (tar headers between).
-		j, size := i+1, r.Size
-		for j < len(b.Rows) && j-i < 1024 {
-			q := &b.Rows[j]
-			if p.keyEnd[j] < 0 || q.Inline != nil || q.DataOffset < b.Rows[j-1].DataOffset+b.Rows[j-1].Size {
-				break
-			}
-			if span := q.DataOffset + q.Size - r.DataOffset; span > 2*(size+q.Size)+4096 || span > 8<<20 {
-				break
-			}
-			size += q.Size
-			j++
-		}
-		if f == nil {
-			var err error
-			if f, err = w.files.ShardFile(b.Shard); err != nil {
-				return err
-			}
-		}
-		last := &b.Rows[j-1]
-		span := make([]byte, last.DataOffset+last.Size-r.DataOffset)
-		if _, err := f.ReadAt(span, r.DataOffset); err != nil {
-			return fmt.Errorf("%s: offset %d: %w", f.Name(), r.DataOffset, err)
-		}
-		for k := i; k < j; k++ {
-			q := &b.Rows[k]
-			at := len(own)
-			own = append(own, span[q.DataOffset-r.DataOffset:q.DataOffset-r.DataOffset+q.Size]...)
-			p.vals[k] = own[at:len(own):len(own)]
-		}
-		i = j
+// chunkSize is the size of the buffers a shard's values are copied into.
+const chunkSize = 4 << 20
+
+// keep copies a value into the shard's buffers, and returns the copy.
+func (w *writer) keep(v []byte) []byte {
+	if len(v) > chunkSize/4 {
+		return bytes.Clone(v)
 	}
-	return nil
+	if len(w.chunk)+len(v) > cap(w.chunk) {
+		w.chunk = make([]byte, 0, chunkSize)
+	}
+	at := len(w.chunk)
+	w.chunk = append(w.chunk, v...)
+	return w.chunk[at:len(w.chunk):len(w.chunk)]
 }
 
 func (w *writer) EndShard(int) error { return nil }
 
 func (w *writer) Write(b *dataset.Batch) error {
 	p := b.Prep.(*prepared)
-	for i := range b.Rows {
-		r := &b.Rows[i]
-		if p.keyEnd[i] < 0 {
-			w.st.Skipped++
-			continue
-		}
-		v := p.vals[i]
-		if v == nil {
-			var err error
-			if v, err = dataset.ReadPayload(w.src, r); err != nil {
+	defer p.region.Close()
+	return mapped.Guard(func() error {
+		for i := range b.Rows {
+			r := &b.Rows[i]
+			if p.keyEnd[i] < 0 {
+				w.st.Skipped++
+				continue
+			}
+			v := p.vals[i]
+			if v == nil {
+				var err error
+				if v, err = dataset.ReadPayload(w.src, r); err != nil {
+					return fmt.Errorf("%q: %w", r.Name, err)
+				}
+				p.allow[i] = allowed(string(r.Name[p.keyEnd[i]+1:]), v)
+			} else {
+				v = w.keep(v)
+			}
+			if err := w.add(r.Name[:p.keyEnd[i]], r.Name[p.keyEnd[i]+1:], v, p.allow[i]); err != nil {
 				return fmt.Errorf("%q: %w", r.Name, err)
 			}
-			p.allow[i] = allowed(string(r.Name[p.keyEnd[i]+1:]), v)
 		}
-		if err := w.add(r.Name[:p.keyEnd[i]], r.Name[p.keyEnd[i]+1:], v, p.allow[i]); err != nil {
-			return fmt.Errorf("%q: %w", r.Name, err)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // split cuts a member's name into its key and extension as WebDataset
