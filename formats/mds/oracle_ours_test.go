@@ -65,25 +65,50 @@ func oursInput(t testing.TB) []formattest.Shard {
 	return shards
 }
 
+// largeInput is a dataset of shards past the samples a shard holds in
+// memory (4 MiB): their header is written into room kept for it.
+func largeInput() []formattest.Shard {
+	var sh formattest.Shard
+	for n := 0; n < 300; n++ {
+		key := fmt.Sprintf("big/%05d", n)
+		sh = append(sh, formattest.File{Name: key + ".bin", Data: bytes.Repeat([]byte{byte(n)}, 30720)},
+			formattest.File{Name: key + ".cls", Data: []byte(fmt.Sprint(n))})
+	}
+	return []formattest.Shard{sh}
+}
+
 // oursVariants are the ways the oracle's datasets are written.
-var oursVariants = []struct {
-	name string
-	opts mds.Options
-}{
-	{"plain", mds.Options{}},
-	{"zstd", mds.Options{Compression: "zstd", Hashes: []string{"sha1", "xxh64"}}},
-	{"gz", mds.Options{Compression: "gz:6", Hashes: []string{"md5", "sha256"}}},
-	{"snappy", mds.Options{Compression: "snappy"}},
+type oursVariant struct {
+	name      string
+	opts      mds.Options
+	shardSize int64
+	large     bool
+}
+
+var oursVariants = []oursVariant{
+	{"plain", mds.Options{}, 8 << 10, false},
+	{"zstd", mds.Options{Compression: "zstd", Hashes: []string{"sha1", "xxh64"}}, 8 << 10, false},
+	{"gz", mds.Options{Compression: "gz:6", Hashes: []string{"md5", "sha256"}}, 8 << 10, false},
+	{"snappy", mds.Options{Compression: "snappy"}, 8 << 10, false},
+	{"large", mds.Options{}, 6 << 20, true},
+	{"large_zstd", mds.Options{Compression: "zstd"}, 6 << 20, true},
+}
+
+func (v oursVariant) input(t testing.TB) []formattest.Shard {
+	if v.large {
+		return largeInput()
+	}
+	return oursInput(t)
 }
 
 // writeOurs writes every variant of the oracle's dataset into dir, and
 // the members each holds (name, sha256) beside it.
 func writeOurs(t *testing.T, dir string) {
-	in := oursInput(t)
 	for _, v := range oursVariants {
+		in := v.input(t)
 		out := filepath.Join(dir, v.name)
 		if _, err := mds.Write(context.Background(), &formattest.Rows{Shards: in}, out,
-			registry.CreateOptions{Workers: 2, ShardSize: 8 << 10, Format: v.opts}); err != nil {
+			registry.CreateOptions{Workers: 2, ShardSize: v.shardSize, Format: v.opts}); err != nil {
 			t.Fatal(err)
 		}
 		var members [][2]string
@@ -130,7 +155,7 @@ func TestOursReadByMosaic(t *testing.T) {
 	writeOurs(t, dir)
 	for _, v := range oursVariants {
 		rec, ok := read.Datasets[v.name]
-		if !ok || rec.Members != len(formattest.Files(oursInput(t))) {
+		if !ok || rec.Members != len(formattest.Files(v.input(t))) {
 			t.Fatalf("%s: the oracle read %d members", v.name, rec.Members)
 		}
 		files, _ := filepath.Glob(filepath.Join(dir, v.name, "*"))

@@ -117,6 +117,11 @@ def members_of_input():
         if n >= 18:
             m[key + '.png'] = png
         m[key + '.txt'] = txt
+    # largeInput: shards past the 4 MiB itarconv holds in memory.
+    for n in range(300):
+        key = 'big/%05d' % n
+        m[key + '.bin'] = bytes([n % 256]) * 30720
+        m[key + '.cls'] = str(n).encode()
     return m
 
 
