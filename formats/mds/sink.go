@@ -185,7 +185,8 @@ func (w *writer) EndShard(int) error { return nil }
 
 func (w *writer) Write(b *dataset.Batch) error {
 	p := b.Prep.(*prepared)
-	defer p.region.Close()
+	v := w.newView(b)
+	defer v.close()
 	return mapped.Guard(func() error {
 		for i := range b.Rows {
 			r := &b.Rows[i]
@@ -193,15 +194,19 @@ func (w *writer) Write(b *dataset.Batch) error {
 				w.st.Skipped++
 				continue
 			}
-			v := p.vals[i]
-			if v == nil {
-				var err error
-				if v, err = dataset.ReadPayload(w.src, r); err != nil {
+			data, ok, err := v.bytes(i)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				if data, err = dataset.ReadPayload(w.src, r); err != nil {
 					return fmt.Errorf("%q: %w", r.Name, err)
 				}
-				p.allow[i] = allowed(string(r.Name[p.keyEnd[i]+1:]), v)
 			}
-			if err := w.add(r.Name[:p.keyEnd[i]], r.Name[p.keyEnd[i]+1:], v, p.allow[i]); err != nil {
+			if !p.known[i] {
+				p.allow[i] = allowed(string(r.Name[p.keyEnd[i]+1:]), data)
+			}
+			if err := w.add(r.Name[:p.keyEnd[i]], r.Name[p.keyEnd[i]+1:], data, p.allow[i]); err != nil {
 				return fmt.Errorf("%q: %w", r.Name, err)
 			}
 		}

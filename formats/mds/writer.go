@@ -101,22 +101,19 @@ func commit(tmp, out string, overwrite bool) error {
 	return safefile.CommitDir(tmp, out)
 }
 
-// prepared is what Prepare made of a batch: each row's payload where it
-// could be seen (Row.Inline, or the batch's span of its shard's file,
-// mapped), what it allows its column, and where its key ends in its name
-// (-1: not a file).
+// prepared is what Prepare made of a batch: what each row's payload
+// allows its column (known: where Prepare could see it), and where its
+// key ends in its name (-1: not a file).
 type prepared struct {
-	vals   [][]byte
 	allow  []choice
+	known  []bool
 	keyEnd []int
-	region *mapped.Region // unmapped once the batch is written
 }
 
 // Prepare checks each row's name and classifies its payload, on the
 // workers: the ordered writer then only copies the bytes.
 func (w *writer) Prepare(b *dataset.Batch) error {
-	p := &prepared{vals: make([][]byte, len(b.Rows)), allow: make([]choice, len(b.Rows)), keyEnd: make([]int, len(b.Rows))}
-	lo, hi := int64(-1), int64(0) // the span of the payloads not inline
+	p := &prepared{allow: make([]choice, len(b.Rows)), known: make([]bool, len(b.Rows)), keyEnd: make([]int, len(b.Rows))}
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		p.keyEnd[i] = -1
@@ -128,43 +125,89 @@ func (w *writer) Prepare(b *dataset.Batch) error {
 			return err
 		}
 		p.keyEnd[i] = len(key)
-		if r.Inline == nil && r.DataOffset >= 0 && r.Size > 0 && w.files != nil {
-			if lo < 0 || r.DataOffset < lo {
-				lo = r.DataOffset
-			}
-			hi = max(hi, r.DataOffset+r.Size)
-		}
 	}
 	b.Prep = p
-	if lo >= 0 {
-		f, err := w.files.ShardFile(b.Shard)
-		if err != nil {
-			return err
-		}
-		// Mapping is only a way to see the bytes: where it fails, Write
-		// reads them.
-		p.region, _ = mapped.Map(f, lo, hi-lo)
-		f.Close()
-	}
+	v := w.newView(b)
+	defer v.close()
 	return mapped.Guard(func() error {
 		for i := range b.Rows {
-			r := &b.Rows[i]
-			switch {
-			case p.keyEnd[i] < 0:
-				continue
-			case r.Inline != nil:
-				p.vals[i] = r.Inline
-			case r.Size == 0:
-				p.vals[i] = []byte{}
-			case p.region != nil && r.DataOffset >= 0:
-				p.vals[i] = p.region.Bytes(r.DataOffset, r.Size)
-			default:
+			if p.keyEnd[i] < 0 {
 				continue
 			}
-			p.allow[i] = allowed(string(r.Name[p.keyEnd[i]+1:]), p.vals[i])
+			data, ok, err := v.bytes(i)
+			if err != nil || !ok {
+				return err
+			}
+			p.allow[i], p.known[i] = allowed(string(b.Rows[i].Name[p.keyEnd[i]+1:]), data), true
 		}
 		return nil
 	})
+}
+
+// view shows a batch's payloads without reading them through the
+// source: a row's Inline bytes, or a window of its shard's file, mapped,
+// that holds it and the rows after it (viewWindow bytes at most, so that
+// what is mapped stays small).
+type view struct {
+	b      *dataset.Batch
+	files  dataset.ShardFiles
+	f      *os.File
+	region *mapped.Region
+	lo, hi int64 // the window mapped
+}
+
+const viewWindow = 4 << 20
+
+func (w *writer) newView(b *dataset.Batch) *view { return &view{b: b, files: w.files} }
+
+// bytes returns row i's payload; ok is false where the view cannot show
+// it (no shard file, or one that cannot be mapped): it is then read
+// through the source.
+func (v *view) bytes(i int) (data []byte, ok bool, err error) {
+	r := &v.b.Rows[i]
+	switch {
+	case r.Inline != nil:
+		return r.Inline, true, nil
+	case r.Size == 0:
+		return []byte{}, true, nil
+	case v.files == nil || r.DataOffset < 0:
+		return nil, false, nil
+	}
+	if v.region == nil || r.DataOffset < v.lo || r.DataOffset+r.Size > v.hi {
+		if v.f == nil {
+			if v.f, err = v.files.ShardFile(v.b.Shard); err != nil {
+				return nil, false, err
+			}
+		}
+		v.region.Close()
+		v.region = nil
+		// The window: this row and those after it, while they lie in
+		// order within viewWindow bytes.
+		lo, hi := r.DataOffset, r.DataOffset+r.Size
+		for j := i + 1; j < len(v.b.Rows); j++ {
+			q := &v.b.Rows[j]
+			if q.Inline != nil || q.Size == 0 {
+				continue
+			}
+			if q.DataOffset < hi || q.DataOffset+q.Size-lo > viewWindow {
+				break
+			}
+			hi = q.DataOffset + q.Size
+		}
+		if v.region, err = mapped.Map(v.f, lo, hi-lo); err != nil {
+			v.region = nil
+			return nil, false, nil
+		}
+		v.lo, v.hi = lo, hi
+	}
+	return v.region.Bytes(r.DataOffset, r.Size), true, nil
+}
+
+func (v *view) close() {
+	v.region.Close()
+	if v.f != nil {
+		v.f.Close()
+	}
 }
 
 // split cuts a member's name into its key and extension as WebDataset
