@@ -21,14 +21,28 @@
 //
 // Writing, the members of one key become one sample with a column per
 // extension, in the order they come, and a __key__ column. A column's
-// encoding is chosen for each shard from all of its values there, so
-// that reading it back gives the same bytes: int for .cls, .cls2, .id,
-// .index and .inx values that are integers written canonically (no
-// sign but a minus, no leading zero, no space); json for .json values
-// that parse; jpeg and png for images that start with their signature;
-// str for text (.txt, .text, .json) that is UTF-8; bytes for the rest.
-// A sample whose columns differ from the shard's starts a new shard, so
-// that no sample lacks a column; a member without an extension, one
-// whose extension is not UTF-8, or a second member of one extension in
-// a sample is refused (MDS has no place for it).
+// encoding is the richest that reads back as the same bytes, chosen as
+// its shard begins from the values of its name so far: int for .cls,
+// .cls2, .id, .index and .inx values that are integers written
+// canonically (no sign but a minus, no leading zero, no space); json for
+// .json values that parse; jpeg and png for images that start with their
+// signature; str for text (.txt, .text, .json, .transcript) that is
+// UTF-8; bytes for the rest. A value the encoding cannot hold closes the
+// shard, and its column is plainer from then on. A sample whose columns
+// differ from the shard's starts a new shard too, so that no sample
+// lacks a column. A member without an extension, one whose extension is
+// not UTF-8, or a second member of one extension in a sample is refused
+// (ErrUnkeepable); rows that are not files are left out, with a warning.
+//
+// Shards stream to their files (see sink.go): memory is a few 4 MiB
+// buffers whatever the shard size and the members. A shard of more than
+// 4 MiB of samples keeps room for its header before them, padded with
+// spaces after the configuration's JSON; a smaller one is the bytes
+// MosaicML's writer writes.
+//
+// Reading checks every shard against the index (its size, its hashes
+// where this package computes them: md5, sha1, sha2 and sha3, xxh64),
+// its header against its index entry, and that every sample's values
+// fill it exactly. Compressed shards (zstd, gz, bz2, snappy) are read as
+// a stream; brotli is not read. LitData's layout is not read.
 package mds
