@@ -551,8 +551,8 @@ func (w *writer) complete(sh *shardOut) error {
 		}
 	} else {
 		if len(hs) > 0 {
-			if _, err := io.CopyBuffer(io.MultiWriter(ws...), io.NewSectionReader(f, 0, sh.room+sh.end), make([]byte, 1<<20)); err != nil {
-				return fmt.Errorf("%s: %w", f.Name(), err)
+			if err := hashFile(f, sh.room+sh.end, io.MultiWriter(ws...)); err != nil {
+				return err
 			}
 		}
 		sh.info.RawData.Hashes = hexes(w.algos, hs)
@@ -572,4 +572,26 @@ func hexes(algos []string, hs []hash.Hash) map[string]string {
 		m[a] = fmt.Sprintf("%x", hs[i].Sum(nil))
 	}
 	return m
+}
+
+// hashFile hashes the first size bytes of f, just written: mapped, which
+// reads the pages where they are, else read.
+func hashFile(f *os.File, size int64, h io.Writer) error {
+	if size == 0 {
+		return nil
+	}
+	if r, err := mapped.Map(f, 0, size); err == nil {
+		defer r.Close()
+		if err := mapped.Guard(func() error {
+			_, err := h.Write(r.Bytes(0, size))
+			return err
+		}); err != nil {
+			return fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return nil
+	}
+	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size), make([]byte, 1<<20)); err != nil {
+		return fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return nil
 }
