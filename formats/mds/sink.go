@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/itarconv/itarconv/dataset"
@@ -19,37 +20,39 @@ import (
 )
 
 // The writer streams each shard to its file as its samples come, as
-// MosaicML's writer cannot (it holds a shard whole). A shard's first
-// chunkSize bytes of samples wait in memory: a shard that ends within
-// them is written as MosaicML writes it, byte for byte. Past them, the
-// header (its samples' count and offsets, and the writer's configuration)
-// can no longer be known before the samples, and room is kept for it:
-// offsets for twice the samples the limit takes at the average size so
-// far. The header is written last; what the configuration leaves of the
-// room is spaces after its JSON, which JSON readers skip (MosaicML's
-// reader does not read the configuration at all). A shard whose room is
-// full closes early.
+// MosaicML's writer cannot (it holds a shard whole), and never copies a
+// payload: a sample's values are the source's bytes where they lie,
+// mapped (windows of its shard files), and a goroutine of its own
+// (flusher) writes them with the sizes between (pwritev). A shard's first
+// flushSize bytes of samples wait: a shard that ends within them is
+// written as MosaicML writes it, byte for byte. Past them, the header
+// (its samples' count and offsets, and the writer's configuration)
+// cannot be known before the samples, and room is kept for it: offsets
+// for twice the samples the limit takes at the average size so far. The
+// header is written last; what the configuration leaves of the room is
+// spaces after its JSON, which JSON readers skip (MosaicML's reader does
+// not read the configuration at all). A shard whose room is full closes
+// early.
 //
 // A column's encoding is chosen when its shard begins, from what the
 // values of its name allowed so far in the run: a value that the
 // encoding cannot hold as it is (an "07" in an int column) closes the
 // shard, and its column takes a plainer encoding from then on.
 //
-// Memory is the sample being read and a few buffers of samples on their
-// way to the file (flushDepth of chunkSize): nothing grows with the
-// members or the shards' size.
+// Memory is the sample being read and the windows the jobs waiting for
+// the flusher map (flushDepth jobs of flushSize bytes): nothing grows
+// with the members or the shards' size.
 
-// chunkSize is the size of the buffers samples are encoded into, and
-// flushDepth how many wait for the goroutine that writes them.
+// flushSize is the bytes of samples a job of the flusher's holds, and
+// flushDepth how many wait for it.
 const (
-	chunkSize  = 4 << 20
+	flushSize  = 4 << 20
 	flushDepth = 4
 )
 
 // writer is the sink: rows of one key become a sample, samples of the
 // same columns a shard. Workers classify the payloads (Prepare); the
-// ordered writer groups and encodes them; a goroutine of its own writes
-// the bytes (flusher).
+// ordered writer groups them into samples and shards; the flusher writes.
 type writer struct {
 	dir   string
 	comp  *compression
@@ -62,21 +65,20 @@ type writer struct {
 	// allow is what the values of each column name allowed so far.
 	allow map[string]choice
 
-	// The sample being read: its key, its columns, and its values, copied
-	// one after the other.
+	// The sample being read: its key, its columns, their values and
+	// what they allow, and the windows holding them.
 	open     bool
 	key      []byte
 	sampCols []string
-	sampEnds []int // where each value ends in sampBuf
-	sampBuf  []byte
+	sampVals [][]byte
 	sampOK   []choice
+	sampWins []*window
 
 	sh    *shardOut // the shard being written, or nil
-	chunk []byte    // samples encoded, not yet handed to the flusher
-	at    int64     // the file offset of chunk[0]
+	cur   *job      // the job being filled, of sh
+	arena []byte    // keys, sizes and numbers the jobs write
 
-	jobs    chan job
-	free    chan []byte
+	jobs    chan *job
 	flushed chan struct{} // closed when the flusher is done
 	failed  chan struct{} // closed on the flusher's first error
 	err     error         // the flusher's, read once flushed or failed is closed
@@ -96,6 +98,7 @@ type shardOut struct {
 	maxN    int      // the samples the room holds offsets for
 	offsets []uint32 // of the samples, from the first one's
 	end     int64    // where its samples end so far, from the first one's
+	waiting []*job   // jobs filled before the room was kept
 }
 
 // header is the size of sh's header with n samples: its room, once kept.
@@ -106,13 +109,39 @@ func (sh *shardOut) header(n int) int64 {
 	return int64(4 + 4*(n+1) + sh.cfg)
 }
 
-// job is the flusher's: bytes to write at an offset of a shard's file,
-// or (close) the shard's header, after which the file is complete.
+// job is the flusher's: pieces to write from an offset of a shard's file
+// (from its first sample's until the room is kept), the windows they lie
+// in, to release once written; or (close) the shard's header, after
+// which its file is complete.
 type job struct {
-	sh    *shardOut
-	off   int64
-	data  []byte
-	close bool
+	sh     *shardOut
+	off    int64
+	pieces [][]byte
+	size   int64
+	wins   []*window
+	close  bool
+}
+
+func (j *job) release() {
+	for _, w := range j.wins {
+		w.release()
+	}
+	j.wins = nil
+}
+
+// window is a window of a source's shard file, mapped, held by the view
+// that mapped it and by the samples and jobs whose values lie in it.
+type window struct {
+	r    *mapped.Region
+	refs atomic.Int32
+}
+
+func (w *window) hold() { w.refs.Add(1) }
+
+func (w *window) release() {
+	if w.refs.Add(-1) == 0 {
+		w.r.Close()
+	}
 }
 
 func newWriter(o Options, shardSize int64) (*writer, error) {
@@ -147,7 +176,7 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	defer registry.CloseSource(src)
 	w.src = src
 	w.files, _ = src.(dataset.ShardFiles)
-	w.jobs, w.free = make(chan job, flushDepth), make(chan []byte, flushDepth+2)
+	w.jobs = make(chan *job, flushDepth)
 	w.flushed, w.failed = make(chan struct{}), make(chan struct{})
 	go w.flusher()
 	err = dataset.Run(ctx, src, w, dataset.Options{Workers: o.Workers, Progress: o.Progress})
@@ -159,9 +188,7 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	}
 	close(w.jobs)
 	<-w.flushed
-	if w.sh != nil {
-		w.sh.f.Close() // a shard left open by an error
-	}
+	w.drop()
 	if err == nil {
 		err = w.err
 	}
@@ -181,6 +208,25 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	return &w.st, nil
 }
 
+// drop releases what a run that failed left held: the sample's windows,
+// the shard's jobs not handed over, its file.
+func (w *writer) drop() {
+	for _, win := range w.sampWins {
+		win.release()
+	}
+	w.sampWins = nil
+	if sh := w.sh; sh != nil {
+		for _, j := range sh.waiting {
+			j.release()
+		}
+		if w.cur != nil {
+			w.cur.release()
+		}
+		sh.f.Close()
+		w.sh, w.cur = nil, nil
+	}
+}
+
 func (w *writer) EndShard(int) error { return nil }
 
 func (w *writer) Write(b *dataset.Batch) error {
@@ -194,11 +240,15 @@ func (w *writer) Write(b *dataset.Batch) error {
 				w.st.Skipped++
 				continue
 			}
-			data, ok, err := v.bytes(i)
+			data, win, err := v.bytes(i)
 			if err != nil {
 				return err
 			}
-			if !ok {
+			switch {
+			case win != nil: // the source's bytes, held where they lie
+			case data != nil && len(data) > 0:
+				data = bytes.Clone(data) // the source's, until Write returns
+			case data == nil:
 				if data, err = dataset.ReadPayload(w.src, r); err != nil {
 					return fmt.Errorf("%q: %w", r.Name, err)
 				}
@@ -206,7 +256,7 @@ func (w *writer) Write(b *dataset.Batch) error {
 			if !p.known[i] {
 				p.allow[i] = allowed(string(r.Name[p.keyEnd[i]+1:]), data)
 			}
-			if err := w.add(r.Name[:p.keyEnd[i]], r.Name[p.keyEnd[i]+1:], data, p.allow[i]); err != nil {
+			if err := w.add(r.Name[:p.keyEnd[i]], r.Name[p.keyEnd[i]+1:], data, win, p.allow[i]); err != nil {
 				return fmt.Errorf("%q: %w", r.Name, err)
 			}
 		}
@@ -214,16 +264,16 @@ func (w *writer) Write(b *dataset.Batch) error {
 	})
 }
 
-// add adds a member's value to the sample of its key, starting a new
-// sample at a new key.
-func (w *writer) add(key, ext, v []byte, allow choice) error {
+// add adds a member's value (in win, when not nil) to the sample of its
+// key, starting a new sample at a new key.
+func (w *writer) add(key, ext, v []byte, win *window, allow choice) error {
 	if !w.open || !bytes.Equal(key, w.key) {
 		if err := w.endSample(); err != nil {
 			return err
 		}
 		w.open = true
-		w.key = append(w.key[:0], key...)
-		w.sampCols, w.sampEnds, w.sampOK, w.sampBuf = w.sampCols[:0], w.sampEnds[:0], w.sampOK[:0], w.sampBuf[:0]
+		w.key = w.keep(key)
+		w.sampCols, w.sampVals, w.sampOK = w.sampCols[:0], w.sampVals[:0], w.sampOK[:0]
 	}
 	// The column's name: the shard's string where it is the same.
 	n := len(w.sampCols)
@@ -236,13 +286,27 @@ func (w *writer) add(key, ext, v []byte, allow choice) error {
 	if slices.Contains(w.sampCols, col) {
 		return fmt.Errorf("a second .%s in sample %q (MDS keeps one value a column): %w", ext, key, ErrUnkeepable)
 	}
+	if win != nil && (len(w.sampWins) == 0 || w.sampWins[len(w.sampWins)-1] != win) {
+		win.hold()
+		w.sampWins = append(w.sampWins, win)
+	}
 	w.sampCols = append(w.sampCols, col)
-	w.sampBuf = append(w.sampBuf, v...)
-	w.sampEnds = append(w.sampEnds, len(w.sampBuf))
+	w.sampVals = append(w.sampVals, v)
 	w.sampOK = append(w.sampOK, allow)
 	w.st.Members++
 	w.st.Bytes += int64(len(v))
 	return nil
+}
+
+// keep copies b (a key, sizes, a number) into the arena, which the jobs
+// write from: a new arena when it is full, the old one left to them.
+func (w *writer) keep(b []byte) []byte {
+	if len(w.arena)+len(b) > cap(w.arena) {
+		w.arena = make([]byte, 0, max(64<<10, len(b)))
+	}
+	at := len(w.arena)
+	w.arena = append(w.arena, b...)
+	return w.arena[at:len(w.arena):len(w.arena)]
 }
 
 // value is the sample's value of column c (0: the key).
@@ -250,11 +314,7 @@ func (w *writer) value(c int) []byte {
 	if c == 0 {
 		return w.key
 	}
-	start := 0
-	if c > 1 {
-		start = w.sampEnds[c-2]
-	}
-	return w.sampBuf[start:w.sampEnds[c-1]]
+	return w.sampVals[c-1]
 }
 
 // endSample writes the sample being read into the shard, after closing
@@ -304,9 +364,6 @@ func (w *writer) allowed(col string) choice {
 	return ^choice(0)
 }
 
-// fits tells whether the sample (size bytes in sh's encodings) goes into
-// sh: its columns, each value one its column's encoding holds, room for
-// its offset, and the shard's limit.
 func (w *writer) fits(sh *shardOut, size int) bool {
 	cols := sh.info.ColumnNames
 	if len(cols) != len(w.sampCols)+1 || !slices.Equal(cols[1:], w.sampCols) || (sh.room > 0 && len(sh.offsets) >= sh.maxN) {
@@ -325,8 +382,6 @@ func (w *writer) fits(sh *shardOut, size int) bool {
 	}
 	return sh.header(len(sh.offsets)+1)+sh.end+int64(size) <= w.limit
 }
-
-// encodingNeeds is the choice bit an encoding needs of a value.
 func encodingNeeds(enc string) choice {
 	switch enc {
 	case "int":
@@ -358,8 +413,7 @@ func (w *writer) sampleSize(sh *shardOut) int {
 }
 
 // openShard begins a shard for the sample being read: its columns, each
-// of the encoding its name's values allowed so far, and room for its
-// header before the first sample.
+// of the encoding its name's values allowed so far.
 func (w *writer) openShard() error {
 	sh := &shardOut{info: ShardInfo{ColumnNames: append([]string{KeyColumn}, w.sampCols...), Format: "mds",
 		Hashes: append([]string{}, w.algos...), Version: 2}}
@@ -391,39 +445,67 @@ func (w *writer) openShard() error {
 	}
 	sh.f = f
 	sh.info.RawData = &FileInfo{Basename: name}
-	w.sh, w.at, w.chunk = sh, 0, w.newChunk()
+	w.sh = sh
 	w.opened++
 	return nil
 }
 
-// encode appends the sample, in sh's encodings, to the chunk: its
-// values' sizes (columns of variable size), then its values.
+// encode adds the sample, in sh's encodings, to the job being filled:
+// its values' sizes (columns of variable size), then its values. The job
+// takes over the windows the sample holds.
 func (w *writer) encode(sh *shardOut, size int) {
-	if len(w.chunk)+size > cap(w.chunk) {
-		if len(w.chunk) > 0 {
-			if sh.room == 0 {
-				w.keepRoom(sh)
-			}
-			w.send(job{sh: sh, off: sh.room + w.at, data: w.chunk})
-			w.at += int64(len(w.chunk))
-			w.chunk = w.newChunk()
-		}
-		if size > cap(w.chunk) {
-			w.chunk = make([]byte, 0, size)
-		}
+	if w.cur == nil {
+		w.cur = &job{sh: sh, off: sh.end}
 	}
+	j := w.cur
+	var head [64]byte
+	h := head[:0]
 	for c := range sh.fixed {
 		if !sh.fixed[c] {
-			w.chunk = binary.LittleEndian.AppendUint32(w.chunk, uint32(len(w.value(c))))
+			h = binary.LittleEndian.AppendUint32(h, uint32(len(w.value(c))))
+			if len(h) > len(head)-4 {
+				j.pieces = append(j.pieces, w.keep(h))
+				h = h[:0]
+			}
 		}
+	}
+	if len(h) > 0 {
+		j.pieces = append(j.pieces, w.keep(h))
 	}
 	for c := range sh.fixed {
-		if sh.fixed[c] {
-			w.chunk = putInt64(w.chunk, w.value(c))
-		} else {
-			w.chunk = append(w.chunk, w.value(c)...)
+		switch {
+		case sh.fixed[c]:
+			j.pieces = append(j.pieces, w.keep(putInt64(h[:0], w.value(c))))
+		case len(w.value(c)) > 0:
+			j.pieces = append(j.pieces, w.value(c))
 		}
 	}
+	j.wins = append(j.wins, w.sampWins...)
+	w.sampWins = w.sampWins[:0]
+	j.size += int64(size)
+	if j.size >= flushSize || len(j.pieces) >= 4096 {
+		w.cur = nil
+		w.hand(sh, j)
+	}
+}
+
+// hand hands a full job of sh to the flusher; its shard's room is kept
+// first, if it is not yet (the shard is past flushSize bytes).
+func (w *writer) hand(sh *shardOut, j *job) {
+	if sh.room == 0 {
+		w.keepRoom(sh)
+	}
+	sh.waiting = append(sh.waiting, j)
+	w.sendWaiting(sh)
+}
+
+// sendWaiting sends sh's waiting jobs, their offsets now known.
+func (w *writer) sendWaiting(sh *shardOut) {
+	for _, j := range sh.waiting {
+		j.off += sh.room
+		w.send(j)
+	}
+	sh.waiting = sh.waiting[:0]
 }
 
 // keepRoom keeps room for sh's header before its samples: offsets for
@@ -433,31 +515,23 @@ func (w *writer) keepRoom(sh *shardOut) {
 	n := len(sh.offsets)
 	avg := max(sh.end/int64(max(n, 1)), 1)
 	sh.maxN = int(min(max(2*w.limit/avg, int64(n+16)), 1<<20))
-	sh.maxN = max(sh.maxN, n)
+	sh.maxN = max(sh.maxN, n+1)
 	sh.room = int64(4 + 4*(sh.maxN+1) + sh.cfg)
-}
-
-// newChunk returns a buffer the flusher is done with, or a new one.
-func (w *writer) newChunk() []byte {
-	select {
-	case b := <-w.free:
-		return b[:0]
-	default:
-		return make([]byte, 0, chunkSize)
-	}
 }
 
 // send hands a job to the flusher; after its failure, jobs are dropped
 // (its error ends the run).
-func (w *writer) send(j job) {
+func (w *writer) send(j *job) {
 	select {
 	case w.jobs <- j:
 	case <-w.failed:
+		j.release()
 	}
 }
 
 // closeShard hands the shard's last samples and its header to the
-// flusher, which completes its file.
+// flusher, which completes its file: a shard whose room was not kept has
+// a header of its exact size.
 func (w *writer) closeShard() error {
 	sh := w.sh
 	if sh == nil {
@@ -468,36 +542,37 @@ func (w *writer) closeShard() error {
 		return w.err
 	default:
 	}
-	room := sh.header(len(sh.offsets))
-	w.send(job{sh: sh, off: room + w.at, data: w.chunk})
-	w.chunk = nil
-	sh.room = room
-	sh.info.RawData.Bytes = room + sh.end
-	w.send(job{sh: sh, close: true})
+	sh.room = sh.header(len(sh.offsets))
+	if w.cur != nil {
+		sh.waiting = append(sh.waiting, w.cur)
+		w.cur = nil
+	}
+	w.sendWaiting(sh)
+	sh.info.RawData.Bytes = sh.room + sh.end
+	w.send(&job{sh: sh, close: true})
 	w.sh = nil
 	return nil
 }
 
-// flusher writes the jobs' bytes, and completes each shard's file when
+// flusher writes the jobs' pieces, and completes each shard's file when
 // it is closed: its header, its hashes, its compression.
 func (w *writer) flusher() {
 	defer close(w.flushed)
 	for j := range w.jobs {
 		if w.err != nil {
+			j.release()
+			if j.close {
+				j.sh.f.Close()
+			}
 			continue
 		}
 		var err error
 		if j.close {
 			err = w.complete(j.sh)
-		} else if len(j.data) > 0 {
-			_, err = j.sh.f.WriteAt(j.data, j.off)
+		} else {
+			err = writePieces(j.sh.f, j.pieces, j.off)
 		}
-		if j.data != nil {
-			select {
-			case w.free <- j.data:
-			default:
-			}
-		}
+		j.release()
 		if err != nil {
 			w.err = err
 			close(w.failed)
@@ -505,8 +580,6 @@ func (w *writer) flusher() {
 	}
 }
 
-// complete writes a shard's header into its room, hashes its file (and
-// compresses it, the plain file then removed) and closes it.
 func (w *writer) complete(sh *shardOut) error {
 	f := sh.f
 	defer f.Close()
@@ -574,24 +647,102 @@ func hexes(algos []string, hs []hash.Hash) map[string]string {
 	return m
 }
 
-// hashFile hashes the first size bytes of f, just written: mapped, which
-// reads the pages where they are, else read.
+// hashFile hashes the first size bytes of f, just written: mapped, a
+// window at a time (what is mapped stays small), which reads the pages
+// where they are; else read.
 func hashFile(f *os.File, size int64, h io.Writer) error {
-	if size == 0 {
-		return nil
-	}
-	if r, err := mapped.Map(f, 0, size); err == nil {
-		defer r.Close()
-		if err := mapped.Guard(func() error {
-			_, err := h.Write(r.Bytes(0, size))
-			return err
-		}); err != nil {
-			return fmt.Errorf("%s: %w", f.Name(), err)
+	const window = 16 << 20
+	for off := int64(0); off < size; off += window {
+		n := min(window, size-off)
+		r, err := mapped.Map(f, off, n)
+		if err != nil {
+			_, err = io.CopyBuffer(h, io.NewSectionReader(f, off, size-off), make([]byte, 1<<20))
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.Name(), err)
+			}
+			return nil
 		}
-		return nil
-	}
-	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size), make([]byte, 1<<20)); err != nil {
-		return fmt.Errorf("%s: %w", f.Name(), err)
+		err = mapped.Guard(func() error {
+			_, err := h.Write(r.Bytes(off, n))
+			return err
+		})
+		r.Close()
+		if err != nil {
+			return fmt.Errorf("%s: offset %d: %w", f.Name(), off, err)
+		}
 	}
 	return nil
+}
+
+// view shows a batch's payloads without reading them through the source:
+// a row's Inline bytes, or a window of its shard's file, mapped, that
+// holds it and the rows after it (viewWindow bytes at most, so that what
+// is mapped stays small).
+type view struct {
+	b      *dataset.Batch
+	files  dataset.ShardFiles
+	f      *os.File
+	win    *window
+	lo, hi int64 // the window's span of the file
+}
+
+const viewWindow = 4 << 20
+
+func (w *writer) newView(b *dataset.Batch) *view { return &view{b: b, files: w.files} }
+
+// bytes returns row i's payload, and the window it lies in (nil for a
+// row's Inline bytes). It returns nil bytes where the view cannot show
+// them (no shard file, or one that cannot be mapped): they are then read
+// through the source.
+func (v *view) bytes(i int) (data []byte, win *window, err error) {
+	r := &v.b.Rows[i]
+	switch {
+	case r.Inline != nil:
+		return r.Inline, nil, nil
+	case r.Size == 0:
+		return []byte{}, nil, nil
+	case v.files == nil || r.DataOffset < 0:
+		return nil, nil, nil
+	}
+	if v.win == nil || r.DataOffset < v.lo || r.DataOffset+r.Size > v.hi {
+		if v.f == nil {
+			if v.f, err = v.files.ShardFile(v.b.Shard); err != nil {
+				return nil, nil, err
+			}
+		}
+		if v.win != nil {
+			v.win.release()
+			v.win = nil
+		}
+		// The window: this row and those after it, while they lie in
+		// order within viewWindow bytes.
+		lo, hi := r.DataOffset, r.DataOffset+r.Size
+		for j := i + 1; j < len(v.b.Rows); j++ {
+			q := &v.b.Rows[j]
+			if q.Inline != nil || q.Size == 0 {
+				continue
+			}
+			if q.DataOffset < hi || q.DataOffset+q.Size-lo > viewWindow {
+				break
+			}
+			hi = q.DataOffset + q.Size
+		}
+		reg, err := mapped.Map(v.f, lo, hi-lo)
+		if err != nil {
+			return nil, nil, nil // read instead
+		}
+		v.win = &window{r: reg}
+		v.win.hold()
+		v.lo, v.hi = lo, hi
+	}
+	return v.win.r.Bytes(r.DataOffset, r.Size), v.win, nil
+}
+
+func (v *view) close() {
+	if v.win != nil {
+		v.win.release()
+	}
+	if v.f != nil {
+		v.f.Close()
+	}
 }

@@ -134,80 +134,14 @@ func (w *writer) Prepare(b *dataset.Batch) error {
 			if p.keyEnd[i] < 0 {
 				continue
 			}
-			data, ok, err := v.bytes(i)
-			if err != nil || !ok {
+			data, _, err := v.bytes(i)
+			if err != nil || data == nil {
 				return err
 			}
 			p.allow[i], p.known[i] = allowed(string(b.Rows[i].Name[p.keyEnd[i]+1:]), data), true
 		}
 		return nil
 	})
-}
-
-// view shows a batch's payloads without reading them through the
-// source: a row's Inline bytes, or a window of its shard's file, mapped,
-// that holds it and the rows after it (viewWindow bytes at most, so that
-// what is mapped stays small).
-type view struct {
-	b      *dataset.Batch
-	files  dataset.ShardFiles
-	f      *os.File
-	region *mapped.Region
-	lo, hi int64 // the window mapped
-}
-
-const viewWindow = 4 << 20
-
-func (w *writer) newView(b *dataset.Batch) *view { return &view{b: b, files: w.files} }
-
-// bytes returns row i's payload; ok is false where the view cannot show
-// it (no shard file, or one that cannot be mapped): it is then read
-// through the source.
-func (v *view) bytes(i int) (data []byte, ok bool, err error) {
-	r := &v.b.Rows[i]
-	switch {
-	case r.Inline != nil:
-		return r.Inline, true, nil
-	case r.Size == 0:
-		return []byte{}, true, nil
-	case v.files == nil || r.DataOffset < 0:
-		return nil, false, nil
-	}
-	if v.region == nil || r.DataOffset < v.lo || r.DataOffset+r.Size > v.hi {
-		if v.f == nil {
-			if v.f, err = v.files.ShardFile(v.b.Shard); err != nil {
-				return nil, false, err
-			}
-		}
-		v.region.Close()
-		v.region = nil
-		// The window: this row and those after it, while they lie in
-		// order within viewWindow bytes.
-		lo, hi := r.DataOffset, r.DataOffset+r.Size
-		for j := i + 1; j < len(v.b.Rows); j++ {
-			q := &v.b.Rows[j]
-			if q.Inline != nil || q.Size == 0 {
-				continue
-			}
-			if q.DataOffset < hi || q.DataOffset+q.Size-lo > viewWindow {
-				break
-			}
-			hi = q.DataOffset + q.Size
-		}
-		if v.region, err = mapped.Map(v.f, lo, hi-lo); err != nil {
-			v.region = nil
-			return nil, false, nil
-		}
-		v.lo, v.hi = lo, hi
-	}
-	return v.region.Bytes(r.DataOffset, r.Size), true, nil
-}
-
-func (v *view) close() {
-	v.region.Close()
-	if v.f != nil {
-		v.f.Close()
-	}
 }
 
 // split cuts a member's name into its key and extension as WebDataset
