@@ -3,6 +3,7 @@ package mds_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -142,4 +143,37 @@ func (s *dirSource) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 		return err
 	}
 	return s.PayloadSource.Scan(ctx, shard, emit)
+}
+
+// TestEncodingDowngrade: a column's encoding is the richest its values
+// so far allow; a value it cannot hold closes the shard, and the column
+// stays plainer after (the run's values decide, not the shard's alone).
+func TestEncodingDowngrade(t *testing.T) {
+	var files []formattest.File
+	for i, cls := range []string{"1", "2", "07", "3"} {
+		k := fmt.Sprintf("k%d", i)
+		files = append(files, formattest.File{Name: k + ".cls", Data: []byte(cls)}, formattest.File{Name: k + ".json", Data: []byte(`{"a": 1}`)})
+	}
+	files = append(files, formattest.File{Name: "k4.cls", Data: []byte("4")}, formattest.File{Name: "k4.json", Data: []byte(`{`)})
+	out := filepath.Join(t.TempDir(), "out")
+	if _, err := mds.Write(context.Background(), &formattest.Rows{Shards: []formattest.Shard{files}}, out, registry.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := mds.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range d.Index().Shards {
+		got = append(got, fmt.Sprintf("%d:%s", s.Samples, strings.Join(s.ColumnEncodings[1:], ",")))
+	}
+	if want := "2:int,json 2:str,json 1:str,str"; strings.Join(got, " ") != want {
+		t.Errorf("shards %q, want %q", got, want)
+	}
+	back := formattest.Files(formattest.ReadSample(t, "mds", out))
+	for i := range files {
+		if back[i].Name != files[i].Name || string(back[i].Data) != string(files[i].Data) {
+			t.Errorf("member %d: %q %q, want %q %q", i, back[i].Name, back[i].Data, files[i].Name, files[i].Data)
+		}
+	}
 }
