@@ -100,7 +100,7 @@ type Report struct {
 	Hashes      []string `json:"hashes,omitempty"`
 	RawBytes    int64    `json:"raw_bytes"`
 	ZipBytes    int64    `json:"zip_bytes,omitempty"`
-	Verified    bool     `json:"verified"`
+	Verified    bool     `json:"verified,omitempty"`
 	Unchecked   []string `json:"unchecked,omitempty"` // hashes recorded, not computed
 }
 
