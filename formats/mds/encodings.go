@@ -2,7 +2,6 @@ package mds
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -221,8 +220,11 @@ func (c choice) name() string {
 	return "bytes"
 }
 
-// putInt64 stores a canonical integer's text as MDS's int.
-func putInt64(b []byte, v []byte) []byte {
-	n, _ := strconv.ParseInt(string(v), 10, 64)
-	return binary.LittleEndian.AppendUint64(b, uint64(n))
+// parseInt is the integer a value's text is, where it allows int.
+func parseInt(v []byte, allow choice) (int64, bool) {
+	if allow&canInt == 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	return n, err == nil
 }

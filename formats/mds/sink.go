@@ -20,27 +20,28 @@ import (
 )
 
 // The writer streams each shard to its file as its samples come, as
-// MosaicML's writer cannot (it holds a shard whole), and never copies a
-// payload: a sample's values are the source's bytes where they lie,
-// mapped (windows of its shard files), and a goroutine of its own
-// (flusher) writes them with the sizes between (pwritev). A shard's first
-// flushSize bytes of samples wait: a shard that ends within them is
-// written as MosaicML writes it, byte for byte. Past them, the header
-// (its samples' count and offsets, and the writer's configuration)
-// cannot be known before the samples, and room is kept for it: offsets
-// for twice the samples the limit takes at the average size so far. The
-// header is written last; what the configuration leaves of the room is
-// spaces after its JSON, which JSON readers skip (MosaicML's reader does
-// not read the configuration at all). A shard whose room is full closes
-// early.
+// MosaicML's writer cannot (it holds a shard whole), and the ordered
+// writer never touches a payload: a sample's values are spans of the
+// source's shard files (windows of a few MiB), which a goroutine of its
+// own (flusher) reads and writes out with the sizes between (pwritev).
+// A shard's first flushSize bytes of samples wait: a shard that ends
+// within them is written as MosaicML writes it, byte for byte. Past
+// them, the header (its samples' count and offsets, and the writer's
+// configuration) cannot be known before the samples, and room is kept
+// for it: offsets for twice the samples the limit takes at the average
+// size so far. The header is written last; what the configuration leaves
+// of the room is spaces after its JSON, which JSON readers skip
+// (MosaicML's reader does not read the configuration at all). A shard
+// whose room is full closes early.
 //
 // A column's encoding is chosen when its shard begins, from what the
-// values of its name allowed so far in the run: a value that the
-// encoding cannot hold as it is (an "07" in an int column) closes the
-// shard, and its column takes a plainer encoding from then on.
+// values of its name allowed so far in the run (Prepare looks at each
+// value, on the workers): a value that the encoding cannot hold as it is
+// (an "07" in an int column) closes the shard, and its column takes a
+// plainer encoding from then on.
 //
-// Memory is the sample being read and the windows the jobs waiting for
-// the flusher map (flushDepth jobs of flushSize bytes): nothing grows
+// Memory is the sample being read and the windows of the jobs waiting
+// for the flusher (flushDepth jobs of flushSize bytes): nothing grows
 // with the members or the shards' size.
 
 // flushSize is the bytes of samples a job of the flusher's holds, and
@@ -70,7 +71,7 @@ type writer struct {
 	open     bool
 	key      []byte
 	sampCols []string
-	sampVals [][]byte
+	sampVals []val
 	sampOK   []choice
 	sampWins []*window
 
@@ -79,6 +80,8 @@ type writer struct {
 	arena []byte    // keys, sizes and numbers the jobs write
 
 	jobs    chan *job
+	iov     [][]byte      // the flusher's
+	pool    chan []byte   // windows' buffers
 	flushed chan struct{} // closed when the flusher is done
 	failed  chan struct{} // closed on the flusher's first error
 	err     error         // the flusher's, read once flushed or failed is closed
@@ -109,6 +112,25 @@ func (sh *shardOut) header(n int) int64 {
 	return int64(4 + 4*(n+1) + sh.cfg)
 }
 
+// val is a value a job writes: bytes of the writer's (a key, sizes, a
+// number, a payload it read), or n bytes at off of a window of a
+// source's file, which the flusher reads when it writes them. num is the
+// value as an integer, where it is one (canInt).
+type val struct {
+	b   []byte
+	win *window
+	off int64
+	n   int
+	num int64
+}
+
+func (v val) len() int {
+	if v.win != nil {
+		return v.n
+	}
+	return len(v.b)
+}
+
 // job is the flusher's: pieces to write from an offset of a shard's file
 // (from its first sample's until the room is kept), the windows they lie
 // in, to release once written; or (close) the shard's header, after
@@ -116,7 +138,7 @@ func (sh *shardOut) header(n int) int64 {
 type job struct {
 	sh     *shardOut
 	off    int64
-	pieces [][]byte
+	pieces []val
 	size   int64
 	wins   []*window
 	close  bool
@@ -129,18 +151,64 @@ func (j *job) release() {
 	j.wins = nil
 }
 
-// window is a window of a source's shard file, mapped, held by the view
-// that mapped it and by the samples and jobs whose values lie in it.
+// window is a span of a source's shard file, which the flusher reads
+// once, when it first writes values of it; held by the view that made it
+// and by the samples and jobs whose values lie in it.
 type window struct {
-	r    *mapped.Region
-	refs atomic.Int32
+	f      *sharedFile
+	lo, hi int64
+	buf    []byte      // read by the flusher
+	pool   chan []byte // buffers of viewWindow bytes, reused
+	refs   atomic.Int32
 }
 
 func (w *window) hold() { w.refs.Add(1) }
 
 func (w *window) release() {
 	if w.refs.Add(-1) == 0 {
-		w.r.Close()
+		if cap(w.buf) == viewWindow {
+			select {
+			case w.pool <- w.buf:
+			default:
+			}
+		}
+		w.buf = nil
+		w.f.release()
+	}
+}
+
+// bytes returns the window's bytes [off, off+n), reading the window
+// first (the flusher's goroutine only).
+func (w *window) bytes(off int64, n int) ([]byte, error) {
+	if w.buf == nil {
+		var buf []byte
+		select {
+		case buf = <-w.pool:
+		default:
+			buf = make([]byte, viewWindow)
+		}
+		if w.hi-w.lo > viewWindow {
+			buf = make([]byte, w.hi-w.lo) // one value larger than a window
+		}
+		buf = buf[:w.hi-w.lo]
+		if _, err := w.f.f.ReadAt(buf, w.lo); err != nil {
+			return nil, fmt.Errorf("%s: offset %d: %w", w.f.f.Name(), w.lo, err)
+		}
+		w.buf = buf
+	}
+	i := off - w.lo
+	return w.buf[i : i+int64(n) : i+int64(n)], nil
+}
+
+// sharedFile is a source's shard file, open while windows of it are held.
+type sharedFile struct {
+	f    *os.File
+	refs atomic.Int32
+}
+
+func (f *sharedFile) release() {
+	if f.refs.Add(-1) == 0 {
+		f.f.Close()
 	}
 }
 
@@ -177,6 +245,7 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	w.src = src
 	w.files, _ = src.(dataset.ShardFiles)
 	w.jobs = make(chan *job, flushDepth)
+	w.pool = make(chan []byte, 2*flushDepth+4)
 	w.flushed, w.failed = make(chan struct{}), make(chan struct{})
 	go w.flusher()
 	err = dataset.Run(ctx, src, w, dataset.Options{Workers: o.Workers, Progress: o.Progress})
@@ -231,42 +300,45 @@ func (w *writer) EndShard(int) error { return nil }
 
 func (w *writer) Write(b *dataset.Batch) error {
 	p := b.Prep.(*prepared)
-	v := w.newView(b)
+	v := &spans{b: b, files: w.files, pool: w.pool}
 	defer v.close()
-	return mapped.Guard(func() error {
-		for i := range b.Rows {
-			r := &b.Rows[i]
-			if p.keyEnd[i] < 0 {
-				w.st.Skipped++
-				continue
-			}
-			data, win, err := v.bytes(i)
-			if err != nil {
-				return err
-			}
-			switch {
-			case win != nil: // the source's bytes, held where they lie
-			case data != nil && len(data) > 0:
-				data = bytes.Clone(data) // the source's, until Write returns
-			case data == nil:
-				if data, err = dataset.ReadPayload(w.src, r); err != nil {
-					return fmt.Errorf("%q: %w", r.Name, err)
-				}
-			}
-			if !p.known[i] {
-				p.allow[i] = allowed(string(r.Name[p.keyEnd[i]+1:]), data)
-			}
-			if err := w.add(r.Name[:p.keyEnd[i]], r.Name[p.keyEnd[i]+1:], data, win, p.allow[i]); err != nil {
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if p.keyEnd[i] < 0 {
+			w.st.Skipped++
+			continue
+		}
+		val, err := v.val(i)
+		if err != nil {
+			return err
+		}
+		switch {
+		case val.win != nil: // the source's bytes, read when written
+		case r.Inline != nil:
+			val.b = bytes.Clone(r.Inline) // the source's, until Write returns
+		case r.Size == 0:
+			val.b = []byte{}
+		default:
+			if val.b, err = dataset.ReadPayload(w.src, r); err != nil {
 				return fmt.Errorf("%q: %w", r.Name, err)
 			}
 		}
-		return nil
-	})
+		allow, num := p.allow[i], p.num[i]
+		if !p.known[i] {
+			allow = allowed(string(r.Name[p.keyEnd[i]+1:]), val.b)
+			num, _ = parseInt(val.b, allow)
+		}
+		val.num = num
+		if err := w.add(r.Name[:p.keyEnd[i]], r.Name[p.keyEnd[i]+1:], val, allow); err != nil {
+			return fmt.Errorf("%q: %w", r.Name, err)
+		}
+	}
+	return nil
 }
 
-// add adds a member's value (in win, when not nil) to the sample of its
-// key, starting a new sample at a new key.
-func (w *writer) add(key, ext, v []byte, win *window, allow choice) error {
+// add adds a member's value to the sample of its key, starting a new
+// sample at a new key.
+func (w *writer) add(key, ext []byte, v val, allow choice) error {
 	if !w.open || !bytes.Equal(key, w.key) {
 		if err := w.endSample(); err != nil {
 			return err
@@ -286,7 +358,7 @@ func (w *writer) add(key, ext, v []byte, win *window, allow choice) error {
 	if slices.Contains(w.sampCols, col) {
 		return fmt.Errorf("a second .%s in sample %q (MDS keeps one value a column): %w", ext, key, ErrUnkeepable)
 	}
-	if win != nil && (len(w.sampWins) == 0 || w.sampWins[len(w.sampWins)-1] != win) {
+	if win := v.win; win != nil && (len(w.sampWins) == 0 || w.sampWins[len(w.sampWins)-1] != win) {
 		win.hold()
 		w.sampWins = append(w.sampWins, win)
 	}
@@ -294,7 +366,7 @@ func (w *writer) add(key, ext, v []byte, win *window, allow choice) error {
 	w.sampVals = append(w.sampVals, v)
 	w.sampOK = append(w.sampOK, allow)
 	w.st.Members++
-	w.st.Bytes += int64(len(v))
+	w.st.Bytes += int64(v.len())
 	return nil
 }
 
@@ -310,9 +382,9 @@ func (w *writer) keep(b []byte) []byte {
 }
 
 // value is the sample's value of column c (0: the key).
-func (w *writer) value(c int) []byte {
+func (w *writer) value(c int) val {
 	if c == 0 {
-		return w.key
+		return val{b: w.key}
 	}
 	return w.sampVals[c-1]
 }
@@ -406,7 +478,7 @@ func (w *writer) sampleSize(sh *shardOut) int {
 		if sh != nil && c < len(sh.fixed) && sh.fixed[c] {
 			size += 8
 		} else {
-			size += 4 + len(w.value(c))
+			size += 4 + w.value(c).len()
 		}
 	}
 	return size
@@ -462,22 +534,22 @@ func (w *writer) encode(sh *shardOut, size int) {
 	h := head[:0]
 	for c := range sh.fixed {
 		if !sh.fixed[c] {
-			h = binary.LittleEndian.AppendUint32(h, uint32(len(w.value(c))))
+			h = binary.LittleEndian.AppendUint32(h, uint32(w.value(c).len()))
 			if len(h) > len(head)-4 {
-				j.pieces = append(j.pieces, w.keep(h))
+				j.pieces = append(j.pieces, val{b: w.keep(h)})
 				h = h[:0]
 			}
 		}
 	}
 	if len(h) > 0 {
-		j.pieces = append(j.pieces, w.keep(h))
+		j.pieces = append(j.pieces, val{b: w.keep(h)})
 	}
 	for c := range sh.fixed {
-		switch {
+		switch v := w.value(c); {
 		case sh.fixed[c]:
-			j.pieces = append(j.pieces, w.keep(putInt64(h[:0], w.value(c))))
-		case len(w.value(c)) > 0:
-			j.pieces = append(j.pieces, w.value(c))
+			j.pieces = append(j.pieces, val{b: w.keep(binary.LittleEndian.AppendUint64(h[:0], uint64(v.num)))})
+		case v.len() > 0:
+			j.pieces = append(j.pieces, v)
 		}
 	}
 	j.wins = append(j.wins, w.sampWins...)
@@ -570,7 +642,7 @@ func (w *writer) flusher() {
 		if j.close {
 			err = w.complete(j.sh)
 		} else {
-			err = writePieces(j.sh.f, j.pieces, j.off)
+			err = w.writeJob(j)
 		}
 		j.release()
 		if err != nil {
@@ -580,6 +652,25 @@ func (w *writer) flusher() {
 	}
 }
 
+// writeJob writes a job's pieces, reading the windows they lie in.
+func (w *writer) writeJob(j *job) error {
+	iov := w.iov[:0]
+	for _, p := range j.pieces {
+		b := p.b
+		if p.win != nil {
+			var err error
+			if b, err = p.win.bytes(p.off, p.n); err != nil {
+				return err
+			}
+		}
+		iov = append(iov, b)
+	}
+	w.iov = iov[:0]
+	return writePieces(j.sh.f, iov, j.off)
+}
+
+// complete writes a shard's header into its room, hashes its file (and
+// compresses it, the plain file then removed) and closes it.
 func (w *writer) complete(sh *shardOut) error {
 	f := sh.f
 	defer f.Close()
@@ -674,48 +765,41 @@ func hashFile(f *os.File, size int64, h io.Writer) error {
 	return nil
 }
 
-// view shows a batch's payloads without reading them through the source:
-// a row's Inline bytes, or a window of its shard's file, mapped, that
-// holds it and the rows after it (viewWindow bytes at most, so that what
-// is mapped stays small).
-type view struct {
+// spans gives the writer the values of a batch's rows that lie in their
+// shard's file, as spans of it (windows) that the flusher reads when it
+// writes them: a window holds a row and the rows after it while they lie
+// in order within viewWindow bytes, so that it is read at once.
+type spans struct {
+	pool   chan []byte
 	b      *dataset.Batch
 	files  dataset.ShardFiles
-	f      *os.File
+	f      *sharedFile
 	win    *window
-	lo, hi int64 // the window's span of the file
+	lo, hi int64
 }
 
 const viewWindow = 4 << 20
 
-func (w *writer) newView(b *dataset.Batch) *view { return &view{b: b, files: w.files} }
-
-// bytes returns row i's payload, and the window it lies in (nil for a
-// row's Inline bytes). It returns nil bytes where the view cannot show
-// them (no shard file, or one that cannot be mapped): they are then read
-// through the source.
-func (v *view) bytes(i int) (data []byte, win *window, err error) {
+// val returns row i's value as a span of a window, or the zero val where
+// its bytes are not in its shard's file (Inline ones, or a source whose
+// shards are not files).
+func (v *spans) val(i int) (val, error) {
 	r := &v.b.Rows[i]
-	switch {
-	case r.Inline != nil:
-		return r.Inline, nil, nil
-	case r.Size == 0:
-		return []byte{}, nil, nil
-	case v.files == nil || r.DataOffset < 0:
-		return nil, nil, nil
+	if r.Inline != nil || r.Size == 0 || v.files == nil || r.DataOffset < 0 {
+		return val{}, nil
 	}
 	if v.win == nil || r.DataOffset < v.lo || r.DataOffset+r.Size > v.hi {
 		if v.f == nil {
-			if v.f, err = v.files.ShardFile(v.b.Shard); err != nil {
-				return nil, nil, err
+			f, err := v.files.ShardFile(v.b.Shard)
+			if err != nil {
+				return val{}, err
 			}
+			v.f = &sharedFile{f: f}
+			v.f.refs.Add(1)
 		}
 		if v.win != nil {
 			v.win.release()
-			v.win = nil
 		}
-		// The window: this row and those after it, while they lie in
-		// order within viewWindow bytes.
 		lo, hi := r.DataOffset, r.DataOffset+r.Size
 		for j := i + 1; j < len(v.b.Rows); j++ {
 			q := &v.b.Rows[j]
@@ -727,22 +811,19 @@ func (v *view) bytes(i int) (data []byte, win *window, err error) {
 			}
 			hi = q.DataOffset + q.Size
 		}
-		reg, err := mapped.Map(v.f, lo, hi-lo)
-		if err != nil {
-			return nil, nil, nil // read instead
-		}
-		v.win = &window{r: reg}
+		v.win = &window{f: v.f, lo: lo, hi: hi, pool: v.pool}
 		v.win.hold()
+		v.f.refs.Add(1)
 		v.lo, v.hi = lo, hi
 	}
-	return v.win.r.Bytes(r.DataOffset, r.Size), v.win, nil
+	return val{win: v.win, off: r.DataOffset, n: int(r.Size)}, nil
 }
 
-func (v *view) close() {
+func (v *spans) close() {
 	if v.win != nil {
 		v.win.release()
 	}
 	if v.f != nil {
-		v.f.Close()
+		v.f.release()
 	}
 }

@@ -106,6 +106,7 @@ func commit(tmp, out string, overwrite bool) error {
 // key ends in its name (-1: not a file).
 type prepared struct {
 	allow  []choice
+	num    []int64 // the value as an integer, where it is one
 	known  []bool
 	keyEnd []int
 }
@@ -113,7 +114,7 @@ type prepared struct {
 // Prepare checks each row's name and classifies its payload, on the
 // workers: the ordered writer then only copies the bytes.
 func (w *writer) Prepare(b *dataset.Batch) error {
-	p := &prepared{allow: make([]choice, len(b.Rows)), known: make([]bool, len(b.Rows)), keyEnd: make([]int, len(b.Rows))}
+	p := &prepared{allow: make([]choice, len(b.Rows)), num: make([]int64, len(b.Rows)), known: make([]bool, len(b.Rows)), keyEnd: make([]int, len(b.Rows))}
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		p.keyEnd[i] = -1
@@ -127,21 +128,82 @@ func (w *writer) Prepare(b *dataset.Batch) error {
 		p.keyEnd[i] = len(key)
 	}
 	b.Prep = p
-	v := w.newView(b)
+	v := &mapView{b: b, files: w.files}
 	defer v.close()
 	return mapped.Guard(func() error {
 		for i := range b.Rows {
 			if p.keyEnd[i] < 0 {
 				continue
 			}
-			data, _, err := v.bytes(i)
+			data, err := v.bytes(i)
 			if err != nil || data == nil {
 				return err
 			}
 			p.allow[i], p.known[i] = allowed(string(b.Rows[i].Name[p.keyEnd[i]+1:]), data), true
+			p.num[i], _ = parseInt(data, p.allow[i])
 		}
 		return nil
 	})
+}
+
+// mapView shows Prepare a batch's payloads without reading them: a row's
+// Inline bytes, or a window of its shard's file, mapped, that holds it
+// and the rows after it (viewWindow bytes at most, so that what is mapped
+// stays small).
+type mapView struct {
+	b      *dataset.Batch
+	files  dataset.ShardFiles
+	f      *os.File
+	r      *mapped.Region
+	lo, hi int64
+}
+
+// bytes returns row i's payload, or nil where it cannot be seen so (no
+// shard file, or one that cannot be mapped).
+func (v *mapView) bytes(i int) ([]byte, error) {
+	r := &v.b.Rows[i]
+	switch {
+	case r.Inline != nil:
+		return r.Inline, nil
+	case r.Size == 0:
+		return []byte{}, nil
+	case v.files == nil || r.DataOffset < 0:
+		return nil, nil
+	}
+	if v.r == nil || r.DataOffset < v.lo || r.DataOffset+r.Size > v.hi {
+		if v.f == nil {
+			var err error
+			if v.f, err = v.files.ShardFile(v.b.Shard); err != nil {
+				return nil, err
+			}
+		}
+		v.r.Close()
+		v.r = nil
+		lo, hi := r.DataOffset, r.DataOffset+r.Size
+		for j := i + 1; j < len(v.b.Rows); j++ {
+			q := &v.b.Rows[j]
+			if q.Inline != nil || q.Size == 0 {
+				continue
+			}
+			if q.DataOffset < hi || q.DataOffset+q.Size-lo > viewWindow {
+				break
+			}
+			hi = q.DataOffset + q.Size
+		}
+		reg, err := mapped.Map(v.f, lo, hi-lo)
+		if err != nil {
+			return nil, nil
+		}
+		v.r, v.lo, v.hi = reg, lo, hi
+	}
+	return v.r.Bytes(r.DataOffset, r.Size), nil
+}
+
+func (v *mapView) close() {
+	v.r.Close()
+	if v.f != nil {
+		v.f.Close()
+	}
 }
 
 // split cuts a member's name into its key and extension as WebDataset
