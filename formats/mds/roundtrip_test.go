@@ -1,6 +1,7 @@
 package mds_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -175,5 +176,32 @@ func TestEncodingDowngrade(t *testing.T) {
 		if back[i].Name != files[i].Name || string(back[i].Data) != string(files[i].Data) {
 			t.Errorf("member %d: %q %q, want %q %q", i, back[i].Name, back[i].Data, files[i].Name, files[i].Data)
 		}
+	}
+}
+
+// TestCancelFromTar: a conversion from tar shards (values held as spans
+// of their files) canceled midway ends with context.Canceled and leaves
+// nothing but the input.
+func TestCancelFromTar(t *testing.T) {
+	var sh formattest.Shard
+	for i := 0; i < 2000; i++ {
+		sh = append(sh, formattest.File{Name: fmt.Sprintf("k%05d.bin", i), Data: bytes.Repeat([]byte{byte(i)}, 3000)})
+	}
+	dir := t.TempDir()
+	tar := filepath.Join(dir, "tar")
+	convert(t, &formattest.Rows{Shards: []formattest.Shard{sh, sh}}, "tar", tar, registry.CreateOptions{Workers: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := registry.Lookup("mds").Create(ctx, open(t, "tar", tar), filepath.Join(dir, "out"), registry.CreateOptions{Workers: 2, ShardSize: 1 << 20,
+		Progress: func(p dataset.Progress) {
+			if p.Rows > 500 {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("%v, want context.Canceled", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 1 {
+		t.Errorf("left %v", m)
 	}
 }
