@@ -64,7 +64,9 @@ func (c compression) writable() bool { return c.family != "bz2" }
 func (c compression) reader(r io.Reader) (io.ReadCloser, error) {
 	switch c.family {
 	case "zstd":
-		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		// A frame's window is what the decoder holds: bounded by what
+		// zstd's highest level uses (128 MiB), whatever a frame claims.
+		d, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(1<<27))
 		if err != nil {
 			return nil, err
 		}
