@@ -114,11 +114,59 @@ func (e encoding) appendText(b, v []byte) []byte {
 	}
 	switch len(v) {
 	case 2:
-		return strconv.AppendFloat(b, float64(half(uint16(u))), 'g', -1, 32)
+		return appendHalf(b, uint16(u))
 	case 4:
 		return strconv.AppendFloat(b, float64(math.Float32frombits(uint32(u))), 'g', -1, 32)
 	}
 	return strconv.AppendFloat(b, math.Float64frombits(u), 'g', -1, 64)
+}
+
+// appendHalf appends a half-precision float as the shortest decimal
+// text that reads back as it (as numpy prints a float16).
+func appendHalf(b []byte, h uint16) []byte {
+	f := half(h)
+	if f != f || math.IsInf(float64(f), 0) {
+		return strconv.AppendFloat(b, float64(f), 'g', -1, 32)
+	}
+	for p := 1; p < 9; p++ {
+		t := strconv.AppendFloat(nil, float64(f), 'g', p, 32)
+		if g, err := strconv.ParseFloat(string(t), 32); err == nil && toHalf(float32(g)) == h {
+			return append(b, t...)
+		}
+	}
+	return strconv.AppendFloat(b, float64(f), 'g', -1, 32)
+}
+
+// toHalf rounds a float32 to the nearest half-precision float (ties to
+// even); the finite values of halves only, as appendHalf needs.
+func toHalf(f float32) uint16 {
+	x := math.Float32bits(f)
+	sign := uint16(x>>16) & 0x8000
+	exp := int(x>>23&0xff) - 127 + 15
+	mant := x & 0x7fffff
+	switch {
+	case exp >= 0x1f:
+		return sign | 0x7c00
+	case exp <= 0:
+		if exp < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint(14 - exp)
+		h := mant >> shift
+		rem := mant & (1<<shift - 1)
+		half := uint32(1) << (shift - 1)
+		if rem > half || rem == half && h&1 == 1 {
+			h++
+		}
+		return sign | uint16(h)
+	}
+	h := uint32(exp)<<10 | mant>>13
+	rem := mant & 0x1fff
+	if rem > 0x1000 || rem == 0x1000 && h&1 == 1 {
+		h++
+	}
+	return sign | uint16(h)
 }
 
 // half converts an IEEE half-precision float to a float32.
