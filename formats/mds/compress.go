@@ -98,35 +98,41 @@ func (c compression) reader(r io.Reader) (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(out)), nil
 }
 
-// compress compresses a whole shard's raw bytes, as MosaicML's
-// compress() does: zstd with its frame's content size, which
-// python-zstd's decompress needs.
-func (c compression) compress(raw []byte) ([]byte, error) {
+// compressStream compresses a whole shard's raw bytes (size of them,
+// from r) into w, as MosaicML's compress() does: zstd's frame says its
+// content's size, which python-zstd's decompress needs. Snappy's one
+// block is made in memory.
+func (c compression) compressStream(w io.Writer, r io.Reader, size int64) error {
 	switch c.family {
 	case "zstd":
 		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(c.level)), zstd.WithEncoderConcurrency(1))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		defer e.Close()
-		return e.EncodeAll(raw, nil), nil
+		e.ResetContentSize(w, size)
+		if _, err := io.Copy(e, r); err != nil {
+			e.Close()
+			return err
+		}
+		return e.Close()
 	case "gz":
-		var b bytes.Buffer
-		w, err := gzip.NewWriterLevel(&b, c.level)
+		z, err := gzip.NewWriterLevel(w, c.level)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if _, err := w.Write(raw); err != nil {
-			return nil, err
+		if _, err := io.Copy(z, r); err != nil {
+			return err
 		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return b.Bytes(), nil
+		return z.Close()
 	case "snappy":
-		return s2.EncodeSnappy(nil, raw), nil
+		raw, err := io.ReadAll(io.LimitReader(r, size))
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(s2.EncodeSnappy(nil, raw))
+		return err
 	}
-	return nil, fmt.Errorf("compression %s: %w", c.family, ErrUnsupported)
+	return fmt.Errorf("compression %s: %w", c.family, ErrUnsupported)
 }
 
 // hashes are the hash algorithms this package computes, by MosaicML's
@@ -176,17 +182,6 @@ func (s *hashSet) check(what string, recorded map[string]string) error {
 		}
 	}
 	return nil
-}
-
-// digests returns the hex digests of data, by algorithm.
-func digests(algos []string, data []byte) map[string]string {
-	m := make(map[string]string, len(algos))
-	for _, a := range algos {
-		h := hashes[a]()
-		h.Write(data)
-		m[a] = hex.EncodeToString(h.Sum(nil))
-	}
-	return m
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -696,20 +696,30 @@ func (w *writer) complete(sh *shardOut) error {
 	}
 	name := sh.info.RawData.Basename
 	if w.comp != nil {
-		raw := make([]byte, sh.room+sh.end)
-		if _, err := f.ReadAt(raw, 0); err != nil {
-			return fmt.Errorf("%s: %w", f.Name(), err)
-		}
-		sh.info.RawData.Hashes = digests(w.algos, raw)
-		z, err := w.comp.compress(raw)
+		// The plain file, hashed as it is read, compressed into the
+		// compressed one, hashed as it is written; then removed.
+		name += "." + w.comp.family
+		zf, err := os.OpenFile(filepath.Join(w.dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
 			return err
 		}
-		name += "." + w.comp.family
-		sh.info.ZipData = &FileInfo{Basename: name, Bytes: int64(len(z)), Hashes: digests(w.algos, z)}
-		if err := os.WriteFile(filepath.Join(w.dir, name), z, 0o644); err != nil {
-			return err
+		zhs := make([]hash.Hash, len(w.algos))
+		zws := []io.Writer{zf}
+		for i, a := range w.algos {
+			zhs[i] = hashes[a]()
+			zws = append(zws, zhs[i])
 		}
+		cw := &countWriter{w: io.MultiWriter(zws...)}
+		raw := io.TeeReader(io.NewSectionReader(f, 0, sh.room+sh.end), io.MultiWriter(ws...))
+		err = w.comp.compressStream(cw, raw, sh.room+sh.end)
+		if cerr := zf.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", zf.Name(), err)
+		}
+		sh.info.RawData.Hashes = hexes(w.algos, hs)
+		sh.info.ZipData = &FileInfo{Basename: name, Bytes: cw.n, Hashes: hexes(w.algos, zhs)}
 		if err := os.Remove(f.Name()); err != nil {
 			return err
 		}
@@ -826,4 +836,16 @@ func (v *spans) close() {
 	if v.f != nil {
 		v.f.release()
 	}
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
