@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
@@ -26,6 +24,7 @@ type Dataset struct {
 	cols  [][]column // each shard's columns
 	key   []int      // each shard's key column, or -1
 	base  []int64    // the samples before each shard
+	ent   entries    // ReadEntry's
 }
 
 // Open opens the MDS dataset of a directory (or of its index.json).
@@ -204,49 +203,6 @@ func (d *Dataset) List(ctx context.Context, fn func(registry.Entry) error) error
 		}
 	}
 	return nil
-}
-
-// ReadEntry returns the bytes of the member of that name, reading the
-// shards in order to it, and its shard to the end to check its hashes.
-func (d *Dataset) ReadEntry(name string) ([]byte, error) {
-	var found []byte
-	for i := range d.index.Shards {
-		if d.key[i] < 0 && !d.mayNumber(i, name) {
-			continue
-		}
-		err := d.scanShard(context.Background(), i, func(b *batch) error {
-			if found != nil {
-				return nil
-			}
-			return d.members(i, b, func(m *member) error {
-				if found == nil && string(m.name) == name {
-					found = bytes.Clone(m.data)
-					if found == nil {
-						found = []byte{}
-					}
-				}
-				return nil
-			})
-		})
-		if err != nil {
-			return nil, err
-		}
-		if found != nil {
-			return found, nil
-		}
-	}
-	return nil, fmt.Errorf("%s: no member %q: %w", d.dir, name, fs.ErrNotExist)
-}
-
-// mayNumber tells whether a member's name may be that of a sample of
-// shard i named by its number.
-func (d *Dataset) mayNumber(i int, name string) bool {
-	k := 0
-	for k < len(name) && name[k] >= '0' && name[k] <= '9' {
-		k++
-	}
-	n, err := strconv.ParseInt(name[:k], 10, 64)
-	return err == nil && n >= d.base[i] && n < d.base[i]+d.index.Shards[i].Samples
 }
 
 // Size is the bytes a pass over the rows reads: the shards' raw bytes.
