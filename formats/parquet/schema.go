@@ -199,17 +199,17 @@ type namedNode struct {
 // appear, the key first, as the datasets library writes them.
 type orderedGroup []namedNode
 
-func (g orderedGroup) ID() int                      { return 0 }
-func (g orderedGroup) String() string               { return pq.Group(g.group()).String() }
-func (g orderedGroup) Type() pq.Type                { return pq.Group(nil).Type() }
-func (g orderedGroup) Optional() bool               { return false }
-func (g orderedGroup) Repeated() bool               { return false }
-func (g orderedGroup) Required() bool               { return true }
-func (g orderedGroup) Leaf() bool                   { return false }
-func (g orderedGroup) Encoding() encoding.Encoding  { return nil }
-func (g orderedGroup) Compression() compress.Codec  { return nil }
-func (g orderedGroup) GoType() reflect.Type         { return pq.Group(g.group()).GoType() }
-func (g orderedGroup) group() map[string]pq.Node    { return groupOf(g) }
+func (g orderedGroup) ID() int                     { return 0 }
+func (g orderedGroup) String() string              { return pq.Group(g.group()).String() }
+func (g orderedGroup) Type() pq.Type               { return pq.Group(nil).Type() }
+func (g orderedGroup) Optional() bool              { return false }
+func (g orderedGroup) Repeated() bool              { return false }
+func (g orderedGroup) Required() bool              { return true }
+func (g orderedGroup) Leaf() bool                  { return false }
+func (g orderedGroup) Encoding() encoding.Encoding { return nil }
+func (g orderedGroup) Compression() compress.Codec { return nil }
+func (g orderedGroup) GoType() reflect.Type        { return pq.Group(g.group()).GoType() }
+func (g orderedGroup) group() map[string]pq.Node   { return groupOf(g) }
 func (g orderedGroup) Fields() []pq.Field {
 	f := make([]pq.Field, len(g))
 	for i := range g {
