@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -221,22 +220,11 @@ type writer struct {
 	st   WriteStats
 
 	f     *os.File
-	count *countWriter
 	buf   *bufio.Writer
 	w     *pq.Writer
 	group int64 // payload bytes in the row group
+	file  int64 // payload bytes in the file
 	temps []string
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
 }
 
 func newWriter(ctx context.Context, dir string, l *layout, o *writeOptions) *writer {
@@ -266,40 +254,49 @@ func (w *writer) open() error {
 	}
 	w.f = f
 	w.temps = append(w.temps, name)
-	w.count = &countWriter{w: f}
-	w.buf = bufio.NewWriterSize(w.count, 1<<20)
+	w.buf = bufio.NewWriterSize(f, 1<<20)
 	w.w = pq.NewWriter(w.buf, append([]pq.WriterOption{w.l.schema}, w.opts...)...)
 	return nil
 }
 
-// add writes rows, each of payload bytes, ending the row group and the
-// file past their sizes.
-func (w *writer) add(rows []pq.Row, bytes int64) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	if w.w == nil {
-		if err := w.open(); err != nil {
+// add writes rows, of sizes[i] payload bytes each, ending the row group
+// and the file past their sizes.
+func (w *writer) add(rows []pq.Row, sizes []int64) error {
+	for len(rows) > 0 {
+		if w.w == nil {
+			if err := w.open(); err != nil {
+				return err
+			}
+		}
+		n, full := 0, false
+		for n < len(rows) && !full {
+			w.group += sizes[n]
+			w.file += sizes[n]
+			full = w.group >= w.o.groupSize
+			n++
+		}
+		if _, err := w.w.WriteRows(rows[:n]); err != nil {
+			return fmt.Errorf("%s: %w", w.f.Name(), err)
+		}
+		w.st.Rows += int64(n)
+		rows, sizes = rows[n:], sizes[n:]
+		if !full {
+			return nil
+		}
+		if err := w.ctx.Err(); err != nil {
 			return err
 		}
-	}
-	if _, err := w.w.WriteRows(rows); err != nil {
-		return fmt.Errorf("%s: %w", w.f.Name(), err)
-	}
-	w.st.Rows += int64(len(rows))
-	w.group += bytes
-	if w.group < w.o.groupSize {
-		return nil
-	}
-	if err := w.ctx.Err(); err != nil {
-		return err
-	}
-	w.group = 0
-	if err := w.w.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", w.f.Name(), err)
-	}
-	if w.count.n+int64(w.buf.Buffered()) >= w.o.shardSize {
-		return w.closeFile()
+		w.group = 0
+		if err := w.w.Flush(); err != nil {
+			return fmt.Errorf("%s: %w", w.f.Name(), err)
+		}
+		// The shard size counts payload bytes, as push_to_hub's
+		// max_shard_size counts the table's bytes before encoding.
+		if w.file >= w.o.shardSize {
+			if err := w.closeFile(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -318,7 +315,7 @@ func (w *writer) closeFile() error {
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}
-	w.w, w.group = nil, 0
+	w.w, w.group, w.file = nil, 0, 0
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", w.f.Name(), err)
 	}
@@ -366,8 +363,8 @@ type rowsSink struct {
 	last    int // the last column filled, -1 for none
 	bytes   int64
 	members int
-	rows    []pq.Row
-	rowsLen int64
+	rows  []pq.Row
+	sizes []int64 // each row's payload bytes
 }
 
 // prepared is what Prepare leaves for a batch: each row's column, and the
@@ -501,7 +498,7 @@ func (s *rowsSink) endSample() {
 		return
 	}
 	s.rows = append(s.rows, s.vals)
-	s.rowsLen += s.bytes
+	s.sizes = append(s.sizes, s.bytes)
 	s.w.st.Members += int64(s.members)
 	s.w.st.Bytes += s.bytes
 	s.vals, s.last, s.bytes, s.members = nil, -1, 0, 0
@@ -509,9 +506,9 @@ func (s *rowsSink) endSample() {
 
 // flush writes the rows done.
 func (s *rowsSink) flush() error {
-	err := s.w.add(s.rows, s.rowsLen)
+	err := s.w.add(s.rows, s.sizes)
 	clear(s.rows)
-	s.rows, s.rowsLen = s.rows[:0], 0
+	s.rows, s.sizes = s.rows[:0], s.sizes[:0]
 	return err
 }
 
