@@ -363,8 +363,8 @@ type rowsSink struct {
 	last    int // the last column filled, -1 for none
 	bytes   int64
 	members int
-	rows  []pq.Row
-	sizes []int64 // each row's payload bytes
+	rows    []pq.Row
+	sizes   []int64 // each row's payload bytes
 }
 
 // prepared is what Prepare leaves for a batch: each row's column, and the
