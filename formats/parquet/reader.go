@@ -3,6 +3,7 @@ package parquet
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -89,12 +90,26 @@ func OpenFile(path string) (*File, error) {
 		f.Close()
 		return nil, file.fail(0, fmt.Errorf("%d bytes, too short for a Parquet file: %w", st.Size(), ErrFormat))
 	}
+	// parquet-go allocates the footer's length as the file claims it:
+	// that length is checked against the file first.
+	var tail [8]byte
+	if _, err := f.ReadAt(tail[:], st.Size()-8); err != nil {
+		f.Close()
+		return nil, file.fail(st.Size()-8, err)
+	}
+	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > st.Size()-12 {
+		f.Close()
+		return nil, file.fail(st.Size()-8, fmt.Errorf("a footer of %d bytes in a file of %d: %w", n, st.Size(), ErrFormat))
+	}
 	err = recovered(func() error {
 		file.pf, err = pq.OpenFile(f, st.Size(), pq.SkipBloomFilters(true), pq.SkipPageIndex(true), pq.ReadBufferSize(1<<20))
 		return err
 	})
 	if err == nil {
 		err = file.check()
+	}
+	if err == nil {
+		err = file.checkCodecs()
 	}
 	if err != nil {
 		f.Close()
@@ -275,6 +290,9 @@ func (f *File) readGroup(ctx context.Context, g int, prefix string, first int64,
 }
 
 func (f *File) readGroupUnsafe(ctx context.Context, g int, prefix string, first int64, fn func(row int64, ms []member) error) error {
+	if err := f.checkPages(g); err != nil {
+		return err
+	}
 	rg := f.pf.RowGroups()[g]
 	rows := rg.Rows()
 	defer rows.Close()
