@@ -17,7 +17,7 @@ import (
 
 func init() {
 	registry.Register(&registry.Format{Name: "parquet", Label: "Parquet", Detect: Detect, Claims: claims,
-		Open: open, Create: create, Inspect: inspect, Verify: verify,
+		Open: open, Create: create, CreatePart: createPart, MergeParts: mergeParts, Inspect: inspect, Verify: verify,
 		Damaged: damaged, Inputs: inputs, Outputs: outputs, Options: options, ParseOptions: parseOptions, CheckOptions: checkOptions})
 }
 

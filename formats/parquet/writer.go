@@ -529,12 +529,17 @@ func writeRows(ctx context.Context, src dataset.PayloadSource, dir string, o *wr
 	if err != nil {
 		return nil, err
 	}
+	return writePlanned(ctx, src, dir, p, o)
+}
+
+// writePlanned is writeRows' second pass, under the columns of p.
+func writePlanned(ctx context.Context, src dataset.PayloadSource, dir string, p *plan, o *writeOptions) (*WriteStats, error) {
 	l := newLayout(p.cols)
 	p.cols = l.cols
 	w := newWriter(ctx, dir, l, o)
 	s := &rowsSink{src: src, p: p, w: w, last: -1}
 	s.files, _ = src.(dataset.ShardFiles)
-	err = dataset.Run(ctx, src, s, dataset.Options{Workers: o.workers, Progress: o.progress})
+	err := dataset.Run(ctx, src, s, dataset.Options{Workers: o.workers, Progress: o.progress})
 	if err == nil {
 		s.endSample()
 		err = s.flush()
