@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -297,9 +298,7 @@ func (f *File) readGroupUnsafe(ctx context.Context, g int, prefix string, first 
 	rows := rg.Rows()
 	defer rows.Close()
 	buf := make([]pq.Row, 64)
-	vals := make([]pq.Value, len(f.cols))
-	paths := make([]pq.Value, len(f.cols))
-	var ms []member
+	sc := f.newScratch()
 	row := first
 	for {
 		if err := ctx.Err(); err != nil {
@@ -307,45 +306,7 @@ func (f *File) readGroupUnsafe(ctx context.Context, g int, prefix string, first 
 		}
 		n, err := rows.ReadRows(buf)
 		for _, r := range buf[:n] {
-			clear(vals)
-			clear(paths)
-			var key []byte
-			for _, v := range r {
-				c := v.Column()
-				switch {
-				case c == f.key:
-					if !v.IsNull() {
-						key = v.ByteArray()
-					}
-				case c < 0 || c >= len(f.role) || f.role[c] < 0:
-				case f.isPath[c]:
-					paths[f.role[c]] = v
-				default:
-					vals[f.role[c]] = v
-				}
-			}
-			name := []byte(prefix)
-			if key != nil {
-				name = append(name, key...)
-			} else {
-				name = fmt.Appendf(name, "%08d", row)
-			}
-			stem := len(name)
-			ms = ms[:0]
-			for i := range f.cols {
-				c := &f.cols[i]
-				v := vals[i]
-				if v.IsNull() || c.file && v.Kind() != pq.ByteArray {
-					continue
-				}
-				nm := append(name[:stem:stem], '.')
-				nm = append(nm, c.ext...)
-				if c.file && (c.ext == "" || strings.HasSuffix(c.ext, ".")) {
-					nm = append(nm, fileExt(paths[i], v.ByteArray())...)
-				}
-				ms = append(ms, member{nm, c.format(v)})
-			}
-			if err := fn(row, ms); err != nil {
+			if err := fn(row, f.members(r, prefix, row, sc)); err != nil {
 				return err
 			}
 			row++
@@ -357,6 +318,143 @@ func (f *File) readGroupUnsafe(ctx context.Context, g int, prefix string, first 
 			return f.fail(f.groupOffset(g), fmt.Errorf("row group %d: %w", g, err))
 		}
 	}
+}
+
+// scratch is what members reuses from row to row.
+type scratch struct {
+	vals, paths []pq.Value
+	ms          []member
+}
+
+func (f *File) newScratch() *scratch {
+	return &scratch{vals: make([]pq.Value, len(f.cols)), paths: make([]pq.Value, len(f.cols))}
+}
+
+// members gives a row's members (row is its number in its split, which
+// names it where it has no key); they hold copies of the row's bytes.
+func (f *File) members(r pq.Row, prefix string, row int64, sc *scratch) []member {
+	vals, paths := sc.vals, sc.paths
+	clear(vals)
+	clear(paths)
+	var key []byte
+	for _, v := range r {
+		c := v.Column()
+		switch {
+		case c == f.key:
+			if !v.IsNull() {
+				key = v.ByteArray()
+			}
+		case c < 0 || c >= len(f.role) || f.role[c] < 0:
+		case f.isPath[c]:
+			paths[f.role[c]] = v
+		default:
+			vals[f.role[c]] = v
+		}
+	}
+	name := []byte(prefix)
+	if key != nil {
+		name = append(name, key...)
+	} else {
+		name = fmt.Appendf(name, "%08d", row)
+	}
+	stem := len(name)
+	ms := sc.ms[:0]
+	for i := range f.cols {
+		c := &f.cols[i]
+		v := vals[i]
+		if v.IsNull() || c.file && v.Kind() != pq.ByteArray {
+			continue
+		}
+		nm := append(name[:stem:stem], '.')
+		nm = append(nm, c.ext...)
+		if c.file && (c.ext == "" || strings.HasSuffix(c.ext, ".")) {
+			nm = append(nm, fileExt(paths[i], v.ByteArray())...)
+		}
+		ms = append(ms, member{nm, c.format(v)})
+	}
+	sc.ms = ms
+	return ms
+}
+
+// readRow reads row i of row group g.
+func (f *File) readRow(g int, i int64) (pq.Row, error) {
+	var out pq.Row
+	err := recovered(func() error {
+		if err := f.checkPages(g); err != nil {
+			return err
+		}
+		rows := f.pf.RowGroups()[g].Rows()
+		defer rows.Close()
+		if err := rows.SeekToRow(i); err != nil {
+			return err
+		}
+		buf := make([]pq.Row, 1)
+		n, err := rows.ReadRows(buf)
+		if n == 1 {
+			out = buf[0]
+			return nil
+		}
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	})
+	if err != nil {
+		return nil, f.fail(f.groupOffset(g), fmt.Errorf("row group %d, row %d: %w", g, i, err))
+	}
+	return out, nil
+}
+
+// groupKeys calls fn with the key of every row of row group g, in order
+// (nil where the row has none), reading the key column alone.
+func (f *File) groupKeys(g int, fn func(key []byte)) error {
+	n := f.pf.Metadata().RowGroups[g].NumRows
+	if f.key < 0 {
+		for range n {
+			fn(nil)
+		}
+		return nil
+	}
+	err := recovered(func() error {
+		if err := f.checkPages(g); err != nil {
+			return err
+		}
+		pages := f.pf.RowGroups()[g].ColumnChunks()[f.key].Pages()
+		defer pages.Close()
+		vals := make([]pq.Value, 256)
+		for {
+			p, err := pages.ReadPage()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			vr := p.Values()
+			for {
+				k, err := vr.ReadValues(vals)
+				for _, v := range vals[:k] {
+					if v.IsNull() {
+						fn(nil)
+					} else {
+						fn(v.ByteArray())
+					}
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					pq.Release(p)
+					return err
+				}
+			}
+			pq.Release(p)
+		}
+	})
+	if err != nil {
+		return f.fail(f.groupOffset(g), fmt.Errorf("row group %d, column %s: %w", g, KeyColumn, err))
+	}
+	return nil
 }
 
 // format gives a value's bytes as a member: byte arrays as they are,
@@ -425,6 +523,10 @@ type Dataset struct {
 	multi  bool    // several splits: names start with the split
 	groups []group // the source's shards: every row group, in order
 	warns  []string
+
+	keysOnce sync.Once
+	keys     map[string][]rowRef
+	keysErr  error
 }
 
 // group is one row group of a file.
@@ -531,26 +633,71 @@ func (d *Dataset) List(ctx context.Context, fn func(registry.Entry) error) error
 	return nil
 }
 
-// errStop ends a scan early.
-var errStop = errors.New("stop")
+// rowRef is a row: its row group (an index into Dataset.groups) and its
+// place there.
+type rowRef struct {
+	group int32
+	row   int32
+}
+
+// keyIndex maps each row's name stem (split prefix and key) to its rows,
+// reading the key columns alone; built on the first ReadEntry.
+func (d *Dataset) keyIndex() (map[string][]rowRef, error) {
+	d.keysOnce.Do(func() {
+		d.keys = map[string][]rowRef{}
+		for gi, g := range d.groups {
+			f := d.files[g.file]
+			prefix := d.prefix(f)
+			row := int32(0)
+			err := f.groupKeys(g.index, func(key []byte) {
+				k := prefix + string(key)
+				if key == nil {
+					k = fmt.Sprintf("%s%08d", prefix, g.first+int64(row))
+				}
+				d.keys[k] = append(d.keys[k], rowRef{int32(gi), row})
+				row++
+			})
+			if err != nil {
+				d.keysErr = err
+				return
+			}
+		}
+	})
+	return d.keys, d.keysErr
+}
 
 // ReadEntry reads the member of that name: the last one of the name, as
-// extracting the members would leave it.
+// extracting the members would leave it. It finds the rows of its key by
+// the key columns, and reads those rows alone.
 func (d *Dataset) ReadEntry(name string) ([]byte, error) {
+	keys, err := d.keyIndex()
+	if err != nil {
+		return nil, err
+	}
 	var found []byte
 	ok := false
-	for _, g := range d.groups {
-		f := d.files[g.file]
-		err := f.readGroup(context.Background(), g.index, d.prefix(f), g.first, func(_ int64, ms []member) error {
-			for _, m := range ms {
+	// The key is the name up to a dot of its last element: the first, as
+	// WebDataset splits names, or a later one for a key of dots.
+	base := strings.LastIndexByte(name, '/') + 1
+	for i := base; i < len(name); i++ {
+		if name[i] != '.' {
+			continue
+		}
+		for _, ref := range keys[name[:i]] {
+			g := d.groups[ref.group]
+			f := d.files[g.file]
+			r, err := f.readRow(g.index, int64(ref.row))
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range f.members(r, d.prefix(f), g.first+int64(ref.row), f.newScratch()) {
 				if string(m.name) == name {
 					found, ok = m.data, true
 				}
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		}
+		if ok {
+			break
 		}
 	}
 	if !ok {
