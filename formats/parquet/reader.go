@@ -103,7 +103,7 @@ func OpenFile(path string) (*File, error) {
 		return nil, file.fail(st.Size()-8, fmt.Errorf("a footer of %d bytes in a file of %d: %w", n, st.Size(), ErrFormat))
 	}
 	err = recovered(func() error {
-		file.pf, err = pq.OpenFile(f, st.Size(), pq.SkipBloomFilters(true), pq.SkipPageIndex(true), pq.ReadBufferSize(1<<20))
+		file.pf, err = pq.OpenFile(f, st.Size(), pq.SkipBloomFilters(true), pq.ReadBufferSize(1<<20))
 		return err
 	})
 	if err == nil {
