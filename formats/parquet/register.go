@@ -32,7 +32,7 @@ type OpenOptions struct {
 var options = []registry.Option{
 	{Name: "parquet-split", Type: registry.String, Help: `Parquet: the split written ("train" by default), or the only one read (default: every split)`,
 		Dir: registry.Read | registry.Write, Applies: "Parquet"},
-	{Name: "parquet-compression", Type: registry.String, Default: "snappy", Help: "writing Parquet: the pages' codec: snappy, zstd, gzip or none",
+	{Name: "parquet-compression", Type: registry.String, Default: "none", Help: "writing Parquet: the pages' codec: none, snappy, zstd or gzip",
 		Dir: registry.Write, Applies: "writing Parquet"},
 }
 

@@ -1,7 +1,6 @@
 package parquet
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/internal/mapped"
+	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 // CreateOptions are Parquet's own options for writing
@@ -25,8 +25,10 @@ type CreateOptions struct {
 	// (default "train"). It must match the datasets library's split
 	// names, \w+(\.\w+)*.
 	Split string
-	// Compression is the pages' codec: "snappy" (the default, as pyarrow
-	// and the Hub write), "zstd", "gzip" or "none".
+	// Compression is the pages' codec: "none" (the default: images, most
+	// of such a dataset's bytes, do not compress, and a codec costs CPU
+	// both ways), "snappy" (what pyarrow writes by default), "zstd" or
+	// "gzip". The datasets library reads each.
 	Compression string
 	// RowGroupBytes ends a row group past that many payload bytes
 	// (default 64 MiB, or the shard size if smaller): what a reader holds
@@ -81,13 +83,13 @@ func checkSplit(s string) error {
 
 func codec(name string) (compress.Codec, error) {
 	switch name {
-	case "", "snappy":
+	case "snappy":
 		return &pq.Snappy, nil
 	case "zstd":
 		return &pq.Zstd, nil
 	case "gzip":
 		return &pq.Gzip, nil
-	case "none":
+	case "", "none":
 		return &pq.Uncompressed, nil
 	}
 	return nil, fmt.Errorf("compression %q: snappy, zstd, gzip or none", name)
@@ -219,8 +221,8 @@ type writer struct {
 	opts []pq.WriterOption
 	st   WriteStats
 
-	f     *os.File
-	buf   *bufio.Writer
+	f     *safefile.File
+	buf   *asyncWriter
 	w     *pq.Writer
 	group int64 // payload bytes in the row group
 	file  int64 // payload bytes in the file
@@ -248,13 +250,13 @@ func newWriter(ctx context.Context, dir string, l *layout, o *writeOptions) *wri
 // files is known.
 func (w *writer) open() error {
 	name := filepath.Join(w.dir, fmt.Sprintf(".%s-%05d.tmp", w.o.split, len(w.temps)))
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := safefile.Create(name)
 	if err != nil {
 		return err
 	}
 	w.f = f
 	w.temps = append(w.temps, name)
-	w.buf = bufio.NewWriterSize(f, 1<<20)
+	w.buf = newAsyncWriter(f.Appender(0))
 	w.w = pq.NewWriter(w.buf, append([]pq.WriterOption{w.l.schema}, w.opts...)...)
 	return nil
 }
@@ -306,15 +308,13 @@ func (w *writer) closeFile() error {
 		return nil
 	}
 	err := w.w.Close()
-	if err == nil {
-		err = w.buf.Flush()
+	if ferr := w.buf.Close(); err == nil {
+		err = ferr
 	}
 	if err == nil {
-		err = w.f.Sync()
+		err = w.f.Commit()
 	}
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
+	w.f.Abort()
 	w.w, w.group, w.file = nil, 0, 0
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", w.f.Name(), err)
@@ -345,8 +345,9 @@ func (w *writer) finish() error {
 
 // abort closes what is open; the caller removes the directory.
 func (w *writer) abort() {
-	if w.f != nil {
-		w.f.Close()
+	if w.w != nil {
+		w.buf.Close()
+		w.f.Abort()
 	}
 }
 
