@@ -287,10 +287,16 @@ type member struct {
 // members to fn, a row's members at a time; prefix goes before every name.
 // Each row is numbered from first (the group's first row in its split).
 func (f *File) readGroup(ctx context.Context, g int, prefix string, first int64, fn func(row int64, ms []member) error) error {
-	return recovered(func() error { return f.readGroupUnsafe(ctx, g, prefix, first, fn) })
+	return recovered(func() error { return f.readGroupUnsafe(ctx, g, prefix, first, nil, fn) })
 }
 
-func (f *File) readGroupUnsafe(ctx context.Context, g int, prefix string, first int64, fn func(row int64, ms []member) error) error {
+// readGroupArena is readGroup with the members' bytes in (*a).b, where
+// they fit; fn may replace *a.
+func (f *File) readGroupArena(ctx context.Context, g int, prefix string, first int64, a **arena, fn func(row int64, ms []member) error) error {
+	return recovered(func() error { return f.readGroupUnsafe(ctx, g, prefix, first, a, fn) })
+}
+
+func (f *File) readGroupUnsafe(ctx context.Context, g int, prefix string, first int64, a **arena, fn func(row int64, ms []member) error) error {
 	if err := f.checkPages(g); err != nil {
 		return err
 	}
@@ -306,6 +312,9 @@ func (f *File) readGroupUnsafe(ctx context.Context, g int, prefix string, first 
 		}
 		n, err := rows.ReadRows(buf)
 		for _, r := range buf[:n] {
+			if a != nil {
+				sc.arena = &(*a).b
+			}
 			if err := fn(row, f.members(r, prefix, row, sc)); err != nil {
 				return err
 			}
@@ -324,6 +333,37 @@ func (f *File) readGroupUnsafe(ctx context.Context, g int, prefix string, first 
 type scratch struct {
 	vals, paths []pq.Value
 	ms          []member
+	// arena, when set, holds the members' bytes where they fit in its
+	// capacity (it never grows: what is in it stays put). Names go to
+	// names, slabs never reused: an index of the rows may keep views of
+	// names past their batch (taridx.Writer keeps extensions and pending
+	// stems so), while the bytes are the sink's only until it has
+	// written them.
+	arena *[]byte
+	names []byte
+}
+
+// alloc returns n bytes of the arena, or of a new slice where it has no
+// room.
+func (sc *scratch) alloc(n int) []byte {
+	if sc.arena != nil {
+		a := *sc.arena
+		if len(a)+n <= cap(a) {
+			*sc.arena = a[:len(a)+n]
+			return a[len(a) : len(a)+n : len(a)+n]
+		}
+	}
+	return make([]byte, n)
+}
+
+// allocName returns n bytes for a name, from a slab of names.
+func (sc *scratch) allocName(n int) []byte {
+	if len(sc.names)+n > cap(sc.names) {
+		sc.names = make([]byte, 0, max(n, 64<<10))
+	}
+	b := sc.names[len(sc.names) : len(sc.names)+n : len(sc.names)+n]
+	sc.names = sc.names[:len(sc.names)+n]
+	return b
 }
 
 func (f *File) newScratch() *scratch {
@@ -365,12 +405,21 @@ func (f *File) members(r pq.Row, prefix string, row int64, sc *scratch) []member
 		if v.IsNull() || c.file && v.Kind() != pq.ByteArray {
 			continue
 		}
-		nm := append(name[:stem:stem], '.')
-		nm = append(nm, c.ext...)
+		ext := c.ext
 		if c.file && (c.ext == "" || strings.HasSuffix(c.ext, ".")) {
-			nm = append(nm, fileExt(paths[i], v.ByteArray())...)
+			ext += fileExt(paths[i], v.ByteArray())
 		}
-		ms = append(ms, member{nm, c.format(v)})
+		nm := sc.allocName(stem + 1 + len(ext))
+		copy(nm[copy(nm, name[:stem]):], "."+ext)
+		var data []byte
+		if v.Kind() == pq.ByteArray || v.Kind() == pq.FixedLenByteArray {
+			b := v.ByteArray()
+			data = sc.alloc(len(b))
+			copy(data, b)
+		} else {
+			data = c.format(v)
+		}
+		ms = append(ms, member{nm, data})
 	}
 	sc.ms = ms
 	return ms
@@ -612,7 +661,7 @@ func (d *Dataset) Close() error {
 }
 
 // Rows returns a source of the dataset's members: a shard per row group.
-func (d *Dataset) Rows(bool) (dataset.PayloadSource, error) { return &source{d}, nil }
+func (d *Dataset) Rows(bool) (dataset.PayloadSource, error) { return &source{d: d}, nil }
 
 func (d *Dataset) List(ctx context.Context, fn func(registry.Entry) error) error {
 	for _, g := range d.groups {
@@ -719,7 +768,10 @@ func (d *Dataset) Warnings() []string { return d.warns }
 
 // source is a dataset's rows: a shard per row group, a row per member,
 // its bytes inline.
-type source struct{ d *Dataset }
+type source struct {
+	d    *Dataset
+	held dataset.Held
+}
 
 func (s *source) NumShards() int { return len(s.d.groups) }
 
@@ -733,20 +785,42 @@ func (s *source) ShardSize(shard int) int64 { return s.d.groups[shard].size }
 // batchBytes ends a batch of rows past that many payload bytes.
 const batchBytes = 4 << 20
 
+// arena holds a batch's names and bytes until the batch is written.
+type arena struct{ b []byte }
+
+func getArena() *arena { return arenas.Get().(*arena) }
+
+var arenas = sync.Pool{New: func() any { return &arena{b: make([]byte, 0, batchBytes+batchBytes/4)} }}
+
+func (a *arena) Release() {
+	a.b = a.b[:0]
+	arenas.Put(a)
+}
+
+// Release gives a written batch's arena back.
+func (s *source) Release(b *dataset.Batch) { s.held.Release(b) }
+
 func (s *source) Scan(ctx context.Context, shard int, emit func([]dataset.Row) error) error {
 	g := s.d.groups[shard]
 	f := s.d.files[g.file]
 	var rows []dataset.Row
 	var size int64
+	a := getArena()
+	defer func() {
+		if a != nil {
+			a.Release()
+		}
+	}()
 	flush := func() error {
 		if len(rows) == 0 {
 			return nil
 		}
-		err := emit(rows)
+		err := s.held.Emit(rows, a, emit)
 		rows, size = nil, 0
+		a = getArena()
 		return err
 	}
-	err := f.readGroup(ctx, g.index, s.d.prefix(f), g.first, func(_ int64, ms []member) error {
+	err := f.readGroupArena(ctx, g.index, s.d.prefix(f), g.first, &a, func(_ int64, ms []member) error {
 		for _, m := range ms {
 			rows = append(rows, dataset.Row{Name: m.name, Kind: dataset.KindFile, Type: '0', Size: int64(len(m.data)),
 				Mode: 0o644, DataFile: shard, Offset: -1, Inline: m.data})
