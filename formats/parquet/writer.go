@@ -43,6 +43,9 @@ const DefaultShardSize = 500_000_000
 // defaultRowGroupBytes: see CreateOptions.RowGroupBytes.
 const defaultRowGroupBytes = 64 << 20
 
+// maxGroupRows ends a row group of small rows (see writer.groupRows).
+const maxGroupRows = 1 << 17
+
 // WriteStats are the figures of a write.
 type WriteStats struct {
 	Files   []string `json:"files"` // relative to the dataset's directory
@@ -225,6 +228,10 @@ type writer struct {
 	buf   *asyncWriter
 	w     *pq.Writer
 	group int64 // payload bytes in the row group
+	// groupRows are the row group's rows: a group of small rows ends at
+	// maxGroupRows, since parquet-go holds a row group's values (keys,
+	// levels) in memory until it ends.
+	groupRows int64
 	file  int64 // payload bytes in the file
 	temps []string
 }
@@ -274,7 +281,8 @@ func (w *writer) add(rows []pq.Row, sizes []int64) error {
 		for n < len(rows) && !full {
 			w.group += sizes[n]
 			w.file += sizes[n]
-			full = w.group >= w.o.groupSize
+			w.groupRows++
+			full = w.group >= w.o.groupSize || w.groupRows >= maxGroupRows
 			n++
 		}
 		if _, err := w.w.WriteRows(rows[:n]); err != nil {
@@ -288,7 +296,7 @@ func (w *writer) add(rows []pq.Row, sizes []int64) error {
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
-		w.group = 0
+		w.group, w.groupRows = 0, 0
 		if err := w.w.Flush(); err != nil {
 			return fmt.Errorf("%s: %w", w.f.Name(), err)
 		}
@@ -315,7 +323,7 @@ func (w *writer) closeFile() error {
 		err = w.f.Commit()
 	}
 	w.f.Abort()
-	w.w, w.group, w.file = nil, 0, 0
+	w.w, w.group, w.groupRows, w.file = nil, 0, 0, 0
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", w.f.Name(), err)
 	}
@@ -499,7 +507,7 @@ func (s *rowsSink) endSample() {
 		return
 	}
 	s.rows = append(s.rows, s.vals)
-	s.sizes = append(s.sizes, s.bytes)
+	s.sizes = append(s.sizes, s.bytes+int64(len(s.key)))
 	s.w.st.Members += int64(s.members)
 	s.w.st.Bytes += s.bytes
 	s.vals, s.last, s.bytes, s.members = nil, -1, 0, 0
