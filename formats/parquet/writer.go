@@ -232,8 +232,8 @@ type writer struct {
 	// maxGroupRows, since parquet-go holds a row group's values (keys,
 	// levels) in memory until it ends.
 	groupRows int64
-	file  int64 // payload bytes in the file
-	temps []string
+	file      int64 // payload bytes in the file
+	temps     []string
 }
 
 func newWriter(ctx context.Context, dir string, l *layout, o *writeOptions) *writer {
