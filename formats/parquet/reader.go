@@ -782,8 +782,9 @@ func (s *source) ShardName(shard int) string {
 
 func (s *source) ShardSize(shard int) int64 { return s.d.groups[shard].size }
 
-// batchBytes ends a batch of rows past that many payload bytes.
-const batchBytes = 4 << 20
+// batchBytes ends a batch of rows past that many payload bytes (a
+// variable for tests).
+var batchBytes int64 = 4 << 20
 
 // arena holds a batch's names and bytes until the batch is written.
 type arena struct{ b []byte }

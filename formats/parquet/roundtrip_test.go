@@ -204,3 +204,22 @@ func TestShardSize(t *testing.T) {
 		}
 	}
 }
+
+// TestManyBatches: a Parquet dataset read in many batches, whose bytes
+// come from arenas reused once a batch is written, converts to tar shards
+// with every member's name and bytes (an index keeps views of names past
+// their batch: names must not be reused).
+func TestManyBatches(t *testing.T) {
+	defer func(b int64) { batchBytes = b }(batchBytes)
+	batchBytes = 3000
+	var files []formattest.File
+	for i := range 400 {
+		ext := []string{"cls", "jpg", "txt"}[i%3]
+		if i > 300 && i%7 == 0 {
+			ext = fmt.Sprintf("x%d", i) // extensions first seen late
+		}
+		files = append(files, f(fmt.Sprintf("k%04d.%s", i/3, ext), string(bytes.Repeat([]byte{byte(i)}, 200+i))))
+	}
+	_, got := roundTrip(t, registry.CreateOptions{Workers: 2, Format: CreateOptions{RowGroupBytes: 10000}}, files[:200], files[200:])
+	sameFiles(t, got, files)
+}
