@@ -19,8 +19,10 @@ import (
 // scan). Any other such format joins by its name in --formats.
 var registryFormats = []string{"parquet", "mds"}
 
-// registeredFormats are those of registryFormats that are registered.
-func registeredFormats() []string {
+// RegisteredFormats are the formats benchmarked through the registry that
+// are registered (linked into the program): "parquet", "mds". A run takes
+// them by name (Options.Formats), beside AllFormats.
+func RegisteredFormats() []string {
 	var out []string
 	for _, n := range registryFormats {
 		if byRegistry(n) != nil {
