@@ -98,9 +98,19 @@ func OpenFile(path string) (*File, error) {
 		f.Close()
 		return nil, file.fail(st.Size()-8, err)
 	}
-	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > st.Size()-12 {
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if n > st.Size()-12 {
 		f.Close()
 		return nil, file.fail(st.Size()-8, fmt.Errorf("a footer of %d bytes in a file of %d: %w", n, st.Size(), ErrFormat))
+	}
+	footer := make([]byte, n)
+	if _, err := f.ReadAt(footer, st.Size()-8-n); err != nil {
+		f.Close()
+		return nil, file.fail(st.Size()-8-n, err)
+	}
+	if err := checkLists(footer); err != nil {
+		f.Close()
+		return nil, file.fail(st.Size()-8-n, fmt.Errorf("%w: %w", ErrFormat, err))
 	}
 	err = recovered(func() error {
 		file.pf, err = pq.OpenFile(f, st.Size(), pq.SkipBloomFilters(true), pq.ReadBufferSize(1<<20))
