@@ -194,3 +194,24 @@ func TestClaimedSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLists: a footer whose list claims more elements than it has
+// bytes is refused before parquet-go would allocate them; the footers
+// DuckDB writes pass.
+func TestCheckLists(t *testing.T) {
+	// Field 1, a list of structs claiming 2^32-1 elements.
+	huge := []byte{0x19, 0xfc, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00}
+	if err := checkLists(huge); !errors.Is(err, errLists) {
+		t.Errorf("checkLists(%x) = %v, want errLists", huge, err)
+	}
+	for name := range duckdbOptions {
+		b, err := os.ReadFile(filepath.Join("testdata", "duckdb-"+name+".parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int(b[len(b)-8]) | int(b[len(b)-7])<<8 | int(b[len(b)-6])<<16 | int(b[len(b)-5])<<24
+		if err := checkLists(b[len(b)-8-n : len(b)-8]); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
