@@ -12,8 +12,10 @@
 // those where a sample's bytes do not parse, as binary. The features go
 // into the file's "huggingface" key-value metadata as the datasets library
 // writes them ({"info": {"features": ...}}), so that load_dataset reads
-// the columns typed. Files roll over past --shard-size (default 500 MB,
-// the Hub's), row groups past RowGroupBytes of payload.
+// the columns typed. Files roll over past --shard-size of payload
+// (default 500 MB, push_to_hub's), row groups past RowGroupBytes of
+// payload or 128Ki rows. Pages are uncompressed unless asked otherwise
+// (CreateOptions.Compression), each with its CRC-32.
 //
 // What a write keeps: every member's name and bytes, in order, so that
 // reading the files back gives the same members. A sample's members that
