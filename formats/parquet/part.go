@@ -65,16 +65,11 @@ func createPart(ctx context.Context, in registry.Input, dir string, o registry.C
 		return nil, err
 	}
 	wo.name = func(i, _ int) string { return fmt.Sprintf("part-%05d.parquet", i) }
-	src, err := in.Rows(false)
+	p, err := planInput(ctx, in, wo.workers)
 	if err != nil {
 		return nil, err
 	}
-	defer registry.CloseSource(src)
-	p, err := planRows(ctx, src, wo.workers)
-	if err != nil {
-		return nil, err
-	}
-	st, err := writePlanned(ctx, src, dir, p, wo)
+	st, err := writePlannedInput(ctx, in, dir, p, wo)
 	if err != nil {
 		return nil, err
 	}

@@ -245,12 +245,7 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 		if err := os.Mkdir(data, 0o755); err != nil {
 			return nil, err
 		}
-		src, err := in.Rows(false)
-		if err != nil {
-			return nil, err
-		}
-		defer registry.CloseSource(src)
-		st, err := writeRows(ctx, src, data, wo)
+		st, err := writeInput(ctx, in, data, wo)
 		if err != nil {
 			return nil, err
 		}

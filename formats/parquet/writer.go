@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/internal/mapped"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
@@ -531,17 +532,38 @@ func parseInt(b []byte) (int64, error) {
 	return v, nil
 }
 
-// writeRows writes src's rows as Parquet files into dir, an empty
-// directory: a first pass plans the columns, the second writes.
-func writeRows(ctx context.Context, src dataset.PayloadSource, dir string, o *writeOptions) (*WriteStats, error) {
-	p, err := planRows(ctx, src, o.workers)
+// writeInput writes in's rows as Parquet files into dir, an empty
+// directory: a first pass over its rows plans the columns, a second (a
+// source of its own, as registry.Input provides) writes.
+func writeInput(ctx context.Context, in registry.Input, dir string, o *writeOptions) (*WriteStats, error) {
+	p, err := planInput(ctx, in, o.workers)
 	if err != nil {
 		return nil, err
 	}
+	return writePlannedInput(ctx, in, dir, p, o)
+}
+
+// planInput is planRows over a source of in's own.
+func planInput(ctx context.Context, in registry.Input, workers int) (*plan, error) {
+	src, err := in.Rows(false)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.CloseSource(src)
+	return planRows(ctx, src, workers)
+}
+
+// writePlannedInput is writePlanned over a source of in's own.
+func writePlannedInput(ctx context.Context, in registry.Input, dir string, p *plan, o *writeOptions) (*WriteStats, error) {
+	src, err := in.Rows(false)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.CloseSource(src)
 	return writePlanned(ctx, src, dir, p, o)
 }
 
-// writePlanned is writeRows' second pass, under the columns of p.
+// writePlanned is writeInput's second pass, under the columns of p.
 func writePlanned(ctx context.Context, src dataset.PayloadSource, dir string, p *plan, o *writeOptions) (*WriteStats, error) {
 	l := newLayout(p.cols)
 	p.cols = l.cols
