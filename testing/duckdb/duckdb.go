@@ -53,12 +53,13 @@ func Exec(t testing.TB, sql string) {
 	run(t, "sql", sql)
 }
 
-// Table is a Parquet file as DuckDB reads it.
+// Table is Parquet files as DuckDB reads them: their rows one after the
+// other.
 type Table struct {
 	Columns []Column
 	Rows    [][]*Value
-	// Metadata is the file's key-value metadata.
-	Metadata map[string]string
+	// Metadata is each file's key-value metadata, by its path as given.
+	Metadata map[string]map[string]string
 }
 
 // Column is a column's name and DuckDB type ("VARCHAR", "BLOB",
@@ -100,25 +101,37 @@ func (v *Value) String() string {
 	return string(b)
 }
 
-// Read reads a Parquet file with DuckDB.
-func Read(t testing.TB, path string) *Table {
+// Read reads Parquet files with DuckDB, in one table (their schemas must
+// agree).
+func Read(t testing.TB, paths ...string) *Table {
 	t.Helper()
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		t.Fatal(err)
+	args := []string{"read"}
+	abs := map[string]string{}
+	for _, p := range paths {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		abs[a] = p
+		args = append(args, a)
 	}
-	out := run(t, "read", abs)
-	var tb Table
+	out := run(t, args...)
 	var raw struct {
-		Columns  []Column          `json:"columns"`
-		Rows     [][]*Value        `json:"rows"`
-		Metadata map[string]string `json:"metadata"`
+		Columns  []Column                     `json:"columns"`
+		Rows     [][]*Value                   `json:"rows"`
+		Metadata map[string]map[string]string `json:"metadata"`
 	}
 	if err := json.Unmarshal(out, &raw); err != nil {
-		t.Fatalf("DuckDB read %s: %v", path, err)
+		t.Fatalf("DuckDB read %v: %v", paths, err)
 	}
-	tb.Columns, tb.Rows, tb.Metadata = raw.Columns, raw.Rows, raw.Metadata
-	return &tb
+	tb := &Table{Columns: raw.Columns, Rows: raw.Rows, Metadata: map[string]map[string]string{}}
+	for f, kv := range raw.Metadata {
+		if p, ok := abs[f]; ok {
+			f = p
+		}
+		tb.Metadata[f] = kv
+	}
+	return tb
 }
 
 // Col is the index of the named column, -1 for none.

@@ -1,8 +1,9 @@
 // Reads Parquet files with DuckDB, or runs SQL, for itarconv's tests (see
 // duckdb.go). Usage:
 //
-//   node duckdb.mjs read FILE   prints {"columns": [{"name", "type"}], "rows": [[value...]],
-//                               "metadata": {key: value}} as JSON
+//   node duckdb.mjs read FILE...  prints {"columns": [{"name", "type"}], "rows": [[value...]],
+//                                 "metadata": {file: {key: value}}} as JSON: the files'
+//                                 rows one after the other, in order
 //   node duckdb.mjs sql SQL     runs SQL (a COPY that writes a file)
 //
 // Values print tagged, so that Go tells their types apart: {"int": "12"},
@@ -28,20 +29,21 @@ function tag(v) {
 
 const quote = (s) => "'" + s.replaceAll("'", "''") + "'";
 
-const [mode, arg] = process.argv.slice(2);
+const [mode, arg, ...more] = process.argv.slice(2);
 const db = await DuckDBInstance.create(':memory:');
 const conn = await db.connect();
 if (mode === 'sql') {
   await conn.run(arg);
 } else if (mode === 'read') {
-  const r = await conn.runAndReadAll(`SELECT * FROM read_parquet(${quote(arg)})`);
+  const files = '[' + [arg, ...more].map(quote).join(', ') + ']';
+  const r = await conn.runAndReadAll(`SELECT * FROM read_parquet(${files})`);
   const names = r.columnNames();
   const types = r.columnTypes();
   const columns = names.map((n, i) => ({ name: n, type: types[i].toString() }));
   const rows = r.getRows().map((row) => row.map(tag));
-  const kv = await conn.runAndReadAll(`SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${quote(arg)})`);
+  const kv = await conn.runAndReadAll(`SELECT file_name, decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${files})`);
   const metadata = {};
-  for (const [k, v] of kv.getRows()) metadata[k] = v;
+  for (const [f, k, v] of kv.getRows()) (metadata[f] ??= {})[k] = v;
   process.stdout.write(JSON.stringify({ columns, rows, metadata }));
 } else {
   console.error('usage: node duckdb.mjs read FILE | sql SQL');
