@@ -30,8 +30,13 @@ const (
 	TBLv2LZ4    = "tbl-v2-lz4"
 )
 
-// AllFormats is every format, in report order.
+// AllFormats is every format with a reader of its own here, in report
+// order: what a run compares by default. The formats benchmarked through
+// the registry (RegisteredFormats: Parquet, MDS) join when named.
 var AllFormats = []string{TarTARIDX, Barecat, BarecatWrap, TBLv1, TBLv2, TBLv2LZ4}
+
+// builtinFormats are the formats with readers of their own here.
+var builtinFormats = AllFormats
 
 // fileInfo is one file a format reads.
 type fileInfo struct {
@@ -92,6 +97,9 @@ func Label(name string) string {
 	case TBLv2LZ4:
 		return "TBL v2 + LZ4"
 	}
+	if r := byRegistry(name); r != nil {
+		return r.Label
+	}
 	return name
 }
 
@@ -111,6 +119,10 @@ func newFormat(name, dir string, src *source) (*format, error) {
 		}
 		f.tbl(v, name == TBLv2LZ4)
 	default:
+		if r := byRegistry(name); r != nil {
+			f.registered(r)
+			break
+		}
 		return nil, fmt.Errorf("unknown format %q (want one of %s)", name, strings.Join(AllFormats, ", "))
 	}
 	return f, nil

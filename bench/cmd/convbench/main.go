@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"github.com/itarconv/itarconv/bench"
+	_ "github.com/itarconv/itarconv/convert" // links every format into the registry
 	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/registry"
 )
 
 // The targets.
@@ -36,6 +38,10 @@ const (
 	rssGrowth = 1.25
 	rssSlack  = 16 << 20
 )
+
+// formatTargets are the targets of registered formats, both ways: time /
+// cat time of the input (issue 29).
+var formatTargets = map[string]float64{"parquet": 1.5, "mds": 1.2}
 
 // Figures of upstream barecat (isarandi/barecat) as measured on this kind
 // of machine (2 cores), on the same kind of dataset. They are context only:
@@ -66,8 +72,25 @@ type config struct {
 	only  map[string]bool // groups of directions to run: "barecat", "tbl"
 }
 
-// groups are the values of -only.
-var groups = []string{"barecat", "tbl", "pairs"}
+// groups are the values of -only: the directions with tools of their
+// own here, then every registered format that can be created and opened
+// (Parquet, MDS, ...), benchmarked both ways by name (tar -> NAME and NAME
+// -> tar, each beside cat of its input).
+var groups = append([]string{"barecat", "tbl", "pairs"}, registeredGroups()...)
+
+// registeredGroups are the registered formats that -only takes by name.
+func registeredGroups() []string {
+	var out []string
+	for _, f := range registry.All() {
+		if f.Create != nil && f.Open != nil && !slices.Contains([]string{"tar", "barecat", "tbl", "scdl"}, f.Name) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// isRegistered tells whether a group is a registered format's.
+func isRegistered(g string) bool { return slices.Contains(registeredGroups(), g) }
 
 func run() int {
 	var cfg config
@@ -127,6 +150,8 @@ const (
 	kindTBLReverse          // convert X.tbl DIR
 	kindBarecatToTBL        // convert X.barecat Y.tbl (no tar between)
 	kindTBLToBarecat        // convert X.tbl Y.barecat
+	kindToFormat            // convert --to NAME DIR X (a registered format)
+	kindFromFormat          // convert --to tar X DIR
 )
 
 // smallInput, as the order of runConvert, has a TBL conversion read the
@@ -138,6 +163,7 @@ const (
 	catTar     = "tar"
 	catBarecat = "barecat"
 	catTBL     = "tbl"
+	catFormat  = "format" // the files of a registered format's source
 )
 
 // measurement is what the repetitions of one tool gave.
@@ -154,6 +180,7 @@ type measurement struct {
 	cpus      []float64 // user+sys seconds of the child(ren)
 	maxRSS    int64     // bytes, the highest peak over all runs
 	smallRSS  int64     // TBL: peak RSS of the untimed run on an eighth of the data
+	format    string    // kindToFormat, kindFromFormat, catFormat: the registered format
 }
 
 func (m *measurement) median() float64 { return bench.Median(m.walls) }
@@ -178,6 +205,10 @@ type job struct {
 	smallDir, smallTBL string
 	smallShards        []string
 	smallN             int64 // members in smallDir
+	// The source of each registered format's reverse direction, made once,
+	// and its files.
+	fmtSrc   map[string]string
+	fmtFiles map[string][]string
 }
 
 func runBench(cfg config) error {
@@ -263,12 +294,27 @@ func runBench(cfg config) error {
 			return err
 		}
 	}
+	j.fmtSrc, j.fmtFiles = map[string]string{}, map[string][]string{}
+	for _, g := range groups {
+		if !cfg.only[g] || !isRegistered(g) {
+			continue
+		}
+		j.fmtSrc[g] = filepath.Join(work, "src."+g)
+		if _, err := runConvertFormat(j, kindToFormat, g, j.fmtSrc[g], true); err != nil {
+			return err
+		}
+		j.fmtFiles[g] = filesUnder(j.fmtSrc[g])
+		fmt.Printf("source for %s -> tar: %d file(s), %.0f MiB\n", g, len(j.fmtFiles[g]), float64(totalSize(j.fmtFiles[g]))/(1<<20))
+	}
 	fmt.Printf("%d cores, GOMAXPROCS %d, %d timed runs per tool (after one untimed warm-up run that checks the outputs), itarconv default --workers\n\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), cfg.reps)
 
 	// Warm the page cache, so that every tool, the first included, reads
 	// from memory: what is timed is the conversion and the writeback.
 	toWarm := append(slices.Clone(j.shards), j.srcShs...)
+	for _, files := range j.fmtFiles {
+		toWarm = append(toWarm, files...)
+	}
 	if j.tblSrc != "" {
 		toWarm = append(toWarm, j.tblSrc)
 	}
@@ -315,6 +361,18 @@ func runBench(cfg config) error {
 		)
 	}
 
+	for _, g := range groups {
+		if !cfg.only[g] || !isRegistered(g) {
+			continue
+		}
+		size := totalSize(j.fmtFiles[g])
+		catF := &measurement{direction: g + " -> tar", kind: kindCat, cat: catFormat, format: g, tool: "cat " + g + " files > f && sync f (baseline)", files: n, inBytes: size}
+		ms = append(ms,
+			&measurement{direction: "tar -> " + g, kind: kindToFormat, format: g, tool: "itarconv convert --to " + g + " DIR X", files: n, inBytes: j.tarSize, base: catTarM},
+			catF,
+			&measurement{direction: g + " -> tar", kind: kindFromFormat, format: g, tool: "itarconv convert --to tar X DIR", files: n, inBytes: size, base: catF},
+		)
+	}
 	if cfg.only["pairs"] {
 		catBc := &measurement{direction: bcToTBL, kind: kindCat, cat: catBarecat, tool: "cat barecat shards > f && sync f (baseline)", files: n, inBytes: j.srcSize}
 		catT := &measurement{direction: tblToBc, kind: kindCat, cat: catTBL, tool: "cat X.tbl > f && sync f (baseline)", files: n, inBytes: j.tblSize}
@@ -414,8 +472,16 @@ func runOne(j *job, m *measurement, check bool) (runResult, error) {
 			files = j.srcShs
 		case catTBL:
 			files = []string{j.tblSrc}
+		case catFormat:
+			files = j.fmtFiles[m.format]
 		}
 		r, err = runCat(files, out)
+	case kindToFormat:
+		out = filepath.Join(j.work, "out."+m.format)
+		r, err = runConvertFormat(j, m.kind, m.format, out, check)
+	case kindFromFormat:
+		out = filepath.Join(j.work, "out-"+m.format)
+		r, err = runConvertFormat(j, m.kind, m.format, out, check)
 	case kindCopy, kindWrap:
 		out = filepath.Join(j.work, "out.barecat")
 		r, err = runConvert(j, m.kind, out, "", check)
@@ -572,6 +638,70 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 	return r, nil
 }
 
+// runConvertFormat runs one `itarconv convert -q --json` between the tar
+// shards and a registered format, into out: tar -> format (kindToFormat)
+// or the format's source -> tar (kindFromFormat). It checks the member
+// count the result gives and, with check, reads the output back: the
+// format's with `itarconv ls`, a tar fold's index with `itarconv inspect`.
+func runConvertFormat(j *job, kind int, format, out string, check bool) (runResult, error) {
+	args := []string{"convert", "-q", "--json", "--to", format, j.dataDir, out}
+	if kind == kindFromFormat {
+		args = []string{"convert", "-q", "--json", "--from", format, "--to", "tar", "--fold", j.d.Fold, j.fmtSrc[format], out}
+	}
+	cmd := exec.Command(j.bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start).Seconds()
+	what := "itarconv " + strings.Join(args, " ")
+	if err != nil {
+		return runResult{}, fmt.Errorf("%s: %v\n%s", what, err, stderr.Bytes())
+	}
+	r := runResult{wall: wall, cpu: bench.CPUSeconds(cmd.ProcessState), rss: bench.MaxRSS(cmd.ProcessState)}
+	n := int64(j.d.Members)
+	var st struct{ Members int64 }
+	if err := bench.Result(stdout.Bytes(), &st); err != nil {
+		return r, fmt.Errorf("%s: %v in %q", what, err, stdout.Bytes())
+	}
+	if st.Members != n {
+		return r, fmt.Errorf("%s: wrote %d members, %d were generated", what, st.Members, n)
+	}
+	if !check {
+		return r, nil
+	}
+	if kind == kindFromFormat {
+		rows, err := inspectRows(j.bin, filepath.Join(out, j.d.Fold+".taridx"))
+		if err != nil {
+			return r, err
+		}
+		if rows != n {
+			return r, fmt.Errorf("%s: the fold's TARIDX has %d rows, want %d", what, rows, n)
+		}
+		return r, nil
+	}
+	ls, err := exec.Command(j.bin, "ls", out).Output()
+	if err != nil {
+		return r, fmt.Errorf("itarconv ls %s: %v", out, err)
+	}
+	if got := int64(bytes.Count(ls, []byte("\n"))); got != n {
+		return r, fmt.Errorf("itarconv ls %s: %d members, %d were generated", out, got, n)
+	}
+	return r, nil
+}
+
+// filesUnder lists the files of a path: itself, or those below it.
+func filesUnder(path string) []string {
+	var out []string
+	filepath.Walk(path, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
 // countBarecat opens an archive and counts the rows of its files table.
 func countBarecat(path string) (int64, error) {
 	a, err := barecat.Open(path)
@@ -686,7 +816,7 @@ func printTargets(w io.Writer, ms []*measurement, quick bool, smallN int64) {
 	ratioTarget := func(m *measurement, limit float64) {
 		b := m.base
 		ratio := m.median() / b.median()
-		fmt.Fprintf(tw, "  %s\ttime <= %.0f x cat\t%.3fs / %.3fs = %.2fx\t%s\n", m.tool, limit,
+		fmt.Fprintf(tw, "  %s\ttime <= %.1f x cat\t%.3fs / %.3fs = %.2fx\t%s\n", m.tool, limit,
 			m.median(), b.median(), ratio, bench.Verdict(ratio <= limit))
 	}
 	if m := find(kindCopy, ""); m != nil {
@@ -708,6 +838,11 @@ func printTargets(w io.Writer, ms []*measurement, quick bool, smallN int64) {
 	}
 	if m := find(kindTBLReverse, ""); m != nil {
 		ratioTarget(m, targetTBLRevRatio)
+	}
+	for _, m := range ms {
+		if t, ok := formatTargets[m.format]; ok && (m.kind == kindToFormat || m.kind == kindFromFormat) {
+			ratioTarget(m, t)
+		}
 	}
 	// The direct pairs: against cat of their input, and against the
 	// two-step route through a tar fold that they replace.

@@ -20,6 +20,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/itarconv/itarconv/bench"
+	_ "github.com/itarconv/itarconv/convert" // links every format into the registry
+	"github.com/itarconv/itarconv/formats/registry"
 )
 
 // The target: peak RSS <= perMember * N + allowance at the largest size.
@@ -35,8 +37,41 @@ const (
 	workPrefix = "membench-work-"
 )
 
-// groups are the values of -only.
-var groups = []string{"tar", "barecat", "tbl", "scdl", "compressed"}
+// groups are the values of -only: those of the commands above, then every
+// registered format that can be created and opened (Parquet, MDS, ...),
+// whose commands formatSteps makes.
+var groups = append([]string{"tar", "barecat", "tbl", "scdl", "compressed"}, registeredGroups()...)
+
+// registeredGroups are the registered formats -only takes by name.
+func registeredGroups() []string {
+	var out []string
+	for _, f := range registry.All() {
+		if f.Create != nil && f.Open != nil && !slices.Contains([]string{"tar", "barecat", "tbl", "scdl"}, f.Name) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// formatSteps are the commands of a registered format: the fold into it
+// and back (memory of both directions), and its inspect and verify.
+func formatSteps(name string) []step {
+	x := "{W}/x." + name
+	out := "{W}/out-" + name
+	return []step{
+		{name: "convert --to " + name + " DIR X", group: name, args: []string{"convert", "-q", "--json", "--to", name, "{D}", x}, count: "members"},
+		{name: "inspect X." + name, group: name, args: []string{"inspect", x}},
+		{name: "verify X." + name, group: name, args: []string{"verify", "-q", x}},
+		{name: "convert --to tar X." + name + " OUTDIR", group: name, args: []string{"convert", "-q", "--json", "--from", name, "--to", "tar", "--fold", fold, x, out}, count: "members",
+			remove: []string{"out-" + name, "x." + name}},
+	}
+}
+
+func init() {
+	for _, g := range registeredGroups() {
+		steps = append(steps, formatSteps(g)...)
+	}
+}
 
 // An SCDL archive of N/3 cells converts to a fold of N members: three a
 // cell (values, genes, metadata). Its cells hold 1 or 2 values.

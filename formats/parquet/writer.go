@@ -1,0 +1,586 @@
+package parquet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+
+	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/mapped"
+	"github.com/itarconv/itarconv/internal/safefile"
+)
+
+// CreateOptions are Parquet's own options for writing
+// (registry.CreateOptions.Format).
+type CreateOptions struct {
+	// Split names the files' split: <split>-00000-of-00042.parquet
+	// (default "train"). It must match the datasets library's split
+	// names, \w+(\.\w+)*.
+	Split string
+	// Compression is the pages' codec: "none" (the default: images, most
+	// of such a dataset's bytes, do not compress, and a codec costs CPU
+	// both ways), "snappy" (what pyarrow writes by default), "zstd" or
+	// "gzip". The datasets library reads each.
+	Compression string
+	// RowGroupBytes ends a row group past that many payload bytes
+	// (default 64 MiB, or the shard size if smaller): what a reader holds
+	// to decode one.
+	RowGroupBytes int64
+}
+
+// DefaultShardSize is the size past which a file rolls over: the datasets
+// library's push_to_hub default (max_shard_size "500MB").
+const DefaultShardSize = 500_000_000
+
+// defaultRowGroupBytes: see CreateOptions.RowGroupBytes.
+const defaultRowGroupBytes = 64 << 20
+
+// maxGroupRows ends a row group of small rows (see writer.groupRows).
+const maxGroupRows = 1 << 17
+
+// WriteStats are the figures of a write.
+type WriteStats struct {
+	Files   []string `json:"files"` // relative to the dataset's directory
+	Rows    int64    `json:"rows"`
+	Members int64    `json:"members"`
+	Bytes   int64    `json:"bytes"`
+	// Columns are the columns besides the key, with the datasets feature
+	// each has: "Image", or a Value dtype.
+	Columns []ColumnStats `json:"columns"`
+}
+
+// ColumnStats is one column as written.
+type ColumnStats struct {
+	Name    string `json:"name"`
+	Feature string `json:"feature"`
+}
+
+var errSplit = errors.New("not a split name")
+
+// checkSplit refuses a split name that the datasets library would not
+// read from a file name.
+func checkSplit(s string) error {
+	if s == "" {
+		return fmt.Errorf("%q: %w", s, errSplit)
+	}
+	for _, part := range strings.Split(s, ".") {
+		if part == "" {
+			return fmt.Errorf("%q: %w", s, errSplit)
+		}
+		for _, r := range part {
+			if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+				return fmt.Errorf("%q: %w (letters, digits, _ and dots)", s, errSplit)
+			}
+		}
+	}
+	return nil
+}
+
+func codec(name string) (compress.Codec, error) {
+	switch name {
+	case "snappy":
+		return &pq.Snappy, nil
+	case "zstd":
+		return &pq.Zstd, nil
+	case "gzip":
+		return &pq.Gzip, nil
+	case "", "none":
+		return &pq.Uncompressed, nil
+	}
+	return nil, fmt.Errorf("compression %q: snappy, zstd, gzip or none", name)
+}
+
+// writeOptions are a write's settled options.
+type writeOptions struct {
+	split     string
+	codec     compress.Codec
+	shardSize int64
+	groupSize int64
+	workers   int
+	progress  func(dataset.Progress)
+	// name names the file numbered i of n (n is unknown, 0, until the
+	// end: the file is renamed then).
+	name func(i, n int) string
+}
+
+func settle(o CreateOptions, shardSize int64, workers int, progress func(dataset.Progress)) (*writeOptions, error) {
+	w := &writeOptions{split: o.Split, shardSize: shardSize, groupSize: o.RowGroupBytes, workers: workers, progress: progress}
+	if w.split == "" {
+		w.split = "train"
+	}
+	if err := checkSplit(w.split); err != nil {
+		return nil, err
+	}
+	var err error
+	if w.codec, err = codec(o.Compression); err != nil {
+		return nil, err
+	}
+	if w.shardSize <= 0 {
+		w.shardSize = DefaultShardSize
+	}
+	if w.groupSize <= 0 {
+		w.groupSize = defaultRowGroupBytes
+	}
+	w.groupSize = min(w.groupSize, w.shardSize)
+	w.name = func(i, n int) string { return HubName(w.split, i, n) }
+	return w, nil
+}
+
+// HubName is the name of file i of n of a split, as push_to_hub names
+// them: train-00000-of-00042.parquet.
+func HubName(split string, i, n int) string {
+	return fmt.Sprintf("%s-%05d-of-%05d.parquet", split, i, n)
+}
+
+// plan is what a first pass over the rows learns: the columns, in the
+// order their extensions first appear, each of the kind every member's
+// bytes fit.
+type plan struct {
+	cols  []column
+	index map[string]int // extension -> column
+}
+
+// maxTyped bounds the member a typed column (cls, txt, json) reads to
+// check that it parses: a larger one makes the column binary.
+const maxTyped = 1 << 20
+
+// planRows makes the plan of src's rows, refusing a row that has no place
+// in a row of a column per extension.
+func planRows(ctx context.Context, src dataset.PayloadSource, workers int) (*plan, error) {
+	p := &plan{index: map[string]int{}}
+	err := dataset.Run(ctx, src, dataset.RowFunc(func(shard int, r *dataset.Row) error {
+		_, ext, err := checkRow(src, shard, r)
+		if err != nil {
+			return err
+		}
+		i, ok := p.index[string(ext)]
+		if !ok {
+			i = len(p.cols)
+			p.index[string(ext)] = i
+			p.cols = append(p.cols, column{name: string(ext), kind: candidate(string(ext))})
+		}
+		c := &p.cols[i]
+		if c.kind != kindInt64 && c.kind != kindString {
+			return nil
+		}
+		if r.Size > maxTyped {
+			c.kind = kindBinary
+			return nil
+		}
+		b := r.Inline
+		if b == nil && r.Size > 0 {
+			if b, err = dataset.ReadPayload(src, r); err != nil {
+				return fmt.Errorf("%s: %q: %w", src.ShardName(shard), r.Name, err)
+			}
+		}
+		if !fits(c.kind, c.name, b) {
+			c.kind = kindBinary
+		}
+		return nil
+	}), dataset.Options{Workers: workers})
+	return p, err
+}
+
+// checkRow splits a row's name, refusing a row a Hub dataset has no place
+// for.
+func checkRow(src dataset.Source, shard int, r *dataset.Row) (key, ext []byte, err error) {
+	where := func(why string) error {
+		at := ""
+		if r.Offset >= 0 {
+			at = fmt.Sprintf(", offset %d", r.Offset)
+		}
+		return fmt.Errorf("%s%s: %q: %s: %w", src.ShardName(shard), at, r.Name, why, ErrNotRepresentable)
+	}
+	if r.Kind != dataset.KindFile {
+		return nil, nil, where("a " + r.Kind.String() + ", not a file")
+	}
+	if !utf8.Valid(r.Name) {
+		return nil, nil, where("the name is not UTF-8")
+	}
+	key, ext, ok := splitName(r.Name)
+	switch {
+	case !ok:
+		return nil, nil, where("no extension (WebDataset's key.ext)")
+	case string(ext) == KeyColumn:
+		return nil, nil, where("the extension is the key column's name")
+	}
+	return key, ext, nil
+}
+
+// writer writes rows into files of a directory, rolling over by size.
+type writer struct {
+	ctx  context.Context
+	dir  string
+	o    *writeOptions
+	l    *layout
+	opts []pq.WriterOption
+	st   WriteStats
+
+	f     *safefile.File
+	buf   *asyncWriter
+	w     *pq.Writer
+	group int64 // payload bytes in the row group
+	// groupRows are the row group's rows: a group of small rows ends at
+	// maxGroupRows, since parquet-go holds a row group's values (keys,
+	// levels) in memory until it ends.
+	groupRows int64
+	file      int64 // payload bytes in the file
+	temps     []string
+}
+
+func newWriter(ctx context.Context, dir string, l *layout, o *writeOptions) *writer {
+	opts := []pq.WriterOption{pq.Compression(o.codec), pq.DataPageVersion(1), pq.DataPageStatistics(false),
+		pq.KeyValueMetadata(MetadataKey, l.features()), pq.CreatedBy("itarconv", "", ""), pq.PageBufferSize(1 << 20)}
+	for _, p := range l.skipBounds {
+		opts = append(opts, pq.SkipPageBounds(p...))
+	}
+	w := &writer{ctx: ctx, dir: dir, o: o, l: l, opts: opts}
+	for _, c := range l.cols {
+		f := "Image"
+		if c.kind != kindImage {
+			f = c.kind.dtype()
+		}
+		w.st.Columns = append(w.st.Columns, ColumnStats{c.name, f})
+	}
+	return w
+}
+
+// open starts the next file, under a temporary name until the number of
+// files is known.
+func (w *writer) open() error {
+	name := filepath.Join(w.dir, fmt.Sprintf(".%s-%05d.tmp", w.o.split, len(w.temps)))
+	f, err := safefile.Create(name)
+	if err != nil {
+		return err
+	}
+	w.f = f
+	w.temps = append(w.temps, name)
+	w.buf = newAsyncWriter(f.Appender(0))
+	w.w = pq.NewWriter(w.buf, append([]pq.WriterOption{w.l.schema}, w.opts...)...)
+	return nil
+}
+
+// add writes rows, of sizes[i] payload bytes each, ending the row group
+// and the file past their sizes.
+func (w *writer) add(rows []pq.Row, sizes []int64) error {
+	for len(rows) > 0 {
+		if w.w == nil {
+			if err := w.open(); err != nil {
+				return err
+			}
+		}
+		n, full := 0, false
+		for n < len(rows) && !full {
+			w.group += sizes[n]
+			w.file += sizes[n]
+			w.groupRows++
+			full = w.group >= w.o.groupSize || w.groupRows >= maxGroupRows
+			n++
+		}
+		if _, err := w.w.WriteRows(rows[:n]); err != nil {
+			return fmt.Errorf("%s: %w", w.f.Name(), err)
+		}
+		w.st.Rows += int64(n)
+		rows, sizes = rows[n:], sizes[n:]
+		if !full {
+			return nil
+		}
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		w.group, w.groupRows = 0, 0
+		if err := w.w.Flush(); err != nil {
+			return fmt.Errorf("%s: %w", w.f.Name(), err)
+		}
+		// The shard size counts payload bytes, as push_to_hub's
+		// max_shard_size counts the table's bytes before encoding.
+		if w.file >= w.o.shardSize {
+			if err := w.closeFile(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *writer) closeFile() error {
+	if w.w == nil {
+		return nil
+	}
+	err := w.w.Close()
+	if ferr := w.buf.Close(); err == nil {
+		err = ferr
+	}
+	if err == nil {
+		err = w.f.Commit()
+	}
+	w.f.Abort()
+	w.w, w.group, w.groupRows, w.file = nil, 0, 0, 0
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", w.f.Name(), err)
+	}
+	return nil
+}
+
+// finish closes the last file (a dataset of no rows gets one file of no
+// rows, so that its features stay) and renames the files to their names.
+func (w *writer) finish() error {
+	if len(w.temps) == 0 {
+		if err := w.open(); err != nil {
+			return err
+		}
+	}
+	if err := w.closeFile(); err != nil {
+		return err
+	}
+	for i, t := range w.temps {
+		name := w.o.name(i, len(w.temps))
+		if err := os.Rename(t, filepath.Join(w.dir, name)); err != nil {
+			return err
+		}
+		w.st.Files = append(w.st.Files, name)
+	}
+	return nil
+}
+
+// abort closes what is open; the caller removes the directory.
+func (w *writer) abort() {
+	if w.w != nil {
+		w.buf.Close()
+		w.f.Abort()
+	}
+}
+
+// rowsSink is the second pass: each row goes to its sample's row.
+type rowsSink struct {
+	src   dataset.PayloadSource
+	files dataset.ShardFiles
+	p     *plan
+	w     *writer
+
+	// The sample being built: its key, and each leaf's value.
+	key     []byte
+	vals    []pq.Value
+	last    int // the last column filled, -1 for none
+	bytes   int64
+	members int
+	rows    []pq.Row
+	sizes   []int64 // each row's payload bytes
+}
+
+// prepared is what Prepare leaves for a batch: each row's column, and the
+// batch's payloads mapped where the source's shards are files.
+type prepared struct {
+	cols   []int32
+	region *mapped.Region
+	where  string
+}
+
+func (s *rowsSink) Prepare(b *dataset.Batch) error {
+	p := &prepared{cols: make([]int32, len(b.Rows))}
+	b.Prep = p
+	lo, hi := int64(-1), int64(0)
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		_, ext, err := checkRow(s.src, b.Shard, r)
+		if err != nil {
+			return err
+		}
+		c, ok := s.p.index[string(ext)]
+		if !ok {
+			return fmt.Errorf("%s: %q: an extension the first pass did not see: the source changed", s.src.ShardName(b.Shard), r.Name)
+		}
+		p.cols[i] = int32(c)
+		if r.Inline == nil && r.Size > 0 {
+			if lo < 0 {
+				lo = r.DataOffset
+			}
+			lo, hi = min(lo, r.DataOffset), max(hi, r.DataOffset+r.Size)
+		}
+	}
+	if s.files == nil || lo < 0 {
+		return nil
+	}
+	f, err := s.files.ShardFile(b.Shard)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	p.where = f.Name()
+	p.region, err = mapped.Map(f, lo, hi-lo)
+	if err != nil && !errors.Is(err, mapped.ErrUnsupported) {
+		return err
+	}
+	return nil
+}
+
+func (s *rowsSink) EndShard(int) error { return nil }
+
+func (s *rowsSink) Write(b *dataset.Batch) error {
+	p := b.Prep.(*prepared)
+	defer p.region.Close()
+	var r *dataset.Row
+	err := mapped.Guard(func() error {
+		for i := range b.Rows {
+			r = &b.Rows[i]
+			var data []byte
+			switch {
+			case r.Inline != nil || r.Size == 0:
+				data = r.Inline
+			case p.region != nil:
+				data = p.region.Bytes(r.DataOffset, r.Size)
+			default:
+				var err error
+				if data, err = dataset.ReadPayload(s.src, r); err != nil {
+					return fmt.Errorf("%s: %q: %w", s.src.ShardName(b.Shard), r.Name, err)
+				}
+			}
+			if err := s.member(b.Shard, r, int(p.cols[i]), data); err != nil {
+				return err
+			}
+		}
+		// The rows done go now, while the batch's bytes are mapped; the
+		// sample still open keeps copies of its own.
+		if err := s.flush(); err != nil {
+			return err
+		}
+		for i := range s.vals {
+			if s.vals[i].Kind() == pq.ByteArray {
+				s.vals[i] = pq.ByteArrayValue(append([]byte(nil), s.vals[i].ByteArray()...)).Level(0, s.vals[i].DefinitionLevel(), i)
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, mapped.ErrGone) {
+		err = fmt.Errorf("%s: %q, payload at offset %d: %w", p.where, r.Name, r.DataOffset, err)
+	}
+	return err
+}
+
+// member adds a member to the sample being built, starting a new one when
+// its key differs or its column does not come after the last one filled.
+func (s *rowsSink) member(shard int, r *dataset.Row, col int, data []byte) error {
+	key, _, _ := splitName(r.Name)
+	if s.vals == nil || col <= s.last || string(key) != string(s.key) {
+		s.endSample()
+		s.key = append(s.key[:0], key...)
+		s.vals = make([]pq.Value, s.w.l.leaves)
+		s.vals[0] = pq.ByteArrayValue(append([]byte(nil), key...)).Level(0, 1, 0)
+		for i := 1; i < len(s.vals); i++ {
+			s.vals[i] = pq.NullValue().Level(0, 0, i)
+		}
+	}
+	s.last = col
+	c := &s.p.cols[col]
+	switch c.kind {
+	case kindImage:
+		s.vals[c.leaf] = pq.ByteArrayValue(data).Level(0, 2, c.leaf)
+		s.vals[c.leaf+1] = pq.ByteArrayValue(r.Name).Level(0, 2, c.leaf+1)
+	case kindInt64:
+		v, err := parseInt(data)
+		if err != nil {
+			return fmt.Errorf("%s: %q: %w: the source changed since the first pass", s.src.ShardName(shard), r.Name, err)
+		}
+		s.vals[c.leaf] = pq.Int64Value(v).Level(0, 1, c.leaf)
+	default:
+		if data == nil {
+			data = []byte{}
+		}
+		s.vals[c.leaf] = pq.ByteArrayValue(data).Level(0, 1, c.leaf)
+	}
+	s.bytes += int64(len(data))
+	s.members++
+	return nil
+}
+
+// endSample moves the sample being built to the rows to write.
+func (s *rowsSink) endSample() {
+	if s.vals == nil {
+		return
+	}
+	s.rows = append(s.rows, s.vals)
+	s.sizes = append(s.sizes, s.bytes+int64(len(s.key)))
+	s.w.st.Members += int64(s.members)
+	s.w.st.Bytes += s.bytes
+	s.vals, s.last, s.bytes, s.members = nil, -1, 0, 0
+}
+
+// flush writes the rows done.
+func (s *rowsSink) flush() error {
+	err := s.w.add(s.rows, s.sizes)
+	clear(s.rows)
+	s.rows, s.sizes = s.rows[:0], s.sizes[:0]
+	return err
+}
+
+// parseInt parses a member of an int64 column, which the first pass found
+// canonical.
+func parseInt(b []byte) (int64, error) {
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || strconv.FormatInt(v, 10) != string(b) {
+		return 0, fmt.Errorf("%q is not a canonical integer", b)
+	}
+	return v, nil
+}
+
+// writeInput writes in's rows as Parquet files into dir, an empty
+// directory: a first pass over its rows plans the columns, a second (a
+// source of its own, as registry.Input provides) writes.
+func writeInput(ctx context.Context, in registry.Input, dir string, o *writeOptions) (*WriteStats, error) {
+	p, err := planInput(ctx, in, o.workers)
+	if err != nil {
+		return nil, err
+	}
+	return writePlannedInput(ctx, in, dir, p, o)
+}
+
+// planInput is planRows over a source of in's own.
+func planInput(ctx context.Context, in registry.Input, workers int) (*plan, error) {
+	src, err := in.Rows(false)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.CloseSource(src)
+	return planRows(ctx, src, workers)
+}
+
+// writePlannedInput is writePlanned over a source of in's own.
+func writePlannedInput(ctx context.Context, in registry.Input, dir string, p *plan, o *writeOptions) (*WriteStats, error) {
+	src, err := in.Rows(false)
+	if err != nil {
+		return nil, err
+	}
+	defer registry.CloseSource(src)
+	return writePlanned(ctx, src, dir, p, o)
+}
+
+// writePlanned is writeInput's second pass, under the columns of p.
+func writePlanned(ctx context.Context, src dataset.PayloadSource, dir string, p *plan, o *writeOptions) (*WriteStats, error) {
+	l := newLayout(p.cols)
+	p.cols = l.cols
+	w := newWriter(ctx, dir, l, o)
+	s := &rowsSink{src: src, p: p, w: w, last: -1}
+	s.files, _ = src.(dataset.ShardFiles)
+	err := dataset.Run(ctx, src, s, dataset.Options{Workers: o.workers, Progress: o.progress})
+	if err == nil {
+		s.endSample()
+		err = s.flush()
+	}
+	if err == nil {
+		err = w.finish()
+	}
+	if err != nil {
+		w.abort()
+		return nil, err
+	}
+	return &w.st, nil
+}
