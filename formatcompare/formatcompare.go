@@ -187,7 +187,7 @@ func (o Options) Plan() Plan {
 
 func (o *Options) defaults() {
 	if len(o.Formats) == 0 {
-		o.Formats = AllFormats
+		o.Formats = DefaultFormats()
 	}
 	if o.Reads <= 0 {
 		o.Reads = DefaultReads

@@ -50,8 +50,8 @@ func TestReport(t *testing.T) {
 	for _, r := range rep.Formats {
 		names = append(names, r.Name)
 	}
-	if !slices.Equal(names, AllFormats) {
-		t.Fatalf("formats %v, want %v", names, AllFormats)
+	if !slices.Equal(names, DefaultFormats()) {
+		t.Fatalf("formats %v, want %v", names, DefaultFormats())
 	}
 	if rep.Settings.Reads != 200 || rep.Settings.Reps != 1 || rep.Settings.CommonReads < 100 {
 		t.Fatalf("settings %+v", rep.Settings)
@@ -181,7 +181,7 @@ func TestReport(t *testing.T) {
 	if err := json.Unmarshal(b, &js); err != nil {
 		t.Fatal(err)
 	}
-	if len(js.Formats) != len(AllFormats) || js.Command != "itarconv bench --synthetic 300" || js.Machine["cores"].(float64) < 1 {
+	if len(js.Formats) != len(DefaultFormats()) || js.Command != "itarconv bench --synthetic 300" || js.Machine["cores"].(float64) < 1 {
 		t.Fatalf("report.json: %d formats, command %q, machine %v", len(js.Formats), js.Command, js.Machine)
 	}
 	for k, f := range js.Formats {
@@ -285,7 +285,8 @@ func TestPercentiles(t *testing.T) {
 // cold, took 35 s on 3,000 members), 200 cold reads, three of each timing.
 func TestDefaultPlanBounded(t *testing.T) {
 	p := Options{}.Plan()
-	want := Plan{Builds: 18, RandomReads: 6 * 2000 * 4, ColdReads: 6 * 200 * 3, SequentialPasses: 24}
+	n := len(DefaultFormats())
+	want := Plan{Builds: n * 3, RandomReads: n * 2000 * 4, ColdReads: n * 200 * 3, SequentialPasses: n * 4}
 	if p != want {
 		t.Fatalf("default plan %+v, want %+v", p, want)
 	}

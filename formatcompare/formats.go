@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,13 @@ const (
 // order: what a run compares by default. The formats benchmarked through
 // the registry (RegisteredFormats: Parquet, MDS) join when named.
 var AllFormats = []string{TarTARIDX, Barecat, BarecatWrap, TBLv1, TBLv2, TBLv2LZ4}
+
+// DefaultFormats are the formats a run compares when none are named:
+// AllFormats, then the registered ones (RegisteredFormats) linked into the
+// program.
+func DefaultFormats() []string {
+	return append(slices.Clone(AllFormats), RegisteredFormats()...)
+}
 
 // builtinFormats are the formats with readers of their own here.
 var builtinFormats = AllFormats

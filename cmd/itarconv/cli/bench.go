@@ -86,7 +86,7 @@ with --out, else the system's; --work-dir chooses) removed unless --keep.`,
 	f.IntVar(&fl.coldReads, "cold-reads", formatcompare.DefaultColdReads, "distinct samples read cold per repetition (each a block I/O)")
 	f.IntVar(&fl.reps, "reps", 3, "repetitions of every timing (the median is reported)")
 	f.Int64Var(&fl.seed, "seed", 1, "seed of the random read list")
-	f.StringVar(&fl.formats, "formats", strings.Join(formatcompare.AllFormats, ","), "formats to compare")
+	f.StringVar(&fl.formats, "formats", strings.Join(formatcompare.DefaultFormats(), ","), "formats to compare")
 	f.StringVar(&fl.workDir, "work-dir", "", "directory for the conversions (default: in --out, else the system's temporary directory)")
 	f.BoolVar(&fl.keep, "keep", false, "keep the conversions (and the synthetic source)")
 	f.BoolVar(&fl.noCold, "no-cold", false, "skip the cold-cache random reads")
@@ -183,7 +183,7 @@ func benchFormats(list string) ([]string, error) {
 			continue
 		}
 		if formatcompare.Label(name) == name {
-			return nil, usagef("--formats: unknown format %q (%s)", name, strings.Join(formatcompare.AllFormats, ", "))
+			return nil, usagef("--formats: unknown format %q (%s)", name, strings.Join(formatcompare.DefaultFormats(), ", "))
 		}
 		formats = append(formats, name)
 	}
