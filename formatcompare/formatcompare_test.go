@@ -191,7 +191,7 @@ func TestReport(t *testing.T) {
 				t.Errorf("format %d: no %q", k, key)
 			}
 		}
-		if f["name"] != AllFormats[k] || f["bytes"].(float64) != float64(rep.Formats[k].Bytes) {
+		if f["name"] != DefaultFormats()[k] || f["bytes"].(float64) != float64(rep.Formats[k].Bytes) {
 			t.Errorf("format %d: name %v bytes %v", k, f["name"], f["bytes"])
 		}
 	}
