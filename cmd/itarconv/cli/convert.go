@@ -46,7 +46,7 @@ func newConvertCmd(e *env) *cobra.Command {
 	var fl convertFlags
 	cmd := &cobra.Command{
 		Use:   "convert SRC... DST",
-		Short: "Convert a dataset between tar shards (+ TARIDX), Barecat, TBL and SCDL",
+		Short: "Convert a dataset between " + convertibleFormats(),
 		Long: `Convert moves a dataset between formats. The source's format is told by its
 content, the target's by its path (.barecat, .tbl, an existing target, else
 a directory of tar shards); --from and --to override them:
@@ -66,6 +66,11 @@ a directory of tar shards); --from and --to override them:
                                                   under scdlmeta/; --scdl-mode archive)
   itarconv convert --to scdl IN.barecat|IN.tbl SCDL_DIR
                                                   Barecat or TBL v2 -> SCDL
+  itarconv convert --to parquet SHARDS... OUTDIR  tar shards -> Hugging Face Parquet
+                                                  (OUTDIR/data/train-00000-of-0000N.parquet)
+  itarconv convert --to mds SHARDS... OUTDIR      tar shards -> MosaicML MDS (index.json +
+                                                  shard.NNNNN.mds)
+  itarconv convert HUB_DIR|MDS_DIR OUTDIR         Parquet or MDS -> tar shards + TARIDX
 
 Every pair converts directly, never through a tar fold on disk. An existing
 output is refused unless --force, which replaces it once the new one is
@@ -379,4 +384,20 @@ func makeOutputDirs(dirs ...string) ([]string, error) {
 		created = append(missing, created...)
 	}
 	return created, nil
+}
+
+// convertibleFormats names the registered formats a conversion reads or
+// writes, as messages label them: "tar, Barecat, ... and TBL".
+func convertibleFormats() string {
+	var labels []string
+	for _, f := range registry.All() {
+		if f.Open == nil && f.Create == nil {
+			continue
+		}
+		labels = append(labels, f.Label)
+	}
+	if len(labels) < 2 {
+		return "formats"
+	}
+	return strings.Join(labels[:len(labels)-1], ", ") + " and " + labels[len(labels)-1]
 }
