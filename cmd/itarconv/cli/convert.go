@@ -174,7 +174,7 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 	// are made (parents too), and removed again, with a directory output
 	// the conversion made, when the run fails.
 	created := safefile.MissingDirs(dst)
-	if _, err := makeOutputDirs(filepath.Dir(dst)); err != nil {
+	if _, err := makeOutputDirs(filepath.Dir(filepath.Clean(dst))); err != nil {
 		return err
 	}
 	if partitioned {
