@@ -38,9 +38,9 @@ type FileReport struct {
 
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: Parquet, %d files, %d rows, splits %s\n", r.Path, len(r.Files), r.Rows, strings.Join(r.Splits, ", "))
+	fmt.Fprintf(&b, "%s: Parquet, %s, %d rows, splits %s\n", r.Path, count(len(r.Files), "file"), r.Rows, strings.Join(r.Splits, ", "))
 	for _, f := range r.Files {
-		fmt.Fprintf(&b, "  %s  split %s  %d bytes  %d rows  %d row groups  columns %s\n", f.File, f.Split, f.Size, f.Rows, f.RowGroups, strings.Join(f.Columns, ", "))
+		fmt.Fprintf(&b, "  %s  split %s  %d bytes  %d rows  %s  columns %s\n", f.File, f.Split, f.Size, f.Rows, count(f.RowGroups, "row group"), strings.Join(f.Columns, ", "))
 	}
 	if r.Members > 0 {
 		fmt.Fprintf(&b, "read %d members, %d bytes: every page checked\n", r.Members, r.Bytes)
@@ -159,4 +159,12 @@ func verify(ctx context.Context, path string) (registry.Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// count says n things, one in the singular.
+func count[N int | int64](n N, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
