@@ -194,7 +194,9 @@ func mergeParts(ctx context.Context, parts []string, path string, o registry.Cre
 				return nil, err
 			}
 			info := infos[i]
-			tmp := func(k int) string { return filepath.Join(data, fmt.Sprintf(".merge-%05d.tmp", len(files)+k)) }
+			// The part's files take the next temporary names, in order.
+			base := len(files)
+			tmp := func(k int) string { return filepath.Join(data, fmt.Sprintf(".merge-%05d.tmp", base+k)) }
 			if sameColumns(info.Columns, p.cols) {
 				for k, f := range info.Files {
 					if err := linkOrCopy(filepath.Join(part, f), tmp(k)); err != nil {
