@@ -187,6 +187,10 @@ func (f *File) mapColumns() {
 		switch {
 		case fd.Repeated():
 			f.skipped = append(f.skipped, name+" (repeated)")
+		case fd.Leaf() && !hasKind(fd.Type()):
+			// A leaf annotated as a group type (MAP, LIST, VARIANT): a
+			// damaged schema; parquet-go panics when asked its kind.
+			f.skipped = append(f.skipped, name+" (a leaf of a nested type)")
 		case fd.Leaf() && name == KeyColumn && fd.Type().Kind() == pq.ByteArray:
 			f.key = leaf
 		case fd.Leaf():
@@ -247,7 +251,7 @@ func (f *File) mapColumns() {
 func fileColumn(n pq.Node, leaf int) (readColumn, bool) {
 	c := readColumn{name: n.(pq.Field).Name(), file: true, leaf: -1, pathLeaf: -1}
 	for i, x := range n.Fields() {
-		if !x.Leaf() || x.Repeated() || x.Type().Kind() != pq.ByteArray {
+		if !x.Leaf() || x.Repeated() || !hasKind(x.Type()) || x.Type().Kind() != pq.ByteArray {
 			return c, false
 		}
 		switch x.Name() {
@@ -851,4 +855,17 @@ func (s *source) Scan(ctx context.Context, shard int, emit func([]dataset.Row) e
 // OpenPayload gives a row's bytes, which it carries.
 func (s *source) OpenPayload(r *dataset.Row) (io.Reader, error) {
 	return bytes.NewReader(r.Inline), nil
+}
+
+// hasKind tells whether t has a physical kind: parquet-go's types of
+// nested logical types (MAP, LIST, VARIANT) panic when asked, and a
+// damaged schema may give a leaf one.
+func hasKind(t pq.Type) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	t.Kind()
+	return true
 }
