@@ -77,7 +77,8 @@ func decodeStemRec(b []byte) stemRec {
 type stemSet struct {
 	dir      string // where spill files go: beside the output
 	seed     maphash.Seed
-	partRecs int // records a partition holds before it spills a run
+	fixed    bool // hash2 is partHash2: a part's, alike in every task
+	partRecs int  // records a partition holds before it spills a run
 	parts    [stemParts]stemPart
 	log      stemLog
 	pool     sync.Pool // *[]stemRec scratch for scattering a batch
@@ -104,7 +105,12 @@ func newStemSet(dir string, memory int) *stemSet {
 }
 
 // hash2 is the stem's second hash.
-func (s *stemSet) hash2(stem string) uint64 { return maphash.String(s.seed, stem) }
+func (s *stemSet) hash2(stem string) uint64 {
+	if s.fixed {
+		return partHash2(stem)
+	}
+	return maphash.String(s.seed, stem)
+}
 
 // add logs the stems (stems[r.ref's offset...], refs relative to stems)
 // and files the records in their partitions.
