@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -78,6 +79,7 @@ func StatInputsContext(ctx context.Context, paths []string) ([]Input, error) {
 	}
 	in := make([]Input, len(paths))
 	var urls []int
+	same := sameFiles{}
 	for i, p := range paths {
 		if remote.IsURL(p) {
 			urls = append(urls, i)
@@ -86,6 +88,13 @@ func StatInputsContext(ctx context.Context, paths []string) ([]Input, error) {
 		fi, err := os.Stat(p)
 		if err != nil {
 			return nil, err
+		}
+		// A shard given twice, under one name or two, is refused as one
+		// run refuses it: by every task, over the whole run's inputs (a
+		// task that checked its own shards only would take the shard
+		// another task takes too).
+		if first, ok := same.add(p, fi); !ok {
+			return nil, fmt.Errorf("%s and %s: %w", first, p, pathguard.ErrSameInput)
 		}
 		abs := filepath.Clean(p)
 		if !filepath.IsAbs(abs) {
@@ -111,6 +120,45 @@ func StatInputsContext(ctx context.Context, paths []string) ([]Input, error) {
 		in[i] = Input{Path: stored, Size: sizes[k]}
 	}
 	return in, nil
+}
+
+// sameFiles finds a file given twice among inputs, by identity (device
+// and inode), or where the system has none, by os.SameFile among files of
+// one size and modification time.
+type sameFiles struct {
+	ids   map[fileKey]string
+	other map[[2]int64][]pathInfo
+}
+
+type pathInfo struct {
+	path string
+	fi   fs.FileInfo
+}
+
+// add records path, and returns the path given before that is the same
+// file, with ok false.
+func (s *sameFiles) add(path string, fi fs.FileInfo) (first string, ok bool) {
+	if id, ok := identity(fi); ok {
+		if s.ids == nil {
+			s.ids = map[fileKey]string{}
+		}
+		if p, dup := s.ids[id]; dup {
+			return p, false
+		}
+		s.ids[id] = path
+		return "", true
+	}
+	if s.other == nil {
+		s.other = map[[2]int64][]pathInfo{}
+	}
+	k := [2]int64{fi.Size(), fi.ModTime().UnixNano()}
+	for _, o := range s.other[k] {
+		if os.SameFile(o.fi, fi) {
+			return o.path, false
+		}
+	}
+	s.other[k] = append(s.other[k], pathInfo{path, fi})
+	return "", true
 }
 
 // restatInputs are the inputs as they are now where they are here, and as

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -376,4 +377,32 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestStatInputsRefusesSameFile: a shard given twice, under one name or
+// under two (a symbolic or hard link), is refused by every task, whose
+// share holds one of the two or neither, as one run refuses it
+// (pathguard.ErrSameInput, naming both); before, a task checked only its
+// own shards, and two tasks indexed the same shard.
+func TestStatInputsRefusesSameFile(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.tar"), filepath.Join(dir, "b.tar")
+	os.WriteFile(a, make([]byte, 1024), 0o644)
+	os.WriteFile(b, make([]byte, 1024), 0o644)
+	sym, hard := filepath.Join(dir, "sym.tar"), filepath.Join(dir, "hard.tar")
+	if err := os.Symlink("a.tar", sym); err != nil {
+		t.Skip(err)
+	}
+	if err := os.Link(a, hard); err != nil {
+		t.Skip(err)
+	}
+	if _, err := StatInputs([]string{a, b}); err != nil {
+		t.Fatalf("two files: %v", err)
+	}
+	for _, again := range []string{a, sym, hard} {
+		_, err := StatInputs([]string{a, b, again})
+		if !errors.Is(err, pathguard.ErrSameInput) || err.Error() != a+" and "+again+": the same file is given twice" {
+			t.Errorf("%s after %s: %v", again, a, err)
+		}
+	}
 }
