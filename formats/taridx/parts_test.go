@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -132,4 +133,46 @@ func TestMergePartsRefusesBadParts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzPartMeta: a part's description of any bytes, beside files of a real
+// part, merges or is refused with ErrPart (or an error of the files it
+// names); it never panics, nor sizes memory by what it claims.
+func FuzzPartMeta(f *testing.F) {
+	dir := f.TempDir()
+	w, err := CreatePart(dir, WriterOptions{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range stemEntries(200, 5) {
+		w.Add(e)
+	}
+	if err := w.ClosePart(); err != nil {
+		f.Fatal(err)
+	}
+	seed, err := os.ReadFile(filepath.Join(dir, partMetaFile))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte(`{"format":1,"rows":1e30}`))
+	f.Add([]byte(`{"format":1,"exts":["` + strings.Repeat("AAAA", 100) + `"]}`))
+	f.Fuzz(func(t *testing.T, meta []byte) {
+		part := t.TempDir()
+		for _, name := range PartFiles {
+			b, _ := os.ReadFile(filepath.Join(dir, name))
+			if name == partMetaFile {
+				b = meta
+			}
+			os.WriteFile(filepath.Join(part, name), b, 0o644)
+		}
+		w, err := MergeParts(context.Background(), filepath.Join(t.TempDir(), "x.taridx"), []PartInput{{Dir: part}}, MergeOptions{})
+		if err != nil {
+			if !errors.Is(err, ErrPart) && !errors.Is(err, ErrUnrepresentable) {
+				t.Fatalf("an error without ErrPart: %v", err)
+			}
+			return
+		}
+		w.Abort()
+	})
 }
