@@ -308,9 +308,8 @@ type MergeOptions struct {
 type openPart struct {
 	in    PartInput
 	meta  partMeta
-	rows  *os.File
-	stems *os.File
-	log   *os.File
+	stems *os.File // open from the start to the end of the merge
+	log   *os.File // opened to read a crash stem
 	base  uint64 // the row number of its first row in the merged index
 	remap []uint16
 	ident bool // its extension ids are the merged ones
@@ -318,7 +317,7 @@ type openPart struct {
 }
 
 func (p *openPart) close() {
-	for _, f := range []*os.File{p.rows, p.stems, p.log} {
+	for _, f := range []*os.File{p.stems, p.log} {
 		if f != nil {
 			f.Close()
 		}
@@ -368,32 +367,52 @@ func (p *openPart) open(shards int) error {
 		p.offs[i] = int64(recs) * stemRecSize
 		recs += n
 	}
-	check := func(name string, size int64) (*os.File, error) {
+	// Only the stem records stay open for the whole merge (a merge of
+	// many parts must not hold three files of each): the rows are opened
+	// when copied, the log when a crash stem is read.
+	check := func(name string, size int64) error {
 		path := filepath.Join(p.in.Dir, name)
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		fi, err := f.Stat()
+		fi, err := os.Stat(path)
 		if err == nil && fi.Size() != size {
 			err = partError(path, fi.Size(), "%d bytes, its part's description says %d", fi.Size(), size)
 		}
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		return f, nil
-	}
-	if p.rows, err = check(partRowsFile, int64(m.Rows)*RecordSize); err != nil {
 		return err
 	}
-	if p.stems, err = check(partStemsFile, int64(recs)*stemRecSize); err != nil {
+	if err := check(partRowsFile, int64(m.Rows)*RecordSize); err != nil {
 		return err
 	}
-	if p.log, err = check(partLogFile, m.LogSize); err != nil {
+	if err := check(partLogFile, m.LogSize); err != nil {
 		return err
+	}
+	path = filepath.Join(p.in.Dir, partStemsFile)
+	if p.stems, err = os.Open(path); err != nil {
+		return err
+	}
+	if fi, err := p.stems.Stat(); err != nil {
+		return err
+	} else if fi.Size() != int64(recs)*stemRecSize {
+		return partError(path, fi.Size(), "%d bytes, its part's description says %d", fi.Size(), int64(recs)*stemRecSize)
 	}
 	return nil
+}
+
+// openFile opens one of the part's files, checked to be of the size its
+// description gives (it may have changed since open).
+func (p *openPart) openFile(name string, size int64) (*os.File, error) {
+	path := filepath.Join(p.in.Dir, name)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Size() != size {
+		err = partError(path, fi.Size(), "%d bytes, its part's description says %d", fi.Size(), size)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // MergeParts writes at out, from the parts of a partitioned index in
@@ -648,6 +667,12 @@ func (w *Writer) partCrashTable(op []*openPart, groups [][]partRec) error {
 		if off+n > p.meta.LogSize {
 			return partError(p.stems.Name(), 0, "a stem at %d of %d bytes in a log of %d", off, n, p.meta.LogSize)
 		}
+		if p.log == nil {
+			var err error
+			if p.log, err = p.openFile(partLogFile, p.meta.LogSize); err != nil {
+				return err
+			}
+		}
 		b := make([]byte, n)
 		if _, err := p.log.ReadAt(b, off); err != nil {
 			return fmt.Errorf("%s: byte %d: %w", p.log.Name(), off, err)
@@ -703,7 +728,12 @@ func (w *Writer) writeMerged(ctx context.Context, op []*openPart, workers int) e
 		p := op[i]
 		dst := at + int64(p.base)*RecordSize
 		if p.ident && p.in.FidBase == 0 && len(w.patch) == 0 {
-			_, err := filecopy.RangeContext(ctx, w.out.File, dst, p.rows, 0, int64(p.meta.Rows)*RecordSize)
+			rows, err := p.openFile(partRowsFile, int64(p.meta.Rows)*RecordSize)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			_, err = filecopy.RangeContext(ctx, w.out.File, dst, rows, 0, int64(p.meta.Rows)*RecordSize)
 			return err
 		}
 		return p.eachChunk(ctx, func(c []byte, first uint64) error {
@@ -718,6 +748,11 @@ func (w *Writer) writeMerged(ctx context.Context, op []*openPart, workers int) e
 // of the chunk's first row in the part, their fids and extension ids
 // those of the merged index.
 func (p *openPart) eachChunk(ctx context.Context, fn func(c []byte, first uint64) error) error {
+	rows, err := p.openFile(partRowsFile, int64(p.meta.Rows)*RecordSize)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
 	buf := make([]byte, min(int64(p.meta.Rows)*RecordSize, 1<<20))
 	n := int64(p.meta.Rows) * RecordSize
 	for done := int64(0); done < n; {
@@ -725,8 +760,8 @@ func (p *openPart) eachChunk(ctx context.Context, fn func(c []byte, first uint64
 			return err
 		}
 		c := buf[:min(int64(len(buf)), n-done)]
-		if _, err := p.rows.ReadAt(c, done); err != nil {
-			return fmt.Errorf("%s: byte %d: %w", p.rows.Name(), done, err)
+		if _, err := rows.ReadAt(c, done); err != nil {
+			return fmt.Errorf("%s: byte %d: %w", rows.Name(), done, err)
 		}
 		for i := 0; i < len(c); i += RecordSize {
 			if p.in.FidBase != 0 {
@@ -735,7 +770,7 @@ func (p *openPart) eachChunk(ctx context.Context, fn func(c []byte, first uint64
 			if !p.ident {
 				ext := le.Uint16(c[i+18:])
 				if int(ext) >= len(p.remap) {
-					return partError(p.rows.Name(), done+int64(i), "extension %d of %d", ext, len(p.remap))
+					return partError(rows.Name(), done+int64(i), "extension %d of %d", ext, len(p.remap))
 				}
 				le.PutUint16(c[i+18:], p.remap[ext])
 			}
