@@ -310,7 +310,7 @@ type openPart struct {
 	meta  partMeta
 	stems *os.File // open from the start to the end of the merge
 	log   *os.File // opened to read a crash stem
-	base  uint64 // the row number of its first row in the merged index
+	base  uint64   // the row number of its first row in the merged index
 	remap []uint16
 	ident bool // its extension ids are the merged ones
 	offs  [stemParts]int64
