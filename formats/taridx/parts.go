@@ -21,6 +21,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/itarconv/itarconv/internal/filecopy"
+	"github.com/itarconv/itarconv/internal/kmerge"
 )
 
 // A partitioned index: each task of a run writes its rows into a part
@@ -566,25 +567,6 @@ func joinPartition(op []*openPart, sp int) (stems uint64, crashes [][]partRec, e
 		}
 		return a.rec.part < b.rec.part
 	}
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			if r := l + 1; r < len(h) && less(h[r], h[l]) {
-				l = r
-			}
-			if !less(h[l], h[i]) {
-				return
-			}
-			h[i], h[l] = h[l], h[i]
-			i = l
-		}
-	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
 	var group []partRec
 	crash := false
 	flush := func() {
@@ -593,8 +575,8 @@ func joinPartition(op []*openPart, sp int) (stems uint64, crashes [][]partRec, e
 		}
 		group, crash = group[:0], false
 	}
-	for len(h) > 0 {
-		r := h[0].rec
+	visit := func(c *partCursor) error {
+		r := c.rec
 		if len(group) == 0 || r.hash != group[0].hash {
 			flush()
 			stems++
@@ -603,15 +585,10 @@ func joinPartition(op []*openPart, sp int) (stems uint64, crashes [][]partRec, e
 			crash = true
 		}
 		group = append(group, r)
-		ok, err := h[0].next()
-		if err != nil {
-			return 0, nil, err
-		}
-		if !ok {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		down(0)
+		return nil
+	}
+	if err := kmerge.Merge(h, less, visit, (*partCursor).next); err != nil {
+		return 0, nil, err
 	}
 	flush()
 	return stems, crashes, nil
