@@ -3,7 +3,7 @@
 // `itarconv merge`, against the same command run once, and checks that the
 // merge writes exactly what the one run writes.
 //
-//	go run ./bench/cmd/partbench [-dir DIR] [-reps N] [-quick] [-only index,all,tbl,barecat,fold] [-many N] [-many-tasks N] [-quiet-wait D]
+//	go run ./bench/cmd/partbench [-dir DIR] [-reps N] [-quick] [-only index,all,tbl,barecat,fold] [-many N] [-many-tasks N] [-many-jobs index,all,tbl] [-quiet-wait D]
 //
 // About 7 minutes on this project's 2-core machine; -quick is a smoke run
 // of a few seconds (A scaled to 2,000 members, 500 small shards, one rep).

@@ -65,8 +65,10 @@ type config struct {
 	reps  int
 	quick bool
 	many  int
-	// manyTasks is the number of tasks of the set of many shards.
+	// manyTasks is the number of tasks of the set of many shards, and
+	// manyJobs its jobs.
 	manyTasks int
+	manyJobs  map[string]bool
 	quiet     time.Duration
 	only      map[string]bool
 }
@@ -79,6 +81,7 @@ func run() int {
 	flag.IntVar(&cfg.many, "many", 10_000, "shards of the set that measures the merge at scale (0: skip it)")
 	flag.IntVar(&cfg.manyTasks, "many-tasks", tasksMany, "tasks (parts to merge) of the set of many shards: 1000 for the merge of 1,000 parts")
 	flag.DurationVar(&cfg.quiet, "quiet-wait", 10*time.Second, "before each rep, wait up to this long for other processes to leave the CPUs idle (0: do not wait)")
+	manyJobs := flag.String("many-jobs", "index,all,tbl", "jobs on the set of many shards, a comma-separated list of: index, all, tbl")
 	only := flag.String("only", strings.Join(groups, ","), "jobs on dataset A, a comma-separated list of: "+strings.Join(groups, ", ")+" (empty: none)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -116,6 +119,18 @@ func run() int {
 			return 2
 		}
 		cfg.only[g] = true
+	}
+	cfg.manyJobs = map[string]bool{}
+	for _, g := range strings.Split(*manyJobs, ",") {
+		g = strings.TrimSpace(g)
+		if g == "" {
+			continue
+		}
+		if !slices.Contains([]string{"index", "all", "tbl"}, g) {
+			fmt.Fprintf(os.Stderr, "partbench: -many-jobs: %q is not one of index, all, tbl\n", g)
+			return 2
+		}
+		cfg.manyJobs[g] = true
 	}
 	// The command line that reproduces the run: the flags given, in order.
 	repro := []string{"go run ./bench/cmd/partbench"}
@@ -300,7 +315,14 @@ func runBench(cfg config, repro string) error {
 		tbl := base
 		tbl.name, tbl.cmd, tbl.out, tbl.kind = "tar -> TBL", "convert", "OUT.tbl", outFile
 		ix.snap, all.snap, tbl.snap = filepath.Join(work, "snap-index"), filepath.Join(work, "snap-all"), filepath.Join(work, "snap-tbl")
-		jobs = append(jobs, &ix, &all, &tbl)
+		for _, j := range []struct {
+			name string
+			job  *job
+		}{{"index", &ix}, {"all", &all}, {"tbl", &tbl}} {
+			if cfg.manyJobs[j.name] {
+				jobs = append(jobs, j.job)
+			}
+		}
 	}
 	if len(jobs) == 0 {
 		return errors.New("nothing to run (-only and -many select no job)")
