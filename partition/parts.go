@@ -46,8 +46,19 @@ var ErrRunning = errors.New("its task is running")
 // ManifestFile is the name of a part's manifest, written last.
 const ManifestFile = "manifest.json"
 
-// InputsFile holds the inputs of the run a part belongs to.
+// InputsFile held, in a part of an earlier itarconv, the inputs of the
+// run the part belongs to; they are now in the parts directory, once per
+// run (SharedInputs), and a part's own file is still read.
 const InputsFile = "inputs.json"
+
+// SharedInputs is the file of the parts directory that holds the inputs
+// of the runs whose inputs digest is digest: every task of a run has the
+// same list, which the first to finish writes (a run of 10,000 shards in
+// 1,000 tasks wrote a megabyte a task, a gigabyte in all, that the merge
+// then had to delete).
+func SharedInputs(parts, digest string) string {
+	return filepath.Join(parts, "inputs-"+digest+".json")
+}
 
 // mergedFile records a finished merge in the parts directory.
 const mergedFile = "merged.json"
@@ -318,7 +329,7 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 		}
 	}
 	m.InputsDigest, m.NumInputs = inputsDigest(m.Inputs), len(m.Inputs)
-	if err := writeJSON(filepath.Join(tmp, InputsFile), m.Inputs); err != nil {
+	if err := writeSharedInputs(parts, m); err != nil {
 		return "", err
 	}
 	files, err := listFiles(tmp)
@@ -342,6 +353,32 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 	}
 	committed = true
 	return final, nil
+}
+
+// writeSharedInputs writes the run's inputs into the parts directory,
+// unless a task of the run did already (its file has the same name, from
+// the same digest, and the same bytes).
+func writeSharedInputs(parts string, m *Manifest) error {
+	path := SharedInputs(parts, m.InputsDigest)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	b, err := json.Marshal(m.Inputs)
+	if err != nil {
+		return err
+	}
+	f, err := safefile.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Abort()
+		return err
+	}
+	if err := f.Commit(); err != nil && !errors.Is(err, safefile.ErrExists) {
+		return err // ErrExists: another task wrote it meanwhile
+	}
+	return nil
 }
 
 // listFiles lists the regular files under dir, by name.
@@ -386,6 +423,36 @@ func (s *Set) Done(outputs []string) error {
 	var errs []error
 	for _, dir := range claimed {
 		errs = append(errs, os.RemoveAll(dir))
+	}
+	errs = append(errs, s.removeSharedInputs())
+	return errors.Join(errs...)
+}
+
+// removeSharedInputs removes the runs' inputs files once no part, nor a
+// part being written, is left to need them.
+func (s *Set) removeSharedInputs() error {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return err
+	}
+	var inputs []string
+	for _, e := range entries {
+		name := e.Name()
+		if _, _, ok := parsePartName(name); ok {
+			return nil
+		}
+		if _, _, ok := runningPart(name); ok {
+			return nil
+		}
+		if strings.HasPrefix(name, "inputs-") && strings.HasSuffix(name, ".json") {
+			inputs = append(inputs, filepath.Join(s.Dir, name))
+		}
+	}
+	var errs []error
+	for _, p := range inputs {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -519,13 +586,19 @@ func writeJSON(path string, v any) error {
 }
 
 // ReadInputs reads the inputs of the run the part belongs to (its
-// manifest names them by digest only), checked against the digest.
+// manifest names them by digest only), checked against the digest: from
+// the parts directory's file of the run's inputs, or, for a part of an
+// earlier itarconv, the part's own.
 func (p *Part) ReadInputs() ([]Input, error) {
 	if p.Manifest.Inputs != nil {
 		return p.Manifest.Inputs, nil
 	}
 	path := filepath.Join(p.Dir, InputsFile)
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		path = SharedInputs(filepath.Dir(p.Dir), p.Manifest.InputsDigest)
+		b, err = os.ReadFile(path)
+	}
 	if err != nil {
 		return nil, err
 	}
