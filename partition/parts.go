@@ -9,12 +9,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/itarconv/itarconv/internal/pathguard"
@@ -420,12 +424,29 @@ func (s *Set) Done(outputs []string) error {
 	}
 	// Only what this merge read: a part a task committed since is the
 	// next merge's, and a temporary directory may be a running task's.
-	var errs []error
-	for _, dir := range claimed {
-		errs = append(errs, os.RemoveAll(dir))
-	}
+	errs := removeAll(slices.Collect(maps.Values(claimed)))
 	errs = append(errs, s.removeSharedInputs())
 	return errors.Join(errs...)
+}
+
+// removeAll removes the directories, several at a time: removing is a
+// wait on the file system's metadata, which a merge of a thousand parts
+// spent most of its time in, one directory after another.
+func removeAll(dirs []string) []error {
+	errs := make([]error, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(dirs), 8) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(dirs); i = int(next.Add(1)) - 1 {
+				errs[i] = os.RemoveAll(dirs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
 }
 
 // removeSharedInputs removes the runs' inputs files once no part, nor a
