@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/testing/testutil"
 )
 
@@ -88,9 +90,9 @@ func TestIndexPartDamaged(t *testing.T) {
 		edit func([]byte) []byte
 		want string
 	}{
-		{"taridx.rows", func(b []byte) []byte { return b[:len(b)-3] }, "byte "},
-		{"taridx.stems", func(b []byte) []byte { return append(b, 0) }, "byte "},
-		{"taridx.part", func(b []byte) []byte { return []byte(strings.Replace(string(b), `"format":1`, `"format":9`, 1)) }, "part format 9"},
+		{taridx.PartFile, func(b []byte) []byte { return b[:len(b)-3] }, "not a part of this version"},
+		{taridx.PartFile, func(b []byte) []byte { return slices.Concat(b[:32], b[64:]) }, "stem records and"},
+		{taridx.PartFile, func(b []byte) []byte { return []byte(strings.Replace(string(b), `"format":1`, `"format":9`, 1)) }, "part format 9"},
 	} {
 		p := filepath.Join(part, c.file)
 		full, _ := os.ReadFile(p)

@@ -252,8 +252,8 @@ func TestFoldPartDamaged(t *testing.T) {
 	}{
 		{"shard_0000.tar", func(b []byte) []byte { return b[:len(b)-512] }, "not the"},
 		{writeTally, func(b []byte) []byte { return []byte(strings.Replace(string(b), "shard_0000.tar", "../x.tar", 1)) }, "a shard named"},
-		{"taridx.rows", func(b []byte) []byte { return b[:len(b)-1] }, "taridx.rows: byte "},
-		{"taridx.part", func(b []byte) []byte { return b[:len(b)-1] }, "taridx.part: byte "},
+		{taridx.PartFile, func(b []byte) []byte { return slices.Concat(b[:32], b[64:]) }, taridx.PartFile + ": byte "},
+		{taridx.PartFile, func(b []byte) []byte { return b[:len(b)-1] }, taridx.PartFile + ": byte "},
 	} {
 		part := t.TempDir()
 		if _, err := WritePart(ctx, NewTarShards(shards, tarfile.Options{}), part, WriteOptions{}); err != nil {

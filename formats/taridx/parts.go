@@ -38,20 +38,22 @@ import (
 // must change, rewritten in parallel, each part at its place), and the
 // stem records are merged partition by partition in parallel, reading the
 // parts' sorted records side by side.
+//
+// A part is one file (PartFile, one sync to write, one name to remove):
+// the rows (32 bytes each), the stem records (32 bytes each, partition
+// after partition), the stems they locate, the part's description
+// (partMeta, JSON), and a 16-byte trailer: the description's length
+// (uint64, little-endian) and partMagic.
 const (
-	partRowsFile  = "taridx.rows"
-	partStemsFile = "taridx.stems"
-	partLogFile   = "taridx.stemlog"
-	partMetaFile  = "taridx.part"
-	partFormat    = 1
+	// PartFile is the name of a part's file in its directory.
+	PartFile   = "taridx.part"
+	partMagic  = "TXPART\x00\x01" // its last byte is the layout's version
+	partFormat = 1
 	// partHash2Seed seeds the second hash of a part's stems.
 	partHash2Seed = 0x6974617263_6f6e76 // "itarconv"
 	// maxPartMeta bounds a part's description as read.
 	maxPartMeta = 16 << 20
 )
-
-// PartFiles are the names of the files a part holds, in its directory.
-var PartFiles = []string{partRowsFile, partStemsFile, partLogFile, partMetaFile}
 
 // ErrPart: a part of a partitioned index is not what CreatePart writes
 // (cut short, edited, or of another version).
@@ -86,7 +88,7 @@ type partMeta struct {
 // writes the part. opts.Contiguous is the merge's to apply.
 func CreatePart(dir string, opts WriterOptions) (*Writer, error) {
 	opts.Contiguous = false
-	w, err := Create(filepath.Join(dir, partRowsFile), opts)
+	w, err := Create(filepath.Join(dir, PartFile), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +125,6 @@ func (w *Writer) ClosePart() error {
 }
 
 func (w *Writer) finishPart() error {
-	dir := filepath.Dir(w.out.Target())
 	if w.rows != nil {
 		if err := w.flushChunk(); err != nil {
 			return err
@@ -142,45 +143,32 @@ func (w *Writer) finishPart() error {
 	for _, e := range w.exts {
 		m.Exts = append(m.Exts, []byte(e))
 	}
-	if err := w.writePartStems(filepath.Join(dir, partStemsFile), m); err != nil {
+	at := int64(w.nRows) * RecordSize
+	n, err := w.writePartStems(w.out.File, at, m)
+	if err != nil {
 		return err
 	}
-	var err error
-	if m.LogSize, err = w.stems.log.writeTo(filepath.Join(dir, partLogFile)); err != nil {
+	at += n
+	if m.LogSize, err = w.stems.log.writeAt(w.out.File, at); err != nil {
 		return err
 	}
+	at += m.LogSize
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return writeSynced(filepath.Join(dir, partMetaFile), func(f *os.File) error {
-		_, err := f.Write(b)
-		return err
-	})
-}
-
-// writeSynced creates path, fills it and syncs it.
-func writeSynced(path string, fill func(*os.File) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	err = fill(f)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	b = le.AppendUint64(b, uint64(len(b)))
+	_, err = w.out.WriteAt(append(b, partMagic...), at)
 	return err
 }
 
-// writePartStems writes the stem records, each partition's sorted and
-// numbered by row, partitions in order, sorted in parallel.
-func (w *Writer) writePartStems(path string, m *partMeta) error {
+// writePartStems writes the stem records at off in f, each partition's
+// sorted and numbered by row, partitions in order, sorted in parallel,
+// and returns their bytes.
+func (w *Writer) writePartStems(f *os.File, off int64, m *partMeta) (int64, error) {
 	s := w.stems
 	var offs [stemParts]int64
-	var at int64
+	at := off
 	for p := range s.parts {
 		sp := &s.parts[p]
 		n := uint64(len(sp.recs))
@@ -191,60 +179,56 @@ func (w *Writer) writePartStems(path string, m *partMeta) error {
 		offs[p] = at
 		at += int64(n) * stemRecSize
 	}
-	return writeSynced(path, func(f *os.File) error {
-		return forEach(stemParts, 0, func(p int) error {
-			sp := &s.parts[p]
-			bw := bufio.NewWriterSize(io.NewOffsetWriter(f, offs[p]), 64<<10)
-			var b [stemRecSize]byte
-			var ferr error
-			put := func(r stemRec) {
-				r.seq = w.bases[r.batch()] + uint64(r.index())
-				putStemRec(b[:], r)
-				if _, err := bw.Write(b[:]); err != nil && ferr == nil {
-					ferr = err
-				}
+	return at - off, forEach(stemParts, 0, func(p int) error {
+		sp := &s.parts[p]
+		bw := bufio.NewWriterSize(io.NewOffsetWriter(f, offs[p]), 64<<10)
+		var b [stemRecSize]byte
+		var ferr error
+		put := func(r stemRec) {
+			r.seq = w.bases[r.batch()] + uint64(r.index())
+			putStemRec(b[:], r)
+			if _, err := bw.Write(b[:]); err != nil && ferr == nil {
+				ferr = err
 			}
-			if len(sp.runs) == 0 {
-				sp.recs, sp.spare = sortStemRecs(sp.recs, sp.spare), nil
-				for _, r := range sp.recs {
-					put(r)
-				}
-			} else {
-				if len(sp.recs) > 0 {
-					if err := sp.spillRun(s.dir); err != nil {
-						return err
-					}
-				}
-				if err := mergeStemRuns(sp.spill, sp.runs, put); err != nil {
+		}
+		if len(sp.runs) == 0 {
+			sp.recs, sp.spare = sortStemRecs(sp.recs, sp.spare), nil
+			for _, r := range sp.recs {
+				put(r)
+			}
+		} else {
+			if len(sp.recs) > 0 {
+				if err := sp.spillRun(s.dir); err != nil {
 					return err
 				}
 			}
-			if ferr != nil {
-				return ferr
-			}
-			return bw.Flush()
-		})
-	})
-}
-
-// writeTo writes the log's bytes to a new file at path.
-func (l *stemLog) writeTo(path string) (int64, error) {
-	end := l.end.Load()
-	err := writeSynced(path, func(f *os.File) error {
-		inMem := min(end, l.memLimit)
-		for off := int64(0); off < inMem; off += logSegment {
-			seg := l.segment(int(off / logSegment))
-			if _, err := f.Write(seg[:min(logSegment, inMem-off)]); err != nil {
+			if err := mergeStemRuns(sp.spill, sp.runs, put); err != nil {
 				return err
 			}
 		}
-		if end > inMem {
-			_, err := filecopy.Range(f, inMem, l.file, inMem, end-inMem)
-			return err
+		if ferr != nil {
+			return ferr
 		}
-		return nil
+		return bw.Flush()
 	})
-	return end, err
+}
+
+// writeAt writes the log's bytes at off in f, and returns their number.
+func (l *stemLog) writeAt(f *os.File, off int64) (int64, error) {
+	end := l.end.Load()
+	inMem := min(end, l.memLimit)
+	for at := int64(0); at < inMem; at += logSegment {
+		seg := l.segment(int(at / logSegment))
+		if _, err := f.WriteAt(seg[:min(logSegment, inMem-at)], off+at); err != nil {
+			return 0, err
+		}
+	}
+	if end > inMem {
+		if _, err := filecopy.Range(f, off+inMem, l.file, inMem, end-inMem); err != nil {
+			return 0, err
+		}
+	}
+	return end, nil
 }
 
 // forEach calls fn(0..n-1) on up to workers goroutines (0: GOMAXPROCS),
@@ -307,21 +291,21 @@ type MergeOptions struct {
 
 // openPart is a part being merged.
 type openPart struct {
-	in    PartInput
-	meta  partMeta
-	stems *os.File // open from the start to the end of the merge
-	log   *os.File // opened to read a crash stem
-	base  uint64   // the row number of its first row in the merged index
-	remap []uint16
-	ident bool // its extension ids are the merged ones
-	offs  [stemParts]int64
+	in   PartInput
+	meta partMeta
+	f    *os.File // the part's file, open for the whole merge
+	path string
+	// Where its sections start in f.
+	rowsAt, stemsAt, logAt int64
+	base                   uint64 // the row number of its first row in the merged index
+	remap                  []uint16
+	ident                  bool // its extension ids are the merged ones
+	offs                   [stemParts]int64
 }
 
 func (p *openPart) close() {
-	for _, f := range []*os.File{p.stems, p.log} {
-		if f != nil {
-			f.Close()
-		}
+	if p.f != nil {
+		p.f.Close()
 	}
 }
 
@@ -330,90 +314,67 @@ func partError(path string, off int64, format string, args ...any) error {
 	return fmt.Errorf("%s: byte %d: %s: %w", path, off, fmt.Sprintf(format, args...), ErrPart)
 }
 
-// open reads the part's description and opens its files, checking their
-// sizes against it.
+// open opens the part's file and reads its description, checking the
+// sizes it gives against the file's.
 func (p *openPart) open(shards int) error {
-	path := filepath.Join(p.in.Dir, partMetaFile)
-	f, err := os.Open(path)
+	p.path = filepath.Join(p.in.Dir, PartFile)
+	f, err := os.Open(p.path)
 	if err != nil {
 		return err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxPartMeta+1))
-	f.Close()
+	p.f = f
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	if len(b) > maxPartMeta {
-		return partError(path, maxPartMeta, "more than %d bytes", maxPartMeta)
+	size := fi.Size()
+	var tr [16]byte
+	if size < int64(len(tr)) {
+		return partError(p.path, 0, "%d bytes, too short for a part", size)
+	}
+	if _, err := f.ReadAt(tr[:], size-16); err != nil {
+		return fmt.Errorf("%s: byte %d: %w", p.path, size-16, err)
+	}
+	n := le.Uint64(tr[:8])
+	if string(tr[8:]) != partMagic {
+		return partError(p.path, size-8, "not a part of this version of itarconv")
+	}
+	if n > maxPartMeta || int64(n) > size-16 {
+		return partError(p.path, size-16, "a description of %d bytes in a file of %d", n, size)
+	}
+	metaAt := size - 16 - int64(n)
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, metaAt); err != nil {
+		return fmt.Errorf("%s: byte %d: %w", p.path, metaAt, err)
 	}
 	if err := json.Unmarshal(b, &p.meta); err != nil {
-		return partError(path, 0, "%v", err)
+		return partError(p.path, metaAt, "%v", err)
 	}
 	m := &p.meta
 	switch {
 	case m.Format != partFormat:
-		return partError(path, 0, "part format %d, this itarconv reads %d", m.Format, partFormat)
+		return partError(p.path, metaAt, "part format %d, this itarconv reads %d", m.Format, partFormat)
 	case len(m.Exts) > math.MaxUint16+1:
-		return partError(path, 0, "%d extensions", len(m.Exts))
+		return partError(p.path, metaAt, "%d extensions", len(m.Exts))
 	case m.Rows > 0 && p.in.FidBase+int(m.MaxFid) >= shards:
-		return partError(path, 0, "fid %d (+%d) of an index of %d shards", m.MaxFid, p.in.FidBase, shards)
-	case m.Runs > m.Rows || m.Rows > math.MaxInt64/RecordSize:
-		return partError(path, 0, "%d runs of %d rows", m.Runs, m.Rows)
+		return partError(p.path, metaAt, "fid %d (+%d) of an index of %d shards", m.MaxFid, p.in.FidBase, shards)
+	case m.Runs > m.Rows || m.Rows > uint64(metaAt)/RecordSize:
+		return partError(p.path, metaAt, "%d runs of %d rows in %d bytes", m.Runs, m.Rows, metaAt)
 	}
+	p.stemsAt = int64(m.Rows) * RecordSize
 	var recs uint64
-	for i, n := range m.Records {
-		if n > math.MaxInt64/stemRecSize || recs+n > math.MaxInt64/stemRecSize {
-			return partError(path, 0, "%d stem records", n)
+	for i, r := range m.Records {
+		if r > uint64(metaAt)/stemRecSize || recs+r > uint64(metaAt)/stemRecSize {
+			return partError(p.path, metaAt, "%d stem records in %d bytes", r, metaAt)
 		}
-		p.offs[i] = int64(recs) * stemRecSize
-		recs += n
+		p.offs[i] = p.stemsAt + int64(recs)*stemRecSize
+		recs += r
 	}
-	// Only the stem records stay open for the whole merge (a merge of
-	// many parts must not hold three files of each): the rows are opened
-	// when copied, the log when a crash stem is read.
-	check := func(name string, size int64) error {
-		path := filepath.Join(p.in.Dir, name)
-		fi, err := os.Stat(path)
-		if err == nil && fi.Size() != size {
-			err = partError(path, fi.Size(), "%d bytes, its part's description says %d", fi.Size(), size)
-		}
-		return err
-	}
-	if err := check(partRowsFile, int64(m.Rows)*RecordSize); err != nil {
-		return err
-	}
-	if err := check(partLogFile, m.LogSize); err != nil {
-		return err
-	}
-	path = filepath.Join(p.in.Dir, partStemsFile)
-	if p.stems, err = os.Open(path); err != nil {
-		return err
-	}
-	if fi, err := p.stems.Stat(); err != nil {
-		return err
-	} else if fi.Size() != int64(recs)*stemRecSize {
-		return partError(path, fi.Size(), "%d bytes, its part's description says %d", fi.Size(), int64(recs)*stemRecSize)
+	p.logAt = p.stemsAt + int64(recs)*stemRecSize
+	if m.LogSize < 0 || p.logAt+m.LogSize != metaAt {
+		return partError(p.path, metaAt, "%d rows, %d stem records and %d bytes of stems, in %d bytes", m.Rows, recs, m.LogSize, metaAt)
 	}
 	return nil
-}
-
-// openFile opens one of the part's files, checked to be of the size its
-// description gives (it may have changed since open).
-func (p *openPart) openFile(name string, size int64) (*os.File, error) {
-	path := filepath.Join(p.in.Dir, name)
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && fi.Size() != size {
-		err = partError(path, fi.Size(), "%d bytes, its part's description says %d", fi.Size(), size)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
 }
 
 // MergeParts writes at out, from the parts of a partitioned index in
@@ -457,7 +418,7 @@ func MergeParts(ctx context.Context, out string, parts []PartInput, opts MergeOp
 		for i, e := range p.meta.Exts {
 			id, err := w.extID(string(e))
 			if err != nil {
-				return fail(fmt.Errorf("%s: %w", filepath.Join(p.in.Dir, partMetaFile), err))
+				return fail(fmt.Errorf("%s: %w", p.path, err))
 			}
 			p.remap = append(p.remap, id)
 			p.ident = p.ident && int(id) == i
@@ -550,8 +511,8 @@ func joinPartition(op []*openPart, sp int) (stems uint64, crashes [][]partRec, e
 			continue
 		}
 		size := int64(n) * stemRecSize
-		c := &partCursor{r: bufio.NewReaderSize(io.NewSectionReader(p.stems, p.offs[sp], size), int(min(size, 16<<10))),
-			path: p.stems.Name(), at: p.offs[sp], left: n}
+		c := &partCursor{r: bufio.NewReaderSize(io.NewSectionReader(p.f, p.offs[sp], size), int(min(size, 16<<10))),
+			path: p.path, at: p.offs[sp], left: n}
 		c.rec.part = i
 		ok, err := c.next()
 		if err != nil {
@@ -605,7 +566,7 @@ func (w *Writer) partCrashTable(op []*openPart, groups [][]partRec) error {
 	seqOf := func(r partRec) (uint64, error) {
 		p := op[r.part]
 		if r.seq >= p.meta.Rows {
-			return 0, partError(p.stems.Name(), 0, "a stem record of row %d of %d", r.seq, p.meta.Rows)
+			return 0, partError(p.path, p.stemsAt, "a stem record of row %d of %d", r.seq, p.meta.Rows)
 		}
 		return p.base + r.seq, nil
 	}
@@ -642,17 +603,11 @@ func (w *Writer) partCrashTable(op []*openPart, groups [][]partRec) error {
 		p := op[c.rec.part]
 		off, n := int64(c.rec.ref>>20), int64(c.rec.ref&(1<<20-1))
 		if off+n > p.meta.LogSize {
-			return partError(p.stems.Name(), 0, "a stem at %d of %d bytes in a log of %d", off, n, p.meta.LogSize)
-		}
-		if p.log == nil {
-			var err error
-			if p.log, err = p.openFile(partLogFile, p.meta.LogSize); err != nil {
-				return err
-			}
+			return partError(p.path, p.stemsAt, "a stem at %d of %d bytes in a log of %d", off, n, p.meta.LogSize)
 		}
 		b := make([]byte, n)
-		if _, err := p.log.ReadAt(b, off); err != nil {
-			return fmt.Errorf("%s: byte %d: %w", p.log.Name(), off, err)
+		if _, err := p.f.ReadAt(b, p.logAt+off); err != nil {
+			return fmt.Errorf("%s: byte %d: %w", p.path, p.logAt+off, err)
 		}
 		stem := string(b)
 		if strings.IndexByte(stem, '\n') >= 0 {
@@ -705,12 +660,7 @@ func (w *Writer) writeMerged(ctx context.Context, op []*openPart, workers int) e
 		p := op[i]
 		dst := at + int64(p.base)*RecordSize
 		if p.ident && p.in.FidBase == 0 && len(w.patch) == 0 {
-			rows, err := p.openFile(partRowsFile, int64(p.meta.Rows)*RecordSize)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			_, err = filecopy.RangeContext(ctx, w.out.File, dst, rows, 0, int64(p.meta.Rows)*RecordSize)
+			_, err := filecopy.RangeContext(ctx, w.out.File, dst, p.f, p.rowsAt, int64(p.meta.Rows)*RecordSize)
 			return err
 		}
 		return p.eachChunk(ctx, func(c []byte, first uint64) error {
@@ -725,11 +675,6 @@ func (w *Writer) writeMerged(ctx context.Context, op []*openPart, workers int) e
 // of the chunk's first row in the part, their fids and extension ids
 // those of the merged index.
 func (p *openPart) eachChunk(ctx context.Context, fn func(c []byte, first uint64) error) error {
-	rows, err := p.openFile(partRowsFile, int64(p.meta.Rows)*RecordSize)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	buf := make([]byte, min(int64(p.meta.Rows)*RecordSize, 1<<20))
 	n := int64(p.meta.Rows) * RecordSize
 	for done := int64(0); done < n; {
@@ -737,8 +682,8 @@ func (p *openPart) eachChunk(ctx context.Context, fn func(c []byte, first uint64
 			return err
 		}
 		c := buf[:min(int64(len(buf)), n-done)]
-		if _, err := rows.ReadAt(c, done); err != nil {
-			return fmt.Errorf("%s: byte %d: %w", rows.Name(), done, err)
+		if _, err := p.f.ReadAt(c, p.rowsAt+done); err != nil {
+			return fmt.Errorf("%s: byte %d: %w", p.path, p.rowsAt+done, err)
 		}
 		for i := 0; i < len(c); i += RecordSize {
 			if p.in.FidBase != 0 {
@@ -747,7 +692,7 @@ func (p *openPart) eachChunk(ctx context.Context, fn func(c []byte, first uint64
 			if !p.ident {
 				ext := le.Uint16(c[i+18:])
 				if int(ext) >= len(p.remap) {
-					return partError(rows.Name(), done+int64(i), "extension %d of %d", ext, len(p.remap))
+					return partError(p.path, p.rowsAt+done+int64(i), "extension %d of %d", ext, len(p.remap))
 				}
 				le.PutUint16(c[i+18:], p.remap[ext])
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -99,31 +100,48 @@ func TestMergePartsMatchesOneWriter(t *testing.T) {
 func TestMergePartsRefusesBadParts(t *testing.T) {
 	ctx := context.Background()
 	entries := stemEntries(3000, 3)
+	edit := func(dir string, fn func(b []byte, p *openPart) []byte) {
+		path := filepath.Join(dir, PartFile)
+		p := &openPart{in: PartInput{Dir: dir}}
+		if err := p.open(MaxShards); err != nil {
+			t.Fatal(err)
+		}
+		p.close()
+		b, _ := os.ReadFile(path)
+		os.WriteFile(path, fn(b, p), 0o644)
+	}
 	for _, c := range []struct {
 		name  string
 		harm  func(dir string)
 		opts  MergeOptions
 		where string
 	}{
-		{"rows cut", func(dir string) { os.Truncate(filepath.Join(dir, partRowsFile), 64) }, MergeOptions{}, partRowsFile},
-		{"stems cut", func(dir string) { os.Truncate(filepath.Join(dir, partStemsFile), 32) }, MergeOptions{}, partStemsFile},
-		{"description", func(dir string) { os.WriteFile(filepath.Join(dir, partMetaFile), []byte("{"), 0o644) }, MergeOptions{}, partMetaFile},
+		{"cut short", func(dir string) {
+			edit(dir, func(b []byte, _ *openPart) []byte { return b[:len(b)-40] })
+		}, MergeOptions{}, "not a part of this version"},
+		{"rows cut", func(dir string) {
+			edit(dir, func(b []byte, p *openPart) []byte { return slices.Concat(b[:64], b[96:]) })
+		}, MergeOptions{}, "stem records and"},
+		{"description", func(dir string) {
+			edit(dir, func(b []byte, _ *openPart) []byte {
+				return bytes.Replace(b, []byte(`"format":1`), []byte(`"format":9`), 1)
+			})
+		}, MergeOptions{}, "part format 9"},
 		{"stems out of order", func(dir string) {
-			p := filepath.Join(dir, partStemsFile)
-			b, _ := os.ReadFile(p)
-			// Swap two records of a partition with several.
-			copy(b[0:32], bytes.Repeat([]byte{0xff}, 16))
-			os.WriteFile(p, b, 0o644)
-		}, MergeOptions{}, partStemsFile},
-		{"fid past the shards", func(string) {}, MergeOptions{Shards: 2}, partMetaFile},
+			edit(dir, func(b []byte, p *openPart) []byte {
+				copy(b[p.stemsAt:], bytes.Repeat([]byte{0xff}, 16))
+				return b
+			})
+		}, MergeOptions{}, "out of order"},
+		{"fid past the shards", func(string) {}, MergeOptions{Shards: 2}, "of an index of 2 shards"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			parts := writeParts(t, entries, []int{1000}, WriterOptions{}, false)
 			c.harm(parts[1].Dir)
 			out := filepath.Join(t.TempDir(), "x.taridx")
 			_, err := MergeParts(ctx, out, parts, c.opts)
-			if !errors.Is(err, ErrPart) || !bytes.Contains([]byte(err.Error()), []byte(c.where)) {
-				t.Fatalf("err = %v, want ErrPart naming %s", err, c.where)
+			if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), c.where) || !strings.Contains(err.Error(), filepath.Join(parts[1].Dir, PartFile)) {
+				t.Fatalf("err = %v, want ErrPart naming the file: %s", err, c.where)
 			}
 			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("an index was left: %v", err)
@@ -135,10 +153,9 @@ func TestMergePartsRefusesBadParts(t *testing.T) {
 	}
 }
 
-// FuzzPartMeta: a part's description of any bytes, beside files of a real
-// part, merges or is refused with ErrPart (or an error of the files it
-// names); it never panics, nor sizes memory by what it claims.
-func FuzzPartMeta(f *testing.F) {
+// FuzzPart: a part's file of any bytes merges or is refused with ErrPart;
+// it never panics, nor sizes memory by what it claims.
+func FuzzPart(f *testing.F) {
 	dir := f.TempDir()
 	w, err := CreatePart(dir, WriterOptions{})
 	if err != nil {
@@ -150,22 +167,16 @@ func FuzzPartMeta(f *testing.F) {
 	if err := w.ClosePart(); err != nil {
 		f.Fatal(err)
 	}
-	seed, err := os.ReadFile(filepath.Join(dir, partMetaFile))
+	seed, err := os.ReadFile(filepath.Join(dir, PartFile))
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(seed)
-	f.Add([]byte(`{"format":1,"rows":1e30}`))
-	f.Add([]byte(`{"format":1,"exts":["` + strings.Repeat("AAAA", 100) + `"]}`))
-	f.Fuzz(func(t *testing.T, meta []byte) {
+	f.Add([]byte(`{"format":1,"rows":1e30}` + "\x18\x00\x00\x00\x00\x00\x00\x00" + partMagic))
+	f.Add([]byte(`{"format":1,"rows":3}` + "\x15\x00\x00\x00\x00\x00\x00\x00" + partMagic))
+	f.Fuzz(func(t *testing.T, b []byte) {
 		part := t.TempDir()
-		for _, name := range PartFiles {
-			b, _ := os.ReadFile(filepath.Join(dir, name))
-			if name == partMetaFile {
-				b = meta
-			}
-			os.WriteFile(filepath.Join(part, name), b, 0o644)
-		}
+		os.WriteFile(filepath.Join(part, PartFile), b, 0o644)
 		w, err := MergeParts(context.Background(), filepath.Join(t.TempDir(), "x.taridx"), []PartInput{{Dir: part}}, MergeOptions{})
 		if err != nil {
 			if !errors.Is(err, ErrPart) && !errors.Is(err, ErrUnrepresentable) {
