@@ -217,8 +217,9 @@ type Manifest struct {
 	// command records them; every task's must be equal.
 	Options json.RawMessage `json:"options"`
 	// Inputs are every input of the run, in order, not only this task's:
-	// kept in the part's InputsFile (a run of many shards has long lists,
-	// and merge reads one), and named in the manifest by their digest.
+	// kept once for the run in the parts directory (SharedInputs: a run
+	// of many shards has long lists, and merge reads one), and named in
+	// the manifest by their digest.
 	Inputs       []Input `json:"-"`
 	InputsDigest string  `json:"inputs_sha256"`
 	NumInputs    int     `json:"inputs"`
