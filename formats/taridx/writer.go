@@ -734,6 +734,9 @@ func (w *Writer) Finish() error {
 	if w.finished {
 		return nil
 	}
+	if w.part {
+		return errors.New("taridx: Finish of a part's writer (ClosePart writes a part)")
+	}
 	defer w.release()
 	if err := w.Tables(); err != nil {
 		w.out.Abort()
