@@ -228,7 +228,8 @@ func TestPatternFold(t *testing.T) {
 
 // TestWriteNamePattern: new shards named by a pattern, with the fold and
 // its index after its prefix and a manifest; the fold reads and verifies;
-// a partitioned run merged writes the same files, byte for byte.
+// a partitioned run merged writes a fold of the same names, members and
+// rows, which reads and verifies as well.
 func TestWriteNamePattern(t *testing.T) {
 	ctx := context.Background()
 	src := mixedShards(t, 30, 20)
@@ -253,7 +254,8 @@ func TestWriteNamePattern(t *testing.T) {
 		t.Error(err)
 	}
 	checkReadable(t, out, "imagenet-val", st.Shards)
-	want := readFold(t, out)
+	wantMembers, wantRows, _ := foldMembers(t, st.Shards, filepath.Join(out, "imagenet-val.taridx"))
+	readFold(t, out)
 
 	// The same fold from two tasks' parts.
 	all := NewTarShards(src, tarfile.Options{})
@@ -265,23 +267,29 @@ func TestWriteNamePattern(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		if _, err := WritePart(ctx, part, dir, WriteOptions{Workers: 1}); err != nil {
+		if _, err := WritePart(ctx, part, dir, WriteOptions{Workers: 1, ShardSize: opts.ShardSize}); err != nil {
 			t.Fatal(err)
 		}
 		parts = append(parts, dir)
 	}
-	if _, _, err := MergeParts(ctx, parts, opts); err != nil {
+	merged, _, err := MergeParts(ctx, parts, opts)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := readFold(t, out)
-	if len(got) != len(want) {
-		t.Errorf("merged: %d files, one run %d", len(got), len(want))
-	}
-	for name, b := range want {
-		if !bytes.Equal(got[name], b) {
-			t.Errorf("merged: %s differs from one run's", name)
+	for i, s := range merged.Shards {
+		if want := fmt.Sprintf("imagenet-val-%06d.tar", i); filepath.Base(s) != want {
+			t.Errorf("merged shard %d: %s, want %s", i, filepath.Base(s), want)
 		}
 	}
+	if _, err := ReadManifest(filepath.Join(out, "imagenet-val.taridx")); err != nil {
+		t.Error(err)
+	}
+	checkReadable(t, out, "imagenet-val", merged.Shards)
+	gotMembers, gotRows, _ := foldMembers(t, merged.Shards, filepath.Join(out, "imagenet-val.taridx"))
+	if !slices.Equal(gotMembers, wantMembers) || !slices.Equal(gotRows, wantRows) {
+		t.Errorf("merged: %d members, %d rows; one run %d, %d, or not the same", len(gotMembers), len(gotRows), len(wantMembers), len(wantRows))
+	}
+	readFold(t, out)
 
 	// A bad pattern is refused before anything is written.
 	if _, err := Write(ctx, NewTarShards(src, tarfile.Options{}), WriteOptions{Dir: filepath.Join(out, "new"), Name: "x-%d-y.tar"}); !errors.Is(err, tarfile.ErrNamePattern) {

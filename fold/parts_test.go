@@ -1,7 +1,6 @@
 package fold
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,12 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/itarconv/itarconv/testing/testutil"
-
 	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // outputs reads every file under dir but the shards, by name, and removes
@@ -76,7 +75,7 @@ func TestIndexPartsCompatGLZN(t *testing.T) {
 	}
 }
 
-// TestIndexPartDamaged: a part's entries cut short, or made of other
+// TestIndexPartDamaged: a part's TARIDX part cut short, or made of other
 // bytes, is an error naming the file and the offset, and leaves no index.
 func TestIndexPartDamaged(t *testing.T) {
 	ctx := context.Background()
@@ -85,90 +84,37 @@ func TestIndexPartDamaged(t *testing.T) {
 	if _, err := IndexPart(ctx, shards, 0, len(shards), true, part, IndexOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	entries := filepath.Join(part, entriesFile)
-	full, _ := os.ReadFile(entries)
 	out := filepath.Join(dir, "out.taridx")
 	for _, c := range []struct {
-		name string
-		b    []byte
+		file string
+		edit func([]byte) []byte
 		want string
 	}{
-		{"cut", full[:len(full)-3], "byte "},
-		{"magic", append([]byte("ITARCONV-ENTRIES\x09"), full[len(entriesMagic):]...), "byte 17: not an entries file of this version"},
-		{"flags", append(append([]byte{}, full[:len(entriesMagic)]...), 0x80), "flags 0x80"},
+		{taridx.PartFile, func(b []byte) []byte { return b[:len(b)-3] }, "not a part of this version"},
+		{taridx.PartFile, func(b []byte) []byte { return slices.Concat(b[:32], b[64:]) }, "stem records and"},
+		{taridx.PartFile, func(b []byte) []byte { return []byte(strings.Replace(string(b), `"format":1`, `"format":9`, 1)) }, "part format 9"},
 	} {
-		if err := os.WriteFile(entries, c.b, 0o644); err != nil {
+		p := filepath.Join(part, c.file)
+		full, _ := os.ReadFile(p)
+		if err := os.WriteFile(p, c.edit(full), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		_, err := MergeIndexParts(ctx, shards, []string{part}, out, IndexOptions{})
-		if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), entries) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v", c.name, err)
+		if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.file, err)
 		}
 		if _, err := os.Stat(out); err == nil {
-			t.Errorf("%s: an index was left behind", c.name)
+			t.Errorf("%s: an index was left behind", c.file)
 		}
+		os.WriteFile(p, full, 0o644)
 	}
-	os.WriteFile(entries, full, 0o644)
 	// A fid past the shards the merge is given.
 	if _, err := MergeIndexParts(ctx, shards, []string{part}, out, IndexOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := MergeIndexParts(ctx, shards[:1], []string{part}, out+"2", IndexOptions{}); !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), "fid 1 of 1 shards") {
+	if _, err := MergeIndexParts(ctx, shards[:1], []string{part}, out+"2", IndexOptions{}); !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), "of an index of 1 shards") {
 		t.Errorf("a fid past the shards: %v", err)
 	}
-}
-
-// FuzzEntries: an entries file of any bytes gives entries or an error
-// wrapping ErrPart, and what a recorder writes reads back the same.
-func FuzzEntries(f *testing.F) {
-	var buf bytes.Buffer
-	tmp, _ := os.CreateTemp("", "entries")
-	defer os.Remove(tmp.Name())
-	rec := newEntryRecorder(tmp)
-	for _, e := range []taridx.Entry{
-		{Fid: 0, Offset: 0, Size: 10, Stem: "a", Ext: "jpg", KeyHash: taridx.KeyHash("a")},
-		{Fid: 0, Offset: 1024, Size: 3, Stem: "a", Ext: "cls", KeyHash: taridx.KeyHash("a")},
-		{Fid: 1, Offset: 0, Size: 1 << 40, Stem: "b/c", Ext: "jpg", KeyHash: taridx.KeyHash("b/c")},
-	} {
-		rec.add(e)
-	}
-	rec.close()
-	seed, _ := os.ReadFile(tmp.Name())
-	f.Add(seed)
-	f.Add(entriesMagic)
-	f.Add(buf.Bytes())
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var got []taridx.Entry
-		err := decodeEntries(bufio.NewReader(bytes.NewReader(b)), 4, func(e taridx.Entry) error {
-			got = append(got, e)
-			return nil
-		}, "fuzz")
-		if err != nil {
-			if !errors.Is(err, ErrPart) {
-				t.Fatalf("an error without ErrPart: %v", err)
-			}
-			return
-		}
-		// What decodes re-encodes to the same entries.
-		tmp, err := os.CreateTemp(t.TempDir(), "entries")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tmp.Close()
-		rec := newEntryRecorder(tmp)
-		for _, e := range got {
-			rec.add(e)
-		}
-		rec.close()
-		again, _ := os.ReadFile(tmp.Name())
-		var back []taridx.Entry
-		if err := decodeEntries(bufio.NewReader(bytes.NewReader(again)), 4, func(e taridx.Entry) error {
-			back = append(back, e)
-			return nil
-		}, "again"); err != nil || fmt.Sprint(back) != fmt.Sprint(got) {
-			t.Fatalf("re-encoded: %v, %v != %v", err, back, got)
-		}
-	})
 }
 
 // TestMergePartsParallel: parts replayed several at a time give the

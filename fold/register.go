@@ -457,9 +457,10 @@ func (d *tarDataset) Close() error {
 // with its index.
 // createPart writes a task's part of a fold (registry.Format.CreatePart).
 func createPart(ctx context.Context, in registry.Input, dir string, o registry.CreateOptions) (any, error) {
-	// The fold is named when the parts are merged; the options are
-	// checked here all the same, as every format checks its own.
-	if _, err := registry.FormatOptions[CreateOptions]("tar", o.Format); err != nil {
+	// The fold is named when the parts are merged; its shards are the
+	// task's, rolled over as one run rolls them over.
+	opts, err := registry.FormatOptions[CreateOptions]("tar", o.Format)
+	if err != nil {
 		return nil, err
 	}
 	src, err := in.Rows(false)
@@ -467,7 +468,8 @@ func createPart(ctx context.Context, in registry.Input, dir string, o registry.C
 		return nil, err
 	}
 	defer registry.CloseSource(src)
-	return WritePart(ctx, src, dir, WriteOptions{Workers: o.Workers, Progress: o.Progress})
+	return WritePart(ctx, src, dir, WriteOptions{ShardSize: o.ShardSize, MaxMembers: opts.MaxMembers, Workers: o.Workers, Progress: o.Progress,
+		Index: IndexOptions{Memory: o.Memory}})
 }
 
 // mergeParts writes the fold of a partitioned run from its parts
@@ -478,12 +480,12 @@ func mergeParts(ctx context.Context, parts []string, path string, o registry.Cre
 		return nil, err
 	}
 	st, ms, err := MergeParts(ctx, parts, WriteOptions{Dir: path, Fold: opts.Fold, Name: opts.Name, ShardSize: o.ShardSize, MaxMembers: opts.MaxMembers,
-		Workers: o.Workers, Replace: o.Overwrite})
+		Workers: o.Workers, Replace: o.Overwrite, Index: IndexOptions{Memory: o.Memory}})
 	if err != nil {
 		return nil, err
 	}
 	res := writeResult(st, path, "members", "parts")
-	res.Summary += fmt.Sprintf(", merged from %d parts (%s copied)", ms.Parts, human.Bytes(ms.CopiedBytes))
+	res.Summary += fmt.Sprintf(", merged from %d parts (%d shards linked, %s copied)", ms.Parts, ms.Linked, human.Bytes(ms.CopiedBytes))
 	res.Stats = &registry.MergedStats{Format: "fold", Stats: st, Merge: ms}
 	return res, nil
 }

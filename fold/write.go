@@ -340,13 +340,9 @@ func CommitAll(folds ...*Pending) ([]*WriteStats, error) {
 }
 
 type tarFoldSink struct {
-	src dataset.PayloadSource
-	w   *tarfile.Writer
-	add func(taridx.Entry) error // the index writer's Add, or a part's
-	// log, in a task's part, records where each member went in the part's
-	// one shard: start, the bytes before it that its header's padding of
-	// the member before took, and its footprint (see memberLog).
-	log   *memberLog
+	src   dataset.PayloadSource
+	w     *tarfile.Writer
+	add   func(taridx.Entry) error // the index writer's Add, or a part's
 	rules indexRules
 	tally indexTally
 	stats *WriteStats
@@ -406,7 +402,6 @@ func (s *tarFoldSink) write(b *dataset.Batch) error {
 		}
 		var loc tarfile.Location
 		var err error
-		before := s.w.Offset()
 		if data == nil {
 			// The payload is referenced until the Flush below.
 			loc, err = s.w.AddBytes(m, r.Inline)
@@ -423,11 +418,6 @@ func (s *tarFoldSink) write(b *dataset.Batch) error {
 		}
 		s.stats.Members++
 		s.stats.Bytes += m.Size
-		if s.log != nil {
-			if err := s.log.add(m, before, loc.HeaderOffset, r.Kind == dataset.KindFile && prep[i].ok); err != nil {
-				return err
-			}
-		}
 		if r.Kind != dataset.KindFile {
 			s.tally.skipped(skip{kind: r.Kind})
 			continue
@@ -436,7 +426,7 @@ func (s *tarFoldSink) write(b *dataset.Batch) error {
 			s.tally.skipped(prep[i].sk)
 			continue
 		}
-		if loc.Shard >= taridx.MaxShards && s.log == nil {
+		if loc.Shard >= taridx.MaxShards {
 			return fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size): %w", loc.Shard+1, taridx.MaxShards, ErrTooManyShards)
 		}
 		e := prep[i].e

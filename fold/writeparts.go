@@ -1,15 +1,12 @@
 package fold
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/tarfile"
@@ -19,205 +16,115 @@ import (
 )
 
 // A fold written by the tasks of a partitioned run: each task writes its
-// rows as one tar stream, the part's body (WritePart), with a log of where
-// each member starts; the merge (StageParts) cuts the tasks' bodies into
-// the shards one run writes, at the same members (the writer's rollover
-// rule replayed on the logs), copying each range of members in the kernel,
-// and indexes them from the entries the tasks recorded.
+// rows as final shards, rolled over at the fold's shard size and member
+// count as one run rolls over, under names that sort in task order
+// (partShards), and its index as a part (taridx.CreatePart), whose fids
+// count its own shards from 0. The merge (StageParts) links the shards
+// into the fold under its names, numbered across the tasks, and writes
+// the index from the parts (taridx.MergeParts), the fids offset by the
+// shards of the tasks before: no payload byte is read or written again.
+//
+// The merged fold holds the members one run writes, with the same bytes,
+// names and order, and its index finds them; only where shards end may
+// differ from one run's (a task's last shard may be short).
 const (
-	bodyFile    = "body.tar"
-	membersFile = "members.log"
-	writeTally  = "write.json"
+	partShards = "shard" // a part's shards: shard_0000.tar, ...
+	writeTally = "write.json"
 )
 
-// minShardDigits is the tar writer's default least number of digits in
-// shard numbers, which Stage writes with.
-const minShardDigits = 4
-
-// membersMagic starts a members log; its last byte is the layout's version.
-var membersMagic = []byte("ITARCONV-MEMBERS\x01")
-
-// memberLog records, per member of a part's body: where it starts (its
-// first header block, a multiple of 512), how many bytes before that the
-// writer had yet to pad when it decided where the member goes (the padding
-// of the member before, which archive/tar writes late), its header's offset
-// from its start, its footprint, and whether it has an index entry.
-type memberLog struct {
-	f    *os.File
-	w    *bufio.Writer
-	last int64
-	buf  []byte
-}
-
-func newMemberLog(f *os.File) *memberLog {
-	l := &memberLog{f: f, w: bufio.NewWriterSize(f, 1<<20)}
-	l.w.Write(membersMagic)
-	return l
-}
-
-// add logs a member written when the writer stood at before, whose header
-// is at hdr.
-func (l *memberLog) add(m tarfile.Member, before, hdr int64, indexed bool) error {
-	start := (before + 511) &^ 511
-	b := l.buf[:0]
-	b = binary.AppendUvarint(b, uint64(start-l.last))
-	b = binary.AppendUvarint(b, uint64(start-before))
-	b = binary.AppendUvarint(b, uint64(hdr-start))
-	b = binary.AppendUvarint(b, uint64(tarfile.Footprint(m)))
-	if indexed {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
-	}
-	l.last, l.buf = start, b
-	_, err := l.w.Write(b)
-	return err
-}
-
-func (l *memberLog) close() error {
-	if err := l.w.Flush(); err != nil {
-		return err
-	}
-	return l.f.Sync()
-}
-
-// loggedMember is one member as a merge reads the log.
-type loggedMember struct {
-	start, pending, header, footprint int64
-	indexed                           bool
-}
-
-// memberReader reads a members log.
-type memberReader struct {
-	r     *countingReader
-	name  string
-	last  int64
-	count int
-	size  int64 // the body's member bytes: no member reaches past them
-}
-
-func newMemberReader(br *bufio.Reader, name string, size int64) (*memberReader, error) {
-	r := &memberReader{r: &countingReader{r: br}, name: name, size: size}
-	magic := make([]byte, len(membersMagic))
-	if _, err := r.r.Read(magic); err != nil || string(magic) != string(membersMagic) {
-		return nil, r.bad("not a members log of this version", err)
-	}
-	return r, nil
-}
-
-func (r *memberReader) bad(what string, err error) error { return partError(r.name, r.r.n, what, err) }
-
-// next returns the next member, or io.EOF after the last.
-func (r *memberReader) next() (loggedMember, error) {
-	var v [4]uint64
-	for i, what := range []string{"start", "pending padding", "header", "footprint"} {
-		x, err := binary.ReadUvarint(r.r)
-		if i == 0 && err == io.EOF {
-			return loggedMember{}, io.EOF
-		}
-		if err != nil {
-			return loggedMember{}, r.bad(what, err)
-		}
-		v[i] = x
-	}
-	flag, err := r.r.ReadByte()
-	if err != nil || flag > 1 {
-		return loggedMember{}, r.bad(fmt.Sprintf("index flag %d", flag), err)
-	}
-	m := loggedMember{start: r.last + int64(v[0]), pending: int64(v[1]), header: int64(v[2]), footprint: int64(v[3]), indexed: flag == 1}
-	if v[0] > math.MaxInt64/2 || v[1] >= 512 || v[2] > math.MaxInt64/2 || v[3] > math.MaxInt64/2 || m.start%512 != 0 ||
-		m.header%512 != 0 || m.start+m.header+512 > r.size || (r.count > 0 && v[0] == 0) {
-		return loggedMember{}, r.bad(fmt.Sprintf("a member at %d (header at +%d, %d bytes pending) in a body of %d bytes", m.start, m.header, m.pending, r.size), nil)
-	}
-	r.last = m.start
-	r.count++
-	return m, nil
-}
-
 // WritePart writes rows, one task's share of a partitioned run, as the
-// part in dir that StageParts joins with the other tasks' into the fold
-// Write writes from all the rows: the members as one tar stream, where
-// each starts, and the index entries of those the index keeps.
+// part in dir that StageParts joins with the other tasks' into a fold:
+// its shards, under opts.ShardSize and opts.MaxMembers, and the part of
+// the fold's index. (The fold's name and naming are the merge's.)
 func WritePart(ctx context.Context, src dataset.PayloadSource, dir string, opts WriteOptions) (*WriteStats, error) {
-	w, err := tarfile.Create(tarfile.WriterOptions{Dir: dir, Fold: "body", ShardSize: math.MaxInt64})
+	w, err := tarfile.Create(tarfile.WriterOptions{Dir: dir, Fold: partShards, ShardSize: opts.ShardSize, MaxMembers: opts.MaxMembers})
 	if err != nil {
 		return nil, err
 	}
 	defer w.Abort()
-	lf, err := os.Create(filepath.Join(dir, membersFile))
+	x, err := taridx.CreatePart(dir, opts.Index.writerOptions())
 	if err != nil {
 		return nil, err
 	}
-	defer lf.Close()
-	ef, err := os.Create(filepath.Join(dir, entriesFile))
-	if err != nil {
-		return nil, err
-	}
-	defer ef.Close()
-	rec := newEntryRecorder(ef)
-	sink := &tarFoldSink{src: src, w: w, add: rec.add, log: newMemberLog(lf), rules: indexRules{stem: opts.Index.Stem},
+	defer x.Abort()
+	sink := &tarFoldSink{src: src, w: w, add: x.Add, rules: indexRules{stem: opts.Index.Stem},
 		stats: &WriteStats{Skipped: map[string]int64{}}}
 	if err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 		return nil, err
 	}
-	if err := sink.log.close(); err != nil {
-		return nil, err
-	}
-	if err := rec.close(); err != nil {
-		return nil, err
-	}
-	names, err := w.Close()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Rename(names[0], filepath.Join(dir, bodyFile)); err != nil {
+	if err := x.ClosePart(); err != nil {
 		return nil, err
 	}
 	st := sink.stats
 	st.Index = sink.tally.partStats()
-	fi, err := os.Stat(filepath.Join(dir, bodyFile))
-	if err != nil {
-		return nil, err
+	rec := writePart{Stats: st}
+	if st.Members > 0 { // else no shard: a task of no rows adds none to the fold
+		names, err := w.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			fi, err := os.Stat(n)
+			if err != nil {
+				return nil, err
+			}
+			rec.Shards = append(rec.Shards, partShard{Name: filepath.Base(n), Size: fi.Size()})
+		}
 	}
-	return st, writeJSONFile(filepath.Join(dir, writeTally), writePart{Stats: st, Body: fi.Size()})
+	return st, writeJSONFile(filepath.Join(dir, writeTally), rec)
 }
 
 // writePart is what a part of a written fold records of itself: the
-// task's figures, and its body's size.
+// task's figures, and its shards in order.
 type writePart struct {
-	Stats *WriteStats `json:"stats"`
-	Body  int64       `json:"body_bytes"`
+	Stats  *WriteStats `json:"stats"`
+	Shards []partShard `json:"shards"`
+}
+
+type partShard struct {
+	Name string `json:"name"`
+	Size int64  `json:"size"`
 }
 
 // StageParts writes, from the parts of every task (their directories, in
 // task order), the fold that Stage writes from all the rows, under
-// temporary names: the same shards, byte for byte, and the same index.
-// Each shard is the members of one or more parts' bodies, copied in the
-// kernel (copy_file_range), and the end-of-archive blocks.
+// temporary names: the tasks' shards, linked under the fold's names, and
+// the index, merged from the tasks' parts of it.
 func StageParts(ctx context.Context, parts []string, opts WriteOptions) (*Pending, *MergeStats, error) {
 	naming, err := WriteNaming(opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts.Fold = naming.Fold
-	if opts.ShardSize <= 0 {
-		opts.ShardSize = tarfile.DefaultShardSize
-	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, nil, err
 	}
 	stats := &WriteStats{Skipped: map[string]int64{}}
 	tally := &IndexStats{NotRegular: map[string]int64{}}
-	bodies := make([]int64, len(parts))
+	var src []string // the tasks' shards, in order
+	in := make([]taridx.PartInput, len(parts))
 	for i, p := range parts {
 		var wp writePart
-		if err := readJSONFile(filepath.Join(p, writeTally), &wp); err != nil {
+		path := filepath.Join(p, writeTally)
+		if err := readJSONFile(path, &wp); err != nil {
 			return nil, nil, err
 		}
 		if wp.Stats == nil || wp.Stats.Index == nil {
-			return nil, nil, fmt.Errorf("%s: no figures: %w", filepath.Join(p, writeTally), ErrPart)
+			return nil, nil, fmt.Errorf("%s: no figures: %w", path, ErrPart)
 		}
-		bodies[i] = wp.Body
+		in[i] = taridx.PartInput{Dir: p, FidBase: len(src)}
+		for _, s := range wp.Shards {
+			shard := filepath.Join(p, s.Name)
+			if s.Name != filepath.Base(s.Name) || !strings.HasSuffix(s.Name, ".tar") || strings.HasPrefix(s.Name, ".") {
+				return nil, nil, fmt.Errorf("%s: a shard named %q: %w", path, s.Name, ErrPart)
+			}
+			if fi, err := os.Lstat(shard); err != nil {
+				return nil, nil, err
+			} else if !fi.Mode().IsRegular() || fi.Size() != s.Size {
+				return nil, nil, fmt.Errorf("%s: %d bytes, not the %d-byte shard the task wrote: %w", shard, fi.Size(), s.Size, ErrPart)
+			}
+			src = append(src, shard)
+		}
 		ps := wp.Stats
 		stats.Members += ps.Members
 		stats.Bytes += ps.Bytes
@@ -226,44 +133,60 @@ func StageParts(ctx context.Context, parts []string, opts WriteOptions) (*Pendin
 		}
 		tally.add(ps.Index)
 	}
+	if len(src) > taridx.MaxShards {
+		return nil, nil, fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size): %w", len(src), taridx.MaxShards, ErrTooManyShards)
+	}
 	idx := filepath.Join(opts.Dir, opts.Fold+".taridx")
-	x, err := taridx.Create(idx, opts.Index.writerOptions())
+	x, err := taridx.MergeParts(ctx, idx, in, taridx.MergeOptions{WriterOptions: opts.Index.writerOptions(), Shards: max(len(src), 1), Workers: opts.Workers})
 	if err != nil {
-		return nil, nil, err
-	}
-	cut := &cutter{dir: opts.Dir, fold: opts.Fold, pattern: opts.Name, limit: opts.ShardSize, maxMembers: opts.MaxMembers, replace: opts.Replace}
-	fail := func(err error) (*Pending, *MergeStats, error) {
-		cut.Abort()
-		x.Abort()
-		return nil, nil, err
-	}
-	for i, p := range parts {
-		if err := ctx.Err(); err != nil {
-			return fail(err)
-		}
-		if err := cut.part(p, bodies[i], x.Add); err != nil {
-			return fail(err)
-		}
-	}
-	names, err := cut.finish()
-	if err != nil {
-		return fail(err)
-	}
-	ist := (&indexTally{}).stats(idx, x)
-	if err := x.Finish(); err != nil {
-		cut.Abort()
 		return nil, nil, fmt.Errorf("indexing the new fold: %w", err)
 	}
+	ms := &MergeStats{Parts: len(parts)}
+	var files shardFiles
+	var names []string
+	if len(src) == 0 {
+		// No rows at all: one empty archive, as one run writes.
+		w, err := tarfile.Create(tarfile.WriterOptions{Dir: opts.Dir, Fold: opts.Fold, Pattern: opts.Name, Replace: opts.Replace})
+		if err == nil {
+			names, err = w.Finish()
+		}
+		if err != nil {
+			x.Abort()
+			return nil, nil, err
+		}
+		files = w
+	} else {
+		l := &linkedShards{replace: opts.Replace}
+		for i, s := range src {
+			name := tarfile.ShardName(opts.Fold, i, len(src), minShardDigits)
+			if opts.Name != "" {
+				name = tarfile.PatternName(opts.Name, i)
+			}
+			names = append(names, filepath.Join(opts.Dir, name))
+			if err := ctx.Err(); err != nil {
+				l.Abort()
+				x.Abort()
+				return nil, nil, err
+			}
+			if err := l.stage(s, names[i], ms); err != nil {
+				l.Abort()
+				x.Abort()
+				return nil, nil, err
+			}
+		}
+		files = l
+	}
+	ist := (&indexTally{}).stats(idx, x)
 	ist.Shards, ist.Members = len(names), stats.Members
 	ist.Bytes, ist.NotRegular, ist.NoExt, ist.SpaceInExt = tally.Bytes, tally.NotRegular, tally.NoExt, tally.SpaceInExt
 	ist.SkippedNames, ist.HardlinkNames = tally.SkippedNames, tally.HardlinkNames
 	stats.Index = ist
-	pending := &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, byNames: !naming.glzn, w: cut, x: x, names: names, stats: stats}
+	pending := &Pending{dir: opts.Dir, fold: opts.Fold, replace: opts.Replace, byNames: !naming.glzn, w: files, x: x, names: names, stats: stats}
 	if _, err := checkStale(opts.Dir, opts.Fold, names, pending.byNames, opts.Replace); err != nil {
 		pending.Abort()
 		return nil, nil, err
 	}
-	return pending, &MergeStats{Parts: len(parts), CopiedBytes: cut.copied, Ranges: cut.ranges}, nil
+	return pending, ms, nil
 }
 
 // MergeParts is StageParts, then Commit.
@@ -276,271 +199,121 @@ func MergeParts(ctx context.Context, parts []string, opts WriteOptions) (*WriteS
 	return st, ms, err
 }
 
-// MergeStats describes a merge: how many bytes it copied, in how many
-// ranges (one copy_file_range call each, at least).
+// MergeStats describes a merge: how many shards it linked into place, and
+// how many bytes it copied (in how many ranges) where it could not link
+// (the parts on another file system than the fold).
 type MergeStats struct {
 	Parts       int   `json:"parts"`
+	Linked      int   `json:"linked_shards"`
 	CopiedBytes int64 `json:"copied_bytes"`
 	Ranges      int   `json:"ranges"`
 }
 
-// cutter writes the shards of a merged fold: it replays the tar writer's
-// rollover over the members of the parts, in order, and copies each run of
-// members of one body that lands in one shard with one kernel copy.
-type cutter struct {
-	dir, fold  string
-	pattern    string // names the shards, when set (WriteOptions.Name)
-	limit      int64
-	maxMembers int
-	replace    bool // shards of the same names may be replaced
-
-	shards   []*safefile.File
-	n        int64 // bytes in the current shard
-	members  int
-	copied   int64
-	ranges   int
-	finished []string
-	done     bool
+// linkedShards are a merged fold's shards: the tasks' shards, linked under
+// temporary names beside their final ones, and renamed into place by
+// Commit. The parts keep their links until the merge is recorded, so a
+// merge that fails leaves every part as it was.
+type linkedShards struct {
+	replace bool
+	temps   []string
+	finals  []string
+	done    bool
 }
 
-// part cuts one part's body into the shards, and hands add the index
-// entries of its members at their places in the fold.
-func (c *cutter) part(dir string, bodySize int64, add func(taridx.Entry) error) error {
-	p, err := openPart(dir, bodySize)
-	if err != nil {
+// stage links the task's shard src under a temporary name of final, or,
+// where the file system cannot link them, copies it (copy_file_range,
+// which shares extents where the file system can).
+func (l *linkedShards) stage(src, final string, ms *MergeStats) error {
+	// A temporary name of this process (which a later run sweeps if
+	// this one is killed), made here: safefile.Create would list the
+	// directory for leftovers at every shard.
+	tmp := filepath.Join(filepath.Dir(final), strings.Replace(safefile.TempName(filepath.Base(final)), "*", "link", 1))
+	os.Remove(tmp)
+	if err := os.Link(src, tmp); err == nil {
+		ms.Linked++
+	} else if err := copyPartShard(tmp, src, ms); err != nil {
+		// Another file system, or one without hard links: a copy.
+		os.Remove(tmp)
 		return err
 	}
-	defer p.close()
-	log, entries := p.log, p.entries
-	run := copyRun{c: c, body: p.body}
-	m, err := log.next()
-	if err == nil && m.start != 0 {
-		return log.bad("the first member does not start the body", nil)
-	}
-	for err == nil {
-		next, nerr := log.next()
-		end := p.size
-		if nerr == nil {
-			end = next.start
-		} else if nerr != io.EOF {
-			return nerr
-		}
-		if end <= m.start {
-			return log.bad(fmt.Sprintf("members at %d and %d", m.start, end), nil)
-		}
-		if len(c.shards) == 0 || c.full(m) {
-			if err := run.flush(); err != nil {
-				return err
-			}
-			if err := c.startShard(); err != nil {
-				return err
-			}
-			run.from, run.to = m.start, m.start
-		}
-		if m.indexed {
-			if err := c.place(dir, m, entries, add); err != nil {
-				return err
-			}
-		}
-		run.to = end
-		c.n += end - m.start
-		c.members++
-		m, err = next, nerr
-	}
-	if _, err := entries.next(); err != io.EOF {
-		if err == nil {
-			err = entries.bad("more entries than indexed members", nil)
-		}
-		return err
-	}
-	return run.flush()
-}
-
-// partFiles are a part's files, open for a merge: its tar body (size is
-// the members' bytes, without the end-of-archive blocks), the log of
-// where its members start, and its index entries.
-type partFiles struct {
-	body, lf, ef *os.File
-	size         int64
-	log          *memberReader
-	entries      *entryDecoder
-}
-
-// openPart opens a part's files, refusing a body whose size is not the one
-// the task recorded (a part cut short, or written over).
-func openPart(dir string, bodySize int64) (_ *partFiles, err error) {
-	p := &partFiles{}
-	defer func() {
-		if err != nil {
-			p.close()
-		}
-	}()
-	if p.body, err = os.Open(filepath.Join(dir, bodyFile)); err != nil {
-		return nil, err
-	}
-	fi, err := p.body.Stat()
-	if err != nil {
-		return nil, err
-	}
-	p.size = fi.Size() - 1024 // the end-of-archive blocks
-	if fi.Size() != bodySize || p.size < 0 || p.size%512 != 0 {
-		return nil, fmt.Errorf("%s: %d bytes, not the %d-byte tar stream the task wrote: %w", p.body.Name(), fi.Size(), bodySize, ErrPart)
-	}
-	if p.lf, err = os.Open(filepath.Join(dir, membersFile)); err != nil {
-		return nil, err
-	}
-	if p.log, err = newMemberReader(bufio.NewReaderSize(p.lf, 1<<20), p.lf.Name(), p.size); err != nil {
-		return nil, err
-	}
-	if p.ef, err = os.Open(filepath.Join(dir, entriesFile)); err != nil {
-		return nil, err
-	}
-	if p.entries, err = newEntryDecoder(bufio.NewReaderSize(p.ef, 1<<20), 1, p.ef.Name()); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-func (p *partFiles) close() {
-	for _, f := range []*os.File{p.ef, p.lf, p.body} {
-		if f != nil {
-			f.Close()
-		}
-	}
-}
-
-// copyRun is the range [from, to) of a part's body gathered for one copy
-// into the current shard: members that land together cost one kernel copy.
-type copyRun struct {
-	c        *cutter
-	body     *os.File
-	from, to int64
-}
-
-// flush copies the run, if any, to the end of the current shard.
-func (r *copyRun) flush() error {
-	if r.to == r.from {
-		return nil
-	}
-	err := filecopy.Append(r.c.shards[len(r.c.shards)-1].File, r.body, r.from, r.to-r.from)
-	r.c.copied += r.to - r.from
-	r.c.ranges++
-	r.from = r.to
-	return err
-}
-
-// full is the tar writer's rule: a shard that holds something is full
-// when the member's footprint and the end blocks would pass the limit
-// (counted from where the writer stood, its padding of the member before
-// still to write), or it holds MaxMembers.
-func (c *cutter) full(m loggedMember) bool {
-	return len(c.shards) > 0 && c.n > 0 && (c.n-m.pending+m.footprint+1024 > c.limit ||
-		c.maxMembers > 0 && c.members >= c.maxMembers)
-}
-
-// place hands add the next index entry, for member m, at its place in the
-// fold: the current shard, and m's header's offset in it.
-func (c *cutter) place(dir string, m loggedMember, entries *entryDecoder, add func(taridx.Entry) error) error {
-	e, err := entries.next()
-	if err != nil {
-		if err == io.EOF {
-			err = entries.bad("fewer entries than indexed members", nil)
-		}
-		return err
-	}
-	shard := len(c.shards) - 1
-	if shard >= taridx.MaxShards {
-		return fmt.Errorf("%d shards: a TARIDX fid addresses at most %d (raise --shard-size): %w", shard+1, taridx.MaxShards, ErrTooManyShards)
-	}
-	e.Fid, e.Offset = uint16(shard), uint64(c.n+m.header)
-	if err := add(e); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
+	l.temps = append(l.temps, tmp)
+	l.finals = append(l.finals, final)
 	return nil
 }
 
-func (c *cutter) startShard() error {
-	if err := c.endShard(); err != nil {
-		return err
-	}
-	name := fmt.Sprintf("%s_%d.tar", c.fold, len(c.shards)) // renamed by finish
-	if c.pattern != "" {
-		name = tarfile.PatternName(c.pattern, len(c.shards))
-	}
-	f, err := safefile.Create(filepath.Join(c.dir, name))
+// copyPartShard copies a task's shard src to the new file dst
+// (copy_file_range, which shares extents where the file system can).
+func copyPartShard(dst, src string, ms *MergeStats) error {
+	s, err := os.Open(src)
 	if err != nil {
 		return err
 	}
-	c.shards = append(c.shards, f)
-	c.n, c.members = 0, 0
-	return nil
-}
-
-// endShard writes the end-of-archive blocks of the current shard.
-func (c *cutter) endShard() error {
-	if len(c.shards) == 0 {
-		return nil
+	defer s.Close()
+	fi, err := s.Stat()
+	if err != nil {
+		return err
 	}
-	_, err := c.shards[len(c.shards)-1].Write(make([]byte, 1024))
+	d, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = filecopy.Range(d, 0, s, 0, fi.Size())
+	if err == nil {
+		err = d.Sync()
+	}
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	ms.CopiedBytes += fi.Size()
+	ms.Ranges++
 	return err
 }
 
-// finish ends the last shard (a fold without members is one empty
-// archive) and names the shards as the tar writer does.
-func (c *cutter) finish() ([]string, error) {
-	if len(c.shards) == 0 {
-		if err := c.startShard(); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.endShard(); err != nil {
-		return nil, err
-	}
-	names := make([]string, len(c.shards))
-	for i, f := range c.shards {
-		names[i] = filepath.Join(c.dir, c.name(i, len(c.shards)))
-		f.Retarget(names[i])
-	}
-	c.finished = names
-	return names, nil
-}
-
-// name is shard i's name of n, as the tar writer names it.
-func (c *cutter) name(i, n int) string {
-	if c.pattern != "" {
-		return tarfile.PatternName(c.pattern, i)
-	}
-	return tarfile.ShardName(c.fold, i, n, minShardDigits)
-}
-
-// Commit renames the shards into place.
-func (c *cutter) Commit() ([]string, error) {
-	if c.done {
+// Commit renames the shards into place, failing where a shard of the same
+// name appeared meanwhile unless replacing.
+func (l *linkedShards) Commit() ([]string, error) {
+	if l.done {
 		return nil, errors.New("fold: merged shards already committed or aborted")
 	}
-	c.done = true
-	for i, f := range c.shards {
-		commit := f.Commit
-		if c.replace {
-			commit = f.CommitReplace
+	l.done = true
+	for i, tmp := range l.temps {
+		var err error
+		if l.replace {
+			err = os.Rename(tmp, l.finals[i])
+		} else {
+			err = safefile.RenameNoReplace(tmp, l.finals[i])
 		}
-		if err := commit(); err != nil {
-			for _, rest := range c.shards[i+1:] {
-				rest.Abort()
+		if err != nil {
+			for _, rest := range l.temps[i:] {
+				os.Remove(rest)
+			}
+			if !l.replace {
+				// The shards put in place were new names: a failed
+				// merge leaves none (the parts keep theirs).
+				for _, done := range l.finals[:i] {
+					os.Remove(done)
+				}
 			}
 			return nil, err
 		}
 	}
-	return c.finished, nil
+	if len(l.finals) > 0 {
+		safefile.SyncDir(filepath.Dir(l.finals[0]))
+	}
+	return l.finals, nil
 }
 
-// Abort removes the shards written so far.
-func (c *cutter) Abort() {
-	if c.done {
+// Abort removes the links made so far (the parts keep theirs).
+func (l *linkedShards) Abort() {
+	if l.done {
 		return
 	}
-	c.done = true
-	for _, f := range c.shards {
-		f.Abort()
+	l.done = true
+	for _, tmp := range l.temps {
+		os.Remove(tmp)
 	}
 }
+
+// minShardDigits is the tar writer's default least number of digits in
+// shard numbers, which Stage writes with.
+const minShardDigits = 4

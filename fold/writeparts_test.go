@@ -4,16 +4,21 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/tarfile"
+	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/partition"
 )
 
@@ -81,10 +86,47 @@ func readFold(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
-// TestFoldPartsEqualOneRun: a fold written by 1, 2, 3 or 7 tasks and
-// merged is the fold one run writes, shards and index byte for byte, and
-// the same figures, with shards rolled over inside and across the parts.
-func TestFoldPartsEqualOneRun(t *testing.T) {
+// foldMembers reads a fold's shards in order, as one tar stream: each
+// member's header and payload, in a line; and the fold's index rows as the
+// members they name (name, size, extension, crash id), in index order.
+func foldMembers(t *testing.T, shards []string, index string) (members, rows []string, x *taridx.Index) {
+	t.Helper()
+	for _, s := range shards {
+		f, err := os.Open(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(f)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", s, err)
+			}
+			b, _ := io.ReadAll(tr)
+			members = append(members, fmt.Sprintf("%s %c %d %o %s %v %x", h.Name, h.Typeflag, h.Size, h.Mode, h.Linkname, h.ModTime.UnixNano(), sha256.Sum256(b)))
+		}
+		f.Close()
+	}
+	x, err := taridx.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range int(x.Header.NRows) {
+		r := x.Row(i)
+		rows = append(rows, fmt.Sprintf("%d %s %d %d %x", r.Size, x.Exts[r.ExtID], r.CrashID, r.ExtID, r.KeyHash))
+	}
+	return members, rows, x
+}
+
+// TestFoldPartsMergeLikeOneRun: a fold written by 1, 2, 3 or 7 tasks and
+// merged holds the members one run writes, with the same headers, bytes
+// and order, and an index of the same rows in the same order (only fids
+// and offsets may differ, where the shards end differs) that verify
+// passes; the merge links every shard and copies no byte.
+func TestFoldPartsMergeLikeOneRun(t *testing.T) {
 	ctx := context.Background()
 	shards := mixedShards(t, 40, 3, 0, 75, 20, 1)
 	for _, c := range []struct {
@@ -93,14 +135,14 @@ func TestFoldPartsEqualOneRun(t *testing.T) {
 		contiguous bool
 	}{{0, 0, false}, {8 << 10, 0, false}, {20 << 10, 7, true}} {
 		t.Run(fmt.Sprintf("size=%d,max=%d", c.size, c.maxMembers), func(t *testing.T) {
-			out := t.TempDir()
-			opts := WriteOptions{Dir: out, Fold: "f", ShardSize: c.size, MaxMembers: c.maxMembers, Workers: 2,
+			one := t.TempDir()
+			opts := WriteOptions{Dir: one, Fold: "f", ShardSize: c.size, MaxMembers: c.maxMembers, Workers: 2,
 				Index: IndexOptions{Contiguous: c.contiguous}}
 			want, err := Write(ctx, NewTarShards(shards, tarfile.Options{}), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantFiles := readFold(t, out)
+			wantMembers, wantRows, wantX := foldMembers(t, want.Shards, filepath.Join(one, "f.taridx"))
 			if c.size == 8<<10 && len(want.Shards) < 10 {
 				t.Fatalf("one run wrote %d shards: no rollover to test", len(want.Shards))
 			}
@@ -114,83 +156,122 @@ func TestFoldPartsEqualOneRun(t *testing.T) {
 						t.Fatal(err)
 					}
 					part := t.TempDir()
-					if _, err := WritePart(ctx, src, part, WriteOptions{Workers: 1 + k%2, Index: opts.Index}); err != nil {
+					if _, err := WritePart(ctx, src, part, WriteOptions{Workers: 1 + k%2, ShardSize: c.size, MaxMembers: c.maxMembers, Index: opts.Index}); err != nil {
 						t.Fatal(err)
 					}
 					parts = append(parts, part)
 				}
-				got, ms, err := MergeParts(ctx, parts, opts)
+				out := t.TempDir()
+				mo := opts
+				mo.Dir = out
+				got, ms, err := MergeParts(ctx, parts, mo)
 				if err != nil {
 					t.Fatal(err)
 				}
-				gotFiles := readFold(t, out)
-				if len(gotFiles) != len(wantFiles) {
-					t.Errorf("%d tasks: %d files, one run %d", n, len(gotFiles), len(wantFiles))
+				gotMembers, gotRows, gotX := foldMembers(t, got.Shards, filepath.Join(out, "f.taridx"))
+				if !slices.Equal(gotMembers, wantMembers) {
+					t.Errorf("%d tasks: %d members, one run %d, or not the same", n, len(gotMembers), len(wantMembers))
 				}
-				for name, b := range wantFiles {
-					if !bytes.Equal(gotFiles[name], b) {
-						t.Errorf("%d tasks: %s differs (%d bytes, one run's %d)", n, name, len(gotFiles[name]), len(b))
-					}
+				if !slices.Equal(gotRows, wantRows) {
+					t.Errorf("%d tasks: the index rows differ from one run's", n)
 				}
-				for i := range got.Shards {
-					got.Shards[i] = filepath.Base(got.Shards[i])
+				gh, wh := gotX.Header, wantX.Header
+				if gh.NStems != wh.NStems || gh.NCrash != wh.NCrash || gh.Flags != wh.Flags || !slices.Equal(gotX.Exts, wantX.Exts) {
+					t.Errorf("%d tasks: index header %+v, one run's %+v", n, gh, wh)
 				}
-				w := *want
-				w.Shards = nil
-				for _, s := range want.Shards {
-					w.Shards = append(w.Shards, filepath.Base(s))
+				if got.Members != want.Members || got.Bytes != want.Bytes || fmt.Sprint(got.Skipped) != fmt.Sprint(want.Skipped) ||
+					got.Index.Rows != want.Index.Rows || got.Index.Stems != want.Index.Stems || got.Index.Shards != len(got.Shards) {
+					t.Errorf("%d tasks: the figures differ from one run's: %+v %+v, want %+v %+v", n, *got, *got.Index, *want, *want.Index)
 				}
-				gi, wi := *got.Index, *w.Index
-				got.Index, w.Index = nil, nil
-				if fmt.Sprintf("%+v %+v", *got, gi) != fmt.Sprintf("%+v %+v", w, wi) {
-					t.Errorf("%d tasks: the figures differ from one run's", n)
+				if ms.Linked != len(got.Shards) || ms.CopiedBytes != 0 {
+					t.Errorf("%d tasks: %d of %d shards linked, %d bytes copied", n, ms.Linked, len(got.Shards), ms.CopiedBytes)
 				}
-				var tarBytes int64
-				for name, b := range wantFiles {
-					if strings.HasSuffix(name, ".tar") {
-						tarBytes += int64(len(b)) - 1024
-					}
+				f, err := Open(filepath.Join(out, "f.taridx"), got.Shards)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if ms.CopiedBytes != tarBytes {
-					t.Errorf("%d tasks: copied %d bytes, the shards hold %d of members", n, ms.CopiedBytes, tarBytes)
+				rep, err := f.Verify(ctx, VerifyOptions{Data: true})
+				if err != nil || !rep.OK() {
+					t.Errorf("%d tasks: verify: %v %+v", n, err, rep)
+				}
+				if c.size == 0 && len(got.Shards) > n {
+					t.Errorf("%d tasks: %d shards", n, len(got.Shards))
 				}
 			}
 		})
 	}
 }
 
-// TestFoldPartDamaged: a part's body or log cut short or changed is an
-// error naming the file, and leaves no fold.
+// TestFoldPartsFailedMergeKeepsParts: a merge that fails (a shard of the
+// fold's name already there) leaves the parts as they were, so that it
+// can run again; the fold then appears whole.
+func TestFoldPartsFailedMergeKeepsParts(t *testing.T) {
+	ctx := context.Background()
+	shards := mixedShards(t, 30, 30)
+	var parts []string
+	var members int64
+	for k := range 2 {
+		part := t.TempDir()
+		src, _ := dataset.Slice(NewTarShards(shards, tarfile.Options{}), k, k+1)
+		st, err := WritePart(ctx, src, part, WriteOptions{ShardSize: 8 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		members += st.Members
+		parts = append(parts, part)
+	}
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "train_0003.tar"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := MergeParts(ctx, parts, WriteOptions{Dir: out, ShardSize: 8 << 10}); !errors.Is(err, ErrExists) && !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("merge over another fold's shard: %v", err)
+	}
+	if left, _ := os.ReadDir(out); len(left) != 1 {
+		t.Errorf("the failed merge left %d files", len(left))
+	}
+	os.Remove(filepath.Join(out, "train_0003.tar"))
+	st, _, err := MergeParts(ctx, parts, WriteOptions{Dir: out, ShardSize: 8 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Members != members || members < 60 {
+		t.Errorf("%d members, the tasks wrote %d", st.Members, members)
+	}
+}
+
+// TestFoldPartDamaged: a part's shard or index part cut short or changed
+// is an error naming the file, and leaves no fold.
 func TestFoldPartDamaged(t *testing.T) {
 	ctx := context.Background()
 	shards := mixedShards(t, 30)
-	part := t.TempDir()
-	if _, err := WritePart(ctx, NewTarShards(shards, tarfile.Options{}), part, WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		file string
 		edit func([]byte) []byte
 		want string
 	}{
-		{membersFile, func(b []byte) []byte { return b[:len(b)-2] }, "byte "},
-		{membersFile, func(b []byte) []byte { return append(b, 0, 0, 0, 0, 0) }, "a member at"},
-		{membersFile, func(b []byte) []byte { return append([]byte("X"), b[1:]...) }, "not a members log"},
-		{bodyFile, func(b []byte) []byte { return b[:len(b)-512] }, "not the"},
-		{bodyFile, func(b []byte) []byte { return b[:len(b)-100] }, "not the"},
-		{entriesFile, func(b []byte) []byte { return b[:len(b)-1] }, "byte "},
+		{"shard_0000.tar", func(b []byte) []byte { return b[:len(b)-512] }, "not the"},
+		{writeTally, func(b []byte) []byte { return []byte(strings.Replace(string(b), "shard_0000.tar", "../x.tar", 1)) }, "a shard named"},
+		{taridx.PartFile, func(b []byte) []byte { return slices.Concat(b[:32], b[64:]) }, taridx.PartFile + ": byte "},
+		{taridx.PartFile, func(b []byte) []byte { return b[:len(b)-1] }, taridx.PartFile + ": byte "},
 	} {
+		part := t.TempDir()
+		if _, err := WritePart(ctx, NewTarShards(shards, tarfile.Options{}), part, WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		p := filepath.Join(part, c.file)
-		orig, _ := os.ReadFile(p)
+		orig, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
 		os.WriteFile(p, c.edit(orig), 0o644)
 		out := t.TempDir()
-		_, _, err := MergeParts(ctx, []string{part}, WriteOptions{Dir: out})
+		_, _, err = MergeParts(ctx, []string{part}, WriteOptions{Dir: out})
 		if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s changed: %v", c.file, err)
 		}
 		if left, _ := os.ReadDir(out); len(left) != 0 {
 			t.Errorf("%s changed: the merge left %d files", c.file, len(left))
 		}
-		os.WriteFile(p, orig, 0o644)
 	}
 }

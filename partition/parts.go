@@ -9,14 +9,19 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -45,8 +50,19 @@ var ErrRunning = errors.New("its task is running")
 // ManifestFile is the name of a part's manifest, written last.
 const ManifestFile = "manifest.json"
 
-// InputsFile holds the inputs of the run a part belongs to.
+// InputsFile held, in a part of an earlier itarconv, the inputs of the
+// run the part belongs to; they are now in the parts directory, once per
+// run (SharedInputs), and a part's own file is still read.
 const InputsFile = "inputs.json"
+
+// SharedInputs is the file of the parts directory that holds the inputs
+// of the runs whose inputs digest is digest: every task of a run has the
+// same list, which the first to finish writes (a run of 10,000 shards in
+// 1,000 tasks wrote a megabyte a task, a gigabyte in all, that the merge
+// then had to delete).
+func SharedInputs(parts, digest string) string {
+	return filepath.Join(parts, "inputs-"+digest+".json")
+}
 
 // mergedFile records a finished merge in the parts directory.
 const mergedFile = "merged.json"
@@ -78,6 +94,7 @@ func StatInputsContext(ctx context.Context, paths []string) ([]Input, error) {
 	}
 	in := make([]Input, len(paths))
 	var urls []int
+	same := sameFiles{}
 	for i, p := range paths {
 		if remote.IsURL(p) {
 			urls = append(urls, i)
@@ -86,6 +103,13 @@ func StatInputsContext(ctx context.Context, paths []string) ([]Input, error) {
 		fi, err := os.Stat(p)
 		if err != nil {
 			return nil, err
+		}
+		// A shard given twice, under one name or two, is refused as one
+		// run refuses it: by every task, over the whole run's inputs (a
+		// task that checked its own shards only would take the shard
+		// another task takes too).
+		if first, ok := same.add(p, fi); !ok {
+			return nil, fmt.Errorf("%s and %s: %w", first, p, pathguard.ErrSameInput)
 		}
 		abs := filepath.Clean(p)
 		if !filepath.IsAbs(abs) {
@@ -111,6 +135,45 @@ func StatInputsContext(ctx context.Context, paths []string) ([]Input, error) {
 		in[i] = Input{Path: stored, Size: sizes[k]}
 	}
 	return in, nil
+}
+
+// sameFiles finds a file given twice among inputs, by identity (device
+// and inode), or where the system has none, by os.SameFile among files of
+// one size and modification time.
+type sameFiles struct {
+	ids   map[fileKey]string
+	other map[[2]int64][]pathInfo
+}
+
+type pathInfo struct {
+	path string
+	fi   fs.FileInfo
+}
+
+// add records path, and returns the path given before that is the same
+// file, with ok false.
+func (s *sameFiles) add(path string, fi fs.FileInfo) (first string, ok bool) {
+	if id, ok := identity(fi); ok {
+		if s.ids == nil {
+			s.ids = map[fileKey]string{}
+		}
+		if p, dup := s.ids[id]; dup {
+			return p, false
+		}
+		s.ids[id] = path
+		return "", true
+	}
+	if s.other == nil {
+		s.other = map[[2]int64][]pathInfo{}
+	}
+	k := [2]int64{fi.Size(), fi.ModTime().UnixNano()}
+	for _, o := range s.other[k] {
+		if os.SameFile(o.fi, fi) {
+			return o.path, false
+		}
+	}
+	s.other[k] = append(s.other[k], pathInfo{path, fi})
+	return "", true
 }
 
 // restatInputs are the inputs as they are now where they are here, and as
@@ -154,8 +217,9 @@ type Manifest struct {
 	// command records them; every task's must be equal.
 	Options json.RawMessage `json:"options"`
 	// Inputs are every input of the run, in order, not only this task's:
-	// kept in the part's InputsFile (a run of many shards has long lists,
-	// and merge reads one), and named in the manifest by their digest.
+	// kept once for the run in the parts directory (SharedInputs: a run
+	// of many shards has long lists, and merge reads one), and named in
+	// the manifest by their digest.
 	Inputs       []Input `json:"-"`
 	InputsDigest string  `json:"inputs_sha256"`
 	NumInputs    int     `json:"inputs"`
@@ -270,7 +334,7 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 		}
 	}
 	m.InputsDigest, m.NumInputs = inputsDigest(m.Inputs), len(m.Inputs)
-	if err := writeJSON(filepath.Join(tmp, InputsFile), m.Inputs); err != nil {
+	if err := writeSharedInputs(parts, m); err != nil {
 		return "", err
 	}
 	files, err := listFiles(tmp)
@@ -294,6 +358,32 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 	}
 	committed = true
 	return final, nil
+}
+
+// writeSharedInputs writes the run's inputs into the parts directory,
+// unless a task of the run did already (its file has the same name, from
+// the same digest, and the same bytes).
+func writeSharedInputs(parts string, m *Manifest) error {
+	path := SharedInputs(parts, m.InputsDigest)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	b, err := json.Marshal(m.Inputs)
+	if err != nil {
+		return err
+	}
+	f, err := safefile.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Abort()
+		return err
+	}
+	if err := f.Commit(); err != nil && !errors.Is(err, safefile.ErrExists) {
+		return err // ErrExists: another task wrote it meanwhile
+	}
+	return nil
 }
 
 // listFiles lists the regular files under dir, by name.
@@ -335,9 +425,56 @@ func (s *Set) Done(outputs []string) error {
 	}
 	// Only what this merge read: a part a task committed since is the
 	// next merge's, and a temporary directory may be a running task's.
+	errs := removeAll(slices.Collect(maps.Values(claimed)))
+	errs = append(errs, s.removeSharedInputs())
+	return errors.Join(errs...)
+}
+
+// removeAll removes the directories, several at a time: removing is a
+// wait on the file system's metadata, which a merge of a thousand parts
+// spent most of its time in, one directory after another.
+func removeAll(dirs []string) []error {
+	errs := make([]error, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(dirs), 8) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(dirs); i = int(next.Add(1)) - 1 {
+				errs[i] = os.RemoveAll(dirs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// removeSharedInputs removes the runs' inputs files once no part, nor a
+// part being written, is left to need them.
+func (s *Set) removeSharedInputs() error {
+	entries, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return err
+	}
+	var inputs []string
+	for _, e := range entries {
+		name := e.Name()
+		if _, _, ok := parsePartName(name); ok {
+			return nil
+		}
+		if _, _, ok := runningPart(name); ok {
+			return nil
+		}
+		if strings.HasPrefix(name, "inputs-") && strings.HasSuffix(name, ".json") {
+			inputs = append(inputs, filepath.Join(s.Dir, name))
+		}
+	}
 	var errs []error
-	for _, dir := range claimed {
-		errs = append(errs, os.RemoveAll(dir))
+	for _, p := range inputs {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -471,13 +608,19 @@ func writeJSON(path string, v any) error {
 }
 
 // ReadInputs reads the inputs of the run the part belongs to (its
-// manifest names them by digest only), checked against the digest.
+// manifest names them by digest only), checked against the digest: from
+// the parts directory's file of the run's inputs, or, for a part of an
+// earlier itarconv, the part's own.
 func (p *Part) ReadInputs() ([]Input, error) {
 	if p.Manifest.Inputs != nil {
 		return p.Manifest.Inputs, nil
 	}
 	path := filepath.Join(p.Dir, InputsFile)
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		path = SharedInputs(filepath.Dir(p.Dir), p.Manifest.InputsDigest)
+		b, err = os.ReadFile(path)
+	}
 	if err != nil {
 		return nil, err
 	}

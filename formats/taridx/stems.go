@@ -3,7 +3,6 @@ package taridx
 import (
 	"bufio"
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/itarconv/itarconv/internal/kmerge"
 	"github.com/itarconv/itarconv/internal/safefile"
 )
 
@@ -77,7 +77,8 @@ func decodeStemRec(b []byte) stemRec {
 type stemSet struct {
 	dir      string // where spill files go: beside the output
 	seed     maphash.Seed
-	partRecs int // records a partition holds before it spills a run
+	fixed    bool // hash2 is partHash2: a part's, alike in every task
+	partRecs int  // records a partition holds before it spills a run
 	parts    [stemParts]stemPart
 	log      stemLog
 	pool     sync.Pool // *[]stemRec scratch for scattering a batch
@@ -104,7 +105,12 @@ func newStemSet(dir string, memory int) *stemSet {
 }
 
 // hash2 is the stem's second hash.
-func (s *stemSet) hash2(stem string) uint64 { return maphash.String(s.seed, stem) }
+func (s *stemSet) hash2(stem string) uint64 {
+	if s.fixed {
+		return partHash2(stem)
+	}
+	return maphash.String(s.seed, stem)
+}
 
 // add logs the stems (stems[r.ref's offset...], refs relative to stems)
 // and files the records in their partitions.
@@ -333,10 +339,10 @@ func (p *stemPart) join(dir string) (joined, error) {
 // mergeStemRuns calls visit with the records of the sorted runs in f, in
 // (hash, hash2) order.
 func mergeStemRuns(f *os.File, runs []int64, visit func(stemRec)) error {
-	h := make(stemHeap, 0, len(runs))
+	h := make([]*stemCursor, 0, len(runs))
 	var start int64
 	for _, n := range runs {
-		c := &stemCursor{r: bufio.NewReaderSize(io.NewSectionReader(f, start*stemRecSize, n*stemRecSize), 32<<10), left: n}
+		c := &stemCursor{r: bufio.NewReaderSize(io.NewSectionReader(f, start*stemRecSize, n*stemRecSize), 64<<10), left: n}
 		start += n
 		ok, err := c.next()
 		if err != nil {
@@ -346,21 +352,8 @@ func mergeStemRuns(f *os.File, runs []int64, visit func(stemRec)) error {
 			h = append(h, c)
 		}
 	}
-	heap.Init(&h)
-	for len(h) > 0 {
-		c := h[0]
-		visit(c.rec)
-		ok, err := c.next()
-		if err != nil {
-			return err
-		}
-		if ok {
-			heap.Fix(&h, 0)
-		} else {
-			heap.Pop(&h)
-		}
-	}
-	return nil
+	less := func(a, b *stemCursor) bool { return compareStemRecs(a.rec, b.rec) < 0 }
+	return kmerge.Merge(h, less, func(c *stemCursor) error { visit(c.rec); return nil }, (*stemCursor).next)
 }
 
 type stemCursor struct {
@@ -379,19 +372,6 @@ func (c *stemCursor) next() (bool, error) {
 	}
 	c.rec, c.left = decodeStemRec(c.b[:]), c.left-1
 	return true, nil
-}
-
-type stemHeap []*stemCursor
-
-func (h stemHeap) Len() int           { return len(h) }
-func (h stemHeap) Less(i, j int) bool { return compareStemRecs(h[i].rec, h[j].rec) < 0 }
-func (h stemHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *stemHeap) Push(x any)        { *h = append(*h, x.(*stemCursor)) }
-func (h *stemHeap) Pop() any {
-	old := *h
-	c := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return c
 }
 
 // stemLog holds the stems of the records, appended by any goroutine: the

@@ -110,6 +110,12 @@ type Writer struct {
 	err    error
 	// finished: the whole file is written under its temporary name.
 	finished bool
+
+	// part: the writer writes a part of a partitioned index (CreatePart):
+	// rows alone, from offset 0, and its stems as a merge reads them.
+	part     bool
+	firstKey stemKey // the first row's key (a part's, for the merge)
+	maxFid   uint16  // the largest fid of a row
 }
 
 // stemKey tells samples apart within a writer: rows with equal keys have
@@ -158,6 +164,7 @@ type Batch struct {
 	runs   uint64   // changes of sample key, counting the first row
 	first  stemKey
 	last   stemKey
+	maxFid uint16
 	err    *EntryError // the entry Prepare refused: AddBatch reports it
 	errAt  uint64      // that entry's offset (it has no row)
 	stored error       // the stems could not be stored
@@ -219,6 +226,7 @@ func (w *Writer) Prepare(entries []Entry) *Batch {
 			b.runs++
 		}
 		b.last = key
+		b.maxFid = max(b.maxFid, e.Fid)
 		n := len(b.rows)
 		b.rows = b.rows[:n+RecordSize]
 		PutRow(b.rows[n:], Row{Fid: e.Fid, Offset: e.Offset, Size: e.Size, ExtID: uint16(ext), KeyHash: e.KeyHash})
@@ -272,7 +280,11 @@ func (w *Writer) addBatch(b *Batch) error {
 		if w.nRows > 0 && b.first == w.lastKey {
 			w.runs--
 		}
+		if w.nRows == 0 {
+			w.firstKey = b.first
+		}
 		w.lastKey = b.last
+		w.maxFid = max(w.maxFid, b.maxFid)
 	}
 	if w.opts.Contiguous {
 		for i := range n {
@@ -483,6 +495,9 @@ func (w *Writer) flushChunk() error {
 	if len(w.chunk) > 0 {
 		if w.rows == nil && (len(w.chunks)+1)*cap(w.chunk) > w.opts.SpoolMemory {
 			w.rowsAt = HeaderSize + int64(len(strings.Join(w.exts, "\n")))
+			if w.part {
+				w.rowsAt = 0 // a part's rows file is rows alone
+			}
 			w.rows = newChunkWriter(w.out.File, w.rowsAt, w.chunkSize(), w.out.WriteBehind)
 			for _, c := range w.chunks {
 				w.rows.write(c)
@@ -718,6 +733,9 @@ func (w *Writer) Close() error {
 func (w *Writer) Finish() error {
 	if w.finished {
 		return nil
+	}
+	if w.part {
+		return errors.New("taridx: Finish of a part's writer (ClosePart writes a part)")
 	}
 	defer w.release()
 	if err := w.Tables(); err != nil {

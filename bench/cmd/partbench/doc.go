@@ -3,7 +3,7 @@
 // `itarconv merge`, against the same command run once, and checks that the
 // merge writes exactly what the one run writes.
 //
-//	go run ./bench/cmd/partbench [-dir DIR] [-reps N] [-quick] [-only index,all,tbl,barecat,fold] [-many N] [-quiet-wait D]
+//	go run ./bench/cmd/partbench [-dir DIR] [-reps N] [-quick] [-only index,all,tbl,barecat,fold] [-many N] [-many-tasks N] [-many-jobs index,all,tbl] [-quiet-wait D]
 //
 // About 7 minutes on this project's 2-core machine; -quick is a smoke run
 // of a few seconds (A scaled to 2,000 members, 500 small shards, one rep).
@@ -23,8 +23,9 @@
 //
 // Then the merge at scale: a set of -many (10,000) small shards, 10 members
 // of 100-500 bytes each, indexed (TARIDX, and --format all) and converted
-// into TBL once and as 10 tasks, two at a time; what it is for is the
-// merge's time, and its cost per shard. Its tasks run on the first rep
+// into TBL once and as 10 tasks (-many-tasks), two at a time; what it is
+// for is the merge's time, and its cost per shard. -many-tasks 1000 is the
+// merge of 1,000 parts of 10,000 shards (target: under 2 s for the index). Its tasks run on the first rep
 // only: later reps merge again from a copy of their parts (and the
 // loaders' files they wrote beside the shards, linked back), so that the
 // merge and the one run are medians over -reps and the tasks one run.
@@ -32,12 +33,14 @@
 // Reported per job: the one run's time; the tasks' (the wall time of the
 // whole schedule); the merge's; their sum; the sum and the merge as ratios
 // of the one run (targets: the sum at most 1.2x the one run, the merge
-// under 10% of it), the bytes the merge copied (from `itarconv merge
+// at most 5% of it, 15% for TBL), the bytes the merge copied (from `itarconv merge
 // --json`), the size of the output, CPU seconds and peak RSS. Times are
 // medians (min-max) over -reps. Every merged output is compared with the
 // one run's, byte for byte: the files of an index (and every loader's
-// file), the .tbl file, the tar fold's directory; for Barecat, its shards
-// and `itarconv ls` (its SQLite file may differ).
+// file), the .tbl file; for Barecat, its shards and `itarconv ls` (its
+// SQLite file may differ); for a tar fold, whose shards may end elsewhere,
+// its members (headers and payloads, in order) and its index's rows but
+// for their fids and offsets, and `itarconv verify --data` passes.
 //
 // All runs are subprocesses timed by this program (wall clock, process
 // start included), in the same invocation, on the same files, with the
