@@ -898,3 +898,26 @@ func TestWritePartBytesInFiles(t *testing.T) {
 		t.Fatalf("verify: %v %v", err, rep.Problems)
 	}
 }
+
+// TestMergeReadsRowsOnce: the merge reads each part's rows file once
+// (it took a first pass over every one to plan the shards), and the
+// archive is still the single run's.
+func TestMergeReadsRowsOnce(t *testing.T) {
+	single, parts := goodParts(t)
+	opens := map[string]int{}
+	defer func(f func(string) (*os.File, error)) { openRows = f }(openRows)
+	openRows = func(name string) (*os.File, error) {
+		opens[name]++
+		return os.Open(name)
+	}
+	out := filepath.Join(t.TempDir(), "merged.barecat")
+	if _, _, err := MergeParts(context.Background(), parts, out, RowsOptions{ShardSize: 1500}); err != nil {
+		t.Fatal(err)
+	}
+	sameArchive(t, single, out, false)
+	for _, p := range parts {
+		if n := opens[filepath.Join(p, partRowsName)]; n != 1 {
+			t.Errorf("%s: rows file opened %d times, want 1", p, n)
+		}
+	}
+}
