@@ -119,3 +119,112 @@ func TestWriteRangeMergesInPlace(t *testing.T) {
 		})
 	}
 }
+
+// placedDataset is a dataset with its header whose cells straddle shards.
+func placedDataset(t *testing.T) partDataset {
+	for _, ds := range partDatasets(t) {
+		if ds.name == "straddling" {
+			return ds
+		}
+	}
+	t.Fatal("no straddling dataset")
+	return partDataset{}
+}
+
+// TestMergeInPlaceGathered: a part whose files are its own (gathered from
+// another machine: a copy, not a link to the run's files) has its share
+// copied into the archive's arrays, and the archive is still WriteRows'.
+func TestMergeInPlaceGathered(t *testing.T) {
+	ds := placedDataset(t)
+	ctx := context.Background()
+	single := filepath.Join(t.TempDir(), "single")
+	if _, err := WriteRows(ctx, func(bool) (dataset.PayloadSource, error) { return ds.newSource() }, single, RowsOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	src, _ := ds.newSource()
+	n := src.NumShards()
+	root := t.TempDir()
+	dirs, pst, err := writeRanges(t, ds.newSource, []int{0, n / 3, 2 * n / 3, n}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, name := range []string{partDataFile, partColFile} {
+		p := filepath.Join(dirs[1], name)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := loadPart(dirs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = int64(pst[1].NNZ) * int64(m.meta.place.dataDT.ItemSize()+m.meta.place.colDT.ItemSize())
+	if want == 0 {
+		t.Fatal("the middle part has no whole cells")
+	}
+	out := filepath.Join(root, "merged")
+	_, ms, err := MergeParts(ctx, dirs, out, RowsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, single, out)
+	if ms.CopiedBytes != want {
+		t.Errorf("copied %d bytes, want the middle part's %d", ms.CopiedBytes, want)
+	}
+}
+
+// TestMergeInPlaceRefuses: parts of both kinds, and a part whose cells
+// were placed where the parts before it do not end.
+func TestMergeInPlaceRefuses(t *testing.T) {
+	ds := placedDataset(t)
+	ctx := context.Background()
+	src, _ := ds.newSource()
+	n := src.NumShards()
+	bounds := []int{0, n / 3, 2 * n / 3, n}
+
+	root := t.TempDir()
+	placed, _, err := writeRanges(t, ds.newSource, bounds, filepath.Join(root, "placed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(root, "plain"), 0o755)
+	plain, _, err := writeParts(t, ds.newSource, bounds, filepath.Join(root, "plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(root, "merged")
+	_, _, err = MergeParts(ctx, []string{placed[0], plain[1], placed[2]}, out, RowsOptions{})
+	if !errors.Is(err, errMixedParts) || !errors.Is(err, ErrPart) {
+		t.Errorf("parts of both kinds: %v", err)
+	}
+
+	// The middle part says its cells start one value later.
+	mp := filepath.Join(placed[1], PartMetaFile)
+	b, err := os.ReadFile(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := decodePartMeta(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.place.first++
+	if err := os.WriteFile(mp, m.encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = MergeParts(ctx, placed, out, RowsOptions{})
+	if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), placed[1]) || !strings.Contains(err.Error(), "did not see the same dataset") {
+		t.Errorf("misplaced cells: %v", err)
+	}
+	if _, serr := os.Stat(out); serr == nil {
+		t.Errorf("an output after an error")
+	}
+}
