@@ -56,7 +56,28 @@ type MergeStats struct {
 // when complete (opts.Overwrite as for WriteRows); the parts are not
 // changed. It returns the RowsStats WriteRows would, but for the number
 // of shards.
+//
+// The index is built without the Writer's filter of the paths added
+// (which costs a lookup a row): a repeated path or a path both a file and
+// a directory is then found at Close, where the index is complete. Only
+// then is the merge run again with the filter, which stops at the row
+// and names its part.
 func MergeParts(ctx context.Context, parts []string, out string, opts RowsOptions) (*RowsStats, *MergeStats, error) {
+	st, ms, err := mergeArchive(ctx, parts, out, opts, false)
+	if err != nil && ctx.Err() == nil && (errors.Is(err, ErrDuplicate) || errors.Is(err, ErrDuplicatePath) || errors.Is(err, ErrConflict)) {
+		return mergeArchive(ctx, parts, out, opts, true)
+	}
+	return st, ms, err
+}
+
+// mergeRun, where a test sets it, is told of each run of mergeArchive.
+var mergeRun func(filtered bool)
+
+// mergeArchive is MergeParts, with the Writer's filter of paths or without.
+func mergeArchive(ctx context.Context, parts []string, out string, opts RowsOptions, filtered bool) (*RowsStats, *MergeStats, error) {
+	if mergeRun != nil {
+		mergeRun(filtered)
+	}
 	if len(parts) == 0 {
 		return nil, nil, fmt.Errorf("barecat: merging into %s: no parts: %w", out, ErrPart)
 	}
@@ -71,6 +92,9 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 	w, err := CreateContext(ctx, out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite, Memory: opts.Memory})
 	if err != nil {
 		return nil, nil, err
+	}
+	if !filtered {
+		w.dropFilter()
 	}
 	ms := &MergeStats{Parts: len(parts)}
 	tmps := make([]string, len(plan.shards))

@@ -964,3 +964,33 @@ func TestPartReaderAllocs(t *testing.T) {
 		t.Errorf("%.2f allocations a record, want 1 (its path)", per)
 	}
 }
+
+// TestMergeFilterOnlyOnRepeats: a merge builds the index without the
+// filter of paths (it looked each row up in it), and runs again with it
+// only where Close finds a repeated path, so that the error still names
+// the part and the path.
+func TestMergeFilterOnlyOnRepeats(t *testing.T) {
+	single, parts := goodParts(t)
+	var runs []bool
+	defer func() { mergeRun = nil }()
+	mergeRun = func(filtered bool) { runs = append(runs, filtered) }
+	out := filepath.Join(t.TempDir(), "merged.barecat")
+	if _, _, err := MergeParts(context.Background(), parts, out, RowsOptions{ShardSize: 1500}); err != nil {
+		t.Fatal(err)
+	}
+	sameArchive(t, single, out, false)
+	if !slices.Equal(runs, []bool{false}) {
+		t.Errorf("runs %v, want one without the filter", runs)
+	}
+
+	runs = nil
+	shards := [][]dataset.Row{{fileRow("a/x", "1", 1)}, {fileRow("b", "2", 1)}, {fileRow("a/x", "3", 1)}}
+	mk := func() dataset.PayloadSource { return newMemSource(t, shards) }
+	dirs, _, _, err := runParts(t, mk, []int{0, 1, 3}, filepath.Join(t.TempDir(), "dup.barecat"), RowsOptions{})
+	if !errors.Is(err, ErrDuplicatePath) || !strings.Contains(err.Error(), `"a/x"`) || !strings.Contains(err.Error(), dirs[1]) {
+		t.Errorf("%v: want the repeated path and its part %s", err, dirs[1])
+	}
+	if !slices.Equal(runs, []bool{false, true}) {
+		t.Errorf("runs %v, want one without the filter, then one with it", runs)
+	}
+}
