@@ -80,8 +80,8 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 		}
 		return part, nil
 	}
-	c := &countSink{lo: lo}
-	if err := runPass(ctx, newSource, true, c, dataset.Options{Workers: opts.Workers}); err != nil {
+	c, err := countBefore(ctx, newSource, lo, opts)
+	if err != nil {
 		return nil, err
 	}
 	run := c.runFiles()
@@ -202,32 +202,70 @@ func (run *runFiles) close() {
 	}
 }
 
-// countSink is a task's first pass over the whole dataset: the header,
-// if the dataset carries one, and the values of the cells' members in the
-// shards before the task's.
-type countSink struct {
-	src    dataset.PayloadSource
-	lo     int
-	header []byte
-	shards []string
-	sizes  []int64
-	values uint64
+// countBefore is a task's first pass: the values of the cells' members
+// in the shards before the task's, and the header, looked for there, then
+// in the shards from the task's on until it is found (where the dataset
+// has its files beside the cells first, as every layout this package
+// writes, in the first shard).
+func countBefore(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), lo int, opts RowsOptions) (*countSink, error) {
+	c := &countSink{}
+	shards := func(lo, hi int) func(bool) (dataset.PayloadSource, error) {
+		return func(counting bool) (dataset.PayloadSource, error) {
+			src, err := newSource(counting)
+			if err != nil {
+				return nil, err
+			}
+			if c.shards == nil {
+				c.shards, c.sizes = make([]string, src.NumShards()), dataset.ShardSizes(src)
+				for i := range c.shards {
+					c.shards[i] = src.ShardName(i)
+				}
+			}
+			part, err := dataset.Slice(src, lo, max(hi, lo))
+			if err != nil {
+				registry.CloseSource(src)
+				return nil, err
+			}
+			return part, nil
+		}
+	}
+	if err := runPass(ctx, shards(0, lo), true, c, dataset.Options{Workers: opts.Workers}); err != nil {
+		return nil, err
+	}
+	if c.header != nil {
+		return c, nil
+	}
+	c.headerOnly = true
+	err := runPass(ctx, shards(lo, len(c.shards)), true, c, dataset.Options{Workers: opts.Workers})
+	if err != nil && !errors.Is(err, errHeaderFound) {
+		return nil, err
+	}
+	return c, nil
 }
 
-func (c *countSink) use(src dataset.PayloadSource) {
-	c.src = src
-	for i := range src.NumShards() {
-		c.shards = append(c.shards, src.ShardName(i))
-	}
-	c.sizes = dataset.ShardSizes(src)
+// errHeaderFound stops the search for the header.
+var errHeaderFound = errors.New("the header is found")
+
+// countSink is countBefore's sink: it counts the values of the cells'
+// members and keeps the header, or (headerOnly) looks for the header
+// alone and stops there.
+type countSink struct {
+	src        dataset.PayloadSource
+	headerOnly bool
+	header     []byte
+	shards     []string // the whole dataset's
+	sizes      []int64
+	values     uint64
 }
+
+func (c *countSink) use(src dataset.PayloadSource) { c.src = src }
 
 func (c *countSink) EndShard(int) error { return nil }
 
-// Prepare reads, on the workers, the NPY headers of the values members
-// in the shards before the task's: their element counts.
+// Prepare reads, on the workers, the NPY headers of the values members:
+// their element counts.
 func (c *countSink) Prepare(b *dataset.Batch) error {
-	if b.Shard >= c.lo {
+	if c.headerOnly {
 		return nil
 	}
 	var n uint64
@@ -266,6 +304,9 @@ func (c *countSink) Write(b *dataset.Batch) error {
 			return fmt.Errorf("%s: %w", refOf(c.src, b.Shard, r), err)
 		}
 		c.header = h
+		if c.headerOnly {
+			return errHeaderFound
+		}
 	}
 	return nil
 }

@@ -105,3 +105,30 @@ func BenchmarkMerge4InPlace(b *testing.B) {
 	b.ReportMetric(float64(ms.CopiedBytes), "copied-B/op")
 	b.ReportMetric(float64(ms.WrittenBytes), "written-B/op")
 }
+
+// BenchmarkTasks4 writes the 4 parts BenchmarkMerge4 and
+// BenchmarkMerge4InPlace merge, one task after the other: WritePart over
+// each task's shards, and WriteRange, which also counts the values
+// before them.
+func BenchmarkTasks4(b *testing.B) {
+	root := b.TempDir()
+	newSource, size := partBenchSource(b, filepath.Join(root, "in"))
+	src, _ := newSource()
+	shards := src.NumShards()
+	bounds := []int{0, shards / 4, shards / 2, 3 * shards / 4, shards}
+	for _, c := range []struct {
+		name  string
+		write func(testing.TB, func() (dataset.PayloadSource, error), []int, string) ([]string, []*PartStats, error)
+	}{{"WritePart", writeParts}, {"WriteRange", writeRanges}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(size)
+			for b.Loop() {
+				dir := b.TempDir()
+				if _, _, err := c.write(b, newSource, bounds, dir); err != nil {
+					b.Fatal(err)
+				}
+				os.RemoveAll(dir)
+			}
+		})
+	}
+}
