@@ -93,6 +93,14 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 		return nil, fmt.Errorf("SCDL part %s: %w", dir, err)
 	}
 	defer run.close()
+	for _, l := range []struct{ from, to string }{{run.dataName, partDataFile}, {run.colName, partColFile}} {
+		if err := os.Link(l.from, filepath.Join(dir, l.to)); err != nil {
+			// dataDir on another file system than the part: a part of
+			// its own, which the merge copies.
+			clearPart(dir)
+			return WritePart(ctx, share, dir, opts)
+		}
+	}
 	st, err := writePlaced(ctx, share, dir, opts, run)
 	if err != nil {
 		clearPart(dir)
@@ -101,13 +109,9 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 	return st, nil
 }
 
-// writePlaced is writePart with the whole cells in the run's files.
+// writePlaced is writePart with the whole cells in the run's files, which
+// dir holds as links.
 func writePlaced(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), dir string, opts RowsOptions, run *runFiles) (*PartStats, error) {
-	for _, l := range []struct{ from, to string }{{run.dataName, partDataFile}, {run.colName, partColFile}} {
-		if err := os.Link(l.from, filepath.Join(dir, l.to)); err != nil {
-			return nil, fmt.Errorf("SCDL part %s: %w", dir, err)
-		}
-	}
 	s := &partSink{o: &outDir{final: dir, tmp: dir}, geneDT: run.colDT, run: run}
 	s.meta.place = &placement{dataDT: run.dataDT, colDT: run.colDT, total: run.total, data: run.dataName, col: run.colName}
 	s.copier.arrays = true

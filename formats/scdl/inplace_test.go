@@ -228,3 +228,34 @@ func TestMergeInPlaceRefuses(t *testing.T) {
 		t.Errorf("an output after an error")
 	}
 }
+
+// TestWriteRangeCanceled: a task canceled leaves its part directory
+// empty, in either pass.
+func TestWriteRangeCanceled(t *testing.T) {
+	ds := placedDataset(t)
+	src, _ := ds.newSource()
+	n := src.NumShards()
+	root := t.TempDir()
+	os.Mkdir(filepath.Join(root, "run"), 0o755)
+	for _, lo := range []int{0, n / 2} {
+		dir := filepath.Join(root, fmt.Sprint("part", lo))
+		os.Mkdir(dir, 0o755)
+		ctx, cancel := context.WithCancel(context.Background())
+		calls := 0
+		_, err := WriteRange(ctx, func(bool) (dataset.PayloadSource, error) {
+			// Canceled as the writing pass starts (the second call, or
+			// the third where the header is looked for past the first).
+			if calls++; calls == 2 && lo > 0 || calls == 3 {
+				cancel()
+			}
+			return ds.newSource()
+		}, lo, n, dir, filepath.Join(root, "run"), RowsOptions{})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("lo %d: %v, want context.Canceled", lo, err)
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Errorf("lo %d: the part holds %v", lo, left)
+		}
+	}
+}
