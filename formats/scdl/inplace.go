@@ -34,8 +34,10 @@ import (
 //
 // A fresh archive (cells alone) takes its col_ptr dtype from the largest
 // gene index of every cell, which no task knows before the others have
-// read theirs: WriteRange writes such parts as WritePart does, and the
-// merge copies their arrays.
+// read theirs: there the values alone are placed (their dtype is the
+// cells' own, the file as long as they reach), each part keeps its gene
+// indices in col.bin as WritePart does, and the merge copies or converts
+// those.
 
 // maxHeaderFile bounds the header.sch a task reads to place its cells: it
 // holds a few arrays' and feature indices' descriptions.
@@ -52,14 +54,17 @@ type runFiles struct {
 
 // WriteRange writes the part of a partitioned run's task that converts
 // shards lo..hi-1 of the dataset newSource makes (the whole dataset, in
-// every pass) into dir, an empty directory the caller made. Where the
-// dataset carries the archive's header.sch, the task's whole cells go in
-// place into the run's array files in dataDir (a directory on the file
-// system of the output and of dir, the same for every task of the run),
-// named after a digest of the dataset's shards and header; otherwise it
-// writes the part WritePart writes over those shards. MergeParts merges
-// either kind. The tasks of one run must be given the same dataset and
-// dataDir.
+// every pass) into dir, an empty directory the caller made. The task's
+// whole cells go in place into the run's array files in dataDir (a
+// directory on the file system of the output and of dir, the same for
+// every task of the run), named after a digest of the dataset's shards
+// and header: values and gene indices where the dataset carries the
+// archive's header.sch, the values alone otherwise. Where dataDir cannot
+// be linked from dir, it writes the part WritePart writes over those
+// shards. MergeParts merges either kind (not both in one merge). The
+// tasks of one run must be given the same dataset and dataDir. A task
+// that fails leaves the run's files for the others (the merge, or its
+// run again, takes them).
 func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), lo, hi int, dir, dataDir string, opts RowsOptions) (*PartStats, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -85,23 +90,29 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 		return nil, err
 	}
 	run := c.runFiles()
-	if run == nil {
-		// No header to place the cells by: the merge decides.
-		return WritePart(ctx, share, dir, opts)
-	}
 	if err := run.open(dataDir, c.layout()); err != nil {
 		return nil, fmt.Errorf("SCDL part %s: %w", dir, err)
 	}
 	defer run.close()
-	for _, l := range []struct{ from, to string }{{run.dataName, partDataFile}, {run.colName, partColFile}} {
-		if err := os.Link(l.from, filepath.Join(dir, l.to)); err != nil {
-			// dataDir on another file system than the part: a part of
-			// its own, which the merge copies.
-			clearPart(dir)
-			return WritePart(ctx, share, dir, opts)
+	st, err := writePlaced(ctx, share, dir, opts, run, run.colDT)
+	if errors.Is(err, errWiden) {
+		// Values placed alone, the part's gene indices in dtypes of
+		// several widths: as WritePart, a first pass finds the widest.
+		clearPart(dir)
+		var dt DType
+		if dt, err = partGeneDType(ctx, share, opts); err == nil {
+			st, err = writePlaced(ctx, share, dir, opts, run, dt)
+			if st != nil {
+				st.Passes = 2
+			}
 		}
 	}
-	st, err := writePlaced(ctx, share, dir, opts, run)
+	if errors.Is(err, errNoLink) {
+		// dataDir on another file system than the part: a part of its
+		// own, which the merge copies.
+		clearPart(dir)
+		return WritePart(ctx, share, dir, opts)
+	}
 	if err != nil {
 		clearPart(dir)
 		return nil, err
@@ -109,22 +120,42 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 	return st, nil
 }
 
+// errNoLink: the run's files cannot be linked into the part directory.
+var errNoLink = errors.New("the run's files cannot be linked into the part")
+
 // writePlaced is writePart with the whole cells in the run's files, which
-// dir holds as links.
-func writePlaced(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), dir string, opts RowsOptions, run *runFiles) (*PartStats, error) {
-	s := &partSink{o: &outDir{final: dir, tmp: dir}, geneDT: run.colDT, run: run}
+// dir holds as links: their values, and where the header fixes its dtype
+// (geneDT is run.colDT) their gene indices; otherwise these go to col.bin
+// in geneDT (0: the first whole cell's).
+func writePlaced(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), dir string, opts RowsOptions, run *runFiles, geneDT DType) (*PartStats, error) {
+	links := []struct{ from, to string }{{run.dataName, partDataFile}, {run.colName, partColFile}}
+	if run.valuesOnly() {
+		links = links[:1]
+	}
+	for _, l := range links {
+		if err := os.Link(l.from, filepath.Join(dir, l.to)); err != nil {
+			return nil, errNoLink
+		}
+	}
+	s := &partSink{o: &outDir{final: dir, tmp: dir}, geneDT: geneDT, run: run}
 	s.meta.place = &placement{dataDT: run.dataDT, colDT: run.colDT, total: run.total, data: run.dataName, col: run.colName}
 	s.copier.arrays = true
 	defer s.close()
-	// The whole cells' writers are made at the first one, once its offset
-	// is known (placeCell); until then nothing is written to them.
+	// The whole cells' writers into the run's files are made at the first
+	// one, once its offset is known (placeCell); until then nothing is
+	// written to them.
 	s.bufs[0], s.bufs[1] = &bufWriter{w: io.Discard}, &bufWriter{w: io.Discard}
-	for i, name := range []string{partRowEndFile, partEdgeFile} {
+	names := []string{partRowEndFile, partEdgeFile}
+	if run.valuesOnly() {
+		names = append(names, partColFile)
+	}
+	for i, name := range names {
 		f, err := s.o.create(name)
 		if err != nil {
 			return nil, fmt.Errorf("SCDL part %s: %w", dir, err)
 		}
-		s.files[i+2], s.bufs[i+2] = f, newBufWriter(f)
+		k := []int{2, 3, 1}[i]
+		s.files[k], s.bufs[k] = f, newBufWriter(f)
 	}
 	s.asm.done = s.addCell
 	if err := runPass(ctx, newSource, false, s, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
@@ -134,6 +165,9 @@ func writePlaced(ctx context.Context, newSource func(counting bool) (dataset.Pay
 		return nil, fmt.Errorf("SCDL part %s: %w", dir, err)
 	}
 	for _, f := range []*os.File{run.data, run.col} {
+		if f == nil {
+			continue
+		}
 		if err := f.Sync(); err != nil {
 			return nil, fmt.Errorf("SCDL part %s: %w", dir, err)
 		}
@@ -148,6 +182,16 @@ func writePlaced(ctx context.Context, newSource func(counting bool) (dataset.Pay
 // values before the task's shards and those of the head's members here.
 func (s *partSink) placeCell(v *cellPart) error {
 	run, m := s.run, &s.meta
+	if run.valuesOnly() {
+		// The first whole cell's values give the dtype (addCell checks
+		// the others against it).
+		if m.cells == 0 {
+			m.place.dataDT = v.dtype
+			m.place.first = run.base + s.headV
+			s.bufs[0] = newBufWriter(io.NewOffsetWriter(run.data, int64(m.place.first)*int64(v.dtype.ItemSize())))
+		}
+		return nil
+	}
 	if v.dtype != run.dataDT {
 		return fmt.Errorf("%s: values of dtype %v, but the archive's data dtype is %v", v.where(), v.dtype, run.dataDT)
 	}
@@ -166,15 +210,21 @@ func (s *partSink) placeCell(v *cellPart) error {
 	return nil
 }
 
+// valuesOnly: no header fixes the arrays: the values alone are placed.
+func (run *runFiles) valuesOnly() bool { return run.colDT == 0 }
+
 // open creates (or opens: another task may have) the run's files in dir,
 // as long as the header says, and opens them for the task's writes.
 func (run *runFiles) open(dir, layout string) error {
 	run.dataName = filepath.Join(dir, ".scdl-"+layout+".data")
-	run.colName = filepath.Join(dir, ".scdl-"+layout+".col")
 	var err error
 	if run.data, err = openRunFile(run.dataName, run.total, run.dataDT); err != nil {
 		return err
 	}
+	if run.valuesOnly() {
+		return nil
+	}
+	run.colName = filepath.Join(dir, ".scdl-"+layout+".col")
 	if run.col, err = openRunFile(run.colName, run.total, run.colDT); err != nil {
 		run.close()
 		return err
@@ -182,13 +232,19 @@ func (run *runFiles) open(dir, layout string) error {
 	return nil
 }
 
+// openRunFile opens a run's file, creating it where no task has yet.
+// Where the header gives the length (dt is not 0), every task sets it, so
+// that a task's writes never find the file shorter than another's; the
+// values placed alone make the file as long as they reach, and the merge
+// cuts it to the archive's length.
 func openRunFile(name string, total uint64, dt DType) (*os.File, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	// Every task sets the same length, so that a task's writes never
-	// find the file shorter than another's.
+	if dt == 0 {
+		return f, nil
+	}
 	if err := f.Truncate(int64(total) * int64(dt.ItemSize())); err != nil {
 		f.Close()
 		return nil, err
@@ -363,17 +419,17 @@ func cmpErr(err, alt error) error {
 	return alt
 }
 
-// runFiles are the files the header fixes, or nil where the dataset has
-// no header (or one the merge will refuse: the task does not place).
+// runFiles are the files the header fixes, or the values' file alone
+// where the dataset has no header (or one the merge will refuse).
 func (c *countSink) runFiles() *runFiles {
+	run := &runFiles{base: c.values}
 	if c.header == nil {
-		return nil
+		return run
 	}
 	h, err := DecodeHeader(c.header)
 	if err != nil {
-		return nil
+		return run
 	}
-	run := &runFiles{base: c.values}
 	for _, a := range h.Arrays {
 		switch a.Name {
 		case ArrayData:
@@ -383,7 +439,7 @@ func (c *countSink) runFiles() *runFiles {
 		}
 	}
 	if !run.dataDT.Numeric() || !run.colDT.Unsigned() || run.total >= maxPartElems {
-		return nil
+		return &runFiles{base: c.values}
 	}
 	return run
 }

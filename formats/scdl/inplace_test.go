@@ -38,9 +38,10 @@ func writeRanges(t testing.TB, newSource func() (dataset.PayloadSource, error), 
 
 // TestWriteRangeMergesInPlace: for every dataset and split, parts written
 // by WriteRange merge into what WriteRows writes, byte for byte, or both
-// refuse the dataset. Where the dataset carries its header, every part is
-// written in place and the merge copies no byte: the archive's data.npy
-// and col_ptr.npy are the run's files, and their run names are gone.
+// refuse the dataset. Every part is written in place. Where the dataset
+// carries its header, the merge copies no byte: the archive's data.npy
+// and col_ptr.npy are the run's files; in a fresh archive data.npy is,
+// and only gene indices are copied. The run's names of its files are gone.
 func TestWriteRangeMergesInPlace(t *testing.T) {
 	ctx := context.Background()
 	for _, ds := range partDatasets(t) {
@@ -86,19 +87,26 @@ func TestWriteRangeMergesInPlace(t *testing.T) {
 						t.Errorf("stats %+v, want %+v", got, wantSt)
 					}
 					sameTree(t, single, out)
-					placed := want.Mode == ModeCells && !want.Fresh
 					for _, st := range pst {
-						if st.InPlace != placed {
-							t.Errorf("part %s: in place %v, want %v", st.Dir, st.InPlace, placed)
+						if !st.InPlace {
+							t.Errorf("part %s: not written in place", st.Dir)
 						}
 					}
-					if !placed {
+					if want.Mode != ModeCells {
 						return
 					}
-					if ms.CopiedBytes != 0 || ms.LinkedFiles < 2 {
+					arrays := []struct{ out, part string }{{DataFile, partDataFile}, {ColPtrFile, partColFile}}
+					if want.Fresh {
+						// The values alone are placed; the gene indices
+						// are copied (or converted), and only they.
+						arrays = arrays[:1]
+						if st, err := os.Stat(filepath.Join(out, ColPtrFile)); err != nil || ms.CopiedBytes > st.Size() || ms.LinkedFiles < 1 {
+							t.Errorf("merge stats %+v: want at most col_ptr.npy copied, data.npy linked", *ms)
+						}
+					} else if ms.CopiedBytes != 0 || ms.LinkedFiles < 2 {
 						t.Errorf("merge stats %+v: want no byte copied, the arrays linked", *ms)
 					}
-					for _, f := range []struct{ out, part string }{{DataFile, partDataFile}, {ColPtrFile, partColFile}} {
+					for _, f := range arrays {
 						a, err := os.Stat(filepath.Join(out, f.out))
 						if err != nil {
 							t.Fatal(err)
@@ -121,13 +129,15 @@ func TestWriteRangeMergesInPlace(t *testing.T) {
 }
 
 // placedDataset is a dataset with its header whose cells straddle shards.
-func placedDataset(t *testing.T) partDataset {
+func placedDataset(t *testing.T) partDataset { return namedDataset(t, "straddling") }
+
+func namedDataset(t *testing.T, name string) partDataset {
 	for _, ds := range partDatasets(t) {
-		if ds.name == "straddling" {
+		if ds.name == name {
 			return ds
 		}
 	}
-	t.Fatal("no straddling dataset")
+	t.Fatalf("no dataset %s", name)
 	return partDataset{}
 }
 
@@ -135,7 +145,11 @@ func placedDataset(t *testing.T) partDataset {
 // another machine: a copy, not a link to the run's files) has its share
 // copied into the archive's arrays, and the archive is still WriteRows'.
 func TestMergeInPlaceGathered(t *testing.T) {
-	ds := placedDataset(t)
+	t.Run("header", func(t *testing.T) { testMergeInPlaceGathered(t, placedDataset(t)) })
+	t.Run("fresh", func(t *testing.T) { testMergeInPlaceGathered(t, namedDataset(t, "fresh-mixed-dtypes")) })
+}
+
+func testMergeInPlaceGathered(t *testing.T, ds partDataset) {
 	ctx := context.Background()
 	single := filepath.Join(t.TempDir(), "single")
 	if _, err := WriteRows(ctx, func(bool) (dataset.PayloadSource, error) { return ds.newSource() }, single, RowsOptions{}); err != nil {
@@ -148,8 +162,16 @@ func TestMergeInPlaceGathered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m, err := loadPart(dirs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := m.meta.place
 	var want int64
 	for _, name := range []string{partDataFile, partColFile} {
+		if name == partColFile && pl.valuesOnly() {
+			continue // the part's own already
+		}
 		p := filepath.Join(dirs[1], name)
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -162,11 +184,7 @@ func TestMergeInPlaceGathered(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := loadPart(dirs[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = int64(pst[1].NNZ) * int64(m.meta.place.dataDT.ItemSize()+m.meta.place.colDT.ItemSize())
+	want = int64(pst[1].NNZ) * int64(pl.dataDT.ItemSize()+pl.colDT.ItemSize())
 	if want == 0 {
 		t.Fatal("the middle part has no whole cells")
 	}
@@ -176,7 +194,13 @@ func TestMergeInPlaceGathered(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTree(t, single, out)
-	if ms.CopiedBytes != want {
+	if pl.valuesOnly() {
+		// Its values, and every part's gene indices (or converted).
+		st, _ := os.Stat(filepath.Join(out, ColPtrFile))
+		if ms.CopiedBytes < want || ms.CopiedBytes > want+st.Size() {
+			t.Errorf("copied %d bytes, want the middle part's %d values' and gene indices", ms.CopiedBytes, want)
+		}
+	} else if ms.CopiedBytes != want {
 		t.Errorf("copied %d bytes, want the middle part's %d", ms.CopiedBytes, want)
 	}
 }

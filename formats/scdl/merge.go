@@ -99,7 +99,10 @@ func loadPart(dir string) (*mergePart, error) {
 	}
 	m := p.meta
 	dataSize, colSize := int64(m.nnz)*int64(m.dataDT.ItemSize()), int64(m.nnz)*int64(m.colDT.ItemSize())
-	if pl := m.place; pl != nil {
+	atLeast := false // the run's data file, which values placed alone make as long as they reach
+	if pl := m.place; pl != nil && pl.valuesOnly() {
+		dataSize, atLeast = int64(pl.first+m.nnz)*int64(pl.dataDT.ItemSize()), true
+	} else if pl != nil {
 		// Links to the run's files, which hold every task's cells.
 		dataSize, colSize = int64(pl.total)*int64(pl.dataDT.ItemSize()), int64(pl.total)*int64(pl.colDT.ItemSize())
 	}
@@ -127,7 +130,7 @@ func loadPart(dir string) (*mergePart, error) {
 			return nil, p.errorf(w.name, -1, "not a regular file")
 		case st.Size() < w.size:
 			return nil, p.errorf(w.name, st.Size(), "the file ends, %d bytes short of the %d the part describes: truncated", w.size-st.Size(), w.size)
-		case st.Size() > w.size:
+		case st.Size() > w.size && !(atLeast && w.name == partDataFile):
 			return nil, p.errorf(w.name, w.size, "%d bytes more than the %d the part describes", st.Size()-w.size, w.size)
 		}
 	}
@@ -152,7 +155,8 @@ func loadPart(dir string) (*mergePart, error) {
 // Parts written in place (WriteRange) hold the run's array files, whose
 // whole cells are where the archive has them: the merge writes only the
 // edge cells into them and row_ptr.npy beside them, makes them the
-// archive's data.npy and col_ptr.npy (hard links; CopiedBytes stays 0),
+// archive's data.npy and col_ptr.npy (hard links; CopiedBytes stays 0;
+// in a fresh archive only data.npy, the gene indices copied as above),
 // and removes the run's names of them once the archive is in place. Such
 // parts share their files with the archive, so they are used up by the
 // merge. A part whose files are not the first part's (gathered from
@@ -196,8 +200,11 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 		// The run's names of its files: a task run again must not write
 		// into the archive's arrays.
 		for _, p := range ps {
-			os.Remove(p.meta.place.data)
-			os.Remove(p.meta.place.col)
+			for _, name := range []string{p.meta.place.data, p.meta.place.col} {
+				if name != "" {
+					os.Remove(name)
+				}
+			}
 		}
 	}
 	return st, mg.ms, nil
@@ -262,9 +269,17 @@ func (mg *merger) run(out string) (*RowsStats, error) {
 		return st, commitArchive(o, st)
 	case other > 0:
 		return nil, fmt.Errorf("%s: beside cells (%s): %w", firstOther, firstCell, ErrNotCell)
-	case meta == 0 && mg.inPlace:
-		return nil, fmt.Errorf("%s: %s: written in place, but the parts carry no %s%s: %w", name, mg.parts[0].dir, MetaPrefix, HeaderFile, ErrPart)
-	case meta == 0:
+	case mg.inPlace:
+		// Tasks that saw the header placed the gene indices too; those
+		// that saw none, the values alone.
+		for _, p := range mg.parts {
+			if p.meta.place.valuesOnly() != (meta == 0) {
+				return nil, p.errorf(PartMetaFile, -1, "written in place as if the dataset had %s%s (%v), but the parts carry %d files under %s",
+					MetaPrefix, HeaderFile, !p.meta.place.valuesOnly(), meta, MetaPrefix)
+			}
+		}
+	}
+	if meta == 0 {
 		return mg.fresh(o, name, st)
 	}
 	// Cells with the archive's other files: those as they are, the arrays
@@ -446,8 +461,11 @@ func (mg *merger) edgePart(p *mergePart, edges *os.File, row int64, x edgeMember
 // them.
 func (mg *merger) whole(k int, p *mergePart, w *arrayWriter) error {
 	m := p.meta
-	if m.place != nil {
+	if m.place != nil && !m.place.valuesOnly() {
 		return mg.placed(p, w)
+	}
+	if m.place != nil {
+		return mg.valuesPlaced(k, p, w)
 	}
 	if m.dataDT != w.dataDT {
 		return fmt.Errorf("%s: %s: values of dtype %v, but the archive's data dtype is %v", p.dir, m.dataWhere, m.dataDT, w.dataDT)
@@ -586,7 +604,11 @@ func (mg *merger) fresh(o *outDir, name string, st *RowsStats) (*RowsStats, erro
 		nrows: uint64(plan.cells), nnz: plan.nnz}
 	var bufs [3]*bufWriter
 	for i, name := range []string{DataFile, RowPtrFile, ColPtrFile} {
-		f, err := o.create(name)
+		create := o.create
+		if i == 0 && mg.inPlace {
+			create = mg.runData(o)
+		}
+		f, err := create(name)
 		if err != nil {
 			w.close()
 			return nil, err
@@ -599,6 +621,15 @@ func (mg *merger) fresh(o *outDir, name string, st *RowsStats) (*RowsStats, erro
 	cells, err := mg.cells(w)
 	if err != nil {
 		return nil, err
+	}
+	if mg.inPlace {
+		// The run's file may reach past the values (a stale run's).
+		if err := w.data.flush(); err != nil {
+			return nil, err
+		}
+		if err := w.files[0].Truncate(int64(w.total) * int64(w.dataDT.ItemSize())); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.finish(cells); err != nil {
 		return nil, err
@@ -770,6 +801,65 @@ func (mg *merger) freshPlan(name string) (*freshPlan, error) {
 	}
 	plan.nGenes = max(int(nGenes), int(maxGene)+1)
 	return &plan, nil
+}
+
+// runData opens data.npy as the run's data file, linked from the first
+// part's link (or, on another file system, made empty, every part's
+// share then copied).
+func (mg *merger) runData(o *outDir) func(rel string) (*os.File, error) {
+	return func(rel string) (*os.File, error) {
+		dst := filepath.Join(o.tmp, rel)
+		if err := linkFile(mg.parts[0].path(partDataFile), dst); err != nil {
+			return o.create(rel)
+		}
+		st, err := os.Stat(dst)
+		if err != nil {
+			return nil, err
+		}
+		mg.ms.LinkedFiles++
+		mg.ms.LinkedBytes += st.Size()
+		return os.OpenFile(dst, os.O_WRONLY, 0)
+	}
+}
+
+// valuesPlaced takes a part's whole cells whose values alone were
+// written in place (a fresh archive): the values are in data.npy (a part
+// gathered from another machine has its share copied), the gene indices
+// are copied or converted from col.bin as any part's, the row ends
+// shifted; the writer moves on past the values.
+func (mg *merger) valuesPlaced(k int, p *mergePart, w *arrayWriter) error {
+	m, pl := p.meta, p.meta.place
+	if m.dataDT != w.dataDT {
+		return fmt.Errorf("%s: %s: values of dtype %v, but the archive's data dtype is %v", p.dir, m.dataWhere, m.dataDT, w.dataDT)
+	}
+	if pl.first != w.total {
+		return p.errorf(PartMetaFile, -1, "its whole cells were written at value %d, but the cells before them end at value %d: the tasks did not see the same dataset", pl.first, w.total)
+	}
+	if err := w.data.flush(); err != nil {
+		return err
+	}
+	item := int64(w.dataDT.ItemSize())
+	same, err := sameFile(w.files[0], p.path(partDataFile))
+	if err != nil {
+		return fmt.Errorf("SCDL part %s: %w", p.dir, err)
+	}
+	if !same && m.nnz > 0 {
+		if err := mg.copyShare(w.files[0], p, partDataFile, int64(pl.first)*item, int64(m.nnz)*item); err != nil {
+			return err
+		}
+	}
+	if m.colDT == w.colDT {
+		if err := mg.copyRange(w.colPtr, w.files[2], p, partColFile); err != nil {
+			return err
+		}
+	} else if err := mg.convertGenes(k, p, w); err != nil {
+		return err
+	}
+	if err := mg.shiftRowEnds(p, w); err != nil {
+		return err
+	}
+	w.data.w = io.NewOffsetWriter(w.files[0], int64(w.total)*item)
+	return nil
 }
 
 // placedArrays is newArrayWriter for parts written in place: data.npy and

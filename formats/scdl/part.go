@@ -335,7 +335,7 @@ func (s *partSink) addCell(v, g, j *cellPart) error {
 			if err != nil {
 				return err
 			}
-			if x > limit && s.run != nil {
+			if x > limit && s.run != nil && !s.run.valuesOnly() {
 				return fmt.Errorf("%s: gene index %d does not fit col_ptr's dtype %v (the header's)", g.where(), x, s.geneDT)
 			}
 			if x > limit {

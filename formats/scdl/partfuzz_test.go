@@ -41,11 +41,11 @@ func FuzzDecodePartMeta(f *testing.F) {
 		},
 	}
 	n := 0
-	for i, newSource := range append(sources, sources[0]) {
+	for i, newSource := range append(sources, sources...) {
 		src, _ := newSource()
 		write := writeParts
-		if i == len(sources) {
-			write = writeRanges // parts written in place
+		if i >= len(sources) {
+			write = writeRanges // parts written in place (the fresh one's values alone)
 		}
 		dirs, _, err := write(f, newSource, []int{0, 1, 2, src.NumShards()}, f.TempDir())
 		if err != nil {

@@ -82,13 +82,19 @@ type partMeta struct {
 
 // placement is where a part written in place (WriteRange) put its whole
 // cells: into the run's two array files, which data.bin and col.bin are
-// hard links to, at the value offset first (first + nnz <= total).
+// hard links to, at the value offset first (first + nnz <= total). Where
+// the dataset has no header (a fresh archive), only the values are
+// placed, into the run's data file: colDT is 0, total 0 (no task knows
+// it) and col empty; col.bin is the part's own, as WritePart writes it.
 type placement struct {
 	dataDT, colDT DType  // the header's: the array files' dtypes
 	total         uint64 // the header's values: the files' length in elements
 	first         uint64
 	data, col     string // the run's names of the files, removed once merged
 }
+
+// valuesOnly: the part placed its values alone (no header).
+func (pl *placement) valuesOnly() bool { return pl.colDT == 0 }
 
 // partFile is a file beside the cells: files/<index> in the part.
 type partFile struct {
@@ -442,6 +448,15 @@ func (d *metaDecoder) placement(m *partMeta) {
 	pl.data = d.str("run data file")
 	pl.col = d.str("run col file")
 	if d.err != nil {
+		return
+	}
+	if pl.valuesOnly() {
+		d.check(pl.dataDT.Numeric() || pl.dataDT == 0 && m.cells == 0, "run values of dtype %v", pl.dataDT)
+		d.check(pl.total == 0 && pl.col == "", "values placed alone, yet a run of %d values and a col file %q", pl.total, pl.col)
+		d.check(pl.first < maxPartElems, "values at value %d", pl.first)
+		d.check(m.cells == 0 || m.dataDT == pl.dataDT, "whole cells of dtype %v in a run file of %v", m.dataDT, pl.dataDT)
+		d.check(pl.data != "", "the run's data file is not named")
+		m.place = pl
 		return
 	}
 	d.check(pl.dataDT.Numeric() && pl.colDT.Unsigned(), "run arrays of dtypes %v and %v: want a numeric one and an unsigned one", pl.dataDT, pl.colDT)
