@@ -994,3 +994,27 @@ func TestMergeFilterOnlyOnRepeats(t *testing.T) {
 		t.Errorf("runs %v, want one without the filter, then one with it", runs)
 	}
 }
+
+// TestMergeDamagedKeepsArchive: a part found damaged only at the end of
+// its rows file (the merge no longer reads every rows file before it
+// starts the archive) leaves an archive it was to replace as it was, its
+// index and shards alike.
+func TestMergeDamagedKeepsArchive(t *testing.T) {
+	_, parts := goodParts(t)
+	out := filepath.Join(t.TempDir(), "merged.barecat")
+	mk := archiveSource(t, makeArchive(t, genFiles(4, 300, 500), nil))
+	if _, err := WriteRows(context.Background(), mk(), out, RowsOptions{ShardSize: 500}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(out)
+	before := treeSums(t, []string{dir})
+	bad := copyDir(t, parts[2])
+	flip(t, filepath.Join(bad, "rows"), -2) // the checksum
+	_, _, err := MergeParts(context.Background(), []string{parts[0], parts[1], bad}, out, RowsOptions{ShardSize: 1500, Overwrite: true})
+	if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("%v, want the checksum's ErrPart", err)
+	}
+	if after := treeSums(t, []string{dir}); fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("the archive's directory changed: %d files, %d before", len(after), len(before))
+	}
+}
