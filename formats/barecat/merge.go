@@ -155,7 +155,7 @@ type mergePart struct {
 	shards []string // its local shard files, as found on disk
 	sizes  []int64  // and their sizes
 	first  int      // the archive's number of its local shard 0
-	f      *os.File // the rows file, open from planMerge to replay
+	f      *os.File // the rows file, open while replay reads it
 	pr     *partReader
 }
 
@@ -186,11 +186,11 @@ func (mp *mergePart) open() (*os.File, *partReader, error) {
 var openRows = os.Open
 
 // planMerge cuts the archive's shards from the parts' local shards as
-// they are on disk, found by name, and opens each part's rows file (its
-// header checked). It does not read the rows: replay reads each rows file
-// once, and at its end checks that the summary lists exactly the local
-// shards found here, with their sizes. The part is then known sound only
-// once replayed; nothing appears at the output before every part is.
+// they are on disk, found by name, and checks that each part has a rows
+// file. It does not read the rows: replay reads each rows file once, and
+// at its end checks that the summary lists exactly the local shards found
+// here, with their sizes. The part is then known sound only once
+// replayed; nothing appears at the output before every part is.
 func planMerge(ctx context.Context, dirs []string, shardSize int64) (*mergePlan, error) {
 	plan := &mergePlan{size: shardSize, limit: shardSize}
 	if plan.limit == 0 {
@@ -203,10 +203,14 @@ func planMerge(ctx context.Context, dirs []string, shardSize int64) (*mergePlan,
 		}
 		mp := &mergePart{dir: dir, rows: filepath.Join(dir, partRowsName), first: len(plan.shards)}
 		plan.parts = append(plan.parts, mp)
-		var err error
-		if mp.f, mp.pr, err = mp.open(); err != nil {
+		// Opened in replay, one part at a time: a merge of many parts
+		// does not hold a file open for each.
+		if _, err := os.Stat(mp.rows); err != nil {
 			plan.close()
-			return nil, err
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%s: no rows file (not a part, or an incomplete one): %w", mp.dir, ErrPart)
+			}
+			return nil, fmt.Errorf("%w (%w)", err, ErrPart)
 		}
 		for j := 0; ; j++ {
 			name := filepath.Join(dir, partShardName(j))
@@ -283,6 +287,10 @@ func (plan *mergePlan) replay(ctx context.Context, w *Writer, out string, ms *Me
 	defer plan.close()
 	stats := &RowsStats{Output: out, Skipped: map[string]int64{}}
 	for _, mp := range plan.parts {
+		var err error
+		if mp.f, mp.pr, err = mp.open(); err != nil {
+			return nil, err
+		}
 		if err := plan.replayPart(ctx, w, mp, stats); err != nil {
 			return nil, err
 		}

@@ -900,15 +900,26 @@ func TestWritePartBytesInFiles(t *testing.T) {
 }
 
 // TestMergeReadsRowsOnce: the merge reads each part's rows file once
-// (it took a first pass over every one to plan the shards), and the
+// (it took a first pass over every one to plan the shards), one at a
+// time (a merge of many parts holds no file open for each), and the
 // archive is still the single run's.
 func TestMergeReadsRowsOnce(t *testing.T) {
 	single, parts := goodParts(t)
 	opens := map[string]int{}
+	var opened []*os.File
 	defer func(f func(string) (*os.File, error)) { openRows = f }(openRows)
 	openRows = func(name string) (*os.File, error) {
 		opens[name]++
-		return os.Open(name)
+		for _, f := range opened {
+			if f.Fd() != ^uintptr(0) {
+				t.Errorf("%s opened while %s is open", name, f.Name())
+			}
+		}
+		f, err := os.Open(name)
+		if err == nil {
+			opened = append(opened, f)
+		}
+		return f, err
 	}
 	out := filepath.Join(t.TempDir(), "merged.barecat")
 	if _, _, err := MergeParts(context.Background(), parts, out, RowsOptions{ShardSize: 1500}); err != nil {
