@@ -264,9 +264,7 @@ func (run *runFiles) close() {
 
 // countBefore is a task's first pass: the values of the cells' members
 // in the shards before the task's, and the header, looked for there, then
-// in the shards from the task's on until it is found (where the dataset
-// has its files beside the cells first, as every layout this package
-// writes, in the first shard).
+// in the shards from the task's on until it is found.
 func countBefore(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), lo int, opts RowsOptions) (*countSink, error) {
 	c := &countSink{}
 	shards := func(lo, hi int) func(bool) (dataset.PayloadSource, error) {
@@ -295,10 +293,24 @@ func countBefore(ctx context.Context, newSource func(counting bool) (dataset.Pay
 	if c.header != nil {
 		return c, nil
 	}
+	// Where the layouts put it first: in the task's first shard (the
+	// files beside the cells first, as this package writes them), then
+	// in the last (rows sorted by path, scdlmeta/ after the cells'
+	// digits), then in those between, so that a task seldom lists the
+	// shards after its own.
 	c.headerOnly = true
-	err := runPass(ctx, shards(lo, len(c.shards)), true, c, dataset.Options{Workers: opts.Workers})
-	if err != nil && !errors.Is(err, errHeaderFound) {
-		return nil, err
+	n := len(c.shards)
+	for _, r := range [][2]int{{lo, min(lo+1, n)}, {max(n-1, lo+1), n}, {lo + 1, n - 1}} {
+		if r[0] >= r[1] {
+			continue
+		}
+		err := runPass(ctx, shards(r[0], r[1]), true, c, dataset.Options{Workers: opts.Workers})
+		if errors.Is(err, errHeaderFound) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
