@@ -56,7 +56,28 @@ type MergeStats struct {
 // when complete (opts.Overwrite as for WriteRows); the parts are not
 // changed. It returns the RowsStats WriteRows would, but for the number
 // of shards.
+//
+// The index is built without the Writer's filter of the paths added
+// (which costs a lookup a row): a repeated path or a path both a file and
+// a directory is then found at Close, where the index is complete. Only
+// then is the merge run again with the filter, which stops at the row
+// and names its part.
 func MergeParts(ctx context.Context, parts []string, out string, opts RowsOptions) (*RowsStats, *MergeStats, error) {
+	st, ms, err := mergeArchive(ctx, parts, out, opts, false)
+	if err != nil && ctx.Err() == nil && (errors.Is(err, ErrDuplicate) || errors.Is(err, ErrDuplicatePath) || errors.Is(err, ErrConflict)) {
+		return mergeArchive(ctx, parts, out, opts, true)
+	}
+	return st, ms, err
+}
+
+// mergeRun, where a test sets it, is told of each run of mergeArchive.
+var mergeRun func(filtered bool)
+
+// mergeArchive is MergeParts, with the Writer's filter of paths or without.
+func mergeArchive(ctx context.Context, parts []string, out string, opts RowsOptions, filtered bool) (*RowsStats, *MergeStats, error) {
+	if mergeRun != nil {
+		mergeRun(filtered)
+	}
 	if len(parts) == 0 {
 		return nil, nil, fmt.Errorf("barecat: merging into %s: no parts: %w", out, ErrPart)
 	}
@@ -67,9 +88,13 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 	if err != nil {
 		return nil, nil, err
 	}
+	defer plan.close()
 	w, err := CreateContext(ctx, out, WriterOptions{ShardSizeLimit: opts.ShardSize, Overwrite: opts.Overwrite, Memory: opts.Memory})
 	if err != nil {
 		return nil, nil, err
+	}
+	if !filtered {
+		w.dropFilter()
 	}
 	ms := &MergeStats{Parts: len(parts)}
 	tmps := make([]string, len(plan.shards))
@@ -118,7 +143,8 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 // mergePlan is what the parts' rows files say: each part's local shards,
 // and the archive's shards as ranges of them.
 type mergePlan struct {
-	limit  int64
+	size   int64 // the shard size limit the parts must have been written with
+	limit  int64 // and as a bound
 	parts  []*mergePart
 	shards []outShard
 }
@@ -126,9 +152,11 @@ type mergePlan struct {
 type mergePart struct {
 	dir    string
 	rows   string   // its rows file
-	shards []string // its local shard files
+	shards []string // its local shard files, as found on disk
+	sizes  []int64  // and their sizes
 	first  int      // the archive's number of its local shard 0
-	sum    *partSummary
+	f      *os.File // the rows file, open while replay reads it
+	pr     *partReader
 }
 
 // outShard is one shard of the archive: a part's local shard whole.
@@ -139,7 +167,7 @@ type outShard struct {
 
 // openPart opens a part's rows file for reading.
 func (mp *mergePart) open() (*os.File, *partReader, error) {
-	f, err := os.Open(mp.rows)
+	f, err := openRows(mp.rows)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, fmt.Errorf("%s: no rows file (not a part, or an incomplete one): %w", mp.dir, ErrPart)
@@ -154,98 +182,138 @@ func (mp *mergePart) open() (*os.File, *partReader, error) {
 	return f, pr, nil
 }
 
-// planMerge reads every part's rows file through, checks it and its
-// local shards, and cuts the archive's shards.
+// openRows opens a part's rows file; tests count the opens.
+var openRows = os.Open
+
+// planMerge cuts the archive's shards from the parts' local shards as
+// they are on disk, found by name, and checks that each part has a rows
+// file. It does not read the rows: replay reads each rows file once, and
+// at its end checks that the summary lists exactly the local shards found
+// here, with their sizes. The part is then known sound only once
+// replayed; nothing appears at the output before every part is.
 func planMerge(ctx context.Context, dirs []string, shardSize int64) (*mergePlan, error) {
-	plan := &mergePlan{limit: shardSize}
+	plan := &mergePlan{size: shardSize, limit: shardSize}
 	if plan.limit == 0 {
 		plan.limit = UnlimitedShardSize
 	}
 	for _, dir := range dirs {
-		mp := &mergePart{dir: dir, rows: filepath.Join(dir, partRowsName), first: len(plan.shards)}
-		plan.parts = append(plan.parts, mp)
-		f, pr, err := mp.open()
-		if err != nil {
+		if err := ctx.Err(); err != nil {
+			plan.close()
 			return nil, err
 		}
-		for n := 0; ; n++ {
-			if n%4096 == 0 && ctx.Err() != nil {
-				f.Close()
-				return nil, ctx.Err()
+		mp := &mergePart{dir: dir, rows: filepath.Join(dir, partRowsName), first: len(plan.shards)}
+		plan.parts = append(plan.parts, mp)
+		// Opened in replay, one part at a time: a merge of many parts
+		// does not hold a file open for each.
+		if _, err := os.Stat(mp.rows); err != nil {
+			plan.close()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%s: no rows file (not a part, or an incomplete one): %w", mp.dir, ErrPart)
 			}
-			at := pr.off
-			r, _, _, err := pr.next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return nil, err
-			}
-			if r.kind == recFile && r.size > plan.limit {
-				f.Close()
-				return nil, pr.errAt(at, "file %s of %d bytes, past the shard size limit %d", human.Name(r.path), r.size, plan.limit)
-			}
+			return nil, fmt.Errorf("%w (%w)", err, ErrPart)
 		}
-		f.Close()
-		mp.sum = pr.sum
-		if mp.sum.shardSize != shardSize {
-			return nil, fmt.Errorf("%s: written with shard size %d, merged with %d: %w", mp.rows, mp.sum.shardSize, shardSize, ErrPart)
-		}
-		for j, want := range mp.sum.shards {
+		for j := 0; ; j++ {
 			name := filepath.Join(dir, partShardName(j))
 			st, err := os.Stat(name)
+			if errors.Is(err, fs.ErrNotExist) {
+				break
+			}
 			switch {
 			case err != nil:
+				plan.close()
 				return nil, fmt.Errorf("%s: local shard %d: %w (%w)", dir, j, err, ErrPart)
 			case !st.Mode().IsRegular():
+				plan.close()
 				return nil, fmt.Errorf("%s: not a regular file: %w", name, ErrPart)
-			case st.Size() != want:
-				return nil, fmt.Errorf("%s: %d bytes, the rows file says %d (truncated or changed): %w", name, st.Size(), want, ErrPart)
-			case want > plan.limit:
-				return nil, fmt.Errorf("%s: %d bytes, past the shard size limit %d: %w", name, want, plan.limit, ErrPart)
+			case st.Size() > plan.limit:
+				plan.close()
+				return nil, fmt.Errorf("%s: %d bytes, past the shard size limit %d: %w", name, st.Size(), plan.limit, ErrPart)
+			case j >= maxPartShards:
+				plan.close()
+				return nil, fmt.Errorf("%s: more than %d local shards: %w", dir, maxPartShards, ErrPart)
 			}
 			mp.shards = append(mp.shards, name)
-			plan.shards = append(plan.shards, outShard{part: len(plan.parts) - 1, shard: j, size: want})
-		}
-		if _, err := os.Stat(filepath.Join(dir, partShardName(len(mp.shards)))); err == nil {
-			return nil, fmt.Errorf("%s: %s, which the rows file does not list: %w", dir, partShardName(len(mp.shards)), ErrPart)
+			mp.sizes = append(mp.sizes, st.Size())
+			plan.shards = append(plan.shards, outShard{part: len(plan.parts) - 1, shard: j, size: st.Size()})
 		}
 	}
 	return plan, nil
+}
+
+// close closes the rows files planMerge opened.
+func (plan *mergePlan) close() {
+	for _, mp := range plan.parts {
+		if mp.f != nil {
+			mp.f.Close()
+			mp.f = nil
+		}
+	}
+}
+
+// checkShards compares the local shards a part's rows file lists (its
+// summary, once read) with those planMerge found.
+func (mp *mergePart) checkShards(shardSize int64) error {
+	sum := mp.pr.sum
+	if sum.shardSize != shardSize {
+		return fmt.Errorf("%s: written with shard size %d, merged with %d: %w", mp.rows, sum.shardSize, shardSize, ErrPart)
+	}
+	for j, want := range sum.shards {
+		if j >= len(mp.shards) {
+			_, err := os.Stat(filepath.Join(mp.dir, partShardName(j)))
+			return fmt.Errorf("%s: local shard %d: %w (%w)", mp.dir, j, cmpOr(err, fs.ErrNotExist), ErrPart)
+		}
+		if got := mp.sizes[j]; got != want {
+			return fmt.Errorf("%s: %d bytes, the rows file says %d (truncated or changed): %w", mp.shards[j], got, want, ErrPart)
+		}
+	}
+	if n := len(sum.shards); n < len(mp.shards) {
+		return fmt.Errorf("%s: %s, which the rows file does not list: %w", mp.dir, partShardName(n), ErrPart)
+	}
+	return nil
+}
+
+// cmpOr is err, or alt where err is nil.
+func cmpOr(err, alt error) error {
+	if err != nil {
+		return err
+	}
+	return alt
 }
 
 // replay puts every part's rows into the index, in order, as WriteRows'
 // sink does with the source's rows: the Writer decides duplicates,
 // conflicts and the directories' counts.
 func (plan *mergePlan) replay(ctx context.Context, w *Writer, out string, ms *MergeStats) (*RowsStats, error) {
+	defer plan.close()
 	stats := &RowsStats{Output: out, Skipped: map[string]int64{}}
 	for _, mp := range plan.parts {
-		f, pr, err := mp.open()
-		if err != nil {
+		var err error
+		if mp.f, mp.pr, err = mp.open(); err != nil {
 			return nil, err
 		}
-		err = replayPart(ctx, w, mp, pr, stats)
-		f.Close()
-		if err != nil {
+		if err := plan.replayPart(ctx, w, mp, stats); err != nil {
 			return nil, err
 		}
-		for k, n := range mp.sum.skipped {
+		mp.f.Close()
+		mp.f = nil
+		for k, n := range mp.pr.sum.skipped {
 			stats.Skipped[k] += n
 		}
-		ms.Rows += mp.sum.records
+		ms.Rows += mp.pr.sum.records
 	}
 	return stats, nil
 }
 
-func replayPart(ctx context.Context, w *Writer, mp *mergePart, pr *partReader, stats *RowsStats) error {
+func (plan *mergePlan) replayPart(ctx context.Context, w *Writer, mp *mergePart, stats *RowsStats) error {
+	pr := mp.pr
 	for n := int64(0); ; n++ {
 		if n%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
+		at := pr.off
 		r, ls, off, err := pr.next()
 		if err == io.EOF {
-			return nil
+			return mp.checkShards(plan.size)
 		}
 		if err != nil {
 			return err
@@ -262,6 +330,18 @@ func replayPart(ctx context.Context, w *Writer, mp *mergePart, pr *partReader, s
 				stats.Dirs++
 			}
 			continue
+		}
+		if r.size > plan.limit {
+			return pr.errAt(at, "file %s of %d bytes, past the shard size limit %d", human.Name(r.path), r.size, plan.limit)
+		}
+		// The summary, at the end, says whether the local shards are
+		// those found; a file must lie in one of them before that.
+		switch {
+		case ls >= len(mp.shards):
+			_, err := os.Stat(filepath.Join(mp.dir, partShardName(ls)))
+			return fmt.Errorf("%s: local shard %d: %w (%w)", mp.dir, ls, cmpOr(err, fs.ErrNotExist), ErrPart)
+		case off+r.size > mp.sizes[ls]:
+			return fmt.Errorf("%s: %d bytes, the rows file says %d or more (truncated or changed): %w", mp.shards[ls], mp.sizes[ls], off+r.size, ErrPart)
 		}
 		err = w.AddExternal(File{Path: r.path, Shard: mp.first + ls, Offset: off, Size: r.size, CRC32C: r.crc, HasCRC: true,
 			Mode: r.mode, HasMode: r.flags&hasMode != 0, UID: r.uid, HasUID: r.flags&hasUID != 0,

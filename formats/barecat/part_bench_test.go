@@ -103,3 +103,49 @@ func benchMerge(b *testing.B, parts []string, size int64) {
 	b.ReportMetric(float64(ms.BytesLinked), "bytes-linked/op")
 	b.ReportMetric(float64(ms.ShardsCopied), "shards-copied/op")
 }
+
+// BenchmarkMerge4Rows merges 4 parts of 100k small files each (0 to 64
+// bytes): the index's work, which the payload does not hide.
+func BenchmarkMerge4Rows(b *testing.B) {
+	files := genFiles(11, 400_000, 64)
+	var size int64
+	for _, f := range files {
+		size += int64(len(f.data))
+	}
+	mk := archiveSource(b, makeArchive(b, files, nil))
+	n := mk().NumShards()
+	opts := RowsOptions{ShardSize: 4 << 20}
+	var parts []string
+	for k := range 4 {
+		dir := filepath.Join(b.TempDir(), fmt.Sprint("part", k))
+		os.Mkdir(dir, 0o755)
+		src, err := dataset.Slice(mk(), k*n/4, (k+1)*n/4)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := WritePart(context.Background(), src, dir, opts); err != nil {
+			b.Fatal(err)
+		}
+		parts = append(parts, dir)
+	}
+	b.Run("one", func(b *testing.B) {
+		dir := b.TempDir()
+		for i := 0; b.Loop(); i++ {
+			out := filepath.Join(dir, fmt.Sprintf("out%d.barecat", i))
+			if _, err := WriteRows(context.Background(), mk(), out, opts); err != nil {
+				b.Fatal(err)
+			}
+			removeArchive(b, out)
+		}
+	})
+	b.Run("merge", func(b *testing.B) {
+		dir := b.TempDir()
+		for i := 0; b.Loop(); i++ {
+			out := filepath.Join(dir, fmt.Sprintf("out%d.barecat", i))
+			if _, _, err := MergeParts(context.Background(), parts, out, opts); err != nil {
+				b.Fatal(err)
+			}
+			removeArchive(b, out)
+		}
+	})
+}

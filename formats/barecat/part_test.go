@@ -898,3 +898,134 @@ func TestWritePartBytesInFiles(t *testing.T) {
 		t.Fatalf("verify: %v %v", err, rep.Problems)
 	}
 }
+
+// TestMergeReadsRowsOnce: the merge reads each part's rows file once
+// (it took a first pass over every one to plan the shards), one at a
+// time (a merge of many parts holds no file open for each), and the
+// archive is still the single run's.
+func TestMergeReadsRowsOnce(t *testing.T) {
+	single, parts := goodParts(t)
+	opens := map[string]int{}
+	var opened []*os.File
+	defer func(f func(string) (*os.File, error)) { openRows = f }(openRows)
+	openRows = func(name string) (*os.File, error) {
+		opens[name]++
+		for _, f := range opened {
+			if f.Fd() != ^uintptr(0) {
+				t.Errorf("%s opened while %s is open", name, f.Name())
+			}
+		}
+		f, err := os.Open(name)
+		if err == nil {
+			opened = append(opened, f)
+		}
+		return f, err
+	}
+	out := filepath.Join(t.TempDir(), "merged.barecat")
+	if _, _, err := MergeParts(context.Background(), parts, out, RowsOptions{ShardSize: 1500}); err != nil {
+		t.Fatal(err)
+	}
+	sameArchive(t, single, out, false)
+	for _, p := range parts {
+		if n := opens[filepath.Join(p, partRowsName)]; n != 1 {
+			t.Errorf("%s: rows file opened %d times, want 1", p, n)
+		}
+	}
+}
+
+// TestPartReaderAllocs: reading a rows file allocates each record's path
+// and nothing else (it allocated its length's description and the path
+// twice), so the merge's pass over the rows costs little beside the index.
+func TestPartReaderAllocs(t *testing.T) {
+	var buf bytes.Buffer
+	pw := newPartWriter(&buf, 0)
+	if err := pw.shard(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000
+	for i := range n {
+		f := File{Path: fmt.Sprintf("set%d/sample%06d.jpg", i%3, i), Size: int64(i), Mode: 0o644, HasMode: true, MtimeNs: int64(i) << 40, HasMtime: true}
+		if err := pw.file(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pw.close(); err != nil {
+		t.Fatal(err)
+	}
+	rows := buf.Bytes()
+	var got int
+	allocs := testing.AllocsPerRun(3, func() {
+		pr, err := newPartReader(bytes.NewReader(rows), "rows")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for got = 0; ; got++ {
+			if _, _, _, err := pr.next(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if got != n {
+		t.Fatalf("%d records read, want %d", got, n)
+	}
+	// The reader's buffer and its few fields are allocated once.
+	if per := allocs / n; per > 1.05 {
+		t.Errorf("%.2f allocations a record, want 1 (its path)", per)
+	}
+}
+
+// TestMergeFilterOnlyOnRepeats: a merge builds the index without the
+// filter of paths (it looked each row up in it), and runs again with it
+// only where Close finds a repeated path, so that the error still names
+// the part and the path.
+func TestMergeFilterOnlyOnRepeats(t *testing.T) {
+	single, parts := goodParts(t)
+	var runs []bool
+	defer func() { mergeRun = nil }()
+	mergeRun = func(filtered bool) { runs = append(runs, filtered) }
+	out := filepath.Join(t.TempDir(), "merged.barecat")
+	if _, _, err := MergeParts(context.Background(), parts, out, RowsOptions{ShardSize: 1500}); err != nil {
+		t.Fatal(err)
+	}
+	sameArchive(t, single, out, false)
+	if !slices.Equal(runs, []bool{false}) {
+		t.Errorf("runs %v, want one without the filter", runs)
+	}
+
+	runs = nil
+	shards := [][]dataset.Row{{fileRow("a/x", "1", 1)}, {fileRow("b", "2", 1)}, {fileRow("a/x", "3", 1)}}
+	mk := func() dataset.PayloadSource { return newMemSource(t, shards) }
+	dirs, _, _, err := runParts(t, mk, []int{0, 1, 3}, filepath.Join(t.TempDir(), "dup.barecat"), RowsOptions{})
+	if !errors.Is(err, ErrDuplicatePath) || !strings.Contains(err.Error(), `"a/x"`) || !strings.Contains(err.Error(), dirs[1]) {
+		t.Errorf("%v: want the repeated path and its part %s", err, dirs[1])
+	}
+	if !slices.Equal(runs, []bool{false, true}) {
+		t.Errorf("runs %v, want one without the filter, then one with it", runs)
+	}
+}
+
+// TestMergeDamagedKeepsArchive: a part found damaged only at the end of
+// its rows file (the merge no longer reads every rows file before it
+// starts the archive) leaves an archive it was to replace as it was, its
+// index and shards alike.
+func TestMergeDamagedKeepsArchive(t *testing.T) {
+	_, parts := goodParts(t)
+	out := filepath.Join(t.TempDir(), "merged.barecat")
+	mk := archiveSource(t, makeArchive(t, genFiles(4, 300, 500), nil))
+	if _, err := WriteRows(context.Background(), mk(), out, RowsOptions{ShardSize: 500}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(out)
+	before := treeSums(t, []string{dir})
+	bad := copyDir(t, parts[2])
+	flip(t, filepath.Join(bad, "rows"), -2) // the checksum
+	_, _, err := MergeParts(context.Background(), []string{parts[0], parts[1], bad}, out, RowsOptions{ShardSize: 1500, Overwrite: true})
+	if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("%v, want the checksum's ErrPart", err)
+	}
+	if after := treeSums(t, []string{dir}); fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("the archive's directory changed: %d files, %d before", len(after), len(before))
+	}
+}

@@ -339,11 +339,24 @@ func (pr *partReader) byte(what string) (byte, error) {
 
 func (pr *partReader) uvarint(what string) (uint64, error) {
 	at := pr.off
-	v, err := binary.ReadUvarint(pr)
+	v, err := pr.readUvarint()
 	if err != nil {
 		return 0, pr.errAt(at, "reading %s: %v", what, noEOF(err))
 	}
 	return v, nil
+}
+
+// readUvarint is binary.ReadUvarint, straight from the buffer where a
+// whole varint is in it (the merge's hot path), else byte by byte.
+func (pr *partReader) readUvarint() (uint64, error) {
+	if c := &pr.in; c.end-c.pos >= binary.MaxVarintLen64 {
+		if v, n := binary.Uvarint(c.buf[c.pos:c.end]); n > 0 {
+			c.pos += n
+			pr.off += int64(n)
+			return v, nil
+		}
+	}
+	return binary.ReadUvarint(pr)
 }
 
 // count is a uvarint that must fit an int64.
@@ -357,6 +370,13 @@ func (pr *partReader) count(what string) (int64, error) {
 }
 
 func (pr *partReader) varint(what string) (int64, error) {
+	if c := &pr.in; c.end-c.pos >= binary.MaxVarintLen64 {
+		if v, n := binary.Varint(c.buf[c.pos:c.end]); n > 0 {
+			c.pos += n
+			pr.off += int64(n)
+			return v, nil
+		}
+	}
 	at := pr.off
 	v, err := binary.ReadVarint(pr)
 	if err != nil {
@@ -375,12 +395,19 @@ func (pr *partReader) bytes(p []byte, what string) error {
 
 func (pr *partReader) string(what string) (string, error) {
 	at := pr.off
-	n, err := pr.uvarint(what + "'s length")
+	n, err := pr.readUvarint()
 	if err != nil {
-		return "", err
+		return "", pr.errAt(at, "reading %s's length: %v", what, noEOF(err))
 	}
 	if n > maxPartPath {
 		return "", pr.errAt(at, "%s of %d bytes", what, n)
+	}
+	if c := &pr.in; uint64(c.end-c.pos) >= n {
+		// One allocation: the string, from the buffer.
+		s := string(c.buf[c.pos : c.pos+int(n)])
+		c.pos += int(n)
+		pr.off += int64(n)
+		return s, nil
 	}
 	b := make([]byte, n)
 	if err := pr.bytes(b, what); err != nil {
@@ -433,13 +460,18 @@ func (pr *partReader) next() (r partRow, shard int, off int64, err error) {
 				}
 				r.crc = binary.LittleEndian.Uint32(c[:])
 			}
-			for _, f := range []struct {
-				p    *int64
-				what string
-			}{{&r.mode, "mode"}, {&r.uid, "uid"}, {&r.gid, "gid"}, {&r.mtimeNs, "mtime"}} {
-				if *f.p, err = pr.varint(f.what); err != nil {
-					return r, 0, 0, err
-				}
+			// One by one: pointers to r's fields would move r to the heap.
+			if r.mode, err = pr.varint("mode"); err != nil {
+				return r, 0, 0, err
+			}
+			if r.uid, err = pr.varint("uid"); err != nil {
+				return r, 0, 0, err
+			}
+			if r.gid, err = pr.varint("gid"); err != nil {
+				return r, 0, 0, err
+			}
+			if r.mtimeNs, err = pr.varint("mtime"); err != nil {
+				return r, 0, 0, err
 			}
 			pr.n.records++
 			if k == recDir {

@@ -2,6 +2,7 @@ package scdl
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -97,12 +98,20 @@ func loadPart(dir string) (*mergePart, error) {
 		return nil, fmt.Errorf("SCDL part %s: %w", p.path(PartMetaFile), err)
 	}
 	m := p.meta
+	dataSize, colSize := int64(m.nnz)*int64(m.dataDT.ItemSize()), int64(m.nnz)*int64(m.colDT.ItemSize())
+	atLeast := false // the run's data file, which values placed alone make as long as they reach
+	if pl := m.place; pl != nil && pl.valuesOnly() {
+		dataSize, atLeast = int64(pl.first+m.nnz)*int64(pl.dataDT.ItemSize()), true
+	} else if pl != nil {
+		// Links to the run's files, which hold every task's cells.
+		dataSize, colSize = int64(pl.total)*int64(pl.dataDT.ItemSize()), int64(pl.total)*int64(pl.colDT.ItemSize())
+	}
 	want := []struct {
 		name string
 		size int64
 	}{
-		{partDataFile, int64(m.nnz) * int64(m.dataDT.ItemSize())},
-		{partColFile, int64(m.nnz) * int64(m.colDT.ItemSize())},
+		{partDataFile, dataSize},
+		{partColFile, colSize},
 		{partRowEndFile, 8 * int64(m.cells)},
 		{partEdgeFile, m.edgesBytes},
 	}
@@ -121,7 +130,7 @@ func loadPart(dir string) (*mergePart, error) {
 			return nil, p.errorf(w.name, -1, "not a regular file")
 		case st.Size() < w.size:
 			return nil, p.errorf(w.name, st.Size(), "the file ends, %d bytes short of the %d the part describes: truncated", w.size-st.Size(), w.size)
-		case st.Size() > w.size:
+		case st.Size() > w.size && !(atLeast && w.name == partDataFile):
 			return nil, p.errorf(w.name, w.size, "%d bytes more than the %d the part describes", st.Size()-w.size, w.size)
 		}
 	}
@@ -142,6 +151,16 @@ func loadPart(dir string) (*mergePart, error) {
 // rewritten only when the archive's col_ptr dtype is not the one it chose,
 // and MergeStats says so. It returns the same RowsStats WriteRows would.
 // opts.Workers and opts.Progress are not used: the merge is sequential.
+//
+// Parts written in place (WriteRange) hold the run's array files, whose
+// whole cells are where the archive has them: the merge writes only the
+// edge cells into them and row_ptr.npy beside them, makes them the
+// archive's data.npy and col_ptr.npy (hard links; CopiedBytes stays 0;
+// in a fresh archive only data.npy, the gene indices copied as above),
+// and removes the run's names of them once the archive is in place. Such
+// parts share their files with the archive, so they are used up by the
+// merge. A part whose files are not the first part's (gathered from
+// another machine) has its share copied. Parts of both kinds are refused.
 func MergeParts(ctx context.Context, parts []string, out string, opts RowsOptions) (*RowsStats, *MergeStats, error) {
 	if len(parts) == 0 {
 		return nil, nil, fmt.Errorf("SCDL merge into %s: no parts: %w", out, ErrPart)
@@ -154,28 +173,50 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 		}
 		ps[i] = p
 	}
-	var ms *MergeStats
+	var placed, other *mergePart
+	for _, p := range ps {
+		if p.meta.place != nil {
+			placed = cmp.Or(placed, p)
+		} else {
+			other = cmp.Or(other, p)
+		}
+	}
+	if placed != nil && other != nil {
+		return nil, nil, fmt.Errorf("SCDL merge into %s: %s and %s: %w: %w", out, placed.dir, other.dir, errMixedParts, ErrPart)
+	}
+	mg := &merger{ctx: ctx, parts: ps, ms: &MergeStats{Parts: len(ps)}, inPlace: placed != nil}
 	st, err := replacingDir(out, opts.Overwrite, func(tmp string) (*RowsStats, error) {
-		mg := &merger{ctx: ctx, parts: ps, ms: &MergeStats{Parts: len(ps)}}
 		st, err := mg.run(tmp)
 		if err != nil {
 			return nil, err
 		}
-		st.Output, ms = out, mg.ms
+		st.Output = out
 		return st, nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return st, ms, nil
+	if mg.inPlace {
+		// The run's names of its files: a task run again must not write
+		// into the archive's arrays.
+		for _, p := range ps {
+			for _, name := range []string{p.meta.place.data, p.meta.place.col} {
+				if name != "" {
+					os.Remove(name)
+				}
+			}
+		}
+	}
+	return st, mg.ms, nil
 }
 
 // merger joins parts into one archive directory.
 type merger struct {
-	ctx   context.Context
-	parts []*mergePart
-	ms    *MergeStats
-	buf   []byte
+	ctx     context.Context
+	parts   []*mergePart
+	ms      *MergeStats
+	buf     []byte
+	inPlace bool // the parts were written in place (WriteRange)
 }
 
 // run takes WriteRows' decisions over the parts' rows and writes the
@@ -228,7 +269,17 @@ func (mg *merger) run(out string) (*RowsStats, error) {
 		return st, commitArchive(o, st)
 	case other > 0:
 		return nil, fmt.Errorf("%s: beside cells (%s): %w", firstOther, firstCell, ErrNotCell)
-	case meta == 0:
+	case mg.inPlace:
+		// Tasks that saw the header placed the gene indices too; those
+		// that saw none, the values alone.
+		for _, p := range mg.parts {
+			if p.meta.place.valuesOnly() != (meta == 0) {
+				return nil, p.errorf(PartMetaFile, -1, "written in place as if the dataset had %s%s (%v), but the parts carry %d files under %s",
+					MetaPrefix, HeaderFile, !p.meta.place.valuesOnly(), meta, MetaPrefix)
+			}
+		}
+	}
+	if meta == 0 {
 		return mg.fresh(o, name, st)
 	}
 	// Cells with the archive's other files: those as they are, the arrays
@@ -236,7 +287,11 @@ func (mg *merger) run(out string) (*RowsStats, error) {
 	if err := mg.placeFiles(o, MetaPrefix); err != nil {
 		return nil, err
 	}
-	w, err := newArrayWriter(o)
+	newWriter := newArrayWriter
+	if mg.inPlace {
+		newWriter = mg.placedArrays
+	}
+	w, err := newWriter(o)
 	if err != nil {
 		return nil, err
 	}
@@ -406,6 +461,12 @@ func (mg *merger) edgePart(p *mergePart, edges *os.File, row int64, x edgeMember
 // them.
 func (mg *merger) whole(k int, p *mergePart, w *arrayWriter) error {
 	m := p.meta
+	if m.place != nil && !m.place.valuesOnly() {
+		return mg.placed(p, w)
+	}
+	if m.place != nil {
+		return mg.valuesPlaced(k, p, w)
+	}
 	if m.dataDT != w.dataDT {
 		return fmt.Errorf("%s: %s: values of dtype %v, but the archive's data dtype is %v", p.dir, m.dataWhere, m.dataDT, w.dataDT)
 	}
@@ -543,7 +604,11 @@ func (mg *merger) fresh(o *outDir, name string, st *RowsStats) (*RowsStats, erro
 		nrows: uint64(plan.cells), nnz: plan.nnz}
 	var bufs [3]*bufWriter
 	for i, name := range []string{DataFile, RowPtrFile, ColPtrFile} {
-		f, err := o.create(name)
+		create := o.create
+		if i == 0 && mg.inPlace {
+			create = mg.runData(o)
+		}
+		f, err := create(name)
 		if err != nil {
 			w.close()
 			return nil, err
@@ -556,6 +621,15 @@ func (mg *merger) fresh(o *outDir, name string, st *RowsStats) (*RowsStats, erro
 	cells, err := mg.cells(w)
 	if err != nil {
 		return nil, err
+	}
+	if mg.inPlace {
+		// The run's file may reach past the values (a stale run's).
+		if err := w.data.flush(); err != nil {
+			return nil, err
+		}
+		if err := w.files[0].Truncate(int64(w.total) * int64(w.dataDT.ItemSize())); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.finish(cells); err != nil {
 		return nil, err
@@ -727,4 +801,166 @@ func (mg *merger) freshPlan(name string) (*freshPlan, error) {
 	}
 	plan.nGenes = max(int(nGenes), int(maxGene)+1)
 	return &plan, nil
+}
+
+// runData opens data.npy as the run's data file, linked from the first
+// part's link (or, on another file system, made empty, every part's
+// share then copied).
+func (mg *merger) runData(o *outDir) func(rel string) (*os.File, error) {
+	return func(rel string) (*os.File, error) {
+		dst := filepath.Join(o.tmp, rel)
+		if err := linkFile(mg.parts[0].path(partDataFile), dst); err != nil {
+			return o.create(rel)
+		}
+		st, err := os.Stat(dst)
+		if err != nil {
+			return nil, err
+		}
+		mg.ms.LinkedFiles++
+		mg.ms.LinkedBytes += st.Size()
+		return os.OpenFile(dst, os.O_WRONLY, 0)
+	}
+}
+
+// valuesPlaced takes a part's whole cells whose values alone were
+// written in place (a fresh archive): the values are in data.npy (a part
+// gathered from another machine has its share copied), the gene indices
+// are copied or converted from col.bin as any part's, the row ends
+// shifted; the writer moves on past the values.
+func (mg *merger) valuesPlaced(k int, p *mergePart, w *arrayWriter) error {
+	m, pl := p.meta, p.meta.place
+	if m.dataDT != w.dataDT {
+		return fmt.Errorf("%s: %s: values of dtype %v, but the archive's data dtype is %v", p.dir, m.dataWhere, m.dataDT, w.dataDT)
+	}
+	if pl.first != w.total {
+		return p.errorf(PartMetaFile, -1, "its whole cells were written at value %d, but the cells before them end at value %d: the tasks did not see the same dataset", pl.first, w.total)
+	}
+	if err := w.data.flush(); err != nil {
+		return err
+	}
+	item := int64(w.dataDT.ItemSize())
+	same, err := sameFile(w.files[0], p.path(partDataFile))
+	if err != nil {
+		return fmt.Errorf("SCDL part %s: %w", p.dir, err)
+	}
+	if !same && m.nnz > 0 {
+		if err := mg.copyShare(w.files[0], p, partDataFile, int64(pl.first)*item, int64(m.nnz)*item); err != nil {
+			return err
+		}
+	}
+	if m.colDT == w.colDT {
+		if err := mg.copyRange(w.colPtr, w.files[2], p, partColFile); err != nil {
+			return err
+		}
+	} else if err := mg.convertGenes(k, p, w); err != nil {
+		return err
+	}
+	if err := mg.shiftRowEnds(p, w); err != nil {
+		return err
+	}
+	w.data.w = io.NewOffsetWriter(w.files[0], int64(w.total)*item)
+	return nil
+}
+
+// placedArrays is newArrayWriter for parts written in place: data.npy and
+// col_ptr.npy are the run's files (links to the first part's links),
+// which already hold the whole cells; the writer writes the edge cells
+// between them, where each belongs (placed moves it on past each part's
+// whole cells). Where the output cannot link to them (another file
+// system), they are made empty and every part's share is copied.
+func (mg *merger) placedArrays(o *outDir) (*arrayWriter, error) {
+	p0 := mg.parts[0]
+	w, err := arrayWriterFor(o, func(rel string) (*os.File, error) {
+		src := map[string]string{DataFile: partDataFile, ColPtrFile: partColFile}[rel]
+		if src == "" {
+			return o.create(rel)
+		}
+		dst := filepath.Join(o.tmp, rel)
+		if err := linkFile(p0.path(src), dst); err != nil {
+			return o.create(rel)
+		}
+		st, err := os.Stat(dst)
+		if err != nil {
+			return nil, err
+		}
+		mg.ms.LinkedFiles++
+		mg.ms.LinkedBytes += st.Size()
+		return os.OpenFile(dst, os.O_WRONLY, 0)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range mg.parts {
+		pl := p.meta.place
+		if pl.dataDT != w.dataDT || pl.colDT != w.colDT || pl.total != w.nnz {
+			w.close()
+			return nil, p.errorf(PartMetaFile, -1, "written in place into arrays of %d values of dtypes %v and %v, but %s%s describes %d of %v and %v",
+				pl.total, pl.dataDT, pl.colDT, MetaPrefix, HeaderFile, w.nnz, w.dataDT, w.colDT)
+		}
+	}
+	return w, nil
+}
+
+// placed takes a part's whole cells, written in place: where the run's
+// files are the archive's arrays, they are there already; a part whose
+// files are others (gathered from another machine) has its share copied
+// into them. The row ends are shifted as for any part, and the writer
+// moves on past the cells.
+func (mg *merger) placed(p *mergePart, w *arrayWriter) error {
+	m, pl := p.meta, p.meta.place
+	if pl.first != w.total {
+		return p.errorf(PartMetaFile, -1, "its whole cells were written at value %d, but the cells before them end at value %d: the tasks did not see the same dataset", pl.first, w.total)
+	}
+	for _, a := range []struct {
+		b    *bufWriter
+		f    *os.File
+		name string
+		dt   DType
+	}{{w.data, w.files[0], partDataFile, w.dataDT}, {w.colPtr, w.files[2], partColFile, w.colDT}} {
+		if err := a.b.flush(); err != nil {
+			return err
+		}
+		same, err := sameFile(a.f, p.path(a.name))
+		if err != nil {
+			return fmt.Errorf("SCDL part %s: %w", p.dir, err)
+		}
+		if !same && m.nnz > 0 {
+			if err := mg.copyShare(a.f, p, a.name, int64(pl.first)*int64(a.dt.ItemSize()), int64(m.nnz)*int64(a.dt.ItemSize())); err != nil {
+				return err
+			}
+		}
+	}
+	if err := mg.shiftRowEnds(p, w); err != nil {
+		return err
+	}
+	w.data.w = io.NewOffsetWriter(w.files[0], int64(w.total)*int64(w.dataDT.ItemSize()))
+	w.colPtr.w = io.NewOffsetWriter(w.files[2], int64(w.total)*int64(w.colDT.ItemSize()))
+	return nil
+}
+
+// copyShare copies n bytes at off of a part's file to the same place in dst.
+func (mg *merger) copyShare(dst *os.File, p *mergePart, name string, off, n int64) error {
+	src, err := os.Open(p.path(name))
+	if err != nil {
+		return fmt.Errorf("SCDL part %s: %w", p.dir, err)
+	}
+	defer src.Close()
+	if _, err := filecopy.RangeContext(mg.ctx, dst, off, src, off, n); err != nil {
+		return fmt.Errorf("SCDL part %s: offset %d: %w", p.path(name), off, err)
+	}
+	mg.ms.CopiedBytes += n
+	return nil
+}
+
+// sameFile reports whether f is the file at name.
+func sameFile(f *os.File, name string) (bool, error) {
+	a, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	b, err := os.Stat(name)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(a, b), nil
 }

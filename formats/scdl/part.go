@@ -53,6 +53,9 @@ type PartStats struct {
 	GeneDType DType `json:"gene_dtype"`
 	Passes    int   `json:"passes"`
 	Bytes     int64 `json:"bytes"` // written into the part
+	// InPlace: the whole cells went into the run's array files
+	// (WriteRange), which the part holds as links.
+	InPlace bool `json:"in_place,omitempty"`
 }
 
 // errWiden: a whole cell's gene indices do not fit the dtype the part
@@ -143,6 +146,11 @@ type partSink struct {
 	headClosed bool // a member of a later row was seen
 	asm        cellAssembler
 	scratch    []byte
+
+	// In place (WriteRange): the run's files the whole cells go into, and
+	// the values of the head's members seen here, which come before them.
+	run   *runFiles
+	headV uint64
 }
 
 func (s *partSink) use(src dataset.PayloadSource) {
@@ -268,6 +276,9 @@ func (s *partSink) addEdgeMember(e *edgeCell, p *cellPart) error {
 		}
 	}
 	x := edgeMember{kind: p.part, dtype: p.dtype, signed: p.signed, n: uint64(p.n), nGenes: -1, off: s.meta.edgesBytes, where: p.where()}
+	if p.part == 'v' && !s.headClosed {
+		s.headV = x.n
+	}
 	switch p.part {
 	case 'j':
 		x.nGenes = int64(p.nGenes)
@@ -285,6 +296,11 @@ func (s *partSink) addEdgeMember(e *edgeCell, p *cellPart) error {
 // part's dtype, its end as uint64.
 func (s *partSink) addCell(v, g, j *cellPart) error {
 	m := &s.meta
+	if s.run != nil {
+		if err := s.placeCell(v); err != nil {
+			return err
+		}
+	}
 	if m.cells == 0 {
 		m.firstRow, m.dataDT, m.dataWhere = v.row, v.dtype, v.where()
 		if s.geneDT == 0 {
@@ -318,6 +334,9 @@ func (s *partSink) addCell(v, g, j *cellPart) error {
 			x, err := g.geneAt(i)
 			if err != nil {
 				return err
+			}
+			if x > limit && s.run != nil && !s.run.valuesOnly() {
+				return fmt.Errorf("%s: gene index %d does not fit col_ptr's dtype %v (the header's)", g.where(), x, s.geneDT)
 			}
 			if x > limit {
 				return errWiden
@@ -362,6 +381,9 @@ func (s *partSink) finish() error {
 		}
 		f := s.files[i]
 		s.files[i] = nil
+		if f == nil {
+			continue
+		}
 		if err := closeFile(f); err != nil {
 			return err
 		}

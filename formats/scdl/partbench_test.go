@@ -77,3 +77,58 @@ func BenchmarkMerge4(b *testing.B) {
 	b.ReportMetric(float64(ms.CopiedBytes+ms.LinkedBytes), "copied-B/op")
 	b.ReportMetric(float64(ms.WrittenBytes), "written-B/op")
 }
+
+// BenchmarkMerge4InPlace is BenchmarkMerge4 over parts WriteRange wrote
+// in place: the merge writes the edge cells and row_ptr.npy, and copies
+// nothing.
+func BenchmarkMerge4InPlace(b *testing.B) {
+	root := b.TempDir()
+	newSource, size := partBenchSource(b, filepath.Join(root, "in"))
+	src, _ := newSource()
+	shards := src.NumShards()
+	dirs, pst, err := writeRanges(b, newSource, []int{0, shards / 4, shards / 2, 3 * shards / 4, shards}, root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !pst[0].InPlace {
+		b.Fatal("the parts were not written in place")
+	}
+	b.SetBytes(size)
+	b.ResetTimer()
+	var ms *MergeStats
+	for i := range b.N {
+		out := filepath.Join(b.TempDir(), fmt.Sprint("out", i))
+		if _, ms, err = MergeParts(context.Background(), dirs, out, RowsOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(ms.CopiedBytes), "copied-B/op")
+	b.ReportMetric(float64(ms.WrittenBytes), "written-B/op")
+}
+
+// BenchmarkTasks4 writes the 4 parts BenchmarkMerge4 and
+// BenchmarkMerge4InPlace merge, one task after the other: WritePart over
+// each task's shards, and WriteRange, which also counts the values
+// before them.
+func BenchmarkTasks4(b *testing.B) {
+	root := b.TempDir()
+	newSource, size := partBenchSource(b, filepath.Join(root, "in"))
+	src, _ := newSource()
+	shards := src.NumShards()
+	bounds := []int{0, shards / 4, shards / 2, 3 * shards / 4, shards}
+	for _, c := range []struct {
+		name  string
+		write func(testing.TB, func() (dataset.PayloadSource, error), []int, string) ([]string, []*PartStats, error)
+	}{{"WritePart", writeParts}, {"WriteRange", writeRanges}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(size)
+			for b.Loop() {
+				dir := b.TempDir()
+				if _, _, err := c.write(b, newSource, bounds, dir); err != nil {
+					b.Fatal(err)
+				}
+				os.RemoveAll(dir)
+			}
+		})
+	}
+}

@@ -41,9 +41,13 @@ func FuzzDecodePartMeta(f *testing.F) {
 		},
 	}
 	n := 0
-	for _, newSource := range sources {
+	for i, newSource := range append(sources, sources...) {
 		src, _ := newSource()
-		dirs, _, err := writeParts(f, newSource, []int{0, 1, 2, src.NumShards()}, f.TempDir())
+		write := writeParts
+		if i >= len(sources) {
+			write = writeRanges // parts written in place (the fresh one's values alone)
+		}
+		dirs, _, err := write(f, newSource, []int{0, 1, 2, src.NumShards()}, f.TempDir())
 		if err != nil {
 			f.Fatal(err)
 		}

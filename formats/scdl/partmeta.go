@@ -29,7 +29,7 @@ const (
 // PartFormatVersion is the version of the part format this package writes
 // and reads. Parts of another version are refused (ErrPart): a merge joins
 // parts written by the same build.
-const PartFormatVersion = 1
+const PartFormatVersion = 2
 
 // partMagic opens PartMetaFile.
 const partMagic = "SCDLPART"
@@ -56,6 +56,9 @@ const partMagic = "SCDLPART"
 //	u8 edge cells, each: i64 row, u8 members, each: u8 kind ('v', 'g',
 //	  'j'), u32 dtype, u8 signed, u64 elements, i64 n_genes, u64 offset,
 //	  u64 size, string where it comes from
+//	u8 written in place (WriteRange), and if 1: u32 data dtype, u32 col
+//	  dtype, u64 values of the run (the header's), u64 value offset of
+//	  the first whole cell, string the run's data file, string its col file
 //	u32 CRC-32 (IEEE) of everything before it
 type partMeta struct {
 	shards     int
@@ -73,8 +76,25 @@ type partMeta struct {
 	nGenes     uint64 // the largest n_genes (> 0) of their .json members
 	files      []partFile
 	edges      []edgeCell
-	edgesBytes int64 // size of edges.bin
+	edgesBytes int64      // size of edges.bin
+	place      *placement // a part written in place, or nil
 }
+
+// placement is where a part written in place (WriteRange) put its whole
+// cells: into the run's two array files, which data.bin and col.bin are
+// hard links to, at the value offset first (first + nnz <= total). Where
+// the dataset has no header (a fresh archive), only the values are
+// placed, into the run's data file: colDT is 0, total 0 (no task knows
+// it) and col empty; col.bin is the part's own, as WritePart writes it.
+type placement struct {
+	dataDT, colDT DType  // the header's: the array files' dtypes
+	total         uint64 // the header's values: the files' length in elements
+	first         uint64
+	data, col     string // the run's names of the files, removed once merged
+}
+
+// valuesOnly: the part placed its values alone (no header).
+func (pl *placement) valuesOnly() bool { return pl.colDT == 0 }
 
 // partFile is a file beside the cells: files/<index> in the part.
 type partFile struct {
@@ -147,6 +167,15 @@ func (m *partMeta) encode() []byte {
 			u64(uint64(x.size))
 			str(x.where)
 		}
+	}
+	b = append(b, boolByte(m.place != nil))
+	if pl := m.place; pl != nil {
+		u32(uint32(pl.dataDT))
+		u32(uint32(pl.colDT))
+		u64(pl.total)
+		u64(pl.first)
+		str(pl.data)
+		str(pl.col)
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 }
@@ -244,6 +273,9 @@ func decodePartMeta(b []byte) (*partMeta, error) {
 	d.edges(m)
 	if d.err == nil {
 		d.checkEdges(m)
+	}
+	if d.flag("in place") {
+		d.placement(m)
 	}
 	d.check(d.off == len(body), "%d bytes after the description", len(body)-d.off)
 	if d.err != nil {
@@ -403,4 +435,35 @@ func (d *metaDecoder) checkEdges(m *partMeta) {
 		n += uint64(len(e.members))
 	}
 	d.check(n+m.cells*2 <= m.members, "%d member rows hold %d whole cells and %d edge members", m.members, m.cells, n)
+}
+
+// placement reads where a part written in place put its whole cells, and
+// checks that they lie inside the run's files, in the files' dtypes.
+func (d *metaDecoder) placement(m *partMeta) {
+	pl := &placement{}
+	pl.dataDT = DType(d.u32("run data dtype"))
+	pl.colDT = DType(d.u32("run col dtype"))
+	pl.total = d.u64("run values")
+	pl.first = d.u64("first whole value")
+	pl.data = d.str("run data file")
+	pl.col = d.str("run col file")
+	if d.err != nil {
+		return
+	}
+	if pl.valuesOnly() {
+		d.check(pl.dataDT.Numeric() || pl.dataDT == 0 && m.cells == 0, "run values of dtype %v", pl.dataDT)
+		d.check(pl.total == 0 && pl.col == "", "values placed alone, yet a run of %d values and a col file %q", pl.total, pl.col)
+		d.check(pl.first < maxPartElems, "values at value %d", pl.first)
+		d.check(m.cells == 0 || m.dataDT == pl.dataDT, "whole cells of dtype %v in a run file of %v", m.dataDT, pl.dataDT)
+		d.check(pl.data != "", "the run's data file is not named")
+		m.place = pl
+		return
+	}
+	d.check(pl.dataDT.Numeric() && pl.colDT.Unsigned(), "run arrays of dtypes %v and %v: want a numeric one and an unsigned one", pl.dataDT, pl.colDT)
+	d.check(pl.total < maxPartElems && pl.first <= pl.total && m.nnz <= pl.total-pl.first,
+		"%d values at value %d, past the run's %d", m.nnz, pl.first, pl.total)
+	d.check(m.cells == 0 || m.dataDT == pl.dataDT && m.colDT == pl.colDT,
+		"whole cells of dtypes %v and %v in run files of %v and %v", m.dataDT, m.colDT, pl.dataDT, pl.colDT)
+	d.check(pl.data != "" && pl.col != "", "the run's files are not named")
+	m.place = pl
 }

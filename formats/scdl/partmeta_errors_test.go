@@ -24,7 +24,8 @@ func TestPartMetaErrors(t *testing.T) {
 		edges: []edgeCell{
 			{row: 1, members: []edgeMember{{kind: 'g', dtype: Uint8, signed: true, n: 3, nGenes: -1, off: 0, size: 3, where: "a"}}},
 			{row: 3, members: []edgeMember{{kind: 'v', dtype: Float64, n: 2, nGenes: -1, off: 3, size: 16, where: "b"}, {kind: 'j', nGenes: 7, off: 19, where: "c"}}},
-		}, edgesBytes: 19}
+		}, edgesBytes: 19,
+		place: &placement{dataDT: Float32, colDT: Uint16, total: 40, first: 10, data: "r.data", col: "r.col"}}
 	good := m.encode()
 	body := good[:len(good)-4]
 	var lines []string

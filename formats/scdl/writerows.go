@@ -741,6 +741,12 @@ type arrayWriter struct {
 // newArrayWriter reads the header and creates the arrays' files; without
 // a header, the error is os.ErrNotExist.
 func newArrayWriter(o *outDir) (*arrayWriter, error) {
+	return arrayWriterFor(o, o.create)
+}
+
+// arrayWriterFor is newArrayWriter with the arrays' files opened by
+// create, or none opened where create is nil.
+func arrayWriterFor(o *outDir, create func(rel string) (*os.File, error)) (*arrayWriter, error) {
 	hb, err := os.ReadFile(filepath.Join(o.tmp, HeaderFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("the files beside the cells (%s) have no %s: %w", MetaPrefix, HeaderFile, os.ErrNotExist)
@@ -770,9 +776,12 @@ func newArrayWriter(o *outDir) (*arrayWriter, error) {
 	if !w.dataDT.Numeric() || !w.rowDT.Unsigned() || !w.colDT.Unsigned() {
 		return nil, fmt.Errorf("%s%s: arrays of dtypes DATA %v, ROWPTR %v, COLPTR %v: want a numeric one and two unsigned", MetaPrefix, HeaderFile, w.dataDT, w.rowDT, w.colDT)
 	}
+	if create == nil {
+		return w, nil
+	}
 	var bufs [3]*bufWriter
 	for i, name := range []string{DataFile, RowPtrFile, ColPtrFile} {
-		f, err := o.create(name)
+		f, err := create(name)
 		if err != nil {
 			w.close()
 			return nil, err
