@@ -47,6 +47,12 @@ var ErrParts = errors.New("the parts of the partitioned run are not all there")
 // read it (run again, or not finished yet).
 var ErrRunning = errors.New("its task is running")
 
+// SharedPrefix begins the names of files a run's tasks share in the parts
+// directory (a format writing one output in place: TBL's and SCDL's data
+// files): a merge makes them its output; what a run abandoned goes with
+// the last part of any run merged there.
+const SharedPrefix = "shared-"
+
 // ManifestFile is the name of a part's manifest, written last.
 const ManifestFile = "manifest.json"
 
@@ -450,8 +456,9 @@ func removeAll(dirs []string) []error {
 	return errs
 }
 
-// removeSharedInputs removes the runs' inputs files once no part, nor a
-// part being written, is left to need them.
+// removeSharedInputs removes the runs' inputs files, and the files tasks
+// shared (SharedPrefix), once no part, nor a part being written, is left
+// to need them.
 func (s *Set) removeSharedInputs() error {
 	entries, err := os.ReadDir(s.Dir)
 	if err != nil {
@@ -466,7 +473,7 @@ func (s *Set) removeSharedInputs() error {
 		if _, _, ok := runningPart(name); ok {
 			return nil
 		}
-		if strings.HasPrefix(name, "inputs-") && strings.HasSuffix(name, ".json") {
+		if strings.HasPrefix(name, "inputs-") && strings.HasSuffix(name, ".json") || strings.HasPrefix(name, SharedPrefix) {
 			inputs = append(inputs, filepath.Join(s.Dir, name))
 		}
 	}

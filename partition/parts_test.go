@@ -257,6 +257,8 @@ func TestSharedInputs(t *testing.T) {
 	if err != nil || s.Complete() != nil {
 		t.Fatal(err, s.Complete())
 	}
+	// What an abandoned run's tasks shared (a TBL data file) goes too.
+	os.WriteFile(filepath.Join(PartsDir(out), SharedPrefix+"tbl-0123.data"), []byte("abandoned"), 0o644)
 	os.WriteFile(out, []byte("merged"), 0o644)
 	if err := s.Done([]string{out}); err != nil {
 		t.Fatal(err)

@@ -216,7 +216,9 @@ func (run *runFiles) valuesOnly() bool { return run.colDT == 0 }
 // open creates (or opens: another task may have) the run's files in dir,
 // as long as the header says, and opens them for the task's writes.
 func (run *runFiles) open(dir, layout string) error {
-	run.dataName = filepath.Join(dir, ".scdl-"+layout+".data")
+	// "shared-": the prefix package partition gives the files a run's
+	// tasks share in its parts directory, removed once no part needs them.
+	run.dataName = filepath.Join(dir, "shared-scdl-"+layout+".data")
 	var err error
 	if run.data, err = openRunFile(run.dataName, run.total, run.dataDT); err != nil {
 		return err
@@ -224,7 +226,7 @@ func (run *runFiles) open(dir, layout string) error {
 	if run.valuesOnly() {
 		return nil
 	}
-	run.colName = filepath.Join(dir, ".scdl-"+layout+".col")
+	run.colName = filepath.Join(dir, "shared-scdl-"+layout+".col")
 	if run.col, err = openRunFile(run.colName, run.total, run.colDT); err != nil {
 		run.close()
 		return err

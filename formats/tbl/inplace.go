@@ -164,7 +164,9 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 		c := cs.shards[hi-1]
 		ip.TrailPaired = c.memberAtEnd && c.pendingFrom >= lo && c.paired
 	}
-	abs, err := filepath.Abs(filepath.Join(dataDir, "tbl-"+layout+".data"))
+	// "shared-": the prefix package partition gives the files a run's
+	// tasks share in its parts directory, removed once no part needs them.
+	abs, err := filepath.Abs(filepath.Join(dataDir, "shared-tbl-"+layout+".data"))
 	if err != nil {
 		return nil, err
 	}

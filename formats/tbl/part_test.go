@@ -632,7 +632,7 @@ func TestWriteRangeMatchesWriteRows(t *testing.T) {
 						}
 						parts = append(parts, p)
 					}
-					data := mustGlobOne(t, filepath.Join(dir, "tbl-*.data"), !oc.opts.LZ4)
+					data := mustGlobOne(t, filepath.Join(dir, "shared-tbl-*.data"), !oc.opts.LZ4)
 					var before os.FileInfo
 					if data != "" {
 						if before, err = os.Stat(data); err != nil {
@@ -774,7 +774,7 @@ func TestMergeInPlaceErrors(t *testing.T) {
 			}
 			parts = append(parts, p)
 		}
-		return dir, parts, mustGlobOne(t, filepath.Join(dir, "tbl-*.data"), true)
+		return dir, parts, mustGlobOne(t, filepath.Join(dir, "shared-tbl-*.data"), true)
 	}
 	for _, c := range []struct {
 		name   string
