@@ -319,6 +319,9 @@ func (w *Writer) extID(ext string) (uint16, error) {
 		return 0, fmt.Errorf("more than 65536 extensions: %w", ErrUnrepresentable)
 	}
 	id := uint16(len(w.exts))
+	// ext may be a view of a batch's memory that its source reuses
+	// (names read in place): the table keeps its own copy.
+	ext = strings.Clone(ext)
 	w.extIDs[ext] = id
 	w.exts = append(w.exts, ext)
 	return id, nil
@@ -340,6 +343,9 @@ func (w *Writer) Add(e Entry) error {
 	if len(e.Stem) > maxStemLen {
 		return w.fail(fmt.Errorf("stem of %d bytes is too long", len(e.Stem)))
 	}
+	// The entry waits for a batch: its strings are copied, so that the
+	// caller may reuse the memory they view once Add returns.
+	e.Stem, e.Ext = strings.Clone(e.Stem), strings.Clone(e.Ext)
 	w.pending = append(w.pending, e)
 	if len(w.pending) == addBatch {
 		return w.flushPending()
