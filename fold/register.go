@@ -515,8 +515,8 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 // writeResult reports a fold written at path from what, whose rows are
 // unit.
 func writeResult(st *WriteStats, path, unit, what string) *registry.Result {
-	res := &registry.Result{Output: path, Members: st.Members, Bytes: st.Bytes, Stats: st, Summary: fmt.Sprintf("%d members, %s into %d shards of fold %s in %s; index %s (%d members)",
-		st.Members, human.Bytes(st.Bytes), len(st.Shards), st.FoldName(), path, filepath.Base(st.Index.Output), st.Index.Rows)}
+	res := &registry.Result{Output: path, Members: st.Members, Bytes: st.Bytes, Stats: st, Summary: fmt.Sprintf("%d members, %s into %s of fold %s in %s; index %s (%d members)",
+		st.Members, human.Bytes(st.Bytes), human.Count(len(st.Shards), "shard"), st.FoldName(), path, filepath.Base(st.Index.Output), st.Index.Rows)}
 	if w := NotIndexed(st.Index, unit); w != "" {
 		res.Warnings = append(res.Warnings, what+": "+w)
 	}

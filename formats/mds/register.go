@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 func init() {
@@ -105,7 +106,7 @@ type Report struct {
 }
 
 func (r *Report) WriteText(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "MDS %s: %s, %d samples, %d raw bytes", r.Path, shardCount(r.Shards), r.Samples, r.RawBytes)
+	_, err := fmt.Fprintf(w, "MDS %s: %s, %d samples, %d raw bytes", r.Path, human.Count(r.Shards, "shard"), r.Samples, r.RawBytes)
 	if err == nil && r.ZipBytes > 0 {
 		_, err = fmt.Fprintf(w, " (%d compressed: %s)", r.ZipBytes, strings.Join(r.Compression, ", "))
 	}

@@ -271,17 +271,9 @@ func writeIndex(dir string, shards []ShardInfo) error {
 // names it).
 func Result(st *WriteStats, what string) *registry.Result {
 	res := &registry.Result{Output: st.Output, Members: st.Members, Bytes: st.Bytes, Stats: st,
-		Summary: fmt.Sprintf("%s: %d samples (%d members, %s) in %s from %s", st.Output, st.Samples, st.Members, human.Bytes(st.Bytes), shardCount(st.Shards), what)}
+		Summary: fmt.Sprintf("%s: %d samples (%d members, %s) in %s from %s", st.Output, st.Samples, st.Members, human.Bytes(st.Bytes), human.Count(st.Shards, "shard"), what)}
 	if st.Skipped > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d rows that are not files (directories, links) left out: MDS holds files only", st.Output, st.Skipped))
 	}
 	return res
-}
-
-// shardCount says n shards, one in the singular.
-func shardCount(n int) string {
-	if n == 1 {
-		return "1 shard"
-	}
-	return fmt.Sprintf("%d shards", n)
 }

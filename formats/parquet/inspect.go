@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/human"
 )
 
 // Report is what Inspect and Verify tell of a dataset.
@@ -38,9 +39,9 @@ type FileReport struct {
 
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: Parquet, %s, %d rows, splits %s\n", r.Path, count(len(r.Files), "file"), r.Rows, strings.Join(r.Splits, ", "))
+	fmt.Fprintf(&b, "%s: Parquet, %s, %d rows, splits %s\n", r.Path, human.Count(len(r.Files), "file"), r.Rows, strings.Join(r.Splits, ", "))
 	for _, f := range r.Files {
-		fmt.Fprintf(&b, "  %s  split %s  %d bytes  %d rows  %s  columns %s\n", f.File, f.Split, f.Size, f.Rows, count(f.RowGroups, "row group"), strings.Join(f.Columns, ", "))
+		fmt.Fprintf(&b, "  %s  split %s  %d bytes  %d rows  %s  columns %s\n", f.File, f.Split, f.Size, f.Rows, human.Count(f.RowGroups, "row group"), strings.Join(f.Columns, ", "))
 	}
 	if r.Members > 0 {
 		fmt.Fprintf(&b, "read %d members, %d bytes: every page checked\n", r.Members, r.Bytes)
@@ -159,12 +160,4 @@ func verify(ctx context.Context, path string) (registry.Report, error) {
 		}
 	}
 	return r, nil
-}
-
-// count says n things, one in the singular.
-func count[N int | int64](n N, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -263,7 +263,7 @@ func create(ctx context.Context, in registry.Input, path string, o registry.Crea
 func result(st *WriteStats, path, what string) *registry.Result {
 	return &registry.Result{Output: path, Members: st.Members, Bytes: st.Bytes, Stats: st,
 		Summary: fmt.Sprintf("%d members, %s, from %s into %d rows of %s in %s",
-			st.Members, human.Bytes(st.Bytes), what, st.Rows, count(len(st.Files), "Parquet file"), path)}
+			st.Members, human.Bytes(st.Bytes), what, st.Rows, human.Count(len(st.Files), "Parquet file"), path)}
 }
 
 // checkTarget refuses an existing output without overwrite, and, with it,

@@ -52,3 +52,11 @@ func cut(head string, n int) string {
 	}
 	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(head), n)
 }
+
+// Count says n things: "1 shard", "3 shards" (noun takes an s).
+func Count[N ~int | ~int64 | ~uint64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -32,3 +32,14 @@ func TestName(t *testing.T) {
 		t.Errorf("Name(cut in a rune) = %s", got)
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 shards"}, {1, "1 shard"}, {2, "2 shards"}} {
+		if got := Count(c.n, "shard"); got != c.want {
+			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}
