@@ -161,9 +161,13 @@ func (o ConvertOptions) spool(dst string) *spool.Spool {
 	return o.spoolIn(filepath.Dir(filepath.Clean(dst)))
 }
 
-// spoolIn is a spool writing its copies into dir.
+// spoolIn is a spool writing its copies into dir. Remote shards stream
+// through it: it holds at most a window of them on disk (spool.Window),
+// never the whole dataset.
 func (o ConvertOptions) spoolIn(dir string) *spool.Spool {
-	return spool.New(dir, cmp.Or[io.Reader](o.Stdin, os.Stdin))
+	sp := spool.New(dir, cmp.Or[io.Reader](o.Stdin, os.Stdin))
+	sp.Window = spool.DefaultWindow
+	return sp
 }
 
 // openSource opens the source through its format's Open. Tar shards get a
