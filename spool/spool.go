@@ -548,4 +548,3 @@ func (w *flushWriter) Flush() error {
 	}
 	return nil
 }
-
