@@ -36,7 +36,7 @@ func (s *Spool) partSize(conns int) int64 {
 	if s.Window <= 0 {
 		return copyPart
 	}
-	return min(max(s.Window/int64(4*max(conns, 1)), copyPart), maxCopyPart)
+	return min(max(s.Window/int64(2*max(conns, 1)), copyPart), maxCopyPart)
 }
 
 // Growth is how much of a copy is there. Bytes below what Wait returns
