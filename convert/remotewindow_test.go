@@ -9,7 +9,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+
+	"github.com/itarconv/itarconv/partition"
 
 	"github.com/itarconv/itarconv/spool"
 )
@@ -118,4 +121,66 @@ func TestConvertURLsWindow(t *testing.T) {
 			t.Errorf("copies held %d bytes on disk at most, want at most %d (the dataset: %d)", peak, bound, n*shardSize)
 		}
 	})
+}
+
+// TestPartitionedConvertURLs: tar shards given as URLs convert as tasks
+// of a partitioned run (each task streams its share of the shards), and
+// the merge gives what one run over the local files gives: the same TBL
+// bytes, the same Barecat files.
+func TestPartitionedConvertURLs(t *testing.T) {
+	src, want := coverFold(t, 5)
+	files := http.FileServer(http.Dir(src))
+	var mu sync.Mutex
+	asked := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked[r.URL.Path]++
+		mu.Unlock()
+		files.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	var urls []string
+	for s := range 5 {
+		urls = append(urls, fmt.Sprintf("%s/train_%04d.tar", srv.URL, s))
+	}
+	ctx := context.Background()
+	out := t.TempDir()
+	one := filepath.Join(out, "one.tbl")
+	if _, err := Convert(ctx, []string{src}, one, ConvertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	merged := filepath.Join(out, "merged.tbl")
+	_, ranges := partitioned(t, urls, merged, ConvertOptions{}, 3)
+	if fmt.Sprint(ranges[0][0], ranges[2][1]) != "0 5" || ranges[0][1] != ranges[1][0] || ranges[1][1] != ranges[2][0] {
+		t.Errorf("task ranges %v do not cover shards 0 to 5 once, in order", ranges)
+	}
+	a, _ := os.ReadFile(one)
+	b, _ := os.ReadFile(merged)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("TBL merged from tasks over URLs (%d bytes) differs from one run's (%d bytes)", len(b), len(a))
+	}
+	// A task reads its own shards only (the sizes that share them out
+	// aside: one request each).
+	mu.Lock()
+	clear(asked)
+	mu.Unlock()
+	fresh := make([]string, len(urls)) // not seen yet by this process: stat'ed anew
+	for i, u := range urls {
+		fresh[i] = u + "?fresh"
+	}
+	lo, hi, _, err := ConvertPart(ctx, fresh, filepath.Join(out, "x.barecat"), ConvertOptions{To: "barecat"}, partition.Task{K: 0, N: 2}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := hi; s < 5; s++ {
+		if n := asked[fmt.Sprintf("/train_%04d.tar", s)]; n > 1 {
+			t.Errorf("task 0 (shards %d-%d) asked %d times for shard %d", lo, hi-1, n, s)
+		}
+	}
+	bc := filepath.Join(out, "merged.barecat")
+	partitioned(t, urls, bc, ConvertOptions{To: "barecat"}, 2)
+	sameFiles(t, "Barecat merged from tasks over URLs", coverRead(t, "barecat", bc), want)
+	if left, _ := filepath.Glob(filepath.Join(out, "*.plain.tar*")); len(left) != 0 {
+		t.Errorf("copies left: %v", left)
+	}
 }
