@@ -84,8 +84,13 @@ func Glob(ctx context.Context, pattern string) ([]string, error) {
 
 // Glob lists the objects of an S3 URL whose key matches a pattern
 // (path.Match syntax: * does not cross a /), by listing the keys that
-// start with the pattern's part before its first wildcard.
+// start with the pattern's part before its first wildcard; or the files
+// of an http(s) URL's directory whose names match its last segment,
+// from the listing page its server gives (an autoindex).
 func (c *Client) Glob(ctx context.Context, pattern string) ([]string, error) {
+	if !s3.IsURL(pattern) {
+		return c.globHTTP(ctx, pattern)
+	}
 	bucket, key, err := s3.ParseURL(pattern)
 	if err != nil {
 		return nil, err
