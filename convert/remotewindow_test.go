@@ -184,3 +184,38 @@ func TestPartitionedConvertURLs(t *testing.T) {
 		t.Errorf("copies left: %v", left)
 	}
 }
+
+// TestConvertURLsWindowOption: Convert takes ConvertOptions.Window for
+// the copies of remote shards, on every path: a pair of its own (tar to
+// TBL) and the registry's (tar shards written anew into shards of a
+// size), each streaming through a window of one byte (only the shard
+// being written on disk) into what the local shards give.
+func TestConvertURLsWindowOption(t *testing.T) {
+	src, want := coverFold(t, 4)
+	srv := httptest.NewServer(http.FileServer(http.Dir(src)))
+	defer srv.Close()
+	var urls []string
+	for s := range 4 {
+		urls = append(urls, fmt.Sprintf("%s/train_%04d.tar", srv.URL, s))
+	}
+	ctx := context.Background()
+	out := t.TempDir()
+	one := filepath.Join(out, "one.tbl")
+	if _, err := Convert(ctx, []string{src}, one, ConvertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := filepath.Join(out, "urls.tbl")
+	if _, err := Convert(ctx, urls, got, ConvertOptions{Window: 1, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(one)
+	b, _ := os.ReadFile(got)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("TBL from URLs through a window of one byte (%d bytes) differs from the local one (%d bytes)", len(b), len(a))
+	}
+	fold := filepath.Join(out, "fold")
+	if _, err := Convert(ctx, urls, fold, ConvertOptions{To: "tar", ShardSize: 4096, Window: 1, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, "fold from URLs", coverRead(t, "tar", fold), want)
+}
