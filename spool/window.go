@@ -79,9 +79,11 @@ func (g *Growth) Wait(ctx context.Context, n int64) error {
 	}
 }
 
+// set records the copy's state; filled never goes back (parts report
+// their progress on their own goroutines).
 func (g *Growth) set(filled int64, done bool, err error) {
 	g.mu.Lock()
-	g.filled, g.done, g.err = filled, done, err
+	g.filled, g.done, g.err = max(g.filled, filled), done, err
 	close(g.changed)
 	g.changed = make(chan struct{})
 	g.mu.Unlock()
@@ -384,8 +386,19 @@ func (c *growingCopy) fetchPart(ctx context.Context, k int64, buf []byte) error 
 			return fmt.Errorf("%s: writing its copy %s at byte %d: %w", rf.Name(), c.f.Name(), pos, err)
 		}
 		pos += n
+		c.progress(k, pos)
 	}
 	return nil
+}
+
+// progress records part k written up to end: when it is the first part
+// not whole, a scan may read up to there now, not once the part is.
+func (c *growingCopy) progress(k, end int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k == c.next && c.err == nil {
+		c.g.set(end, false, nil)
+	}
 }
 
 // PeakDisk is the most bytes the copies of plain remote shards held on

@@ -177,8 +177,9 @@ type step struct {
 	skipped             bool // not run (-no-urls)
 	local               bool // reads local files, not the proxy
 	diskWritten, output int64
-	leftovers           []string // files an index left besides its output
-	copyPeak            []int64  // convert over URLs: the most its copies of the shards took on disk
+	leftovers           []string  // files an index left besides its output
+	copyPeak            []int64   // convert over URLs: the most its copies of the shards took on disk
+	cpu                 []float64 // CPU seconds (user + system) of the step's process
 }
 
 func (s *step) median() float64 { return bench.Median(s.times) }
@@ -225,6 +226,8 @@ type env struct {
 	curl string
 	work string // outputs and downloads
 	tmp  string // the children's $TMPDIR, checked to stay empty
+	// lastCPU is the CPU seconds of the last child process run.
+	lastCPU float64
 }
 
 func runBench(cfg config, repro string) error {
@@ -586,11 +589,13 @@ func (e *env) timed(l *link, ds *dataset, s *step, f func() error) error {
 		return err
 	}
 	l.px.ResetStats()
+	e.lastCPU = 0
 	t0 := time.Now()
 	if err := f(); err != nil {
 		return err
 	}
 	s.times = append(s.times, time.Since(t0).Seconds())
+	s.cpu = append(s.cpu, e.lastCPU)
 	st := l.px.Stats()
 	s.bytes = append(s.bytes, st.BytesToClient)
 	s.reqs = append(s.reqs, st.Requests)
@@ -623,7 +628,13 @@ func (e *env) curlGet(urls, outs []string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("curl %s ...: %v\n%s", strings.Join(args[:8], " "), err, stderr.Bytes())
 	}
+	e.lastCPU = cpuOf(cmd)
 	return nil
+}
+
+// cpuOf is the CPU seconds (user + system) a finished command used.
+func cpuOf(cmd *exec.Cmd) float64 {
+	return (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 }
 
 // proc is one finished run of itarconv.
@@ -642,6 +653,7 @@ func (e *env) itarconv(args ...string) (proc, error) {
 		return proc{}, fmt.Errorf("itarconv %s: %v\n%s", shorten(args), err, stderr.Bytes())
 	}
 	var p proc
+	e.lastCPU = cpuOf(cmd)
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		p.written = ru.Oublock * 512
 	}
@@ -730,18 +742,18 @@ func spread(xs []float64) string {
 
 func printTable(w io.Writer, links []*link, small *dataset, large []*dataset) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rtt\tset\tstep\ts\tMiB from proxy\t% of shards\trequests\tconnections\t")
+	fmt.Fprintln(tw, "rtt\tset\tstep\ts\tCPU s\tMiB from proxy\t% of shards\trequests\tconnections\t")
 	row := func(l *link, ds *dataset, name string, s *step) {
 		if s.skipped {
-			fmt.Fprintf(tw, "%v\t%s\t%s\tskipped\t\t\t\t\t\n", l.rtt, ds.name, name)
+			fmt.Fprintf(tw, "%v\t%s\t%s\tskipped\t\t\t\t\t\t\n", l.rtt, ds.name, name)
 			return
 		}
 		if s.local {
-			fmt.Fprintf(tw, "%v\t%s\t%s\t%s\t-\t-\t-\t-\t\n", l.rtt, ds.name, name, spread(s.times))
+			fmt.Fprintf(tw, "%v\t%s\t%s\t%s\t%.2f\t-\t-\t-\t-\t\n", l.rtt, ds.name, name, spread(s.times), bench.Median(s.cpu))
 			return
 		}
 		b := medianInt(s.bytes)
-		fmt.Fprintf(tw, "%v\t%s\t%s\t%s\t%s\t%.2f%%\t%d\t%d\t\n", l.rtt, ds.name, name, spread(s.times), mib(b),
+		fmt.Fprintf(tw, "%v\t%s\t%s\t%s\t%.2f\t%s\t%.2f%%\t%d\t%d\t\n", l.rtt, ds.name, name, spread(s.times), bench.Median(s.cpu), mib(b),
 			100*float64(b)/float64(ds.size), medianInt(s.reqs), medianInt(s.conns))
 	}
 	for _, l := range links {
@@ -757,7 +769,8 @@ func printTable(w io.Writer, links []*link, small *dataset, large []*dataset) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "s: median (min-max) wall time, process start included; MiB from proxy, requests, connections: medians of what the")
+	fmt.Fprintln(w, "s: median (min-max) wall time, process start included; CPU s: median CPU seconds (user + system) of the step's")
+	fmt.Fprintln(w, "process (curl or itarconv; not the server's nor the proxy's); MiB from proxy, requests, connections: medians of what the")
 	fmt.Fprintln(w, "proxy counted during the step (body bytes sent to the client); % of shards: those bytes over the shards' size.")
 }
 
