@@ -48,8 +48,10 @@ type Spool struct {
 	// its scan has released it (Release) and newer copies need the room,
 	// and the fetches wait for room rather than run ahead. The copy of
 	// the first shard not released, and copies someone waits for whole,
-	// come whatever their size. 0 keeps every copy until Close, as the
-	// copies that become outputs must be.
+	// come whatever their size, and a copy kept from an earlier pass is
+	// read again rather than fetched again: the disk holds at most the
+	// window and about three of the largest shards. 0 keeps every copy
+	// until Close, as the copies that become outputs must be.
 	Window int64
 	stdin  io.Reader
 
