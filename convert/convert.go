@@ -49,6 +49,12 @@ type ConvertOptions struct {
 	// end, past which it spills beside the output (0: the target's
 	// default). Tar shards into Barecat or TBL take it.
 	Memory int64
+	// Window bounds the disk that the copies of remote tar shards (URLs)
+	// take at once, beside the output, as the conversion streams them
+	// (spool.Spool.Window; 0: spool.DefaultWindow, 256 MiB). The shard
+	// being written, and one read again out of order, come whatever
+	// their size.
+	Window int64
 	// Stdin is read for a tar shard named "-" (default os.Stdin); Stdout
 	// is written for the target "-", one tar stream (default os.Stdout).
 	Stdin  io.Reader
@@ -161,9 +167,13 @@ func (o ConvertOptions) spool(dst string) *spool.Spool {
 	return o.spoolIn(filepath.Dir(filepath.Clean(dst)))
 }
 
-// spoolIn is a spool writing its copies into dir.
+// spoolIn is a spool writing its copies into dir. Remote shards stream
+// through it: it holds at most a window of them on disk (spool.Window),
+// never the whole dataset.
 func (o ConvertOptions) spoolIn(dir string) *spool.Spool {
-	return spool.New(dir, cmp.Or[io.Reader](o.Stdin, os.Stdin))
+	sp := spool.New(dir, cmp.Or[io.Reader](o.Stdin, os.Stdin))
+	sp.Window = cmp.Or(max(o.Window, 0), spool.DefaultWindow)
+	return sp
 }
 
 // openSource opens the source through its format's Open. Tar shards get a

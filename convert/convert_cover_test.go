@@ -207,7 +207,6 @@ func TestPartitionRefused(t *testing.T) {
 		msg  string
 	}{
 		{"stream", []string{src}, Stream, ConvertOptions{}, "a tar stream on standard output"},
-		{"remote", []string{"https://example.invalid/a.tar"}, filepath.Join(out, "x.tbl"), ConvertOptions{From: "tar", To: "tbl"}, "remote shards"},
 		{"wrap", []string{src}, filepath.Join(out, "x.barecat"), ConvertOptions{Target: barecat.CreateOptions{Wrap: true}}, "--wrap"},
 		{"tar to tar", []string{gz}, filepath.Join(out, "fold"), ConvertOptions{To: "tar"}, "give --shard-size"},
 		{"reuse tars", []string{filepath.Join(out, "x.barecat")}, filepath.Join(out, "fold"), ConvertOptions{From: "barecat", To: "tar", Source: barecat.OpenOptions{ReuseTars: true}}, "--reuse-tars"},

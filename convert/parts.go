@@ -15,7 +15,6 @@ import (
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/partition"
-	"github.com/itarconv/itarconv/remote"
 )
 
 // A partitioned conversion: task K of N converts its share of the
@@ -70,8 +69,6 @@ func partitionable(srcs []string, dst string, o ConvertOptions) error {
 	switch {
 	case dst == Stream:
 		return fmt.Errorf("a tar stream on standard output: %w", ErrNoPartition)
-	case remote.AnyURL(srcs):
-		return fmt.Errorf("remote shards: %w (their index can be: itarconv index --task)", ErrNoPartition)
 	case o.From == "tar" && o.To == "tbl":
 		return nil
 	case wrap:
@@ -199,6 +196,13 @@ func (s sliced) Rows(listing bool) (dataset.PayloadSource, error) {
 	src, err := s.Dataset.Rows(listing)
 	if err != nil {
 		return nil, err
+	}
+	if ts, ok := src.(*fold.TarShards); ok && s.lo >= 0 && s.lo <= s.hi && s.hi <= len(ts.Paths) {
+		// Tar shards: a source over the task's own, so that a spool
+		// fetches those of remote shards only, not the next task's.
+		part := fold.NewTarShards(ts.Paths[s.lo:s.hi], ts.Options)
+		part.BatchBytes, part.ReadPayloads, part.Spool, part.Members = ts.BatchBytes, ts.ReadPayloads, ts.Spool, ts.Members
+		return part, nil
 	}
 	part, err := dataset.Slice(src, s.lo, s.hi)
 	if err != nil {

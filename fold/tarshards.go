@@ -53,6 +53,18 @@ type TarShards struct {
 	open     *os.File // the shard OpenPayload read last
 	openIdx  int
 	prefetch sync.Once
+
+	// Batches emitted and written (Release), by shard: a remote shard's
+	// copy is released to the spool once its scan is over and its last
+	// batch written.
+	relMu    sync.Mutex
+	progress map[int]*shardProgress
+}
+
+type shardProgress struct {
+	emitted, written int
+	scanned          bool // Scan returned
+	released         bool // told to the spool
 }
 
 // OpenPayload reads a row's payload from its shard. Rows come in order, so
@@ -139,13 +151,63 @@ func (t *TarShards) File(shard int) (string, error) {
 
 // openShard opens a shard's file for the rows a scan has given: a
 // remote shard's copy as far as it has grown (the rows' bytes are there
-// once the scan is past them).
+// once the scan is past them); a shard whose copy was released (a hard
+// link's target in an earlier shard), its whole copy, fetched anew if it
+// went for room.
 func (t *TarShards) openShard(shard int) (*os.File, error) {
-	p, _, err := t.Spool.Partial(context.Background(), t.Paths[shard])
-	if err != nil {
-		return nil, err
+	f, _, err := t.Spool.Open(context.Background(), t.Paths[shard], t.released(shard))
+	return f, err
+}
+
+// Release notes a batch written (dataset.Releaser): once a shard's scan
+// is over and its last batch written, its remote copy is released to the
+// spool, which may then remove it for the room newer copies need, so
+// that a conversion from URLs holds a bounded window of the shards on
+// disk (spool.Spool.Window).
+func (t *TarShards) Release(b *dataset.Batch) {
+	if t.Spool == nil {
+		return
 	}
-	return pathguard.Open(p)
+	t.relMu.Lock()
+	p := t.shardProgress(b.Shard)
+	p.written++
+	t.relMu.Unlock()
+	t.maybeRelease(b.Shard)
+}
+
+// shardProgress is shard's progress, under relMu.
+func (t *TarShards) shardProgress(shard int) *shardProgress {
+	if t.progress == nil {
+		t.progress = map[int]*shardProgress{}
+	}
+	p := t.progress[shard]
+	if p == nil {
+		p = &shardProgress{}
+		t.progress[shard] = p
+	}
+	return p
+}
+
+// maybeRelease releases shard's copy once it is scanned and written.
+func (t *TarShards) maybeRelease(shard int) {
+	t.relMu.Lock()
+	p := t.shardProgress(shard)
+	now := p.scanned && p.written == p.emitted && !p.released
+	p.released = p.released || now
+	t.relMu.Unlock()
+	if now {
+		t.Spool.Release(t.Paths[shard])
+	}
+}
+
+// released tells whether shard's copy was released.
+func (t *TarShards) released(shard int) bool {
+	if t.Spool == nil {
+		return false
+	}
+	t.relMu.Lock()
+	defer t.relMu.Unlock()
+	return t.shardProgress(shard).released
 }
 
 func (t *TarShards) NumShards() int             { return len(t.Paths) }
@@ -204,6 +266,22 @@ func readPayloads(f io.ReaderAt, rows []dataset.Row) error {
 
 // Scan lists one shard's members.
 func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row) error) error {
+	if t.Spool != nil {
+		// Batches counted as they go: Release knows the last one.
+		next := emit
+		emit = func(rows []dataset.Row) error {
+			t.relMu.Lock()
+			t.shardProgress(shard).emitted++
+			t.relMu.Unlock()
+			return next(rows)
+		}
+		defer func() {
+			t.relMu.Lock()
+			t.shardProgress(shard).scanned = true
+			t.relMu.Unlock()
+			t.maybeRelease(shard)
+		}()
+	}
 	path, growth, f, err := t.openForScan(ctx, shard)
 	if err != nil {
 		return err
@@ -264,16 +342,28 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 // the first scan starting the copies of every remote shard in shard order,
 // as the sink takes them.
 func (t *TarShards) openForScan(ctx context.Context, shard int) (string, *spool.Growth, shardScan, error) {
-	t.prefetch.Do(func() { t.Spool.Prefetch(ctx, t.Paths) })
-	path, growth, err := t.Spool.Partial(ctx, t.Paths[shard])
-	if err != nil {
-		return "", nil, nil, err
-	}
+	// From the first shard scanned: a task's share starts there.
+	t.prefetch.Do(func() { t.Spool.Prefetch(ctx, t.Paths[shard:]) })
+	path := t.Paths[shard]
+	var growth *spool.Growth
 	var f shardScan
-	if growth != nil {
-		f, err = openGrowing(ctx, path, t.Paths[shard], growth, t.Options)
+	var err error
+	if t.Spool == nil {
+		f, err = openScan(ctx, path, t.Options) // a URL read by ranges
 	} else {
-		f, err = openScan(ctx, path, t.Options)
+		// The shard itself, its decompressed copy, or its remote copy as
+		// it grows, opened at once: a released copy may go for room.
+		var copy *os.File
+		if copy, growth, err = t.Spool.Open(ctx, path, false); err != nil {
+			return "", nil, nil, err
+		}
+		path = copy.Name()
+		if growth != nil {
+			f = openGrowing(ctx, copy, t.Paths[shard], growth, t.Options)
+		} else {
+			copy.Close()
+			f, err = openScan(ctx, path, t.Options)
+		}
 	}
 	if err != nil {
 		return "", nil, nil, t.spooled(shard, path, err)
@@ -462,18 +552,12 @@ func (r *remoteScan) Size() int64                     { return r.file.Size() }
 func (r *remoteScan) ReadStats() (reads, bytes int64) { return r.file.Stats() }
 func (r *remoteScan) Close() error                    { return r.seq.Close() }
 
-// openGrowing scans a remote shard's copy as Prefetch grows it: each
-// read waits until its bytes are there. Messages name the shard's URL.
-func openGrowing(ctx context.Context, path, name string, g *spool.Growth, opts tarfile.Options) (shardScan, error) {
-	f, err := pathguard.Open(path)
-	if err != nil {
-		if werr := g.Wait(ctx, g.Size()); werr != nil {
-			return nil, werr // the copy failed, and went: why it failed
-		}
-		return nil, err
-	}
+// openGrowing scans a remote shard's copy, open in f, as Prefetch grows
+// it: each read waits until its bytes are there. Messages name the
+// shard's URL.
+func openGrowing(ctx context.Context, f *os.File, name string, g *spool.Growth, opts tarfile.Options) shardScan {
 	r := &growingReader{ctx: ctx, f: f, g: g}
-	return &growingScan{Scanner: tarfile.NewScanner(r, g.Size(), name, opts), r: r}, nil
+	return &growingScan{Scanner: tarfile.NewScanner(r, g.Size(), name, opts), r: r}
 }
 
 // growingReader reads a copy's bytes once they are there.

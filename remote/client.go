@@ -30,6 +30,7 @@ type Client struct {
 	idle    time.Duration
 	minRate int64
 	limit   chan struct{} // a slot a request in flight
+	noSign  bool
 
 	// One S3 client for each AWS configuration the environment names:
 	// loading one reads files and may ask a credential service, once.
@@ -46,6 +47,7 @@ func NewClient(o Options) *Client {
 		backoff: cmpOr(o.Backoff, 100*time.Millisecond),
 		idle:    cmpOr(o.Idle, 30*time.Second),
 		minRate: o.MinRate,
+		noSign:  o.NoSign,
 		s3:      map[string]*s3.Client{},
 	}
 	if c.retries == 0 {

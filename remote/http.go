@@ -61,7 +61,7 @@ func open(ctx context.Context, raw string, loc locator, c *Client, head int64) (
 		case resp.StatusCode == http.StatusOK:
 			return false, fmt.Errorf("%s: answered a range request with the whole file (status 200): %w", name, ErrNoRange)
 		case resp.StatusCode != http.StatusPartialContent:
-			return retryable(resp.StatusCode), statusError(name, 0, resp)
+			return retryable(resp.StatusCode), f.statusError(0, resp)
 		}
 		start, end, total, err := contentRange(resp.Header.Get("Content-Range"))
 		if err != nil || start != 0 || total < 0 || end >= head || !lengthMatches(resp, start, end) {
@@ -205,7 +205,7 @@ func (f *File) openRange(off, n int64) (*body, error) {
 	case resp.StatusCode == http.StatusOK:
 		return fail(fmt.Errorf("%s: byte %d: answered a range request with the whole file (status 200): %w", f.name, off, ErrNoRange))
 	case resp.StatusCode != http.StatusPartialContent:
-		err := statusError(f.name, off, resp)
+		err := f.statusError(off, resp)
 		if retryable(resp.StatusCode) {
 			err = errAgain{err}
 		}
@@ -492,6 +492,20 @@ func retryable(status int) bool {
 // phrase may say anything, a credential sent to it included.
 func statusError(name string, off int64, resp *http.Response) error {
 	return fmt.Errorf("%s: byte %d: status %d %s", name, off, resp.StatusCode, http.StatusText(resp.StatusCode))
+}
+
+// statusError is statusError of the file, and a refusal (401, 403)
+// wraps fs.ErrPermission, saying so when the request went unsigned to S3
+// (no credentials, or unsigned requests asked for).
+func (f *File) statusError(off int64, resp *http.Response) error {
+	err := statusError(f.name, off, resp)
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized {
+		return err
+	}
+	if p, ok := f.loc.(*presigned); ok && p.c.Unsigned() != "" {
+		return fmt.Errorf("%w: the request was unsigned (%s), and the bucket is not public: %w", err, p.c.Unsigned(), fs.ErrPermission)
+	}
+	return fmt.Errorf("%w: %w", err, fs.ErrPermission)
 }
 
 // contentRange reads "bytes START-END/TOTAL" (TOTAL -1 for "*").

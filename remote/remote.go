@@ -78,6 +78,11 @@ type Options struct {
 	// it is abandoned and retried as stalled (default DefaultMinRate;
 	// negative: no floor).
 	MinRate int64
+	// NoSign reads S3 objects with unsigned requests (public buckets), as
+	// the AWS CLI's --no-sign-request does. Without it requests are
+	// unsigned when s3.NoSignEnv (AWS_NO_SIGN_REQUEST) is set, or when no
+	// AWS credentials are found.
+	NoSign bool
 }
 
 // ConnectionsOrDefault is the bound on requests in flight that o gives:

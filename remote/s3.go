@@ -14,7 +14,7 @@ import (
 
 // s3Settings are the variables that choose the configuration.
 var s3Settings = []string{"AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-	"AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", s3.PathStyleEnv}
+	"AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", s3.PathStyleEnv, s3.NoSignEnv}
 
 // s3client is the S3 client of the AWS configuration the environment
 // names now, loaded once for c.
@@ -29,7 +29,7 @@ func (c *Client) s3client(ctx context.Context) (*s3.Client, error) {
 	if sc := c.s3[key.String()]; sc != nil {
 		return sc, nil
 	}
-	sc, err := s3.New(ctx, nil)
+	sc, err := s3.NewWithOptions(ctx, nil, s3.Options{NoSign: c.noSign})
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +84,13 @@ func Glob(ctx context.Context, pattern string) ([]string, error) {
 
 // Glob lists the objects of an S3 URL whose key matches a pattern
 // (path.Match syntax: * does not cross a /), by listing the keys that
-// start with the pattern's part before its first wildcard.
+// start with the pattern's part before its first wildcard; or the files
+// of an http(s) URL's directory whose names match its last segment,
+// from the listing page its server gives (an autoindex).
 func (c *Client) Glob(ctx context.Context, pattern string) ([]string, error) {
+	if !s3.IsURL(pattern) {
+		return c.globHTTP(ctx, pattern)
+	}
 	bucket, key, err := s3.ParseURL(pattern)
 	if err != nil {
 		return nil, err

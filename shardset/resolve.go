@@ -57,10 +57,12 @@ func Resolve(args []string) ([]string, error) {
 //   - a glob (filepath.Match syntax), whose matches come in natural order
 //     (NaturalLess: shard-9 before shard-10) and must be at least one;
 //   - a URL (http://, https://, s3://bucket/key), in the same forms: brace
-//     patterns, and, for S3, globs over the keys, matched by listing the
-//     prefix before the first wildcard (an HTTP server cannot be listed,
-//     and a ? there starts a query). URLs are not checked here: reading
-//     one that is not there fails naming it.
+//     patterns, and globs: for S3 over the keys, matched by listing the
+//     prefix before the first wildcard; for http(s), * and [...] in the
+//     last segment of the path, matched against the links of the
+//     directory's listing page that its server gives (an autoindex; a ?
+//     there starts a query). URLs are not checked here: reading one that
+//     is not there fails naming it.
 //
 // A name that does not exist is an error wrapping fs.ErrNotExist that
 // names it, and the pattern it came from. A local name given twice
@@ -259,7 +261,8 @@ func visible(pattern string, matches []string) []string {
 	return out
 }
 
-// url expands a URL's braces, and an S3 URL's globs.
+// url expands a URL's braces, an S3 URL's globs, and an http(s) URL's
+// globs over the listing its server gives of the directory.
 func (r *resolver) url(arg string) error {
 	if len(arg) > maxURL {
 		return usageError{fmt.Errorf("%s: %w (the most is %d bytes)", human.Name(arg), pathguard.ErrNameTooLong, maxURL)}
@@ -269,7 +272,8 @@ func (r *resolver) url(arg string) error {
 		return err
 	}
 	for _, n := range names {
-		if !strings.HasPrefix(n, "s3://") || !strings.ContainsAny(n, "*?[") {
+		glob := strings.HasPrefix(n, "s3://") && strings.ContainsAny(n, "*?[") || !strings.HasPrefix(n, "s3://") && remote.HasHTTPGlob(n)
+		if !glob {
 			if err := r.add(n); err != nil {
 				return err
 			}

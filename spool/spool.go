@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -44,7 +43,17 @@ type Spool struct {
 	// for copies that become outputs, their writeback then overlaps the
 	// decompression of the others.
 	Durable bool
-	stdin   io.Reader
+	// Window bounds the bytes the copies of plain remote shards hold on
+	// disk at once (DefaultWindow suits conversions): a copy goes once
+	// its scan has released it (Release) and newer copies need the room,
+	// and the fetches wait for room rather than run ahead. The copy of
+	// the first shard not released, and copies someone waits for whole,
+	// come whatever their size, and a copy kept from an earlier pass is
+	// read again rather than fetched again: the disk holds at most the
+	// window and about three of the largest shards. 0 keeps every copy
+	// until Close, as the copies that become outputs must be.
+	Window int64
+	stdin  io.Reader
 
 	mu      sync.Mutex
 	entries map[string]*spoolEntry
@@ -55,6 +64,10 @@ type Spool struct {
 	stop        context.CancelFunc
 	fetchers    sync.WaitGroup
 	closed      bool // by Close: no copy starts after it
+	// fetchCtx is what the fetch queue's requests run under: Prefetch's
+	// context, or the first caller's, ended by Close.
+	fetchCtx context.Context
+	q        fetchQueue
 }
 
 // ErrClosed: a shard asked of a Spool after its Close.
@@ -73,9 +86,13 @@ type spoolEntry struct {
 	// opened is the remote file Prefetch opened ahead (or why not).
 	opened  *remote.File
 	openErr error
-	// growth is set, before Prefetch returns, for a copy it grows from
-	// the front.
-	growth *Growth
+	// cp is set, before Prefetch returns, for a copy it grows from the
+	// front: the entry's current copy (a new one once removed for
+	// room), under the fetch queue's lock.
+	cp *growingCopy
+	// order is the entry's place among the spool's, as they were asked
+	// for: its copies are fetched in that order.
+	order int
 }
 
 // New makes a spool writing its copies into dir: the conversion's
@@ -120,7 +137,7 @@ func (s *Spool) claim(path string) (e *spoolEntry, maker bool) {
 	defer s.mu.Unlock()
 	e = s.entries[path]
 	if e == nil {
-		e = &spoolEntry{done: make(chan struct{})}
+		e = &spoolEntry{done: make(chan struct{}), order: len(s.entries)}
 		s.entries[path] = e
 	}
 	maker = !e.started
@@ -157,13 +174,16 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 	s.fetchers.Add(1)
 	defer s.fetchers.Done()
 	if s.stop == nil {
-		s.prefetchCtx, s.stop = context.WithCancel(ctx)
+		s.prefetchCtx, s.stop = context.WithCancel(context.WithoutCancel(ctx))
+	}
+	if s.fetchCtx == nil {
+		s.fetchCtx = s.prefetchCtx
 	}
 	for _, n := range names {
 		if !remote.IsURL(n) || s.entries[n] != nil {
 			continue // local, or asked for already
 		}
-		e := &spoolEntry{done: make(chan struct{}), started: true} // Prefetch makes it
+		e := &spoolEntry{done: make(chan struct{}), started: true, order: len(s.entries)} // Prefetch makes it
 		s.entries[n] = e
 		queue = append(queue, item{n, e})
 	}
@@ -183,7 +203,7 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 			others = append(others, it)
 			continue
 		}
-		c, err := s.startCopy(it.e)
+		c, err := s.startCopy(pctx, it.e)
 		if err != nil {
 			it.e.openErr = err
 			others = append(others, it) // fails when asked for, naming it
@@ -191,9 +211,7 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 		}
 		plain = append(plain, c)
 	}
-	if len(plain) > 0 {
-		s.fetchers.Go(func() { fetchInOrder(pctx, plain) })
-	}
+	s.enqueue(plain...)
 	var next atomic.Int64
 	for range min(fetchAhead, len(others)) {
 		s.fetchers.Go(func() {
@@ -212,18 +230,21 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 // Partial gives a shard's copy while Prefetch fetches it, with its
 // Growth, which tells how much of it is there: bytes below Growth.Wait's
 // answer are final. For any other shard it is Plain, and the Growth nil.
+// With a Window, a released copy may go before the path is opened: Open
+// opens it safely.
 func (s *Spool) Partial(ctx context.Context, path string) (string, *Growth, error) {
 	if s == nil {
 		return path, nil, nil
 	}
-	s.mu.Lock()
-	e := s.entries[path]
-	s.mu.Unlock()
-	if e != nil && e.growth != nil {
-		return e.growth.path, e.growth, nil
+	f, g, err := s.Open(ctx, path, false)
+	if err != nil {
+		return "", nil, err
 	}
-	p, err := s.Plain(ctx, path)
-	return p, nil, err
+	f.Close()
+	if g == nil {
+		return f.Name(), nil, nil
+	}
+	return g.path, g, nil
 }
 
 // Plain gives the path of a shard as a plain tar, decompressing it the
@@ -233,6 +254,15 @@ func (s *Spool) Partial(ctx context.Context, path string) (string, *Growth, erro
 func (s *Spool) Plain(ctx context.Context, path string) (string, error) {
 	if s == nil {
 		return path, nil
+	}
+	if e := s.copyEntry(path); e != nil {
+		// Prefetch's copy, whole, kept until Close.
+		f, g, err := s.openCopy(ctx, e, true, true)
+		if err != nil {
+			return "", err
+		}
+		f.Close()
+		return g.path, nil
 	}
 	e, maker := s.claim(path)
 	if maker {
@@ -302,7 +332,7 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 			return "", err
 		}
 		if e.codec = compressed.Sniff(rf.Head()); e.codec == compressed.None {
-			return s.fetch(ctx, rf)
+			return s.fetch(ctx, e, rf)
 		}
 		r := rf.Reader()
 		defer r.Close()
@@ -413,14 +443,27 @@ const fetchAhead = 2
 
 // fetch copies a plain remote shard into f, as Prefetch does (by parts,
 // on every connection), for a shard asked for without it.
-func (s *Spool) fetch(ctx context.Context, rf *remote.File) (path string, err error) {
+func (s *Spool) fetch(ctx context.Context, e *spoolEntry, rf *remote.File) (path string, err error) {
 	f, err := s.createCopy(rf)
 	if err != nil {
 		return "", err
 	}
-	c := s.newCopy(rf, f, func(p string, e error) { path, err = p, e })
-	fetchInOrder(ctx, []*growingCopy{c})
-	return path, err
+	s.mu.Lock()
+	if s.stop == nil {
+		s.prefetchCtx, s.stop = context.WithCancel(context.WithoutCancel(ctx))
+	}
+	if s.fetchCtx == nil {
+		s.fetchCtx = s.prefetchCtx
+	}
+	s.mu.Unlock()
+	c := s.newCopy(ctx, rf, f, func(string, error) {})
+	c.urgent, c.pinned = true, true
+	c.order = e.order
+	s.enqueue(c)
+	if err := c.g.Wait(ctx, c.g.Size()); err != nil {
+		return "", err
+	}
+	return c.g.path, nil
 }
 
 // contextReader reads r on a goroutine of its own, so that a canceled ctx
@@ -462,6 +505,10 @@ func (s *Spool) Close() error {
 	entries := maps.Clone(s.entries)
 	s.mu.Unlock()
 	s.fetchers.Wait()
+	s.q.mu.Lock()
+	copies := s.q.copies
+	s.q.copies = nil
+	s.q.mu.Unlock()
 	// Unlinking a large copy frees its pages, which takes a while: the
 	// copies go side by side, as many at once as there are cores.
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -475,6 +522,15 @@ func (s *Spool) Close() error {
 				defer func() { <-sem; wg.Done() }()
 				os.Remove(e.path)
 			}()
+		}
+	}
+	for _, c := range copies {
+		if c.g.path != "" {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				os.Remove(c.g.path)
+			})
 		}
 	}
 	wg.Wait()
@@ -491,246 +547,6 @@ type flushWriter struct {
 func (w *flushWriter) Flush() error {
 	if err := w.Writer.Flush(); err != nil {
 		return fmt.Errorf("writing a decompressed copy in %s: %w", w.dir, err)
-	}
-	return nil
-}
-
-// copyPart is the share of a plain remote shard one request of
-// Prefetch's brings: large next to what a connection carries in a round
-// trip (which it stays idle for between two parts), small enough that a
-// copy grows from the front in steps a conversion can follow.
-const copyPart = 8 << 20
-
-// Growth is how much of a copy is there. Bytes below what Wait returns
-// are final.
-type Growth struct {
-	path string
-	size int64
-
-	mu      sync.Mutex
-	filled  int64 // bytes from the front that are there
-	done    bool
-	err     error
-	changed chan struct{} // closed, and replaced, at each change
-}
-
-// Size is the whole copy's size.
-func (g *Growth) Size() int64 { return g.size }
-
-// Wait returns once the copy's first n bytes are there (n is clamped to
-// its size), or with the error that stopped the copy.
-func (g *Growth) Wait(ctx context.Context, n int64) error {
-	n = min(n, g.size)
-	for {
-		g.mu.Lock()
-		filled, done, err, ch := g.filled, g.done, g.err, g.changed
-		g.mu.Unlock()
-		switch {
-		case filled >= n:
-			return nil
-		case done && err != nil:
-			return err
-		case done:
-			return fmt.Errorf("%s: the copy ended at %d bytes, not %d", g.path, filled, g.size)
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-func (g *Growth) set(filled int64, done bool, err error) {
-	g.mu.Lock()
-	g.filled, g.done, g.err = filled, done, err
-	close(g.changed)
-	g.changed = make(chan struct{})
-	g.mu.Unlock()
-}
-
-// growingCopy is one remote shard copied part by part. Nothing in it is
-// sized from the size the server claims: parts are handed out by a
-// counter, and only the parts written ahead of the first missing one
-// are remembered.
-type growingCopy struct {
-	s     *Spool
-	rf    *remote.File
-	f     *os.File
-	g     *Growth
-	done  func(path string, err error) // told once: the whole copy, or why not
-	parts int64
-
-	mu       sync.Mutex
-	handed   int64          // the parts handed out to be fetched
-	ahead    map[int64]bool // parts written past next
-	next     int64          // the first part not written
-	inflight int            // parts handed out, not yet written or failed
-	err      error
-	finished bool
-}
-
-// ErrTooLarge: a remote shard claims more bytes than its copy could hold.
-var ErrTooLarge = errors.New("claims more bytes than the disk holding its copy has free")
-
-// startCopy creates the copy of a plain remote shard Prefetch grows.
-func (s *Spool) startCopy(e *spoolEntry) (*growingCopy, error) {
-	rf := e.opened
-	f, err := s.createCopy(rf)
-	if err != nil {
-		return nil, err
-	}
-	c := s.newCopy(rf, f, func(p string, err error) {
-		e.path, e.err = p, err
-		close(e.done)
-	})
-	s.mu.Lock()
-	e.growth = c.g
-	s.mu.Unlock()
-	return c, nil
-}
-
-// createCopy creates the file a plain remote shard is copied into, once
-// its claimed size is known to fit in the spool's directory: a server
-// that claims 2^62 bytes is refused at once, naming its URL, rather than
-// filling the disk.
-func (s *Spool) createCopy(rf *remote.File) (*os.File, error) {
-	if free, ok := freeSpace(s.dir()); ok && rf.Size() > 0 && uint64(rf.Size()) > free {
-		return nil, fmt.Errorf("%s: %d bytes (Content-Range), %d free in %s: %w", rf.Name(), rf.Size(), free, s.dir(), ErrTooLarge)
-	}
-	f, err := os.CreateTemp(s.Dir, safefile.TempName(path.Base(rf.Name())+".plain.tar"))
-	if err != nil {
-		return nil, fmt.Errorf("%s: a copy in %s: %w", rf.Name(), s.dir(), err)
-	}
-	return f, nil
-}
-
-// newCopy prepares the copy of rf into f; fetchInOrder makes it.
-func (s *Spool) newCopy(rf *remote.File, f *os.File, done func(path string, err error)) *growingCopy {
-	size := max(rf.Size(), 0)
-	g := &Growth{path: f.Name(), size: size, changed: make(chan struct{})}
-	return &growingCopy{s: s, rf: rf, f: f, g: g, done: done, parts: size/copyPart + min(size%copyPart, 1), ahead: map[int64]bool{}}
-}
-
-// take hands out the copy's next part to fetch; none once all are handed
-// out, or once one failed (the copy fails, its other parts are not
-// asked for).
-func (c *growingCopy) take() (int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil || c.handed == c.parts {
-		return 0, false
-	}
-	c.inflight++
-	c.handed++
-	return c.handed - 1, true
-}
-
-// wrote records part k written, or failed.
-func (c *growingCopy) wrote(k int64, err error) {
-	c.mu.Lock()
-	c.inflight--
-	if err != nil && c.err == nil {
-		c.err = err
-	}
-	if err == nil {
-		c.ahead[k] = true
-		for c.ahead[c.next] {
-			delete(c.ahead, c.next)
-			c.next++
-		}
-	}
-	filled, cerr := min(c.next*copyPart, c.g.size), c.err
-	last := c.inflight == 0 && (cerr != nil || c.handed == c.parts) && !c.finished
-	c.finished = c.finished || last
-	c.mu.Unlock()
-	if last {
-		c.finish()
-		return
-	}
-	if cerr != nil {
-		c.g.set(filled, true, cerr) // a scan waiting past it stops now
-	} else {
-		c.g.set(filled, false, nil)
-	}
-}
-
-// finish puts the whole copy in place as Plain gives it.
-func (c *growingCopy) finish() {
-	c.mu.Lock()
-	err := c.err
-	c.mu.Unlock()
-	p, err := c.s.keep(c.f, err)
-	if err != nil {
-		c.g.set(0, true, err)
-	} else {
-		c.g.set(c.g.size, true, nil)
-	}
-	c.done(p, err)
-}
-
-// fetchInOrder fetches the copies' parts in order, shard by shard, on as
-// many requests at once as there are connections.
-func fetchInOrder(ctx context.Context, copies []*growingCopy) {
-	var (
-		mu   sync.Mutex
-		cur  int
-		want int64
-	)
-	for _, c := range copies {
-		if c.parts == 0 {
-			c.finished = true
-			c.finish() // an empty file: nothing to fetch
-		}
-		want += min(c.parts, 1<<20) // enough to size the workers, never overflowing
-	}
-	// next hands out the next part of the first copy that has one left.
-	next := func() (*growingCopy, int64, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		for ; cur < len(copies); cur++ {
-			if k, ok := copies[cur].take(); ok {
-				return copies[cur], k, true
-			}
-		}
-		return nil, 0, false
-	}
-	var wg sync.WaitGroup
-	for range min(want, int64(remote.ClientFrom(ctx).Connections())) {
-		wg.Go(func() {
-			buf := make([]byte, 256<<10)
-			for {
-				c, k, ok := next()
-				if !ok {
-					return
-				}
-				c.wrote(k, c.fetchPart(ctx, k, buf))
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// fetchPart writes part k of the copy, in one request (resumed where a
-// connection breaks).
-func (c *growingCopy) fetchPart(ctx context.Context, k int64, buf []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	rf := c.rf
-	off := k * copyPart
-	end := min(off+copyPart, rf.Size())
-	r := rf.Range(off, end-off)
-	defer r.Close()
-	for pos := off; pos < end; {
-		n := min(int64(len(buf)), end-pos)
-		if _, err := r.ReadAt(buf[:n], pos); err != nil {
-			return err
-		}
-		if _, err := c.f.WriteAt(buf[:n], pos); err != nil {
-			return fmt.Errorf("%s: writing its copy %s at byte %d: %w", rf.Name(), c.f.Name(), pos, err)
-		}
-		pos += n
 	}
 	return nil
 }

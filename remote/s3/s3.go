@@ -34,6 +34,15 @@ const DefaultRegion = "us-east-1"
 // is an IP address or localhost.
 const PathStyleEnv = "ITARCONV_S3_PATH_STYLE"
 
+// NoSignEnv names the environment variable that has every request sent
+// unsigned, for public buckets, as the AWS CLI's --no-sign-request does
+// (and GDAL's variable of this name): "1", "true" or "yes". Requests go
+// unsigned too when no credentials are found anywhere (the environment,
+// the shared files, a credential service): a public bucket reads without
+// any setting, and a private one answers "access denied", which then
+// says that the request was unsigned.
+const NoSignEnv = "AWS_NO_SIGN_REQUEST"
+
 // PresignExpiry is how long a presigned URL is asked to stay valid.
 // Long enough for a shard to be read through; callers sign again after it
 // runs out (or on 403).
@@ -94,6 +103,9 @@ type Client struct {
 	presign *s3.PresignClient
 	creds   aws.CredentialsProvider
 
+	// unsigned says why requests go unsigned ("" when they are signed).
+	unsigned string
+
 	// pageSize is ListObjectsV2's MaxKeys (0: the server's own, 1000 on
 	// S3). Only tests change it, to see several pages cheaply.
 	pageSize int32
@@ -113,13 +125,50 @@ type Client struct {
 // List, which are few, while the ranged reads of data go through the
 // caller's HTTP path and its own retries.
 func New(ctx context.Context, httpClient *http.Client) (*Client, error) {
+	return NewWithOptions(ctx, httpClient, Options{})
+}
+
+// Options tune NewWithOptions.
+type Options struct {
+	// NoSign sends every request unsigned (public buckets), whatever
+	// credentials there are, as NoSignEnv does.
+	NoSign bool
+}
+
+// NewWithOptions is New with options: a library's caller asks for
+// unsigned requests without setting NoSignEnv.
+func NewWithOptions(ctx context.Context, httpClient *http.Client, o Options) (*Client, error) {
 	pathStyle, err := pathStyleFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	noSign, err := noSignFromEnv()
 	if err != nil {
 		return nil, err
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("s3: loading the AWS configuration: %w", err)
+	}
+	var unsigned string
+	switch {
+	case o.NoSign:
+		unsigned = "unsigned requests were asked for"
+	case noSign:
+		unsigned = NoSignEnv + " is set"
+	case cfg.Credentials == nil:
+		unsigned = "no AWS credentials are configured"
+	default:
+		// The SDK caches what it finds: signing later asks nothing more.
+		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			unsigned = "no AWS credentials were found"
+		}
+	}
+	if unsigned != "" {
+		cfg.Credentials = aws.AnonymousCredentials{}
 	}
 	if httpClient != nil {
 		// Set after loading rather than by config.WithHTTPClient, which
@@ -139,11 +188,30 @@ func New(ctx context.Context, httpClient *http.Client) (*Client, error) {
 			o.UsePathStyle = true
 		}
 	})
-	return &Client{
-		s3:      client,
-		presign: s3.NewPresignClient(client, s3.WithPresignExpires(PresignExpiry)),
-		creds:   cfg.Credentials,
-	}, nil
+	c := &Client{
+		s3:       client,
+		presign:  s3.NewPresignClient(client, s3.WithPresignExpires(PresignExpiry)),
+		unsigned: unsigned,
+	}
+	if unsigned == "" {
+		c.creds = cfg.Credentials
+	}
+	return c, nil
+}
+
+// Unsigned says why the client's requests go unsigned, or "" when they
+// are signed.
+func (c *Client) Unsigned() string { return c.unsigned }
+
+// noSignFromEnv reads NoSignEnv.
+func noSignFromEnv() (bool, error) {
+	switch v := strings.ToLower(os.Getenv(NoSignEnv)); v {
+	case "", "0", "false", "no", "off":
+		return false, nil
+	case "1", "true", "yes", "on":
+		return true, nil
+	}
+	return false, fmt.Errorf("s3: %s=%q: want 1, true, yes, 0, false or no", NoSignEnv, os.Getenv(NoSignEnv))
 }
 
 func pathStyleFromEnv() (bool, error) {
@@ -181,6 +249,12 @@ func needsPathStyle(endpoint *string) bool {
 func (c *Client) Presign(ctx context.Context, bucket, key string) (string, time.Time, error) {
 	// Taken before signing, so that the expiry told errs early.
 	expires := time.Now().Add(PresignExpiry)
+	if c.unsigned != "" {
+		// Nothing to sign: the object's own URL (the SDK does not
+		// presign without credentials).
+		u, err := c.objectURL(ctx, bucket, key)
+		return u, expires, err
+	}
 	req, err := c.presign.PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("presign s3://%s/%s: %w", bucket, key, err)
@@ -195,6 +269,26 @@ func (c *Client) Presign(ctx context.Context, bucket, key string) (string, time.
 	return req.URL, expires, nil
 }
 
+// objectURL is the URL of bucket/key at the client's endpoint, as the
+// SDK resolves it (virtual-hosted or path-style, the region's host), for
+// unsigned GETs.
+func (c *Client) objectURL(ctx context.Context, bucket, key string) (string, error) {
+	o := c.s3.Options()
+	ep, err := o.EndpointResolverV2.ResolveEndpoint(ctx, s3.EndpointParameters{
+		Bucket: aws.String(bucket), Region: aws.String(o.Region), Endpoint: o.BaseEndpoint,
+		ForcePathStyle: aws.Bool(o.UsePathStyle), UseFIPS: aws.Bool(false), UseDualStack: aws.Bool(false), Accelerate: aws.Bool(false),
+	})
+	if err != nil {
+		return "", fmt.Errorf("s3://%s/%s: the object's URL: %w", bucket, key, err)
+	}
+	segs := strings.Split(key, "/")
+	for i, s := range segs {
+		// S3 reads a "+" in a path as a space, as the SDK knows.
+		segs[i] = strings.ReplaceAll(url.PathEscape(s), "+", "%2B")
+	}
+	return strings.TrimSuffix(ep.URI.String(), "/") + "/" + strings.Join(segs, "/"), nil
+}
+
 // Stat returns the size and ETag (quotes included) of bucket/key. A
 // missing object (or bucket) gives an *fs.PathError wrapping
 // fs.ErrNotExist; refused credentials or access, one wrapping
@@ -202,7 +296,7 @@ func (c *Client) Presign(ctx context.Context, bucket, key string) (string, time.
 func (c *Client) Stat(ctx context.Context, bucket, key string) (size int64, etag string, err error) {
 	out, err := c.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	if err != nil {
-		return 0, "", pathError("stat", "s3://"+bucket+"/"+key, err)
+		return 0, "", c.pathError("stat", "s3://"+bucket+"/"+key, err)
 	}
 	return aws.ToInt64(out.ContentLength), aws.ToString(out.ETag), nil
 }
@@ -219,7 +313,7 @@ func (c *Client) List(ctx context.Context, bucket, prefix string) ([]Object, err
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, pathError("list", "s3://"+bucket+"/"+prefix, err)
+			return nil, c.pathError("list", "s3://"+bucket+"/"+prefix, err)
 		}
 		for _, o := range page.Contents {
 			objs = append(objs, Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size), ETag: aws.ToString(o.ETag)})
@@ -237,7 +331,7 @@ func byKey(a, b Object) int { return strings.Compare(a.Key, b.Key) }
 
 // pathError names the object in err, and makes the two answers callers
 // act on testable with errors.Is: not there, and not allowed.
-func pathError(op, path string, err error) error {
+func (c *Client) pathError(op, path string, err error) error {
 	var (
 		api  smithy.APIError
 		resp *smithyhttp.ResponseError
@@ -252,6 +346,8 @@ func pathError(op, path string, err error) error {
 		status = resp.HTTPStatusCode()
 	}
 	switch {
+	case (deniedCodes[code] || status == http.StatusForbidden) && c.unsigned != "":
+		err = fmt.Errorf("%w: the request was unsigned (%s), and the bucket is not public: %w", fs.ErrPermission, c.unsigned, err)
 	case deniedCodes[code] || status == http.StatusForbidden:
 		err = fmt.Errorf("%w: the credentials were refused, or do not allow this: %w", fs.ErrPermission, err)
 	case notFoundCodes[code] || (code == "" && status == http.StatusNotFound):

@@ -424,17 +424,32 @@ func TestWrongCredentials(t *testing.T) {
 	}
 }
 
+// TestNoCredentials: with no credentials anywhere, requests go unsigned
+// (a public bucket reads so): "presigning" gives the object's own URL,
+// its key escaped, with no signature; Unsigned says why.
 func TestNoCredentials(t *testing.T) {
 	isolate(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	t.Setenv("AWS_REGION", "eu-west-3")
 	client, err := New(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = client.Presign(context.Background(), "shards", "a.tar")
-	if err == nil || !strings.Contains(err.Error(), "presign s3://shards/a.tar") || !strings.Contains(err.Error(), "credentials") {
-		t.Errorf("Presign without credentials: %v; want an error naming the object and the credentials", err)
+	u, _, err := client.Presign(context.Background(), "shards", "a dir/a+b.tar")
+	if err != nil || u != "https://shards.s3.eu-west-3.amazonaws.com/a%20dir/a%2Bb.tar" {
+		t.Errorf("Presign without credentials: %q, %v; want the object's unsigned URL", u, err)
+	}
+	if why := client.Unsigned(); !strings.Contains(why, "credentials") {
+		t.Errorf("Unsigned() = %q", why)
+	}
+	t.Setenv(PathStyleEnv, "true")
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9000")
+	if client, err = New(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if u, _, err := client.Presign(context.Background(), "shards", "k/a.tar"); err != nil || u != "http://127.0.0.1:9000/shards/k/a.tar" {
+		t.Errorf("Presign without credentials, path style: %q, %v", u, err)
 	}
 }
 

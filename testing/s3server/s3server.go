@@ -2,6 +2,7 @@ package s3server
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
@@ -18,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sys/unix"
 )
 
@@ -305,4 +309,38 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// SetPublic gives bucket the policy of a public data set: anyone, signed
+// or not, may list it and read its objects (s3:ListBucket, s3:GetObject,
+// Principal "*"). It is put through the S3 API, as the root user.
+func (s *Server) SetPublic(t testing.TB, bucket string) {
+	t.Helper()
+	policy := fmt.Sprintf(`{"Version":"2012-10-17","Statement":[`+
+		`{"Effect":"Allow","Principal":"*","Action":["s3:ListBucket"],"Resource":["arn:aws:s3:::%[1]s"]},`+
+		`{"Effect":"Allow","Principal":"*","Action":["s3:GetObject"],"Resource":["arn:aws:s3:::%[1]s/*"]}]}`, bucket)
+	client := awss3.New(awss3.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(s.endpoint),
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := client.PutBucketPolicy(ctx, &awss3.PutBucketPolicyInput{Bucket: aws.String(bucket), Policy: aws.String(policy)}); err != nil {
+		t.Fatalf("s3server: making bucket %s public: %v", bucket, err)
+	}
+}
+
+// AnonymousEnv is Env without credentials: the standard AWS
+// configuration then finds none anywhere.
+func (s *Server) AnonymousEnv() []string {
+	env := s.Env()
+	for i, kv := range env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY":
+			env[i] = k + "="
+		}
+	}
+	return env
 }

@@ -29,7 +29,7 @@ const (
 	targetIndexSmall = 1.1  // index over URLs / download, small members
 	targetIndexLarge = 0.1  // the same, large members
 	targetBytesLarge = 0.05 // bytes the index reads / the shards' bytes, large members
-	targetConvert    = 0.6  // convert over URLs / (download to files + convert of the files)
+	targetConvert    = 0.7  // convert over URLs / (download to files + convert of the files)
 )
 
 const (
@@ -177,7 +177,9 @@ type step struct {
 	skipped             bool // not run (-no-urls)
 	local               bool // reads local files, not the proxy
 	diskWritten, output int64
-	leftovers           []string // files an index left besides its output
+	leftovers           []string  // files an index left besides its output
+	copyPeak            []int64   // convert over URLs: the most its copies of the shards took on disk
+	cpu                 []float64 // CPU seconds (user + system) of the step's process
 }
 
 func (s *step) median() float64 { return bench.Median(s.times) }
@@ -224,6 +226,8 @@ type env struct {
 	curl string
 	work string // outputs and downloads
 	tmp  string // the children's $TMPDIR, checked to stay empty
+	// lastCPU is the CPU seconds of the last child process run.
+	lastCPU float64
 }
 
 func runBench(cfg config, repro string) error {
@@ -474,17 +478,51 @@ func (e *env) runSmall(l *link, ds *dataset, urls []string) error {
 		if err := os.MkdirAll(filepath.Dir(remote), 0o755); err != nil {
 			return err
 		}
+		var peak int64
 		if err := e.timed(l, ds, &s.convURL, func() error {
+			stop := watchCopies(filepath.Dir(remote), &peak)
 			_, err := e.itarconv(append(append([]string{"convert", "-q", "--connections", fmt.Sprint(e.cfg.conns)}, urls...), remote)...)
+			stop()
 			return err
 		}); err != nil {
 			return err
 		}
+		s.convURL.copyPeak = append(s.convURL.copyPeak, peak)
 		if err := sameBarecat(local, remote); err != nil {
 			return err
 		}
 	}
 	return e.clean()
+}
+
+// watchCopies samples, every few milliseconds until stop, the disk the
+// spool's copies of remote shards take in dir (files named *.plain.tar*,
+// their allocated blocks), and keeps the most in peak.
+func watchCopies(dir string, peak *int64) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var n int64
+			ents, _ := os.ReadDir(dir)
+			for _, en := range ents {
+				var st syscall.Stat_t
+				if strings.Contains(en.Name(), ".plain.tar") && syscall.Stat(filepath.Join(dir, en.Name()), &st) == nil {
+					n += st.Blocks * 512
+				}
+			}
+			*peak = max(*peak, n)
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // runLarge runs the download and the index over URLs of a large-member
@@ -551,11 +589,13 @@ func (e *env) timed(l *link, ds *dataset, s *step, f func() error) error {
 		return err
 	}
 	l.px.ResetStats()
+	e.lastCPU = 0
 	t0 := time.Now()
 	if err := f(); err != nil {
 		return err
 	}
 	s.times = append(s.times, time.Since(t0).Seconds())
+	s.cpu = append(s.cpu, e.lastCPU)
 	st := l.px.Stats()
 	s.bytes = append(s.bytes, st.BytesToClient)
 	s.reqs = append(s.reqs, st.Requests)
@@ -588,7 +628,13 @@ func (e *env) curlGet(urls, outs []string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("curl %s ...: %v\n%s", strings.Join(args[:8], " "), err, stderr.Bytes())
 	}
+	e.lastCPU = cpuOf(cmd)
 	return nil
+}
+
+// cpuOf is the CPU seconds (user + system) a finished command used.
+func cpuOf(cmd *exec.Cmd) float64 {
+	return (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 }
 
 // proc is one finished run of itarconv.
@@ -607,6 +653,7 @@ func (e *env) itarconv(args ...string) (proc, error) {
 		return proc{}, fmt.Errorf("itarconv %s: %v\n%s", shorten(args), err, stderr.Bytes())
 	}
 	var p proc
+	e.lastCPU = cpuOf(cmd)
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		p.written = ru.Oublock * 512
 	}
@@ -695,18 +742,18 @@ func spread(xs []float64) string {
 
 func printTable(w io.Writer, links []*link, small *dataset, large []*dataset) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rtt\tset\tstep\ts\tMiB from proxy\t% of shards\trequests\tconnections\t")
+	fmt.Fprintln(tw, "rtt\tset\tstep\ts\tCPU s\tMiB from proxy\t% of shards\trequests\tconnections\t")
 	row := func(l *link, ds *dataset, name string, s *step) {
 		if s.skipped {
-			fmt.Fprintf(tw, "%v\t%s\t%s\tskipped\t\t\t\t\t\n", l.rtt, ds.name, name)
+			fmt.Fprintf(tw, "%v\t%s\t%s\tskipped\t\t\t\t\t\t\n", l.rtt, ds.name, name)
 			return
 		}
 		if s.local {
-			fmt.Fprintf(tw, "%v\t%s\t%s\t%s\t-\t-\t-\t-\t\n", l.rtt, ds.name, name, spread(s.times))
+			fmt.Fprintf(tw, "%v\t%s\t%s\t%s\t%.2f\t-\t-\t-\t-\t\n", l.rtt, ds.name, name, spread(s.times), bench.Median(s.cpu))
 			return
 		}
 		b := medianInt(s.bytes)
-		fmt.Fprintf(tw, "%v\t%s\t%s\t%s\t%s\t%.2f%%\t%d\t%d\t\n", l.rtt, ds.name, name, spread(s.times), mib(b),
+		fmt.Fprintf(tw, "%v\t%s\t%s\t%s\t%.2f\t%s\t%.2f%%\t%d\t%d\t\n", l.rtt, ds.name, name, spread(s.times), bench.Median(s.cpu), mib(b),
 			100*float64(b)/float64(ds.size), medianInt(s.reqs), medianInt(s.conns))
 	}
 	for _, l := range links {
@@ -722,7 +769,8 @@ func printTable(w io.Writer, links []*link, small *dataset, large []*dataset) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "s: median (min-max) wall time, process start included; MiB from proxy, requests, connections: medians of what the")
+	fmt.Fprintln(w, "s: median (min-max) wall time, process start included; CPU s: median CPU seconds (user + system) of the step's")
+	fmt.Fprintln(w, "process (curl or itarconv; not the server's nor the proxy's); MiB from proxy, requests, connections: medians of what the")
 	fmt.Fprintln(w, "proxy counted during the step (body bytes sent to the client); % of shards: those bytes over the shards' size.")
 }
 
@@ -759,6 +807,12 @@ func printTargets(w io.Writer, cfg config, links []*link, small *dataset, large 
 			both := s.fetch.median() + s.convLocal.median()
 			ratio(label, fmt.Sprintf("convert <= %.1fx download + convert", targetConvert), s.convURL.median(), both,
 				func(r float64) bool { return r <= targetConvert }, "")
+			// The floor of that ratio: a convert over URLs cannot beat
+			// the download alone through the same link.
+			fmt.Fprintf(tw, "  %s\t(floor: download alone)\t%.3fs / %.3fs = %.2fx\t\n", label, s.download.median(), both, s.download.median()/both)
+			peak := slices.Max(s.convURL.copyPeak)
+			fmt.Fprintf(tw, "  %s\tconvert's copies on disk < the shards\tpeak %s MiB of copies for %s MiB of shards\t%s\n", label,
+				mib(peak), mib(small.size), bench.Verdict(peak < small.size))
 		}
 		for i, ds := range large {
 			ls := &l.large[i]

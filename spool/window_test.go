@@ -1,0 +1,140 @@
+package spool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/itarconv/itarconv/remote"
+	"github.com/itarconv/itarconv/testing/testutil"
+)
+
+// windowServer serves n shards of size bytes each (shard i's bytes start
+// i*1000 bytes into one run of data), from a directory a test may change.
+func windowServer(t *testing.T, n, size int) (urls []string, data []byte, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	data = testutil.PlainData(size + n*1000)
+	for i := range n {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("s%d.tar", i)), data[i*1000:i*1000+size], 0o644)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	for i := range n {
+		urls = append(urls, fmt.Sprintf("%s/s%d.tar", srv.URL, i))
+	}
+	return urls, data, dir
+}
+
+// copiesOnDisk is the bytes the spool's copies take in dir now.
+func copiesOnDisk(t *testing.T, dir string) (n int64) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && strings.Contains(e.Name(), ".plain.tar") {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// TestSpoolWindow: shards read in order and released as a conversion
+// reads them never hold more than the window (and the shard being read)
+// on disk; a shard removed for room, asked for again whole, is fetched
+// anew with its bytes; fetches wait for room rather than run ahead.
+func TestSpoolWindow(t *testing.T) {
+	const shards, size = 8, 3 << 20
+	urls, data, _ := windowServer(t, shards, size)
+	ctx := remote.WithClient(context.Background(), remote.NewClient(remote.Options{Connections: 4}))
+	out := t.TempDir()
+	s := New(out, nil)
+	defer s.Close()
+	s.Window = 2 * size
+	s.Prefetch(ctx, urls)
+	// Nothing consumed yet: the fetches stop at the window, plus the
+	// first shard (not released), whatever the time given them.
+	time.Sleep(200 * time.Millisecond)
+	if got := copiesOnDisk(t, out); got > 3*size {
+		t.Errorf("before any read, %d bytes of copies on disk, want at most %d", got, 3*size)
+	}
+	for i, u := range urls {
+		f, g, err := s.Open(ctx, u, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g == nil || g.Wait(ctx, g.Size()) != nil {
+			t.Fatalf("%s: no growing copy (%v)", u, g)
+		}
+		got, _ := io.ReadAll(f)
+		f.Close()
+		if !bytes.Equal(got, data[i*1000:i*1000+size]) {
+			t.Fatalf("%s: the copy differs", u)
+		}
+		if on := copiesOnDisk(t, out); on > 3*size {
+			t.Errorf("reading shard %d: %d bytes of copies on disk, want at most %d", i, on, 3*size)
+		}
+		s.Release(u)
+	}
+	if peak := s.PeakDisk(); peak > 3*size || peak < size {
+		t.Errorf("PeakDisk = %d, want between %d and %d", peak, size, 3*size)
+	}
+	// Shard 0 went for room: asked for whole, it comes again.
+	f, _, err := s.Open(ctx, urls[0], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(f)
+	f.Close()
+	if !bytes.Equal(got, data[:size]) {
+		t.Errorf("shard 0 fetched anew differs (%d bytes)", len(got))
+	}
+	s.Close()
+	if left, _ := os.ReadDir(out); len(left) != 0 {
+		t.Errorf("left after Close: %v", left)
+	}
+}
+
+// TestSpoolWindowChanged: a shard removed for room and asked for again
+// is fetched anew against the ETag first seen: a file changed on the
+// server since is an error naming it (remote.ErrChanged), never its new
+// bytes.
+func TestSpoolWindowChanged(t *testing.T) {
+	const size = 1 << 20
+	urls, data, dir := windowServer(t, 3, size)
+	out := t.TempDir()
+	s := New(out, nil)
+	defer s.Close()
+	s.Window = size
+	ctx := context.Background()
+	s.Prefetch(ctx, urls)
+	for _, u := range urls {
+		f, g, err := s.Open(ctx, u, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Wait(ctx, g.Size()); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		s.Release(u)
+	}
+	// Another version of shard 0, of the same size, a second later.
+	changed := bytes.Clone(data[:size])
+	changed[size/2] ^= 1
+	p := filepath.Join(dir, "s0.tar")
+	os.WriteFile(p, changed, 0o644)
+	later := time.Now().Add(2 * time.Second)
+	os.Chtimes(p, later, later)
+	_, _, err := s.Open(ctx, urls[0], true)
+	if !errors.Is(err, remote.ErrChanged) || !strings.Contains(err.Error(), "s0.tar") {
+		t.Fatalf("shard 0 changed, fetched anew: %v, want remote.ErrChanged naming it", err)
+	}
+}
