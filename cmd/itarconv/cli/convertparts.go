@@ -28,15 +28,24 @@ type convertPartOptions struct {
 	Options registry.Values `json:"options"`
 }
 
-func newConvertPartOptions(fl convertFlags, srcs []string, dst string, shardSize int64) (convertPartOptions, error) {
+// newConvertPartOptions records the conversion as its parts keep it: local
+// sources by absolute path, URLs as remote.StoredURL writes them (never
+// their user info; a signature or token in the query only with
+// keepQuerySecrets).
+func newConvertPartOptions(fl convertFlags, srcs []string, dst string, shardSize int64, keepQuerySecrets bool) (convertPartOptions, error) {
 	o := convertPartOptions{From: fl.from, To: fl.to, ShardSize: shardSize, Force: fl.force, Options: fl.values}
 	var err error
 	for _, s := range srcs {
-		abs, err := filepath.Abs(s)
-		if err != nil {
+		var stored string
+		if remote.IsURL(s) {
+			stored, err = remote.StoredURL(s, keepQuerySecrets)
+			if err != nil {
+				return o, usageError{err}
+			}
+		} else if stored, err = filepath.Abs(s); err != nil {
 			return o, err
 		}
-		o.Srcs = append(o.Srcs, abs)
+		o.Srcs = append(o.Srcs, stored)
 	}
 	o.Dst, err = filepath.Abs(dst)
 	return o, err
@@ -49,10 +58,7 @@ func (o convertPartOptions) flags(workers int) convertFlags {
 // convertTask converts this task's share of the source into its part of
 // the run whose output is dst.
 func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, dst string, shardSize int64, t partition.Task) error {
-	if remote.AnyURL(srcs) {
-		return fmt.Errorf("remote shards: %w (their index can be: itarconv index --task)", convert.ErrNoPartition)
-	}
-	po, err := newConvertPartOptions(fl, srcs, dst, shardSize)
+	po, err := newConvertPartOptions(fl, srcs, dst, shardSize, e.storeSignedURLs)
 	if err != nil {
 		return err
 	}
@@ -61,7 +67,16 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 	if err != nil {
 		return err
 	}
-	paths, err := convert.ConvertInputs(po.Srcs, o)
+	// The shards are read as given (a URL's user info authenticates it);
+	// the part records them as po has them.
+	read := make([]string, len(srcs))
+	for i, s := range srcs {
+		read[i] = s
+		if !remote.IsURL(s) {
+			read[i] = po.Srcs[i]
+		}
+	}
+	paths, err := convert.ConvertInputs(read, o)
 	if err != nil {
 		return err
 	}
@@ -72,7 +87,7 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 	return e.runTask("convert", dst, t, inputs, po, func(dir string, _ *partition.Manifest) (any, int, int, error) {
 		bar := e.newProgress(fl.to, 0)
 		o.Progress = func(p dataset.Progress) { bar.update(fl.to, p) }
-		lo, hi, st, err := convert.ConvertPart(ctx, po.Srcs, po.Dst, o, t, dir)
+		lo, hi, st, err := convert.ConvertPart(ctx, read, po.Dst, o, t, dir)
 		bar.done(err)
 		return st, lo, hi, err
 	})

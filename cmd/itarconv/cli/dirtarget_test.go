@@ -76,3 +76,24 @@ func TestPartitionedParquetAndMDS(t *testing.T) {
 		})
 	}
 }
+
+// TestConvertPartOptionsKeepNoSecret: what a task of a conversion over
+// URLs records in its part names the shards without their user info, and
+// refuses a signed URL unless told to keep it (--store-signed-urls).
+func TestConvertPartOptionsKeepNoSecret(t *testing.T) {
+	srcs := []string{"https://user:secret@example.org/data/a.tar", "s3://bucket/b.tar"}
+	po, err := newConvertPartOptions(convertFlags{}, srcs, "out.tbl", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(po.Srcs, " "); strings.Contains(got, "secret") || got != "https://example.org/data/a.tar s3://bucket/b.tar" {
+		t.Errorf("recorded %q", got)
+	}
+	signed := []string{"https://example.org/a.tar?X-Amz-Signature=abc&X-Amz-Credential=k"}
+	if _, err := newConvertPartOptions(convertFlags{}, signed, "out.tbl", 0, false); err == nil {
+		t.Error("a signed URL recorded without --store-signed-urls")
+	}
+	if po, err := newConvertPartOptions(convertFlags{}, signed, "out.tbl", 0, true); err != nil || po.Srcs[0] != signed[0] {
+		t.Errorf("with --store-signed-urls: %v %v", po.Srcs, err)
+	}
+}

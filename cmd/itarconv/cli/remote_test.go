@@ -186,10 +186,23 @@ func TestRemoteShards(t *testing.T) {
 	if code, _, stderr := run(t, "merge", "-q", idx); code != 0 {
 		t.Fatalf("merge: %d %s", code, stderr)
 	}
-	// A conversion over URLs runs whole: refused as tasks, saying so.
-	code, _, stderr = run(t, append(append([]string{"convert", "-q", "--task", "0/2"}, viaS3...), filepath.Join(out, "x.tbl"))...)
-	if code == 0 || !strings.Contains(stderr, "remote shards") {
-		t.Errorf("convert --task over URLs: exit %d, %s", code, stderr)
+	// A conversion over URLs runs as tasks too, each fetching its own
+	// shards, and merges into what one run writes.
+	tbl := filepath.Join(out, "x.tbl")
+	for k := range 2 {
+		if code, _, stderr := run(t, append(append([]string{"convert", "-q", "--task", fmt.Sprintf("%d/2", k)}, viaS3...), tbl)...); code != 0 {
+			t.Fatalf("convert --task %d/2 over URLs: exit %d, %s", k, code, stderr)
+		}
+	}
+	if code, _, stderr := run(t, "merge", "-q", tbl); code != 0 {
+		t.Fatalf("merge of the conversion over URLs: %d %s", code, stderr)
+	}
+	one := filepath.Join(t.TempDir(), "one.tbl")
+	if code, _, stderr := run(t, append(append([]string{"convert", "-q"}, local...), one)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	if a, b := readOrNil(one), readOrNil(tbl); len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("the TBL merged from tasks over URLs differs from one run's over the files (%d and %d bytes)", len(b), len(a))
 	}
 	got, err := os.ReadFile(idx)
 	if err != nil || !bytes.Equal(got, want.files["data.taridx"]) {
@@ -328,4 +341,10 @@ func TestRemoteFaults(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, u) || !strings.Contains(stderr, "does not honour range requests") {
 		t.Errorf("a server without ranges: exit %d, %s", code, stderr)
 	}
+}
+
+// readOrNil is the file's bytes, nil when it cannot be read.
+func readOrNil(path string) []byte {
+	b, _ := os.ReadFile(path)
+	return b
 }

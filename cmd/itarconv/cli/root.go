@@ -61,6 +61,8 @@ type env struct {
 	getenv func(string) string
 	// connections bounds the requests to remote shards in flight.
 	connections int
+	// noSign sends S3 requests unsigned (--no-sign-request).
+	noSign bool
 	// remote reads the remote shards of this run, under the bound of
 	// connections; the commands' context carries it to the library.
 	remote *remote.Client
@@ -231,6 +233,8 @@ verifies members through them.`,
 		"write URLs whose query carries a signature or token (presigned URLs) into the files an index run keeps (manifests, loader indexes); without it they are refused there")
 	root.PersistentFlags().IntVar(&e.connections, "connections", remote.DefaultConnections,
 		"requests in flight at once to remote shards (http://, https://, s3://), across all of them")
+	root.PersistentFlags().BoolVar(&e.noSign, "no-sign-request", false,
+		"read s3:// shards with unsigned requests (a public bucket), as aws s3 --no-sign-request; also AWS_NO_SIGN_REQUEST=1, and the default where no credentials are found")
 	root.PersistentFlags().StringVar(&e.memoryFlag, "memory", "",
 		"memory for what a command keeps of every member until the end (index rows and sample keys, the loaders' and a conversion's tables), such as 512MiB; past it, sorted runs spill to temporary files beside the output (default: each part's own: 24 MiB for a TARIDX, 16 MiB for TBL's metadata, 256 MiB for Barecat and the loaders' indexes)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
@@ -246,7 +250,7 @@ verifies members through them.`,
 		}
 		// One client for the run: its bound is on the requests of all
 		// its shards together.
-		e.remote = remote.NewClient(remote.Options{Connections: e.connections})
+		e.remote = remote.NewClient(remote.Options{Connections: e.connections, NoSign: e.noSign})
 		cmd.SetContext(remote.WithClient(cmd.Context(), e.remote))
 		return nil
 	}
