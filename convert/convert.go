@@ -490,7 +490,7 @@ func scdlToTar(ctx context.Context, srcs []string, dst string, o ConvertOptions)
 		res.Summary = fmt.Sprintf("%s: %d cells, %d values -> %d members in %d shards of fold %s, and %d files in fold %s, in %s",
 			srcs[0], st.Cells, st.NNZ, st.Fold.Members, len(st.Fold.Shards), label, st.Meta.Members, SCDLMetaFold, dst)
 	} else {
-		res.Summary = fmt.Sprintf("%s: %d files, %s -> %d shards of fold %s in %s", srcs[0], st.Fold.Members, human.Bytes(st.Fold.Bytes), len(st.Fold.Shards), label, dst)
+		res.Summary = fmt.Sprintf("%s: %d files, %s -> %s of fold %s in %s", srcs[0], st.Fold.Members, human.Bytes(st.Fold.Bytes), human.Count(len(st.Fold.Shards), "shard"), label, dst)
 	}
 	return res, nil
 }

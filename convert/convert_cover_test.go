@@ -154,7 +154,12 @@ func TestPartitionedConvertMatchesOneRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	merged := filepath.Join(out, "merged.tbl")
-	_, ranges := partitioned(t, srcs, merged, ConvertOptions{}, 3)
+	res, ranges := partitioned(t, srcs, merged, ConvertOptions{}, 3)
+	// Plain local shards: the tasks wrote their samples in place; the
+	// merge copied none (issue 28).
+	if ms, ok := res.Stats.(*registry.MergedStats).Merge.(*tbl.MergeStats); !ok || ms.BytesCopied != 0 {
+		t.Errorf("merge of TBL parts written in place: %+v, want no byte copied", res.Stats)
+	}
 	if fmt.Sprint(ranges[0][0], ranges[len(ranges)-1][1]) != "0 5" || ranges[0][1] != ranges[1][0] || ranges[1][1] != ranges[2][0] {
 		t.Errorf("task ranges %v do not cover shards 0 to 5 once, in order", ranges)
 	}
@@ -171,7 +176,7 @@ func TestPartitionedConvertMatchesOneRun(t *testing.T) {
 
 	// Barecat: the same files, readable and checked.
 	bc := filepath.Join(out, "merged.barecat")
-	res, _ := partitioned(t, srcs, bc, ConvertOptions{To: "barecat"}, 2)
+	res, _ = partitioned(t, srcs, bc, ConvertOptions{To: "barecat"}, 2)
 	if res == nil || res.Summary == "" {
 		t.Errorf("merge result %+v", res)
 	}

@@ -12,9 +12,11 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/partition"
+	"github.com/itarconv/itarconv/remote"
 )
 
 // A partitioned conversion: task K of N converts its share of the
@@ -111,13 +113,34 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 		opts.Workers, opts.Scan, opts.Progress = o.Workers, src.Scan, o.Progress
 		opts.Spool = o.spool(dst)
 		defer opts.Spool.Close()
+		// Plain local shards: every task counts the whole dataset's
+		// headers, as one run does, and writes its samples where the
+		// finished file has them, into one data file the run's tasks
+		// share beside the output (issue 28: the merge copies no sample).
+		// Remote or compressed shards would be fetched or decompressed by
+		// every task for that count: there a task writes a part of its
+		// own shards, which the merge copies.
+		inPlace := tbl.CanWriteInPlace(tbl.RowsOptions{LZ4: opts.LZ4}) && plainLocal(shards)
 		newSource, ro := tblSetup(func(bool) (dataset.PayloadSource, error) {
-			src := fold.NewTarShards(shards[lo:hi], opts.Scan)
+			own := shards[lo:hi]
+			if inPlace {
+				own = shards
+			}
+			src := fold.NewTarShards(own, opts.Scan)
 			src.Spool = opts.Spool
 			src.BatchBytes = 2 << 20
 			return src, nil
 		}, opts)
-		st, err := tbl.WritePart(ctx, newSource, dir, ro)
+		var st *tbl.PartStats
+		if inPlace {
+			shared := partition.PartsDir(dst)
+			if err := os.MkdirAll(shared, 0o755); err != nil {
+				return 0, 0, nil, err
+			}
+			st, err = tbl.WriteRange(ctx, newSource, lo, hi, dir, shared, ro)
+		} else {
+			st, err = tbl.WritePart(ctx, newSource, dir, ro)
+		}
 		if errors.Is(err, tbl.ErrHardlinkTarget) {
 			// One run finds a link's target in any earlier shard.
 			err = fmt.Errorf("%w (a task sees its own %s only: convert in one run): %w", err, partition.ShardRange(lo, hi), ErrNoPartition)
@@ -217,4 +240,18 @@ func (s sliced) Name() string {
 		return n.Name()
 	}
 	return "rows"
+}
+
+// plainLocal tells whether every shard is a plain tar file on this
+// machine: no URL, no compressed shard (told by its first bytes).
+func plainLocal(shards []string) bool {
+	for _, s := range shards {
+		if remote.IsURL(s) {
+			return false
+		}
+		if c, err := compressed.DetectFile(s); err != nil || c != compressed.None {
+			return false
+		}
+	}
+	return true
 }
