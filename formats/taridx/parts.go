@@ -559,10 +559,6 @@ func joinPartition(op []*openPart, sp int) (stems uint64, crashes [][]partRec, e
 // order of their first row in the merged index, read back from their
 // part's log.
 func (w *Writer) partCrashTable(op []*openPart, groups [][]partRec) error {
-	type first struct {
-		seq uint64
-		rec partRec
-	}
 	seqOf := func(r partRec) (uint64, error) {
 		p := op[r.part]
 		if r.seq >= p.meta.Rows {
@@ -570,34 +566,10 @@ func (w *Writer) partCrashTable(op []*openPart, groups [][]partRec) error {
 		}
 		return p.base + r.seq, nil
 	}
-	var crashes []first
-	for _, g := range groups {
-		firsts := map[uint64]first{}
-		for _, r := range g {
-			seq, err := seqOf(r)
-			if err != nil {
-				return err
-			}
-			if f, ok := firsts[r.hash2]; !ok || seq < f.seq {
-				firsts[r.hash2] = first{seq, r}
-			}
-		}
-		canon := first{seq: math.MaxUint64}
-		for _, f := range firsts {
-			if f.seq < canon.seq {
-				canon = f
-			}
-		}
-		for h2, f := range firsts {
-			if h2 != canon.rec.hash2 {
-				crashes = append(crashes, f)
-			}
-		}
+	crashes, err := pickCrashStems(groups, func(r partRec) uint64 { return r.hash2 }, seqOf)
+	if err != nil || len(crashes) == 0 {
+		return err
 	}
-	if len(crashes) == 0 {
-		return nil
-	}
-	slices.SortFunc(crashes, func(a, b first) int { return cmp.Compare(a.seq, b.seq) })
 	ids := map[stemKey]uint32{}
 	for i, c := range crashes {
 		p := op[c.rec.part]

@@ -627,35 +627,11 @@ func (w *Writer) Tables() error {
 // first stem of a key hash keeps crash id 0), reads them back from the
 // log, and notes the crash id of every run of their rows.
 func (w *Writer) crashTable(groups [][]stemRec) error {
-	type first struct {
-		seq uint64
-		rec stemRec
+	crashes, err := pickCrashStems(groups, func(r stemRec) uint64 { return r.hash2 },
+		func(r stemRec) (uint64, error) { return w.bases[r.batch()] + uint64(r.index()), nil })
+	if err != nil || len(crashes) == 0 {
+		return err
 	}
-	var crashes []first
-	for _, g := range groups {
-		firsts := map[uint64]first{} // by hash2
-		for _, r := range g {
-			seq := w.bases[r.batch()] + uint64(r.index())
-			if f, ok := firsts[r.hash2]; !ok || seq < f.seq {
-				firsts[r.hash2] = first{seq, r}
-			}
-		}
-		canon := first{seq: math.MaxUint64}
-		for _, f := range firsts {
-			if f.seq < canon.seq {
-				canon = f
-			}
-		}
-		for h2, f := range firsts {
-			if h2 != canon.rec.hash2 {
-				crashes = append(crashes, f)
-			}
-		}
-	}
-	if len(crashes) == 0 {
-		return nil
-	}
-	slices.SortFunc(crashes, func(a, b first) int { return cmp.Compare(a.seq, b.seq) })
 	ids := map[stemKey]uint32{}
 	for i, c := range crashes {
 		stem, err := w.stems.log.read(c.rec.ref)
@@ -957,4 +933,44 @@ func (w *Writer) writeSorted(out io.Writer) error {
 		}
 	}
 	return flush()
+}
+
+// seqRec is a stem record with the number of its row in the index.
+type seqRec[R any] struct {
+	seq uint64
+	rec R
+}
+
+// pickCrashStems picks the stems that take crash ids: each group holds the
+// stem records of one key hash (hash2 tells its stems apart, seqOf gives
+// a record's row); every stem of a group but the one seen first gets an
+// id, in order of its first row. It returns those stems' first records,
+// in that order.
+func pickCrashStems[R any](groups [][]R, hash2 func(R) uint64, seqOf func(R) (uint64, error)) ([]seqRec[R], error) {
+	var crashes []seqRec[R]
+	for _, g := range groups {
+		firsts := map[uint64]seqRec[R]{} // by hash2
+		for _, r := range g {
+			seq, err := seqOf(r)
+			if err != nil {
+				return nil, err
+			}
+			if f, ok := firsts[hash2(r)]; !ok || seq < f.seq {
+				firsts[hash2(r)] = seqRec[R]{seq, r}
+			}
+		}
+		canon := seqRec[R]{seq: math.MaxUint64}
+		for _, f := range firsts {
+			if f.seq < canon.seq {
+				canon = f
+			}
+		}
+		for h2, f := range firsts {
+			if h2 != hash2(canon.rec) {
+				crashes = append(crashes, f)
+			}
+		}
+	}
+	slices.SortFunc(crashes, func(a, b seqRec[R]) int { return cmp.Compare(a.seq, b.seq) })
+	return crashes, nil
 }
