@@ -225,9 +225,12 @@ type writer struct {
 	opts []pq.WriterOption
 	st   WriteStats
 
-	f     *safefile.File
-	buf   *asyncWriter
-	w     *pq.Writer
+	f   *safefile.File
+	buf *asyncWriter
+	w   *pq.Writer
+	// rg is the row group being filled; c commits the filled ones.
+	rg    *pq.ConcurrentRowGroupWriter
+	c     *committer
 	group int64 // payload bytes in the row group
 	// groupRows are the row group's rows: a group of small rows ends at
 	// maxGroupRows, since parquet-go holds a row group's values (keys,
@@ -266,6 +269,8 @@ func (w *writer) open() error {
 	w.temps = append(w.temps, name)
 	w.buf = newAsyncWriter(f.Appender(0))
 	w.w = pq.NewWriter(w.buf, append([]pq.WriterOption{w.l.schema}, w.opts...)...)
+	w.c = newCommitter(w.w)
+	w.rg = w.c.next()
 	return nil
 }
 
@@ -286,7 +291,7 @@ func (w *writer) add(rows []pq.Row, sizes []int64) error {
 			full = w.group >= w.o.groupSize || w.groupRows >= maxGroupRows
 			n++
 		}
-		if _, err := w.w.WriteRows(rows[:n]); err != nil {
+		if _, err := w.rg.WriteRows(rows[:n]); err != nil {
 			return fmt.Errorf("%s: %w", w.f.Name(), err)
 		}
 		w.st.Rows += int64(n)
@@ -298,9 +303,10 @@ func (w *writer) add(rows []pq.Row, sizes []int64) error {
 			return err
 		}
 		w.group, w.groupRows = 0, 0
-		if err := w.w.Flush(); err != nil {
+		if err := w.c.commit(w.rg); err != nil {
 			return fmt.Errorf("%s: %w", w.f.Name(), err)
 		}
+		w.rg = w.c.next()
 		// The shard size counts payload bytes, as push_to_hub's
 		// max_shard_size counts the table's bytes before encoding.
 		if w.file >= w.o.shardSize {
@@ -316,7 +322,10 @@ func (w *writer) closeFile() error {
 	if w.w == nil {
 		return nil
 	}
-	err := w.w.Close()
+	err := w.c.close(w.rg)
+	if err == nil {
+		err = w.w.Close()
+	}
 	if ferr := w.buf.Close(); err == nil {
 		err = ferr
 	}
@@ -324,7 +333,7 @@ func (w *writer) closeFile() error {
 		err = w.f.Commit()
 	}
 	w.f.Abort()
-	w.w, w.group, w.groupRows, w.file = nil, 0, 0, 0
+	w.w, w.rg, w.c, w.group, w.groupRows, w.file = nil, nil, nil, 0, 0, 0
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", w.f.Name(), err)
 	}
@@ -355,6 +364,7 @@ func (w *writer) finish() error {
 // abort closes what is open; the caller removes the directory.
 func (w *writer) abort() {
 	if w.w != nil {
+		w.c.close(nil)
 		w.buf.Close()
 		w.f.Abort()
 	}
