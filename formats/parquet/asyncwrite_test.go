@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -97,5 +98,41 @@ func TestCommitterOverlaps(t *testing.T) {
 	}
 	if n := len(f.RowGroups()); n != 2 || f.NumRows() != 120 {
 		t.Fatalf("%d row groups, %d rows; want 2 and 120", n, f.NumRows())
+	}
+}
+
+// writeSizes records the size of each write.
+type writeSizes []int
+
+func (s *writeSizes) Write(p []byte) (int, error) {
+	*s = append(*s, len(p))
+	return len(p), nil
+}
+
+// TestUnbuffered: parquet-go writes straight to the asyncWriter, without
+// a bufio.Writer of its own between them (through which every byte of a
+// row group's pages was copied once more): the file's magic is a write of
+// its own, and a row group's pages come in the chunks parquet-go keeps
+// them in, not in bufio's.
+func TestUnbuffered(t *testing.T) {
+	l := newLayout([]column{{name: "jpg", kind: kindImage}, {name: "cls", kind: kindInt64}})
+	w := newWriter(context.Background(), t.TempDir(), l, &writeOptions{codec: &pq.Uncompressed})
+	var sizes writeSizes
+	pw := pq.NewWriter(&sizes, append([]pq.WriterOption{l.schema}, w.opts...)...)
+	if _, err := pw.WriteRows(testRows(l, 0, 200)); err != nil {
+		t.Fatal(err)
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(sizes) == 0 || sizes[0] != 4 {
+		t.Fatalf("writes of %v bytes; want the 4 bytes of PAR1 first, alone", sizes[:min(len(sizes), 8)])
+	}
+	total := 0
+	for _, n := range sizes {
+		total += n
+	}
+	if total < 200*1000 || len(sizes) < 8 {
+		t.Fatalf("%d writes of %d bytes in all; want the pages' chunks each written as such", len(sizes), total)
 	}
 }

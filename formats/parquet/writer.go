@@ -242,7 +242,11 @@ type writer struct {
 
 func newWriter(ctx context.Context, dir string, l *layout, o *writeOptions) *writer {
 	opts := []pq.WriterOption{pq.Compression(o.codec), pq.DataPageVersion(1), pq.DataPageStatistics(false),
-		pq.KeyValueMetadata(MetadataKey, l.features()), pq.CreatedBy("itarconv", "", ""), pq.PageBufferSize(1 << 20)}
+		pq.KeyValueMetadata(MetadataKey, l.features()), pq.CreatedBy("itarconv", "", ""), pq.PageBufferSize(1 << 20),
+		// No bufio.Writer of parquet-go's own: the asyncWriter buffers, and
+		// a row group's pages, kept in chunks of its buffer's size, were
+		// all copied through it.
+		pq.WriteBufferSize(-1)}
 	for _, p := range l.skipBounds {
 		opts = append(opts, pq.SkipPageBounds(p...))
 	}
