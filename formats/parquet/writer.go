@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -156,38 +159,155 @@ const maxTyped = 1 << 20
 // planRows makes the plan of src's rows, refusing a row that has no place
 // in a row of a column per extension.
 func planRows(ctx context.Context, src dataset.PayloadSource, workers int) (*plan, error) {
-	p := &plan{index: map[string]int{}}
-	err := dataset.Run(ctx, src, dataset.RowFunc(func(shard int, r *dataset.Row) error {
-		_, ext, err := checkRow(src, shard, r)
+	s := &planSink{src: src, p: &plan{index: map[string]int{}}, binary: map[string]bool{}}
+	s.files, _ = src.(dataset.ShardFiles)
+	err := dataset.Run(ctx, src, s, dataset.Options{Workers: workers})
+	return s.p, err
+}
+
+// planSink is planRows' sink. Reading the members of the typed columns
+// (cls, txt, json) to check that they parse is most of the pass's work:
+// Prepare does it, on the workers, in parallel; Write names the columns in
+// order and takes their verdicts.
+type planSink struct {
+	src   dataset.PayloadSource
+	files dataset.ShardFiles // nil: Write reads the members
+	p     *plan
+
+	// binary are the extensions whose column is binary already: Prepare
+	// reads no more of their members. A worker that reads it late only
+	// checks a member in vain.
+	mu     sync.Mutex
+	binary map[string]bool
+}
+
+// verdict is what Prepare found of a row: whether its bytes fit its
+// extension's candidate kind, or that it did not look.
+type verdict int8
+
+const (
+	unchecked verdict = iota
+	fitsKind
+	notKind
+)
+
+func (s *planSink) Prepare(b *dataset.Batch) error {
+	if s.files == nil {
+		return nil // Write reads each member through the source
+	}
+	var v []verdict
+	var f *os.File
+	var buf []byte
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		_, ext, ok := splitName(r.Name)
+		if !ok || r.Kind != dataset.KindFile {
+			continue
+		}
+		k := candidate(string(ext))
+		if k != kindInt64 && k != kindString {
+			continue
+		}
+		s.mu.Lock()
+		done := s.binary[string(ext)]
+		s.mu.Unlock()
+		if done {
+			continue
+		}
+		if v == nil {
+			v = make([]verdict, len(b.Rows))
+		}
+		v[i] = notKind
+		if r.Size > maxTyped {
+			continue
+		}
+		data := r.Inline
+		if data == nil && r.Size > 0 {
+			if f == nil {
+				var err error
+				if f, err = s.files.ShardFile(b.Shard); err != nil {
+					return err
+				}
+			}
+			buf = slices.Grow(buf[:0], int(r.Size))[:r.Size]
+			if _, err := f.ReadAt(buf, r.DataOffset); err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return fmt.Errorf("%s, offset %d: %q: %w", f.Name(), r.DataOffset, r.Name, err)
+			}
+			data = buf
+		}
+		if fits(k, string(ext), data) {
+			v[i] = fitsKind
+		}
+	}
+	b.Prep = v
+	return nil
+}
+
+func (s *planSink) EndShard(int) error { return nil }
+
+func (s *planSink) Write(b *dataset.Batch) error {
+	v, _ := b.Prep.([]verdict)
+	p := s.p
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		_, ext, err := checkRow(s.src, b.Shard, r)
 		if err != nil {
 			return err
 		}
-		i, ok := p.index[string(ext)]
+		c, ok := p.index[string(ext)]
 		if !ok {
-			i = len(p.cols)
-			p.index[string(ext)] = i
+			c = len(p.cols)
+			p.index[string(ext)] = c
 			p.cols = append(p.cols, column{name: string(ext), kind: candidate(string(ext))})
 		}
-		c := &p.cols[i]
-		if c.kind != kindInt64 && c.kind != kindString {
-			return nil
+		col := &p.cols[c]
+		if col.kind != kindInt64 && col.kind != kindString {
+			continue
 		}
-		if r.Size > maxTyped {
-			c.kind = kindBinary
-			return nil
+		// Prepare skipped no member of a column not yet binary.
+		var got verdict
+		if v != nil {
+			got = v[i]
 		}
-		b := r.Inline
-		if b == nil && r.Size > 0 {
-			if b, err = dataset.ReadPayload(src, r); err != nil {
-				return fmt.Errorf("%s: %q: %w", src.ShardName(shard), r.Name, err)
-			}
+		ok, err = s.fits(b.Shard, r, col, got)
+		if err != nil {
+			return err
 		}
-		if !fits(c.kind, c.name, b) {
-			c.kind = kindBinary
+		if !ok {
+			col.kind = kindBinary
+			s.mu.Lock()
+			s.binary[col.name] = true
+			s.mu.Unlock()
 		}
-		return nil
-	}), dataset.Options{Workers: workers})
-	return p, err
+	}
+	return nil
+}
+
+// fits tells whether a member fits its typed column: Prepare's verdict,
+// or the member's bytes read here when it left none.
+func (s *planSink) fits(shard int, r *dataset.Row, c *column, v verdict) (bool, error) {
+	if v != unchecked {
+		return v == fitsKind, nil
+	}
+	if r.Size > maxTyped {
+		return false, nil
+	}
+	b := r.Inline
+	if b == nil && r.Size > 0 {
+		var err error
+		if b, err = dataset.ReadPayload(s.src, r); err != nil {
+			return false, fmt.Errorf("%s: %q: %w", s.src.ShardName(shard), r.Name, err)
+		}
+	}
+	return fits(c.kind, c.name, b), nil
 }
 
 // checkRow splits a row's name, refusing a row a Hub dataset has no place
