@@ -174,7 +174,8 @@ type planSink struct {
 	files dataset.ShardFiles // nil: Write reads the members
 	p     *plan
 
-	// binary are the extensions whose column is binary already: Prepare
+	// binary are the extensions a member of which does not fit their
+	// candidate kind: their column is binary whatever comes, and Prepare
 	// reads no more of their members. A worker that reads it late only
 	// checks a member in vain.
 	mu     sync.Mutex
@@ -213,10 +214,7 @@ func (s *planSink) Prepare(b *dataset.Batch) error {
 		if k != kindInt64 && k != kindString {
 			continue
 		}
-		s.mu.Lock()
-		done := s.binary[string(ext)]
-		s.mu.Unlock()
-		if done {
+		if s.isBinary(string(ext)) {
 			continue
 		}
 		if v == nil {
@@ -224,6 +222,7 @@ func (s *planSink) Prepare(b *dataset.Batch) error {
 		}
 		v[i] = notKind
 		if r.Size > maxTyped {
+			s.setBinary(ext)
 			continue
 		}
 		data := r.Inline
@@ -245,10 +244,27 @@ func (s *planSink) Prepare(b *dataset.Batch) error {
 		}
 		if fits(k, string(ext), data) {
 			v[i] = fitsKind
+		} else {
+			s.setBinary(ext)
 		}
 	}
 	b.Prep = v
 	return nil
+}
+
+// setBinary tells the workers that a member of ext's column does not
+// parse: whatever its place in the dataset, the column is binary, and the
+// rest of its members need no reading.
+func (s *planSink) setBinary(ext []byte) {
+	s.mu.Lock()
+	s.binary[string(ext)] = true
+	s.mu.Unlock()
+}
+
+func (s *planSink) isBinary(ext string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.binary[ext]
 }
 
 func (s *planSink) EndShard(int) error { return nil }
@@ -272,7 +288,6 @@ func (s *planSink) Write(b *dataset.Batch) error {
 		if col.kind != kindInt64 && col.kind != kindString {
 			continue
 		}
-		// Prepare skipped no member of a column not yet binary.
 		var got verdict
 		if v != nil {
 			got = v[i]
@@ -283,19 +298,21 @@ func (s *planSink) Write(b *dataset.Batch) error {
 		}
 		if !ok {
 			col.kind = kindBinary
-			s.mu.Lock()
-			s.binary[col.name] = true
-			s.mu.Unlock()
+			s.setBinary(ext)
 		}
 	}
 	return nil
 }
 
-// fits tells whether a member fits its typed column: Prepare's verdict,
-// or the member's bytes read here when it left none.
+// fits tells whether a member fits its typed column: Prepare's verdict;
+// where it left none, no when a member anywhere did not fit (Prepare
+// skipped it then), else what the member's bytes, read here, say.
 func (s *planSink) fits(shard int, r *dataset.Row, c *column, v verdict) (bool, error) {
 	if v != unchecked {
 		return v == fitsKind, nil
+	}
+	if s.isBinary(c.name) {
+		return false, nil
 	}
 	if r.Size > maxTyped {
 		return false, nil
