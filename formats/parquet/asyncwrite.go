@@ -3,6 +3,8 @@ package parquet
 import (
 	"io"
 	"sync"
+
+	pq "github.com/parquet-go/parquet-go"
 )
 
 // asyncWriter hands what it is given, in chunks, to a goroutine that
@@ -84,4 +86,73 @@ func (a *asyncWriter) Close() error {
 	close(a.work)
 	<-a.done
 	return a.failed()
+}
+
+// committer commits a file's row groups, in order, on a goroutine of its
+// own: parquet-go holds a row group's pages in memory until it ends, and
+// then copies them all out, so that with a single writer the file is
+// idle while a group is encoded and the encoding waits while it is
+// written. Two row groups take turns, one filled while the other is
+// written: no more than two are held. The bytes are those of
+// pq.Writer's own Flush (ConcurrentRowGroupWriter.Commit writes a group
+// as it does).
+type committer struct {
+	work chan *pq.ConcurrentRowGroupWriter
+	free chan *pq.ConcurrentRowGroupWriter
+	done chan struct{}
+
+	mu  sync.Mutex
+	err error
+}
+
+func newCommitter(w *pq.Writer) *committer {
+	c := &committer{work: make(chan *pq.ConcurrentRowGroupWriter, 2), free: make(chan *pq.ConcurrentRowGroupWriter, 2), done: make(chan struct{})}
+	c.free <- w.BeginRowGroup()
+	c.free <- w.BeginRowGroup()
+	go c.run()
+	return c
+}
+
+func (c *committer) run() {
+	defer close(c.done)
+	for rg := range c.work {
+		if c.failed() == nil {
+			if _, err := rg.Commit(); err != nil {
+				c.mu.Lock()
+				c.err = err
+				c.mu.Unlock()
+			}
+		}
+		c.free <- rg
+	}
+}
+
+func (c *committer) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// commit hands a filled row group over; it returns an earlier commit's
+// error.
+func (c *committer) commit(rg *pq.ConcurrentRowGroupWriter) error {
+	if err := c.failed(); err != nil {
+		return err
+	}
+	c.work <- rg
+	return nil
+}
+
+// next is the row group to fill next, once it is free.
+func (c *committer) next() *pq.ConcurrentRowGroupWriter { return <-c.free }
+
+// close commits rg (if not nil) and waits for every commit; it returns
+// the first commit's error. The file's writer may then be closed.
+func (c *committer) close(rg *pq.ConcurrentRowGroupWriter) error {
+	if rg != nil {
+		c.commit(rg)
+	}
+	close(c.work)
+	<-c.done
+	return c.failed()
 }

@@ -15,7 +15,11 @@
 // the columns typed. Files roll over past --shard-size of payload
 // (default 500 MB, push_to_hub's), row groups past RowGroupBytes of
 // payload or 128Ki rows. Pages are uncompressed unless asked otherwise
-// (CreateOptions.Compression), each with its CRC-32.
+// (CreateOptions.Compression), each with its CRC-32. A write reads its
+// input twice: a first pass names and types the columns (the members of
+// the typed columns checked on the workers), a second writes. A file's
+// row groups are written out on a goroutine of their own while the next
+// is filled: a write holds two row groups' pages at most.
 //
 // What a write keeps: every member's name and bytes, in order, so that
 // reading the files back gives the same members. A sample's members that

@@ -241,3 +241,37 @@ func TestFromBarecat(t *testing.T) {
 	// Barecat gives its files in address order, the order they were added.
 	sameFiles(t, got, files)
 }
+
+// TestPlanTypedLate: the first pass, which checks the typed columns'
+// members on the workers, types a column by every member of every shard:
+// one member that does not parse, or is too large to check, late in a
+// later shard, makes its column binary.
+func TestPlanTypedLate(t *testing.T) {
+	var shards [][]formattest.File
+	for s := range 3 {
+		var files []formattest.File
+		for i := range 300 {
+			k := fmt.Sprintf("s%d/%04d", s, i)
+			js, txt := fmt.Sprintf(`{"i": %d}`, i), fmt.Sprintf("sample %d", i)
+			if s == 2 && i == 250 {
+				js = "{"
+			}
+			if s == 1 && i == 299 {
+				txt = string(bytes.Repeat([]byte("a"), maxTyped+1))
+			}
+			files = append(files, f(k+".cls", fmt.Sprint(i-100)), f(k+".json", js), f(k+".txt", txt), f(k+".bin", "xy"))
+		}
+		shards = append(shards, files)
+	}
+	dir, got := roundTrip(t, registry.CreateOptions{Workers: 2}, shards...)
+	var want []formattest.File
+	for _, s := range shards {
+		want = append(want, s...)
+	}
+	sameFiles(t, got, want)
+	feats := features(t, dir)
+	wantFeats := map[string]string{KeyColumn: "string", "cls": "int64", "json": "binary", "txt": "binary", "bin": "binary"}
+	if fmt.Sprint(feats) != fmt.Sprint(wantFeats) {
+		t.Errorf("features %v, want %v", feats, wantFeats)
+	}
+}

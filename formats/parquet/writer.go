@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -156,38 +159,172 @@ const maxTyped = 1 << 20
 // planRows makes the plan of src's rows, refusing a row that has no place
 // in a row of a column per extension.
 func planRows(ctx context.Context, src dataset.PayloadSource, workers int) (*plan, error) {
-	p := &plan{index: map[string]int{}}
-	err := dataset.Run(ctx, src, dataset.RowFunc(func(shard int, r *dataset.Row) error {
-		_, ext, err := checkRow(src, shard, r)
+	s := &planSink{src: src, p: &plan{index: map[string]int{}}, binary: map[string]bool{}}
+	s.files, _ = src.(dataset.ShardFiles)
+	err := dataset.Run(ctx, src, s, dataset.Options{Workers: workers})
+	return s.p, err
+}
+
+// planSink is planRows' sink. Reading the members of the typed columns
+// (cls, txt, json) to check that they parse is most of the pass's work:
+// Prepare does it, on the workers, in parallel; Write names the columns in
+// order and takes their verdicts.
+type planSink struct {
+	src   dataset.PayloadSource
+	files dataset.ShardFiles // nil: Write reads the members
+	p     *plan
+
+	// binary are the extensions a member of which does not fit their
+	// candidate kind: their column is binary whatever comes, and Prepare
+	// reads no more of their members. A worker that reads it late only
+	// checks a member in vain.
+	mu     sync.Mutex
+	binary map[string]bool
+}
+
+// verdict is what Prepare found of a row: whether its bytes fit its
+// extension's candidate kind, or that it did not look.
+type verdict int8
+
+const (
+	unchecked verdict = iota
+	fitsKind
+	notKind
+)
+
+func (s *planSink) Prepare(b *dataset.Batch) error {
+	if s.files == nil {
+		return nil // Write reads each member through the source
+	}
+	var v []verdict
+	var f *os.File
+	var buf []byte
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		_, ext, ok := splitName(r.Name)
+		if !ok || r.Kind != dataset.KindFile {
+			continue
+		}
+		k := candidate(string(ext))
+		if k != kindInt64 && k != kindString {
+			continue
+		}
+		if s.isBinary(string(ext)) {
+			continue
+		}
+		if v == nil {
+			v = make([]verdict, len(b.Rows))
+		}
+		v[i] = notKind
+		if r.Size > maxTyped {
+			s.setBinary(ext)
+			continue
+		}
+		data := r.Inline
+		if data == nil && r.Size > 0 {
+			if f == nil {
+				var err error
+				if f, err = s.files.ShardFile(b.Shard); err != nil {
+					return err
+				}
+			}
+			buf = slices.Grow(buf[:0], int(r.Size))[:r.Size]
+			if _, err := f.ReadAt(buf, r.DataOffset); err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return fmt.Errorf("%s, offset %d: %q: %w", f.Name(), r.DataOffset, r.Name, err)
+			}
+			data = buf
+		}
+		if fits(k, string(ext), data) {
+			v[i] = fitsKind
+		} else {
+			s.setBinary(ext)
+		}
+	}
+	b.Prep = v
+	return nil
+}
+
+// setBinary tells the workers that a member of ext's column does not
+// parse: whatever its place in the dataset, the column is binary, and the
+// rest of its members need no reading.
+func (s *planSink) setBinary(ext []byte) {
+	s.mu.Lock()
+	s.binary[string(ext)] = true
+	s.mu.Unlock()
+}
+
+func (s *planSink) isBinary(ext string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.binary[ext]
+}
+
+func (s *planSink) EndShard(int) error { return nil }
+
+func (s *planSink) Write(b *dataset.Batch) error {
+	v, _ := b.Prep.([]verdict)
+	p := s.p
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		_, ext, err := checkRow(s.src, b.Shard, r)
 		if err != nil {
 			return err
 		}
-		i, ok := p.index[string(ext)]
+		c, ok := p.index[string(ext)]
 		if !ok {
-			i = len(p.cols)
-			p.index[string(ext)] = i
+			c = len(p.cols)
+			p.index[string(ext)] = c
 			p.cols = append(p.cols, column{name: string(ext), kind: candidate(string(ext))})
 		}
-		c := &p.cols[i]
-		if c.kind != kindInt64 && c.kind != kindString {
-			return nil
+		col := &p.cols[c]
+		if col.kind != kindInt64 && col.kind != kindString {
+			continue
 		}
-		if r.Size > maxTyped {
-			c.kind = kindBinary
-			return nil
+		var got verdict
+		if v != nil {
+			got = v[i]
 		}
-		b := r.Inline
-		if b == nil && r.Size > 0 {
-			if b, err = dataset.ReadPayload(src, r); err != nil {
-				return fmt.Errorf("%s: %q: %w", src.ShardName(shard), r.Name, err)
-			}
+		ok, err = s.fits(b.Shard, r, col, got)
+		if err != nil {
+			return err
 		}
-		if !fits(c.kind, c.name, b) {
-			c.kind = kindBinary
+		if !ok {
+			col.kind = kindBinary
+			s.setBinary(ext)
 		}
-		return nil
-	}), dataset.Options{Workers: workers})
-	return p, err
+	}
+	return nil
+}
+
+// fits tells whether a member fits its typed column: Prepare's verdict;
+// where it left none, no when a member anywhere did not fit (Prepare
+// skipped it then), else what the member's bytes, read here, say.
+func (s *planSink) fits(shard int, r *dataset.Row, c *column, v verdict) (bool, error) {
+	if v != unchecked {
+		return v == fitsKind, nil
+	}
+	if s.isBinary(c.name) {
+		return false, nil
+	}
+	if r.Size > maxTyped {
+		return false, nil
+	}
+	b := r.Inline
+	if b == nil && r.Size > 0 {
+		var err error
+		if b, err = dataset.ReadPayload(s.src, r); err != nil {
+			return false, fmt.Errorf("%s: %q: %w", s.src.ShardName(shard), r.Name, err)
+		}
+	}
+	return fits(c.kind, c.name, b), nil
 }
 
 // checkRow splits a row's name, refusing a row a Hub dataset has no place
@@ -225,9 +362,12 @@ type writer struct {
 	opts []pq.WriterOption
 	st   WriteStats
 
-	f     *safefile.File
-	buf   *asyncWriter
-	w     *pq.Writer
+	f   *safefile.File
+	buf *asyncWriter
+	w   *pq.Writer
+	// rg is the row group being filled; c commits the filled ones.
+	rg    *pq.ConcurrentRowGroupWriter
+	c     *committer
 	group int64 // payload bytes in the row group
 	// groupRows are the row group's rows: a group of small rows ends at
 	// maxGroupRows, since parquet-go holds a row group's values (keys,
@@ -239,7 +379,11 @@ type writer struct {
 
 func newWriter(ctx context.Context, dir string, l *layout, o *writeOptions) *writer {
 	opts := []pq.WriterOption{pq.Compression(o.codec), pq.DataPageVersion(1), pq.DataPageStatistics(false),
-		pq.KeyValueMetadata(MetadataKey, l.features()), pq.CreatedBy("itarconv", "", ""), pq.PageBufferSize(1 << 20)}
+		pq.KeyValueMetadata(MetadataKey, l.features()), pq.CreatedBy("itarconv", "", ""), pq.PageBufferSize(1 << 20),
+		// No bufio.Writer of parquet-go's own: the asyncWriter buffers, and
+		// a row group's pages, kept in chunks of its buffer's size, were
+		// all copied through it.
+		pq.WriteBufferSize(-1)}
 	for _, p := range l.skipBounds {
 		opts = append(opts, pq.SkipPageBounds(p...))
 	}
@@ -266,6 +410,8 @@ func (w *writer) open() error {
 	w.temps = append(w.temps, name)
 	w.buf = newAsyncWriter(f.Appender(0))
 	w.w = pq.NewWriter(w.buf, append([]pq.WriterOption{w.l.schema}, w.opts...)...)
+	w.c = newCommitter(w.w)
+	w.rg = w.c.next()
 	return nil
 }
 
@@ -286,7 +432,7 @@ func (w *writer) add(rows []pq.Row, sizes []int64) error {
 			full = w.group >= w.o.groupSize || w.groupRows >= maxGroupRows
 			n++
 		}
-		if _, err := w.w.WriteRows(rows[:n]); err != nil {
+		if _, err := w.rg.WriteRows(rows[:n]); err != nil {
 			return fmt.Errorf("%s: %w", w.f.Name(), err)
 		}
 		w.st.Rows += int64(n)
@@ -298,9 +444,10 @@ func (w *writer) add(rows []pq.Row, sizes []int64) error {
 			return err
 		}
 		w.group, w.groupRows = 0, 0
-		if err := w.w.Flush(); err != nil {
+		if err := w.c.commit(w.rg); err != nil {
 			return fmt.Errorf("%s: %w", w.f.Name(), err)
 		}
+		w.rg = w.c.next()
 		// The shard size counts payload bytes, as push_to_hub's
 		// max_shard_size counts the table's bytes before encoding.
 		if w.file >= w.o.shardSize {
@@ -316,7 +463,10 @@ func (w *writer) closeFile() error {
 	if w.w == nil {
 		return nil
 	}
-	err := w.w.Close()
+	err := w.c.close(w.rg)
+	if err == nil {
+		err = w.w.Close()
+	}
 	if ferr := w.buf.Close(); err == nil {
 		err = ferr
 	}
@@ -324,7 +474,7 @@ func (w *writer) closeFile() error {
 		err = w.f.Commit()
 	}
 	w.f.Abort()
-	w.w, w.group, w.groupRows, w.file = nil, 0, 0, 0
+	w.w, w.rg, w.c, w.group, w.groupRows, w.file = nil, nil, nil, 0, 0, 0
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", w.f.Name(), err)
 	}
@@ -355,6 +505,7 @@ func (w *writer) finish() error {
 // abort closes what is open; the caller removes the directory.
 func (w *writer) abort() {
 	if w.w != nil {
+		w.c.close(nil)
 		w.buf.Close()
 		w.f.Abort()
 	}
