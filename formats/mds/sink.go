@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -39,6 +40,11 @@ import (
 // value, on the workers): a value that the encoding cannot hold as it is
 // (an "07" in an int column) closes the shard, and its column takes a
 // plainer encoding from then on.
+//
+// A shard's file, once written, is completed (its header, its hashes,
+// its compression) by a goroutine of its own (completer), so that the
+// flusher, whose goroutine bounds the run, writes the next shard
+// meanwhile.
 //
 // Memory is the sample being read and the windows of the jobs waiting
 // for the flusher (flushDepth jobs of flushSize bytes): nothing grows
@@ -79,15 +85,18 @@ type writer struct {
 	cur   *job      // the job being filled, of sh
 	arena []byte    // keys, sizes and numbers the jobs write
 
-	jobs    chan *job
-	iov     [][]byte      // the flusher's
-	pool    chan []byte   // windows' buffers
-	flushed chan struct{} // closed when the flusher is done
-	failed  chan struct{} // closed on the flusher's first error
-	err     error         // the flusher's, read once flushed or failed is closed
+	jobs      chan *job
+	iov       [][]byte       // the flusher's
+	pool      chan []byte    // windows' buffers
+	written   chan *shardOut // shards the flusher wrote, to complete
+	flushed   chan struct{}  // closed when the flusher is done
+	completed chan struct{}  // closed when the completer is done
+	failed    chan struct{}  // closed on the first error of either
+	failOnce  sync.Once
+	err       error // the first error, read once failed is closed
 
 	opened int         // shards opened
-	shards []ShardInfo // shards completed, by the flusher
+	shards []ShardInfo // shards completed, by the completer
 	names  []string    // their files, synced before the commit
 }
 
@@ -246,8 +255,10 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	w.files, _ = src.(dataset.ShardFiles)
 	w.jobs = make(chan *job, flushDepth)
 	w.pool = make(chan []byte, 2*flushDepth+4)
-	w.flushed, w.failed = make(chan struct{}), make(chan struct{})
+	w.written = make(chan *shardOut, 2)
+	w.flushed, w.completed, w.failed = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go w.flusher()
+	go w.completer()
 	err = dataset.Run(ctx, src, w, dataset.Options{Workers: o.Workers, Progress: o.Progress})
 	if err == nil {
 		err = w.endSample()
@@ -257,8 +268,9 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	}
 	close(w.jobs)
 	<-w.flushed
+	<-w.completed
 	w.drop()
-	if err == nil {
+	if err == nil && w.isFailed() {
 		err = w.err
 	}
 	if err == nil {
@@ -626,28 +638,54 @@ func (w *writer) closeShard() error {
 	return nil
 }
 
-// flusher writes the jobs' pieces, and completes each shard's file when
-// it is closed: its header, its hashes, its compression.
+// fail records the run's first error, which ends it.
+func (w *writer) fail(err error) {
+	w.failOnce.Do(func() {
+		w.err = err
+		close(w.failed)
+	})
+}
+
+func (w *writer) isFailed() bool {
+	select {
+	case <-w.failed:
+		return true
+	default:
+		return false
+	}
+}
+
+// flusher writes the jobs' pieces, and hands each shard, once closed and
+// its samples written, to the completer.
 func (w *writer) flusher() {
 	defer close(w.flushed)
+	defer close(w.written)
 	for j := range w.jobs {
-		if w.err != nil {
-			j.release()
-			if j.close {
-				j.sh.f.Close()
+		switch {
+		case j.close && w.isFailed():
+			j.sh.f.Close()
+		case j.close:
+			w.written <- j.sh // the completer takes every shard, also after a failure
+		case !w.isFailed():
+			if err := w.writeJob(j); err != nil {
+				w.fail(err)
 			}
-			continue
-		}
-		var err error
-		if j.close {
-			err = w.complete(j.sh)
-		} else {
-			err = w.writeJob(j)
 		}
 		j.release()
-		if err != nil {
-			w.err = err
-			close(w.failed)
+	}
+}
+
+// completer completes each shard's file that the flusher wrote: its
+// header, its hashes, its compression.
+func (w *writer) completer() {
+	defer close(w.completed)
+	for sh := range w.written {
+		if w.isFailed() {
+			sh.f.Close()
+			continue
+		}
+		if err := w.complete(sh); err != nil {
+			w.fail(err)
 		}
 	}
 }
