@@ -160,14 +160,17 @@ func (j *job) release() {
 	j.wins = nil
 }
 
-// window is a span of a source's shard file, which the flusher reads
-// once, when it first writes values of it; held by the view that made it
-// and by the samples and jobs whose values lie in it.
+// window is a span of a source's shard file, which the flusher maps (or,
+// where it cannot, reads) once, when it first writes values of it; held
+// by the view that made it and by the samples and jobs whose values lie
+// in it. Mapped, its bytes go from the page cache to the shard's file in
+// one copy, the kernel's, instead of two (read, then written).
 type window struct {
 	f      *sharedFile
 	lo, hi int64
-	buf    []byte      // read by the flusher
-	pool   chan []byte // buffers of viewWindow bytes, reused
+	m      *mapped.Region // mapped by the flusher
+	buf    []byte         // else read by the flusher
+	pool   chan []byte    // buffers of viewWindow bytes, reused
 	refs   atomic.Int32
 }
 
@@ -175,6 +178,8 @@ func (w *window) hold() { w.refs.Add(1) }
 
 func (w *window) release() {
 	if w.refs.Add(-1) == 0 {
+		w.m.Close()
+		w.m = nil
 		if cap(w.buf) == viewWindow {
 			select {
 			case w.pool <- w.buf:
@@ -186,9 +191,19 @@ func (w *window) release() {
 	}
 }
 
-// bytes returns the window's bytes [off, off+n), reading the window
-// first (the flusher's goroutine only).
+// bytes returns the window's bytes [off, off+n), mapping or reading the
+// window first (the flusher's goroutine only). Mapped bytes are handed
+// only to the kernel (pwritev), which reports a file cut short since as
+// an error (EFAULT), not a fault.
 func (w *window) bytes(off int64, n int) ([]byte, error) {
+	if w.m == nil && w.buf == nil {
+		if m, err := mapped.Map(w.f.f, w.lo, w.hi-w.lo); err == nil {
+			w.m = m
+		}
+	}
+	if w.m != nil {
+		return w.m.Bytes(off, int64(n)), nil
+	}
 	if w.buf == nil {
 		var buf []byte
 		select {
