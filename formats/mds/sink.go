@@ -24,7 +24,9 @@ import (
 // MosaicML's writer cannot (it holds a shard whole), and the ordered
 // writer never touches a payload: a sample's values are spans of the
 // source's shard files (windows of a few MiB), which a goroutine of its
-// own (flusher) reads and writes out with the sizes between (pwritev).
+// own (flusher) maps and writes out with the sizes between (pwritev): the
+// kernel copies them from the source's pages to the shard's, the one copy
+// (read where they cannot be mapped).
 // A shard's first flushSize bytes of samples wait: a shard that ends
 // within them is written as MosaicML writes it, byte for byte. Past
 // them, the header (its samples' count and offsets, and the writer's
