@@ -59,6 +59,10 @@ const (
 	flushDepth = 4
 )
 
+// maxPreallocate bounds the disk reserved for a shard as it opens (its
+// size limit, at most this).
+const maxPreallocate = 256 << 20
+
 // writer is the sink: rows of one key become a sample, samples of the
 // same columns a shard. Workers classify the payloads (Prepare); the
 // ordered writer groups them into samples and shards; the flusher writes.
@@ -544,6 +548,7 @@ func (w *writer) openShard() error {
 	if err != nil {
 		return err
 	}
+	preallocate(f, min(w.limit, maxPreallocate))
 	sh.f = f
 	sh.info.RawData = &FileInfo{Basename: name}
 	w.sh = sh
@@ -741,6 +746,10 @@ func (w *writer) complete(sh *shardOut) error {
 		head = append(head, ' ')
 	}
 	if _, err := f.WriteAt(head, 0); err != nil {
+		return err
+	}
+	// Frees what was preallocated past the shard's end.
+	if err := f.Truncate(sh.room + sh.end); err != nil {
 		return err
 	}
 	hs := make([]hash.Hash, len(w.algos))
