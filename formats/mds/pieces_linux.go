@@ -1,8 +1,11 @@
 package mds
 
 import (
+	"fmt"
 	"io"
 	"os"
+
+	"github.com/itarconv/itarconv/internal/mapped"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,6 +18,10 @@ func writePieces(f *os.File, pieces [][]byte, off int64) error {
 		n, err := unix.Pwritev(int(f.Fd()), pieces[:min(len(pieces), iovMax)], off)
 		if err == unix.EINTR {
 			continue
+		}
+		if err == unix.EFAULT {
+			// Pieces mapped from a source file that was cut short since.
+			return fmt.Errorf("writing %s at offset %d: %w", f.Name(), off, mapped.ErrGone)
 		}
 		if err != nil {
 			return &os.PathError{Op: "pwritev", Path: f.Name(), Err: err}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -23,7 +24,9 @@ import (
 // MosaicML's writer cannot (it holds a shard whole), and the ordered
 // writer never touches a payload: a sample's values are spans of the
 // source's shard files (windows of a few MiB), which a goroutine of its
-// own (flusher) reads and writes out with the sizes between (pwritev).
+// own (flusher) maps and writes out with the sizes between (pwritev): the
+// kernel copies them from the source's pages to the shard's, the one copy
+// (read where they cannot be mapped).
 // A shard's first flushSize bytes of samples wait: a shard that ends
 // within them is written as MosaicML writes it, byte for byte. Past
 // them, the header (its samples' count and offsets, and the writer's
@@ -40,6 +43,11 @@ import (
 // (an "07" in an int column) closes the shard, and its column takes a
 // plainer encoding from then on.
 //
+// A shard's file, once written, is completed (its header, its hashes,
+// its compression) by a goroutine of its own (completer), so that the
+// flusher, whose goroutine bounds the run, writes the next shard
+// meanwhile.
+//
 // Memory is the sample being read and the windows of the jobs waiting
 // for the flusher (flushDepth jobs of flushSize bytes): nothing grows
 // with the members or the shards' size.
@@ -50,6 +58,10 @@ const (
 	flushSize  = 4 << 20
 	flushDepth = 4
 )
+
+// maxPreallocate bounds the disk reserved for a shard as it opens (its
+// size limit, at most this).
+const maxPreallocate = 256 << 20
 
 // writer is the sink: rows of one key become a sample, samples of the
 // same columns a shard. Workers classify the payloads (Prepare); the
@@ -79,15 +91,18 @@ type writer struct {
 	cur   *job      // the job being filled, of sh
 	arena []byte    // keys, sizes and numbers the jobs write
 
-	jobs    chan *job
-	iov     [][]byte      // the flusher's
-	pool    chan []byte   // windows' buffers
-	flushed chan struct{} // closed when the flusher is done
-	failed  chan struct{} // closed on the flusher's first error
-	err     error         // the flusher's, read once flushed or failed is closed
+	jobs      chan *job
+	iov       [][]byte       // the flusher's
+	pool      chan []byte    // windows' buffers
+	written   chan *shardOut // shards the flusher wrote, to complete
+	flushed   chan struct{}  // closed when the flusher is done
+	completed chan struct{}  // closed when the completer is done
+	failed    chan struct{}  // closed on the first error of either
+	failOnce  sync.Once
+	err       error // the first error, read once failed is closed
 
 	opened int         // shards opened
-	shards []ShardInfo // shards completed, by the flusher
+	shards []ShardInfo // shards completed, by the completer
 	names  []string    // their files, synced before the commit
 }
 
@@ -151,14 +166,17 @@ func (j *job) release() {
 	j.wins = nil
 }
 
-// window is a span of a source's shard file, which the flusher reads
-// once, when it first writes values of it; held by the view that made it
-// and by the samples and jobs whose values lie in it.
+// window is a span of a source's shard file, which the flusher maps (or,
+// where it cannot, reads) once, when it first writes values of it; held
+// by the view that made it and by the samples and jobs whose values lie
+// in it. Mapped, its bytes go from the page cache to the shard's file in
+// one copy, the kernel's, instead of two (read, then written).
 type window struct {
 	f      *sharedFile
 	lo, hi int64
-	buf    []byte      // read by the flusher
-	pool   chan []byte // buffers of viewWindow bytes, reused
+	m      *mapped.Region // mapped by the flusher
+	buf    []byte         // else read by the flusher
+	pool   chan []byte    // buffers of viewWindow bytes, reused
 	refs   atomic.Int32
 }
 
@@ -166,6 +184,8 @@ func (w *window) hold() { w.refs.Add(1) }
 
 func (w *window) release() {
 	if w.refs.Add(-1) == 0 {
+		w.m.Close()
+		w.m = nil
 		if cap(w.buf) == viewWindow {
 			select {
 			case w.pool <- w.buf:
@@ -177,9 +197,19 @@ func (w *window) release() {
 	}
 }
 
-// bytes returns the window's bytes [off, off+n), reading the window
-// first (the flusher's goroutine only).
+// bytes returns the window's bytes [off, off+n), mapping or reading the
+// window first (the flusher's goroutine only). Mapped bytes are handed
+// only to the kernel (pwritev), which reports a file cut short since as
+// an error (EFAULT), not a fault.
 func (w *window) bytes(off int64, n int) ([]byte, error) {
+	if w.m == nil && w.buf == nil {
+		if m, err := mapped.Map(w.f.f, w.lo, w.hi-w.lo); err == nil {
+			w.m = m
+		}
+	}
+	if w.m != nil {
+		return w.m.Bytes(off, int64(n)), nil
+	}
 	if w.buf == nil {
 		var buf []byte
 		select {
@@ -246,8 +276,10 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	w.files, _ = src.(dataset.ShardFiles)
 	w.jobs = make(chan *job, flushDepth)
 	w.pool = make(chan []byte, 2*flushDepth+4)
-	w.flushed, w.failed = make(chan struct{}), make(chan struct{})
+	w.written = make(chan *shardOut, 2)
+	w.flushed, w.completed, w.failed = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go w.flusher()
+	go w.completer()
 	err = dataset.Run(ctx, src, w, dataset.Options{Workers: o.Workers, Progress: o.Progress})
 	if err == nil {
 		err = w.endSample()
@@ -257,8 +289,9 @@ func (w *writer) run(ctx context.Context, in registry.Input, o registry.CreateOp
 	}
 	close(w.jobs)
 	<-w.flushed
+	<-w.completed
 	w.drop()
-	if err == nil {
+	if err == nil && w.isFailed() {
 		err = w.err
 	}
 	if err == nil {
@@ -515,6 +548,7 @@ func (w *writer) openShard() error {
 	if err != nil {
 		return err
 	}
+	preallocate(f, min(w.limit, maxPreallocate))
 	sh.f = f
 	sh.info.RawData = &FileInfo{Basename: name}
 	w.sh = sh
@@ -626,28 +660,54 @@ func (w *writer) closeShard() error {
 	return nil
 }
 
-// flusher writes the jobs' pieces, and completes each shard's file when
-// it is closed: its header, its hashes, its compression.
+// fail records the run's first error, which ends it.
+func (w *writer) fail(err error) {
+	w.failOnce.Do(func() {
+		w.err = err
+		close(w.failed)
+	})
+}
+
+func (w *writer) isFailed() bool {
+	select {
+	case <-w.failed:
+		return true
+	default:
+		return false
+	}
+}
+
+// flusher writes the jobs' pieces, and hands each shard, once closed and
+// its samples written, to the completer.
 func (w *writer) flusher() {
 	defer close(w.flushed)
+	defer close(w.written)
 	for j := range w.jobs {
-		if w.err != nil {
-			j.release()
-			if j.close {
-				j.sh.f.Close()
+		switch {
+		case j.close && w.isFailed():
+			j.sh.f.Close()
+		case j.close:
+			w.written <- j.sh // the completer takes every shard, also after a failure
+		case !w.isFailed():
+			if err := w.writeJob(j); err != nil {
+				w.fail(err)
 			}
-			continue
-		}
-		var err error
-		if j.close {
-			err = w.complete(j.sh)
-		} else {
-			err = w.writeJob(j)
 		}
 		j.release()
-		if err != nil {
-			w.err = err
-			close(w.failed)
+	}
+}
+
+// completer completes each shard's file that the flusher wrote: its
+// header, its hashes, its compression.
+func (w *writer) completer() {
+	defer close(w.completed)
+	for sh := range w.written {
+		if w.isFailed() {
+			sh.f.Close()
+			continue
+		}
+		if err := w.complete(sh); err != nil {
+			w.fail(err)
 		}
 	}
 }
@@ -686,6 +746,10 @@ func (w *writer) complete(sh *shardOut) error {
 		head = append(head, ' ')
 	}
 	if _, err := f.WriteAt(head, 0); err != nil {
+		return err
+	}
+	// Frees what was preallocated past the shard's end.
+	if err := f.Truncate(sh.room + sh.end); err != nil {
 		return err
 	}
 	hs := make([]hash.Hash, len(w.algos))

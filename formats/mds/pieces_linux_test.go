@@ -1,0 +1,47 @@
+package mds
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/itarconv/itarconv/internal/mapped"
+)
+
+// A shard's values are written from mappings of the source's files: a
+// source cut short after it was mapped is an error naming the shard and
+// the offset (mapped.ErrGone), not a crash nor a short shard.
+func TestWritePiecesSourceCutShort(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.tar")
+	if err := os.WriteFile(src, make([]byte, 64<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := mapped.Map(f, 0, 64<<10)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer m.Close()
+	if err := os.Truncate(src, 0); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(dir, "shard.00000.mds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	err = writePieces(out, [][]byte{[]byte("head"), m.Bytes(8192, 32<<10)}, 100)
+	if !errors.Is(err, mapped.ErrGone) {
+		t.Fatalf("writing from a mapping of a file cut short: %v, want mapped.ErrGone", err)
+	}
+	if want := "shard.00000.mds at offset 104"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name %q", err, want)
+	}
+}
