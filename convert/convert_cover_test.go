@@ -156,7 +156,7 @@ func TestPartitionedConvertMatchesOneRun(t *testing.T) {
 	merged := filepath.Join(out, "merged.tbl")
 	res, ranges := partitioned(t, srcs, merged, ConvertOptions{}, 3)
 	// Plain local shards: the tasks wrote their samples in place; the
-	// merge copied none (issue 28).
+	// merge copied none.
 	if ms, ok := res.Stats.(*registry.MergedStats).Merge.(*tbl.MergeStats); !ok || ms.BytesCopied != 0 {
 		t.Errorf("merge of TBL parts written in place: %+v, want no byte copied", res.Stats)
 	}

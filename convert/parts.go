@@ -116,7 +116,7 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 		// Plain local shards: every task counts the whole dataset's
 		// headers, as one run does, and writes its samples where the
 		// finished file has them, into one data file the run's tasks
-		// share beside the output (issue 28: the merge copies no sample).
+		// share beside the output, so that the merge copies no sample.
 		// Remote or compressed shards would be fetched or decompressed by
 		// every task for that count: there a task writes a part of its
 		// own shards, which the merge copies.

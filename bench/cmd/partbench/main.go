@@ -804,7 +804,7 @@ func (e *env) same(j *job) error {
 	case outFile:
 		files = []string{j.out}
 	case outBarecat:
-		// The merge keeps the tasks' shards (issue 28): where a file lies
+		// The merge keeps the tasks' shards: where a file lies
 		// may differ from one run's, not the files, their paths, bytes and
 		// order. Compared: ls without shard and offset, the archive as one
 		// tar stream, and verify.

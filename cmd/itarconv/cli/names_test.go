@@ -120,7 +120,7 @@ func TestConvertKeepsWebDatasetNames(t *testing.T) {
 	if code, _, stderr := run(t, "merge", "-q", parted); code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, stderr)
 	}
-	// The tasks' shards are linked into place (issue 28): where they end
+	// The tasks' shards are linked into place: where they end
 	// may differ from one run's, their members, bytes and order may not.
 	merged := dirNames(parted)
 	if len(merged) < 4 || merged[0] != "val-000.tar" || merged[1] != "val-001.tar" || !slices.Contains(merged, "val.taridx") {

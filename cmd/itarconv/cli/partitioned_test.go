@@ -352,10 +352,10 @@ func TestPartitionedConvert(t *testing.T) {
 					t.Fatal(msg)
 				}
 				if strings.HasSuffix(c.dst, ".barecat") {
-					// A merged archive's shards are the parts' own (issue
-					// 28): the same files, names, bytes and order as one
-					// run's, each file's shard and offset aside. A TBL of
-					// each, written by one run, shows it byte for byte.
+					// A merged archive's shards are the parts' own: the
+					// same files, names, bytes and order as one run's, each
+					// file's shard and offset aside. A TBL of each, written
+					// by one run, shows it byte for byte.
 					_, gotLs := process(t, nil, "ls", out)
 					if lsNames(gotLs) != lsNames(wantLs) || !strings.Contains(gotLs, "s00079") {
 						t.Errorf("%d tasks: the merged archive lists\n%s\none run's\n%s", n, gotLs, wantLs)
