@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/itarconv/itarconv/convert"
@@ -94,32 +95,63 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 }
 
 // mergeConvert writes the output of a partitioned conversion from its
-// parts, and returns it.
-func mergeConvert(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) ([]string, error) {
+// parts, and returns it, with what takes it away again (nil where an
+// output was there before the merge: it is not the merge's to remove).
+func mergeConvert(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) ([]string, func(), error) {
 	m := set.Parts[0].Manifest
 	var po convertPartOptions
 	if err := json.Unmarshal(m.Options, &po); err != nil {
-		return nil, fmt.Errorf("%s: the options of its conversion: %w: %w", set.Dir, partition.ErrParts, err)
+		return nil, nil, fmt.Errorf("%s: the options of its conversion: %w: %w", set.Dir, partition.ErrParts, err)
 	}
 	o, err := convertOptions(po.flags(fl.workers), po.ShardSize)
 	o.Memory = e.memory
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dirs := make([]string, len(set.Parts))
 	for i, p := range set.Parts {
 		dirs[i] = p.Dir
 	}
+	undo := newOutputsUndo(po)
 	res, err := convert.MergeConverted(ctx, po.Srcs, po.Dst, o, dirs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, w := range res.Warnings {
 		e.warnf("%s\n", w)
 	}
 	e.infof("%s\n", res.Summary)
 	if fl.json {
-		return []string{po.Dst}, e.setResult(res.Stats)
+		return []string{po.Dst}, undo, e.setResult(res.Stats)
 	}
-	return []string{po.Dst}, nil
+	return []string{po.Dst}, undo, nil
+}
+
+// newOutputsUndo returns what removes the conversion's outputs, written by
+// a merge that then finds a part replaced (a task run again meanwhile):
+// they are not the run's, and the merge to come must find no output in
+// its way. Nil where the output was there before the merge (--force
+// replaced it: its old content is gone either way, but a directory may
+// hold other files), or where its files cannot be told.
+func newOutputsUndo(po convertPartOptions) func() {
+	from, to, err := convert.Formats(po.Srcs, po.Dst, po.From, po.To)
+	if err != nil {
+		return nil
+	}
+	fl := po.flags(1)
+	fl.from, fl.to = from, to
+	if o, err := targetOutputs(po.Dst, fl, po.Srcs); err != nil || len(o.Replaced) > 0 {
+		return nil
+	}
+	if _, err := os.Lstat(po.Dst); err == nil {
+		return nil
+	}
+	return func() {
+		if o, err := targetOutputs(po.Dst, fl, po.Srcs); err == nil {
+			for _, p := range o.Replaced {
+				os.RemoveAll(p)
+			}
+		}
+		os.RemoveAll(po.Dst)
+	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,5 +96,71 @@ func TestConvertPartOptionsKeepNoSecret(t *testing.T) {
 	}
 	if po, err := newConvertPartOptions(convertFlags{}, signed, "out.tbl", 0, true); err != nil || po.Srcs[0] != signed[0] {
 		t.Errorf("with --store-signed-urls: %v %v", po.Srcs, err)
+	}
+}
+
+// TestMergeRerunTakesOutputsBack: a task run again while the merge reads
+// the parts (here: its manifest rewritten between the merge's writing and
+// its record) makes the merge fail asking to merge again, and what it had
+// written is taken away, so that the next merge writes the run's output
+// instead of finding one in its way. TBL's tasks, which wrote into the
+// file the merge finished, are then asked for again.
+func TestMergeRerunTakesOutputsBack(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 6, 4, 5)
+	for _, name := range []string{"out.barecat", "out.tbl"} {
+		t.Run(name, func(t *testing.T) { mergeRerun(t, dir, paths, name) })
+	}
+}
+
+func mergeRerun(t *testing.T, dir string, paths []string, name string) {
+	out := filepath.Join(dir, name)
+	tasks := func() {
+		for k := range 2 {
+			args := []string{"convert", "-q", "--workers", "1", "--task", fmt.Sprintf("%d/2", k)}
+			if strings.HasSuffix(name, ".barecat") {
+				args = append(args, "--shard-size", "4KiB")
+			}
+			args = append(append(args, paths...), out)
+			if code, _, stderr := run(t, args...); code != 0 {
+				t.Fatalf("task %d: exit %d: %s", k, code, stderr)
+			}
+		}
+	}
+	tasks()
+	manifest := filepath.Join(dir, "."+name+".parts", "task-1-of-2", "manifest.json")
+	afterMergeHook = func() {
+		// The task wrote its part again: the same part, a new manifest.
+		b, err := os.ReadFile(manifest)
+		if err != nil {
+			t.Error(err)
+		}
+		if err := os.WriteFile(manifest, append(b, '\n'), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	code, _, stderr := run(t, "merge", "-q", out)
+	afterMergeHook = nil
+	if code == 0 || !strings.Contains(stderr, "merge again") {
+		t.Fatalf("merge with a part replaced: exit %d: %s", code, stderr)
+	}
+	if left, _ := filepath.Glob(out + "*"); len(left) != 0 {
+		t.Errorf("the failed merge left %v", left)
+	}
+	code, _, stderr = run(t, "merge", "-q", out)
+	if strings.HasSuffix(name, ".tbl") {
+		// TBL's tasks wrote into the file the aborted merge finished
+		// (metadata and header): the merge asks for them again, by name.
+		if code == 0 || !strings.Contains(stderr, "2 of 2 tasks to run (again)") {
+			t.Fatalf("merging again over parts written in place: exit %d: %s", code, stderr)
+		}
+		tasks()
+		code, _, stderr = run(t, "merge", "-q", out)
+	}
+	if code != 0 {
+		t.Fatalf("merging again: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr := run(t, "verify", out); code != 0 {
+		t.Errorf("verify: exit %d: %s %s", code, stdout, stderr)
 	}
 }

@@ -186,19 +186,33 @@ func runMerge(ctx context.Context, e *env, fl mergeFlags, out string) error {
 	}
 	m := set.Parts[0].Manifest
 	var outputs []string
+	var undo func()
 	switch m.Command {
 	case "index":
 		outputs, err = mergeIndex(ctx, e, fl, set)
 	case "convert":
-		outputs, err = mergeConvert(ctx, e, fl, set)
+		outputs, undo, err = mergeConvert(ctx, e, fl, set)
 	default:
 		err = fmt.Errorf("%s: parts of an unknown command %q (a newer itarconv?): %w", set.Dir, m.Command, partition.ErrParts)
 	}
 	if err != nil {
 		return err
 	}
-	return set.Done(existing(outputs))
+	if afterMergeHook != nil {
+		afterMergeHook()
+	}
+	err = set.Done(existing(outputs))
+	if errors.Is(err, partition.ErrRunning) && undo != nil {
+		// A task ran again during the merge: what was merged is not the
+		// run's; the next merge writes it.
+		undo()
+	}
+	return err
 }
+
+// afterMergeHook, when set (by tests), runs between writing a merge's
+// outputs and recording it.
+var afterMergeHook func()
 
 // existing keeps the paths that are there.
 func existing(paths []string) []string {
