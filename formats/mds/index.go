@@ -274,7 +274,13 @@ func appendPyOptInt(b []byte, n *int64) []byte {
 
 // appendConfig appends the writer's configuration a shard holds (the
 // keys MDSWriter.get_config gives, sorted).
-func (s *ShardInfo) appendConfig(b []byte) []byte {
+func (s *ShardInfo) appendConfig(b []byte) []byte { return s.appendDict(b, false) }
+
+// appendShard appends a shard's entry in the index: its configuration
+// and, among its keys in sorted order, its files and samples.
+func (s *ShardInfo) appendShard(b []byte) []byte { return s.appendDict(b, true) }
+
+func (s *ShardInfo) appendDict(b []byte, entry bool) []byte {
 	b = append(b, `{"column_encodings": `...)
 	b = appendPyStrings(b, s.ColumnEncodings)
 	b = append(b, `, "column_names": `...)
@@ -287,10 +293,20 @@ func (s *ShardInfo) appendConfig(b []byte) []byte {
 	b = appendPyString(b, s.Format)
 	b = append(b, `, "hashes": `...)
 	b = appendPyStrings(b, s.Hashes)
+	if entry {
+		b = append(b, `, "raw_data": `...)
+		b = appendFileInfo(b, s.RawData)
+		b = append(b, `, "samples": `...)
+		b = strconv.AppendInt(b, s.Samples, 10)
+	}
 	b = append(b, `, "size_limit": `...)
 	b = appendPyOptInt(b, s.SizeLimit)
 	b = append(b, `, "version": `...)
 	b = strconv.AppendInt(b, int64(s.Version), 10)
+	if entry {
+		b = append(b, `, "zip_data": `...)
+		b = appendFileInfo(b, s.ZipData)
+	}
 	return append(b, '}')
 }
 
@@ -312,33 +328,6 @@ func appendFileInfo(b []byte, f *FileInfo) []byte {
 		b = appendPyString(b, f.Hashes[algo])
 	}
 	return append(b, "}}"...)
-}
-
-// appendShard appends a shard's entry in the index.
-func (s *ShardInfo) appendShard(b []byte) []byte {
-	b = append(b, `{"column_encodings": `...)
-	b = appendPyStrings(b, s.ColumnEncodings)
-	b = append(b, `, "column_names": `...)
-	b = appendPyStrings(b, s.ColumnNames)
-	b = append(b, `, "column_sizes": `...)
-	b = appendPySizes(b, s.ColumnSizes)
-	b = append(b, `, "compression": `...)
-	b = appendPyOptString(b, s.Compression)
-	b = append(b, `, "format": `...)
-	b = appendPyString(b, s.Format)
-	b = append(b, `, "hashes": `...)
-	b = appendPyStrings(b, s.Hashes)
-	b = append(b, `, "raw_data": `...)
-	b = appendFileInfo(b, s.RawData)
-	b = append(b, `, "samples": `...)
-	b = strconv.AppendInt(b, s.Samples, 10)
-	b = append(b, `, "size_limit": `...)
-	b = appendPyOptInt(b, s.SizeLimit)
-	b = append(b, `, "version": `...)
-	b = strconv.AppendInt(b, int64(s.Version), 10)
-	b = append(b, `, "zip_data": `...)
-	b = appendFileInfo(b, s.ZipData)
-	return append(b, '}')
 }
 
 // appendIndexHead and appendIndexTail frame the shards' entries of an

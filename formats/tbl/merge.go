@@ -729,9 +729,25 @@ func (m *merger) walkMeta(ctx context.Context, p *mergePart, meta blockWriter, f
 	if p.hdr.MetadataSize == 0 {
 		return nil
 	}
-	le := binary.LittleEndian
 	sc := &scanner{f: p.f, off: int64(p.hdr.MetadataOffset), end: p.info.FileSize}
-	prev := uint64(0)
+	n := uint64(p.info.Samples)
+	return m.copyMetaBlocks(ctx, p, partTBLName, sc, meta, data, 0, n, fmt.Sprintf("in a part of %d samples", n), func(h []byte, sample uint64) []byte {
+		if (sample == 0 && p.headSet) || (p.dropLast && sample == n-1) {
+			return nil
+		}
+		return appendBlockHeader(hb[:0], first+sample, binary.LittleEndian.Uint32(h[8:]), binary.LittleEndian.Uint16(h[12:]))
+	})
+}
+
+// copyMetaBlocks copies the metadata blocks sc reads (of part p's file
+// name) into meta: each block's header checked (samples lo to hi-1, in
+// order; span says so in messages), then handed to header, which returns
+// the header the block is written under, or nil to leave the block out;
+// a large block's body (every body, without data) is copied in the
+// kernel, a small one through the scanner.
+func (m *merger) copyMetaBlocks(ctx context.Context, p *mergePart, name string, sc *scanner, meta blockWriter, data bool, lo, hi uint64, span string, header func(h []byte, sample uint64) []byte) error {
+	le := binary.LittleEndian
+	prev := lo
 	for blocks := 0; sc.off < sc.end; blocks++ {
 		if blocks%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -739,33 +755,32 @@ func (m *merger) walkMeta(ctx context.Context, p *mergePart, meta blockWriter, f
 		at := sc.off
 		h, err := sc.next(MetaBlockLen)
 		if err != nil {
-			return p.errf(partTBLName, at, "metadata block header: %v", err)
+			return p.errf(name, at, "metadata block header: %v", err)
 		}
-		sample, size, typ := le.Uint64(h), le.Uint32(h[8:]), le.Uint16(h[12:])
-		if sample >= uint64(p.info.Samples) || sample < prev || h[14] != 0 || h[15] != 0 {
-			return p.errf(partTBLName, at, "a metadata block of sample %d after sample %d's, in a part of %d samples", sample, prev, p.info.Samples)
+		sample, size := le.Uint64(h), le.Uint32(h[8:])
+		if sample < prev || sample >= hi || h[14] != 0 || h[15] != 0 {
+			return p.errf(name, at, "a metadata block of sample %d after sample %d's, %s", sample, prev, span)
 		}
 		prev = sample
 		if int64(size) > sc.end-sc.off {
-			return p.errf(partTBLName, at, "a metadata block of %d bytes, %d left", size, sc.end-sc.off)
+			return p.errf(name, at, "a metadata block of %d bytes, %d left", size, sc.end-sc.off)
 		}
-		skip := (sample == 0 && p.headSet) || (p.dropLast && sample == uint64(p.info.Samples-1))
-		if skip {
+		hdr := header(h, sample)
+		if hdr == nil {
 			sc.skip(int64(size))
 			continue
 		}
-		hb = appendBlockHeader(hb[:0], first+sample, size, typ)
-		meta.Write(hb)
+		meta.Write(hdr)
 		if size >= bigBlock || !data {
-			if err := meta.copyRange(p.f, sc.off, int64(size)); err != nil {
-				return fmt.Errorf("copying %s's metadata into %s: %w", p.f.Name(), m.out, err)
+			if err := meta.copyRange(sc.f, sc.off, int64(size)); err != nil {
+				return fmt.Errorf("copying %s's metadata into %s: %w", sc.f.Name(), m.out, err)
 			}
 			sc.skip(int64(size))
 			continue
 		}
 		b, err := sc.next(int(size))
 		if err != nil {
-			return p.errf(partTBLName, at, "metadata block: %v", err)
+			return p.errf(name, at, "metadata block: %v", err)
 		}
 		meta.Write(b)
 	}

@@ -284,44 +284,13 @@ func (m *merger) walkPartMeta(ctx context.Context, p *mergePart, meta blockWrite
 		return fmt.Errorf("%w (%w)", err, ErrPart)
 	}
 	defer f.Close()
-	le := binary.LittleEndian
 	sc := &scanner{f: f, off: 0, end: ip.MetaSize}
 	lo, hi := uint64(ip.First), uint64(ip.First+p.info.Samples)
-	prev := lo
-	for blocks := 0; sc.off < sc.end; blocks++ {
-		if blocks%4096 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		at := sc.off
-		h, err := sc.next(MetaBlockLen)
-		if err != nil {
-			return p.errf(partMetaName, at, "metadata block header: %v", err)
-		}
-		sample, size := le.Uint64(h), le.Uint32(h[8:])
-		if sample < prev || sample >= hi || h[14] != 0 || h[15] != 0 {
-			return p.errf(partMetaName, at, "a metadata block of sample %d after sample %d's, in a part of samples %d to %d", sample, prev, lo, hi)
-		}
-		prev = sample
-		if int64(size) > sc.end-sc.off {
-			return p.errf(partMetaName, at, "a metadata block of %d bytes, %d left", size, sc.end-sc.off)
-		}
+	span := fmt.Sprintf("in a part of samples %d to %d", lo, hi)
+	return m.copyMetaBlocks(ctx, p, partMetaName, sc, meta, data, lo, hi, span, func(h []byte, sample uint64) []byte {
 		if sample == lo && p.headSet {
-			sc.skip(int64(size))
-			continue
+			return nil
 		}
-		meta.Write(h)
-		if size >= bigBlock || !data {
-			if err := meta.copyRange(f, sc.off, int64(size)); err != nil {
-				return fmt.Errorf("copying %s's metadata into %s: %w", f.Name(), m.out, err)
-			}
-			sc.skip(int64(size))
-			continue
-		}
-		b, err := sc.next(int(size))
-		if err != nil {
-			return p.errf(partMetaName, at, "metadata block: %v", err)
-		}
-		meta.Write(b)
-	}
-	return nil
+		return h
+	})
 }

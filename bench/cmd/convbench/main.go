@@ -567,17 +567,10 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 	case kindTBLToBarecat:
 		args = []string{"convert", "-q", "--json", tblIn, out}
 	}
-	cmd := exec.Command(j.bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start).Seconds()
-	what := "itarconv " + strings.Join(args, " ")
+	r, stdout, what, err := timeItarconv(j.bin, args)
 	if err != nil {
-		return runResult{}, fmt.Errorf("%s: %v\n%s", what, err, stderr.Bytes())
+		return r, err
 	}
-	r := runResult{wall: wall, cpu: bench.CPUSeconds(cmd.ProcessState), rss: bench.MaxRSS(cmd.ProcessState)}
 	if kind == kindTBL || kind == kindTBLLZ4 || kind == kindBarecatToTBL {
 		var st struct{ Samples int64 }
 		if err := bench.Result(stdout.Bytes(), &st); err != nil {
@@ -638,6 +631,22 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 	return r, nil
 }
 
+// timeItarconv runs bin with args once, timed, and returns its figures,
+// its standard output and the command line as messages show it.
+func timeItarconv(bin string, args []string) (runResult, *bytes.Buffer, string, error) {
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start).Seconds()
+	what := "itarconv " + strings.Join(args, " ")
+	if err != nil {
+		return runResult{}, nil, what, fmt.Errorf("%s: %v\n%s", what, err, stderr.Bytes())
+	}
+	return runResult{wall: wall, cpu: bench.CPUSeconds(cmd.ProcessState), rss: bench.MaxRSS(cmd.ProcessState)}, &stdout, what, nil
+}
+
 // runConvertFormat runs one `itarconv convert -q --json` between the tar
 // shards and a registered format, into out: tar -> format (kindToFormat)
 // or the format's source -> tar (kindFromFormat). It checks the member
@@ -648,17 +657,10 @@ func runConvertFormat(j *job, kind int, format, out string, check bool) (runResu
 	if kind == kindFromFormat {
 		args = []string{"convert", "-q", "--json", "--from", format, "--to", "tar", "--fold", j.d.Fold, j.fmtSrc[format], out}
 	}
-	cmd := exec.Command(j.bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start).Seconds()
-	what := "itarconv " + strings.Join(args, " ")
+	r, stdout, what, err := timeItarconv(j.bin, args)
 	if err != nil {
-		return runResult{}, fmt.Errorf("%s: %v\n%s", what, err, stderr.Bytes())
+		return r, err
 	}
-	r := runResult{wall: wall, cpu: bench.CPUSeconds(cmd.ProcessState), rss: bench.MaxRSS(cmd.ProcessState)}
 	n := int64(j.d.Members)
 	var st struct{ Members int64 }
 	if err := bench.Result(stdout.Bytes(), &st); err != nil {

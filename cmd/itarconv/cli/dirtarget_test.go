@@ -16,10 +16,7 @@ import (
 // renames it into place (Parquet, MDS) then found it there and refused.
 func TestConvertIntoNewDirectory(t *testing.T) {
 	dir := t.TempDir()
-	paths, err := filepath.Glob("../../../examples/webdataset/*.tar")
-	if err != nil || len(paths) != 2 {
-		t.Fatalf("the example's shards: %v %v", paths, err)
-	}
+	paths := exampleShards(t)
 	for _, to := range []string{"parquet", "mds", "tar"} {
 		out := filepath.Join(dir, "out-"+to) + string(filepath.Separator)
 		args := append(append([]string{"convert", "-q", "--to", to, "--shard-size", "16KiB"}, paths...), out)
@@ -42,10 +39,7 @@ func TestConvertIntoNewDirectory(t *testing.T) {
 // TBL of each, written by one run, is byte for byte the same, and verify
 // passes.
 func TestPartitionedParquetAndMDS(t *testing.T) {
-	shards, err := filepath.Glob("../../../examples/webdataset/*.tar")
-	if err != nil || len(shards) != 2 {
-		t.Fatalf("the example's shards: %v %v", shards, err)
-	}
+	shards := exampleShards(t)
 	for _, to := range []string{"parquet", "mds"} {
 		t.Run(to, func(t *testing.T) {
 			work := t.TempDir()
@@ -67,6 +61,7 @@ func TestPartitionedParquetAndMDS(t *testing.T) {
 				if code, msg := process(t, nil, "convert", "-q", p, out); code != 0 {
 					t.Fatal(msg)
 				}
+				var err error
 				if tbl[i], err = os.ReadFile(out); err != nil {
 					t.Fatal(err)
 				}
@@ -163,4 +158,14 @@ func mergeRerun(t *testing.T, dir string, paths []string, name string) {
 	if code, stdout, stderr := run(t, "verify", out); code != 0 {
 		t.Errorf("verify: exit %d: %s %s", code, stdout, stderr)
 	}
+}
+
+// exampleShards are the two WebDataset shards shipped in examples/.
+func exampleShards(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob("../../../examples/webdataset/*.tar")
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("the example's shards: %v %v", paths, err)
+	}
+	return paths
 }
