@@ -726,7 +726,7 @@ func (w *writer) writeJob(j *job) error {
 		iov = append(iov, b)
 	}
 	w.iov = iov[:0]
-	return writePieces(j.sh.f, iov, j.off)
+	return mapped.WritePieces(j.sh.f, iov, j.off)
 }
 
 // complete writes a shard's header into its room, hashes its file (and

@@ -234,7 +234,10 @@ func mergeParts(ctx context.Context, parts []string, path string, o registry.Cre
 		if len(files) == 0 {
 			// No part held a row: one file of no rows, as a write makes.
 			l := newLayout(p.cols)
-			w := newWriter(ctx, data, l, wo)
+			w, err := newWriter(ctx, data, l, wo)
+			if err != nil {
+				return nil, err
+			}
 			if err := w.finish(); err != nil {
 				return nil, err
 			}
@@ -248,7 +251,7 @@ func mergeParts(ctx context.Context, parts []string, path string, o registry.Cre
 			}
 			total.Files = append(total.Files, "data/"+name)
 		}
-		total.Columns = newWriter(ctx, data, newLayout(append([]column(nil), p.cols...)), wo).st.Columns
+		total.Columns = columnStats(p.cols)
 		return total, nil
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
@@ -353,49 +354,51 @@ func checkRow(src dataset.Source, shard int, r *dataset.Row) (key, ext []byte, e
 	return key, ext, nil
 }
 
-// writer writes rows into files of a directory, rolling over by size.
+// writer writes samples into files of a directory, rolling over by size.
 type writer struct {
-	ctx  context.Context
-	dir  string
-	o    *writeOptions
-	l    *layout
-	opts []pq.WriterOption
-	st   WriteStats
+	ctx    context.Context
+	dir    string
+	o      *writeOptions
+	l      *layout
+	leaves []leaf
+	meta   *format.FileMetaData // every file's footer, but for its rows
+	st     WriteStats
 
-	f   *safefile.File
-	buf *asyncWriter
-	w   *pq.Writer
-	// rg is the row group being filled; c commits the filled ones.
-	rg    *pq.ConcurrentRowGroupWriter
-	c     *committer
+	f  *safefile.File
+	fw *fileWriter
+	// fill is the row group being filled; free holds the other, once
+	// written: two take turns.
+	fill  *rowGroup
+	free  chan *rowGroup
 	group int64 // payload bytes in the row group
-	// groupRows are the row group's rows: a group of small rows ends at
-	// maxGroupRows, since parquet-go holds a row group's values (keys,
-	// levels) in memory until it ends.
-	groupRows int64
-	file      int64 // payload bytes in the file
-	temps     []string
+	file  int64 // payload bytes in the file
+	temps []string
 }
 
-func newWriter(ctx context.Context, dir string, l *layout, o *writeOptions) *writer {
-	opts := []pq.WriterOption{pq.Compression(o.codec), pq.DataPageVersion(1), pq.DataPageStatistics(false),
-		pq.KeyValueMetadata(MetadataKey, l.features()), pq.CreatedBy("itarconv", "", ""), pq.PageBufferSize(1 << 20),
-		// No bufio.Writer of parquet-go's own: the asyncWriter buffers, and
-		// a row group's pages, kept in chunks of its buffer's size, were
-		// all copied through it.
-		pq.WriteBufferSize(-1)}
-	for _, p := range l.skipBounds {
-		opts = append(opts, pq.SkipPageBounds(p...))
+func newWriter(ctx context.Context, dir string, l *layout, o *writeOptions) (*writer, error) {
+	meta, err := newTemplate(l, []pq.WriterOption{pq.Compression(o.codec), pq.DataPageVersion(1),
+		pq.KeyValueMetadata(MetadataKey, l.features()), pq.CreatedBy("itarconv", "", "")})
+	if err != nil {
+		return nil, err
 	}
-	w := &writer{ctx: ctx, dir: dir, o: o, l: l, opts: opts}
-	for _, c := range l.cols {
+	w := &writer{ctx: ctx, dir: dir, o: o, l: l, leaves: leavesOf(l), meta: meta, free: make(chan *rowGroup, 1)}
+	w.fill = newRowGroup(len(w.leaves))
+	w.free <- newRowGroup(len(w.leaves))
+	w.st.Columns = columnStats(l.cols)
+	return w, nil
+}
+
+// columnStats are the columns' figures: each with its datasets feature.
+func columnStats(cols []column) []ColumnStats {
+	var st []ColumnStats
+	for _, c := range cols {
 		f := "Image"
 		if c.kind != kindImage {
 			f = c.kind.dtype()
 		}
-		w.st.Columns = append(w.st.Columns, ColumnStats{c.name, f})
+		st = append(st, ColumnStats{c.name, f})
 	}
-	return w
+	return st
 }
 
 // open starts the next file, under a temporary name until the number of
@@ -408,73 +411,72 @@ func (w *writer) open() error {
 	}
 	w.f = f
 	w.temps = append(w.temps, name)
-	w.buf = newAsyncWriter(f.Appender(0))
-	w.w = pq.NewWriter(w.buf, append([]pq.WriterOption{w.l.schema}, w.opts...)...)
-	w.c = newCommitter(w.w)
-	w.rg = w.c.next()
+	if w.fw, err = newFileWriter(f, w.meta, w.leaves, w.o.codec, w.free); err != nil {
+		f.Abort()
+		w.f = nil
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
 	return nil
 }
 
-// add writes rows, of sizes[i] payload bytes each, ending the row group
-// and the file past their sizes.
-func (w *writer) add(rows []pq.Row, sizes []int64) error {
-	for len(rows) > 0 {
-		if w.w == nil {
-			if err := w.open(); err != nil {
-				return err
-			}
-		}
-		n, full := 0, false
-		for n < len(rows) && !full {
-			w.group += sizes[n]
-			w.file += sizes[n]
-			w.groupRows++
-			full = w.group >= w.o.groupSize || w.groupRows >= maxGroupRows
-			n++
-		}
-		if _, err := w.rg.WriteRows(rows[:n]); err != nil {
-			return fmt.Errorf("%s: %w", w.f.Name(), err)
-		}
-		w.st.Rows += int64(n)
-		rows, sizes = rows[n:], sizes[n:]
-		if !full {
-			return nil
-		}
-		if err := w.ctx.Err(); err != nil {
+// add adds a sample of size payload bytes (its cells, each leaf's value),
+// ending the row group and the file past their sizes.
+func (w *writer) add(cells []cell, size int64) error {
+	if w.fw == nil {
+		if err := w.open(); err != nil {
 			return err
 		}
-		w.group, w.groupRows = 0, 0
-		if err := w.c.commit(w.rg); err != nil {
-			return fmt.Errorf("%s: %w", w.f.Name(), err)
-		}
-		w.rg = w.c.next()
-		// The shard size counts payload bytes, as push_to_hub's
-		// max_shard_size counts the table's bytes before encoding.
-		if w.file >= w.o.shardSize {
-			if err := w.closeFile(); err != nil {
-				return err
-			}
-		}
 	}
+	w.fill.add(w.leaves, cells)
+	w.st.Rows++
+	w.group += size
+	w.file += size
+	// A group of small rows ends at maxGroupRows: what a reader decodes at
+	// once.
+	if w.group < w.o.groupSize && w.fill.rows < maxGroupRows {
+		return nil
+	}
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	if err := w.commit(); err != nil {
+		return err
+	}
+	// The shard size counts payload bytes, as push_to_hub's max_shard_size
+	// counts the table's bytes before encoding.
+	if w.file >= w.o.shardSize {
+		return w.closeFile()
+	}
+	return nil
+}
+
+// commit hands the filled group to the file's writer and takes the other
+// once it is written.
+func (w *writer) commit() error {
+	err := w.fw.commit(w.fill)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", w.f.Name(), err)
+	}
+	w.fill, w.group = <-w.free, 0
 	return nil
 }
 
 func (w *writer) closeFile() error {
-	if w.w == nil {
+	if w.fw == nil {
 		return nil
 	}
-	err := w.c.close(w.rg)
-	if err == nil {
-		err = w.w.Close()
+	var err error
+	if w.fill.rows > 0 {
+		err = w.commit()
 	}
-	if ferr := w.buf.Close(); err == nil {
-		err = ferr
+	if cerr := w.fw.close(err != nil); err == nil {
+		err = cerr
 	}
 	if err == nil {
 		err = w.f.Commit()
 	}
 	w.f.Abort()
-	w.w, w.rg, w.c, w.group, w.groupRows, w.file = nil, nil, nil, 0, 0, 0
+	w.fw, w.group, w.file = nil, 0, 0
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", w.f.Name(), err)
 	}
@@ -492,6 +494,7 @@ func (w *writer) finish() error {
 	if err := w.closeFile(); err != nil {
 		return err
 	}
+	w.fill.reset()
 	for i, t := range w.temps {
 		name := w.o.name(i, len(w.temps))
 		if err := os.Rename(t, filepath.Join(w.dir, name)); err != nil {
@@ -504,11 +507,12 @@ func (w *writer) finish() error {
 
 // abort closes what is open; the caller removes the directory.
 func (w *writer) abort() {
-	if w.w != nil {
-		w.c.close(nil)
-		w.buf.Close()
+	if w.fw != nil {
+		w.fw.close(true)
 		w.f.Abort()
+		w.fw = nil
 	}
+	w.fill.reset()
 }
 
 // rowsSink is the second pass: each row goes to its sample's row.
@@ -520,12 +524,11 @@ type rowsSink struct {
 
 	// The sample being built: its key, and each leaf's value.
 	key     []byte
-	vals    []pq.Value
+	cells   []cell
+	open    bool
 	last    int // the last column filled, -1 for none
 	bytes   int64
 	members int
-	rows    []pq.Row
-	sizes   []int64 // each row's payload bytes
 }
 
 // prepared is what Prepare leaves for a batch: each row's column, and the
@@ -578,7 +581,14 @@ func (s *rowsSink) EndShard(int) error { return nil }
 
 func (s *rowsSink) Write(b *dataset.Batch) error {
 	p := b.Prep.(*prepared)
-	defer p.region.Close()
+	// The group being filled keeps the batch's mapping until it is
+	// written: its values point into it. (A sample of this batch in an
+	// earlier group is written before that one.)
+	defer func() {
+		if p.region != nil {
+			s.w.fill.regions = append(s.w.fill.regions, p.region)
+		}
+	}()
 	var r *dataset.Row
 	err := mapped.Guard(func() error {
 		for i := range b.Rows {
@@ -586,7 +596,7 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 			var data []byte
 			switch {
 			case r.Inline != nil || r.Size == 0:
-				data = r.Inline
+				data = s.w.fill.arena.copy(r.Inline)
 			case p.region != nil:
 				data = p.region.Bytes(r.DataOffset, r.Size)
 			default:
@@ -597,16 +607,6 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 			}
 			if err := s.member(b.Shard, r, int(p.cols[i]), data); err != nil {
 				return err
-			}
-		}
-		// The rows done go now, while the batch's bytes are mapped; the
-		// sample still open keeps copies of its own.
-		if err := s.flush(); err != nil {
-			return err
-		}
-		for i := range s.vals {
-			if s.vals[i].Kind() == pq.ByteArray {
-				s.vals[i] = pq.ByteArrayValue(append([]byte(nil), s.vals[i].ByteArray()...)).Level(0, s.vals[i].DefinitionLevel(), i)
 			}
 		}
 		return nil
@@ -621,56 +621,53 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 // its key differs or its column does not come after the last one filled.
 func (s *rowsSink) member(shard int, r *dataset.Row, col int, data []byte) error {
 	key, _, _ := splitName(r.Name)
-	if s.vals == nil || col <= s.last || string(key) != string(s.key) {
-		s.endSample()
-		s.key = append(s.key[:0], key...)
-		s.vals = make([]pq.Value, s.w.l.leaves)
-		s.vals[0] = pq.ByteArrayValue(append([]byte(nil), key...)).Level(0, 1, 0)
-		for i := 1; i < len(s.vals); i++ {
-			s.vals[i] = pq.NullValue().Level(0, 0, i)
+	if !s.open || col <= s.last || string(key) != string(s.key) {
+		if err := s.endSample(); err != nil {
+			return err
 		}
+		s.key = append(s.key[:0], key...)
+		if s.cells == nil {
+			s.cells = make([]cell, s.w.l.leaves)
+		}
+		clear(s.cells)
+		s.open = true
 	}
 	s.last = col
 	c := &s.p.cols[col]
+	// Every copy goes to the group being filled: the sample ends in it
+	// (a group ends only between samples).
 	switch c.kind {
 	case kindImage:
-		s.vals[c.leaf] = pq.ByteArrayValue(data).Level(0, 2, c.leaf)
-		s.vals[c.leaf+1] = pq.ByteArrayValue(r.Name).Level(0, 2, c.leaf+1)
+		s.cells[c.leaf] = cell{set: true, b: data}
+		s.cells[c.leaf+1] = cell{set: true, b: s.w.fill.arena.copy(r.Name)}
 	case kindInt64:
 		v, err := parseInt(data)
 		if err != nil {
 			return fmt.Errorf("%s: %q: %w: the source changed since the first pass", s.src.ShardName(shard), r.Name, err)
 		}
-		s.vals[c.leaf] = pq.Int64Value(v).Level(0, 1, c.leaf)
+		s.cells[c.leaf] = cell{set: true, i: v}
 	default:
 		if data == nil {
 			data = []byte{}
 		}
-		s.vals[c.leaf] = pq.ByteArrayValue(data).Level(0, 1, c.leaf)
+		s.cells[c.leaf] = cell{set: true, b: data}
 	}
 	s.bytes += int64(len(data))
 	s.members++
 	return nil
 }
 
-// endSample moves the sample being built to the rows to write.
-func (s *rowsSink) endSample() {
-	if s.vals == nil {
-		return
+// endSample writes the sample built.
+func (s *rowsSink) endSample() error {
+	if !s.open {
+		return nil
 	}
-	s.rows = append(s.rows, s.vals)
-	s.sizes = append(s.sizes, s.bytes+int64(len(s.key)))
+	s.cells[0] = cell{set: true, b: s.w.fill.arena.copy(s.key)}
 	s.w.st.Members += int64(s.members)
 	s.w.st.Bytes += s.bytes
-	s.vals, s.last, s.bytes, s.members = nil, -1, 0, 0
-}
-
-// flush writes the rows done.
-func (s *rowsSink) flush() error {
-	err := s.w.add(s.rows, s.sizes)
-	clear(s.rows)
-	s.rows, s.sizes = s.rows[:0], s.sizes[:0]
-	return err
+	size := s.bytes + int64(len(s.key))
+	s.open, s.last, s.bytes, s.members = false, -1, 0, 0
+	return s.w.add(s.cells, size)
 }
 
 // parseInt parses a member of an int64 column, which the first pass found
@@ -718,13 +715,15 @@ func writePlannedInput(ctx context.Context, in registry.Input, dir string, p *pl
 func writePlanned(ctx context.Context, src dataset.PayloadSource, dir string, p *plan, o *writeOptions) (*WriteStats, error) {
 	l := newLayout(p.cols)
 	p.cols = l.cols
-	w := newWriter(ctx, dir, l, o)
+	w, err := newWriter(ctx, dir, l, o)
+	if err != nil {
+		return nil, err
+	}
 	s := &rowsSink{src: src, p: p, w: w, last: -1}
 	s.files, _ = src.(dataset.ShardFiles)
-	err := dataset.Run(ctx, src, s, dataset.Options{Workers: o.workers, Progress: o.progress})
+	err = dataset.Run(ctx, src, s, dataset.Options{Workers: o.workers, Progress: o.progress})
 	if err == nil {
-		s.endSample()
-		err = s.flush()
+		err = s.endSample()
 	}
 	if err == nil {
 		err = w.finish()

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // gather is a shard's output: small pieces (headers, padding, short
@@ -52,7 +53,7 @@ func (g *gather) Write(p []byte) (int, error) {
 		if len(p) > cap(g.buf) {
 			// Too big to copy, and p is the caller's to reuse at once.
 			g.n += int64(len(p))
-			if _, err := g.f.Write(p); err != nil {
+			if _, err := syswrite.Write(g.f.File, p); err != nil {
 				return 0, g.fail(err)
 			}
 			g.wrote()

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // ErrExists is wrapped by the error of a Commit, CommitDir or
@@ -23,6 +25,8 @@ type File struct {
 	target string
 	done   bool
 	wb     *writeBehind // see WriteBehind; nil until used
+	// reserved is where the blocks reserved by ReserveAhead end (0: none).
+	reserved int64
 }
 
 // TempPrefix starts the name of every temporary file this package creates,
@@ -151,7 +155,17 @@ func (f *File) commit(replace bool) error {
 	f.done = true
 	f.wb.stop()
 	tmp := f.Name()
-	err := f.Sync()
+	var err error
+	if f.reserved > 0 {
+		// Frees the blocks reserved past the file's end.
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			err = f.Truncate(fi.Size())
+		}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -271,3 +285,10 @@ func Scratch(dir, base string) (*os.File, error) {
 	os.Remove(f.Name())
 	return f, nil
 }
+
+// Write writes p in calls of at most syswrite.MaxWrite bytes (see there
+// why).
+func (f *File) Write(p []byte) (int, error) { return syswrite.Write(f.File, p) }
+
+// WriteAt writes p at off in calls of at most syswrite.MaxWrite bytes.
+func (f *File) WriteAt(p []byte, off int64) (int, error) { return syswrite.WriteAt(f.File, p, off) }

@@ -1,4 +1,4 @@
-package mds
+package mapped
 
 import (
 	"errors"
@@ -6,13 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/itarconv/itarconv/internal/mapped"
 )
 
-// A shard's values are written from mappings of the source's files: a
-// source cut short after it was mapped is an error naming the shard and
-// the offset (mapped.ErrGone), not a crash nor a short shard.
+// Pieces are written from mappings of a source's files: a
+// source cut short after it was mapped is an error naming the output and
+// the offset (ErrGone), not a crash nor a short shard.
 func TestWritePiecesSourceCutShort(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.tar")
@@ -24,7 +22,7 @@ func TestWritePiecesSourceCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := mapped.Map(f, 0, 64<<10)
+	m, err := Map(f, 0, 64<<10)
 	if err != nil {
 		t.Skip(err)
 	}
@@ -37,9 +35,9 @@ func TestWritePiecesSourceCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	err = writePieces(out, [][]byte{[]byte("head"), m.Bytes(8192, 32<<10)}, 100)
-	if !errors.Is(err, mapped.ErrGone) {
-		t.Fatalf("writing from a mapping of a file cut short: %v, want mapped.ErrGone", err)
+	err = WritePieces(out, [][]byte{[]byte("head"), m.Bytes(8192, 32<<10)}, 100)
+	if !errors.Is(err, ErrGone) {
+		t.Fatalf("writing from a mapping of a file cut short: %v, want ErrGone", err)
 	}
 	if want := "shard.00000.mds at offset 104"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not name %q", err, want)

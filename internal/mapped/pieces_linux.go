@@ -1,27 +1,30 @@
-package mds
+package mapped
 
 import (
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/itarconv/itarconv/internal/mapped"
+	"github.com/itarconv/itarconv/internal/syswrite"
 
 	"golang.org/x/sys/unix"
 )
 
-// writePieces writes pieces back to back at off, with as few vectored
-// writes as the system takes (IOV_MAX pieces each).
-func writePieces(f *os.File, pieces [][]byte, off int64) error {
+// WritePieces writes pieces back to back at off in f, with as few vectored
+// writes as the system takes (IOV_MAX pieces, syswrite.MaxWrite bytes
+// each).
+func WritePieces(f *os.File, pieces [][]byte, off int64) error {
 	const iovMax = 1024
+	var iov [][]byte
 	for len(pieces) > 0 {
-		n, err := unix.Pwritev(int(f.Fd()), pieces[:min(len(pieces), iovMax)], off)
+		iov = syswrite.Next(iov, pieces, iovMax)
+		n, err := unix.Pwritev(int(f.Fd()), iov, off)
 		if err == unix.EINTR {
 			continue
 		}
 		if err == unix.EFAULT {
 			// Pieces mapped from a source file that was cut short since.
-			return fmt.Errorf("writing %s at offset %d: %w", f.Name(), off, mapped.ErrGone)
+			return fmt.Errorf("writing %s at offset %d: %w", f.Name(), off, ErrGone)
 		}
 		if err != nil {
 			return &os.PathError{Op: "pwritev", Path: f.Name(), Err: err}

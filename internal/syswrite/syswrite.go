@@ -1,0 +1,53 @@
+package syswrite
+
+import "os"
+
+// MaxWrite is the most one write system call is given.
+const MaxWrite = 256 << 10
+
+// Next returns, in dst, the pieces the next vectored write takes: the
+// first of pieces (at most maxIov) while they add up to MaxWrite, or the
+// first MaxWrite bytes of the first piece where it is larger.
+func Next(dst, pieces [][]byte, maxIov int) [][]byte {
+	dst = dst[:0]
+	total := 0
+	for _, p := range pieces[:min(len(pieces), maxIov)] {
+		if total+len(p) > MaxWrite {
+			if total == 0 {
+				dst = append(dst, p[:MaxWrite])
+			}
+			break
+		}
+		dst = append(dst, p)
+		total += len(p)
+	}
+	return dst
+}
+
+// Write writes p to f in calls of at most MaxWrite bytes.
+func Write(f *os.File, p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		k, err := f.Write(p[:min(len(p), MaxWrite)])
+		n += k
+		if err != nil {
+			return n, err
+		}
+		p = p[k:]
+	}
+	return n, nil
+}
+
+// WriteAt writes p to f at off in calls of at most MaxWrite bytes.
+func WriteAt(f *os.File, p []byte, off int64) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		k, err := f.WriteAt(p[:min(len(p), MaxWrite)], off)
+		n += k
+		if err != nil {
+			return n, err
+		}
+		p, off = p[k:], off+int64(k)
+	}
+	return n, nil
+}

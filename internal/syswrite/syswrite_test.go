@@ -1,0 +1,72 @@
+package syswrite
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestNext(t *testing.T) {
+	big := make([]byte, MaxWrite+10)
+	small := make([]byte, 100)
+	for _, c := range []struct {
+		name   string
+		pieces [][]byte
+		maxIov int
+		want   []int // the lengths of the pieces taken
+	}{
+		{"small ones", [][]byte{small, small, small}, 1024, []int{100, 100, 100}},
+		{"up to the bound", [][]byte{small, big, small}, 1024, []int{100}},
+		{"a large one cut", [][]byte{big, small}, 1024, []int{MaxWrite}},
+		{"at most maxIov", [][]byte{small, small, small}, 2, []int{100, 100}},
+		{"exactly the bound", [][]byte{make([]byte, MaxWrite-100), small, small}, 1024, []int{MaxWrite - 100, 100}},
+	} {
+		got := Next(nil, c.pieces, c.maxIov)
+		var lens []int
+		for _, p := range got {
+			lens = append(lens, len(p))
+		}
+		if !equal(lens, c.want) {
+			t.Errorf("%s: pieces of %v bytes, want %v", c.name, lens, c.want)
+		}
+	}
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestWriteAndWriteAt(t *testing.T) {
+	data := make([]byte, 3*MaxWrite+123)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	path := filepath.Join(t.TempDir(), "f")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n, err := Write(f, data); n != len(data) || err != nil {
+		t.Fatalf("Write: %d, %v", n, err)
+	}
+	if n, err := WriteAt(f, data, int64(len(data))); n != len(data) || err != nil {
+		t.Fatalf("WriteAt: %d, %v", n, err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, append(append([]byte(nil), data...), data...)) {
+		t.Fatal("the file's bytes differ from those written")
+	}
+}
