@@ -17,6 +17,7 @@ import (
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/syswrite"
 	"github.com/itarconv/itarconv/remote"
 )
 
@@ -350,7 +351,7 @@ func (s *Spool) decompress(ctx context.Context, name string, e *spoolEntry) (str
 	if err != nil {
 		return "", fmt.Errorf("%s: a decompressed copy in %s: %w", name, s.dir(), err)
 	}
-	w := &flushWriter{bufio.NewWriterSize(f, 1<<20), s.dir()}
+	w := &flushWriter{bufio.NewWriterSize(f, syswrite.MaxWrite), s.dir()}
 	if in != nil {
 		label := name
 		if name == Stdin {

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // fileLog is what the Writer must find again of the files it added, by
@@ -234,7 +235,7 @@ func (l *fileLog) merge(runs []logRun) (logRun, error) {
 		}
 		out.n += r.n
 	}
-	bw := bufio.NewWriterSize(io.NewOffsetWriter(l.f, off), 1<<20)
+	bw := bufio.NewWriterSize(io.NewOffsetWriter(l.f, off), syswrite.MaxWrite)
 	key := func(c *cursor) uint64 { return binary.LittleEndian.Uint64(c.e[:]) }
 	for i := 0; len(cs) > 0; i++ {
 		// The least hash, of the oldest run among equals: a linear pick

@@ -10,6 +10,7 @@ import (
 
 	"github.com/itarconv/itarconv/internal/kmerge"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // runSorter sorts records (byte strings) that may not fit in memory:
@@ -59,7 +60,7 @@ func (s *runSorter) spill() error {
 		s.f = f
 	}
 	slices.SortStableFunc(s.mem, s.cmp)
-	bw := bufio.NewWriterSize(io.NewOffsetWriter(s.f, s.end), 1<<20)
+	bw := bufio.NewWriterSize(io.NewOffsetWriter(s.f, s.end), syswrite.MaxWrite)
 	var size int64
 	var lb [binary.MaxVarintLen64]byte
 	for _, r := range s.mem {

@@ -21,6 +21,7 @@ import (
 	"github.com/itarconv/itarconv/internal/bloom"
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // WriterOptions tune a Writer.
@@ -812,10 +813,10 @@ func (w *Writer) writeLoop() {
 			if j.copy.n > 0 {
 				err, end = copyRange(j.f, j.copy), j.copy.off+j.copy.n
 			} else if j.staged != nil {
-				_, err = j.f.WriteAt(j.staged, j.off)
+				_, err = syswrite.WriteAt(j.f, j.staged, j.off)
 				end = j.off + int64(len(j.staged))
 			} else {
-				_, err = j.f.WriteAt(j.b, j.off)
+				_, err = syswrite.WriteAt(j.f, j.b, j.off)
 			}
 			if err != nil {
 				w.wErr = err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // WriterOptions describe the archive a Writer makes.
@@ -159,7 +160,7 @@ func (w *Writer) init() error {
 		if err != nil {
 			return nil, nil, err
 		}
-		return f, bufio.NewWriterSize(f, 1<<20), nil
+		return f, bufio.NewWriterSize(f, syswrite.MaxWrite), nil
 	}
 	if w.dataF, w.data, err = open(DataFile); err != nil {
 		return err
@@ -417,7 +418,7 @@ func (w *Writer) narrowRowPtr() error {
 		return err
 	}
 	w.rowF = out
-	bw := bufio.NewWriterSize(out, 1<<20)
+	bw := bufio.NewWriterSize(out, syswrite.MaxWrite)
 	size := w.rowDT.ItemSize()
 	in := make([]byte, 8*chunkElems)
 	buf := make([]byte, size*chunkElems)

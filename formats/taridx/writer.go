@@ -18,6 +18,7 @@ import (
 
 	"github.com/itarconv/itarconv/internal/filecopy"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // Entry is one member to index, as the writer receives it.
@@ -399,7 +400,7 @@ func (w *Writer) spillRun() error {
 		}
 		w.spill = f
 	}
-	bw := bufio.NewWriterSize(w.spill, 1<<20)
+	bw := bufio.NewWriterSize(w.spill, syswrite.MaxWrite)
 	var b [seqRowSize]byte
 	for _, r := range w.sorted {
 		putSeqRow(b[:], r)
@@ -771,7 +772,7 @@ func (w *Writer) release() {
 func (w *Writer) finish() error {
 	head := w.head()
 	if w.opts.Contiguous {
-		bw := bufio.NewWriterSize(w.out, 1<<20)
+		bw := bufio.NewWriterSize(w.out, syswrite.MaxWrite)
 		bw.Write(head)
 		if err := w.writeSorted(bw); err != nil {
 			return err

@@ -17,6 +17,7 @@ import (
 	"github.com/itarconv/itarconv/internal/filecopy"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // MergeStats describes what MergeParts did beyond the RowsStats of the
@@ -847,7 +848,7 @@ func (w *posWriter) Write(b []byte) (int, error) {
 			return 0, err
 		}
 		if len(b) > cap(w.buf) {
-			if _, err := w.f.WriteAt(b, w.off); err != nil {
+			if _, err := syswrite.WriteAt(w.f, b, w.off); err != nil {
 				w.err = err
 				return 0, err
 			}
@@ -863,7 +864,7 @@ func (w *posWriter) flush() error {
 	if w.err != nil || len(w.buf) == 0 {
 		return w.err
 	}
-	if _, err := w.f.WriteAt(w.buf, w.off); err != nil {
+	if _, err := syswrite.WriteAt(w.f, w.buf, w.off); err != nil {
 		w.err = err
 		return err
 	}

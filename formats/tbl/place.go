@@ -10,7 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/itarconv/itarconv/internal/mapped"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // A converter with many samples must not do a sample's work on the one
@@ -289,7 +291,7 @@ func (w *Writer) writeRun(r *run) error {
 	if _, err := f.WriteAt(r.idx, at); err != nil {
 		return fmt.Errorf("index at offset %d: %w", at, err)
 	}
-	if err := writePieces(f, r.pieces, r.dataOff); err != nil {
+	if err := mapped.WritePieces(f, r.pieces, r.dataOff); err != nil {
 		return fmt.Errorf("samples %d-%d, from offset %d: %w", r.first, r.first+r.n-1, r.dataOff, err)
 	}
 	// What the run wrote can be on its way to the disk while others are
@@ -380,7 +382,7 @@ func copyAt(dst *os.File, off int64, src *os.File, n int64, workers int) error {
 					errs[i] = fmt.Errorf("metadata spill at offset %d: %w", lo, err)
 					return
 				}
-				if _, err := dst.WriteAt(b, off+lo); err != nil {
+				if _, err := syswrite.WriteAt(dst, b, off+lo); err != nil {
 					errs[i] = err
 					return
 				}
