@@ -86,7 +86,7 @@ func (d *Dataset) keyTable() (map[string]int64, error) {
 			continue
 		}
 		ncols := len(d.cols[i])
-		err := d.scanShard(context.Background(), i, func(b *batch) error {
+		err := d.scanShard(context.Background(), i, false, func(b *batch) error {
 			for x := 0; x < b.samples(ncols); x++ {
 				v := b.vals[x*ncols+k]
 				keys[string(b.data[v[0]:v[1]])] = d.base[i] + int64(b.first+x)

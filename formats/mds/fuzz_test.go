@@ -109,7 +109,7 @@ func FuzzShard(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = ds.scanShard(context.Background(), 0, func(bt *batch) error {
+		_ = ds.scanShard(context.Background(), 0, false, func(bt *batch) error {
 			for _, v := range bt.vals {
 				if v[0] > v[1] || int(v[1]) > len(bt.data) {
 					t.Fatalf("a value at %v of %d bytes", v, len(bt.data))

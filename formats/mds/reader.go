@@ -157,7 +157,13 @@ func (d *Dataset) members(i int, b *batch, fn func(m *member) error) error {
 // member, its bytes in Row.Inline.
 func (d *Dataset) Rows(bool) (dataset.PayloadSource, error) { return &source{d: d}, nil }
 
-type source struct{ d *Dataset }
+type source struct {
+	d    *Dataset
+	held dataset.Held // the pooled buffers of the batches in flight
+}
+
+// Release gives a written batch's buffer back.
+func (s *source) Release(b *dataset.Batch) { s.held.Release(b) }
 
 func (s *source) NumShards() int { return len(s.d.index.Shards) }
 
@@ -166,19 +172,29 @@ func (s *source) ShardName(shard int) string {
 }
 
 func (s *source) Scan(ctx context.Context, shard int, emit func([]dataset.Row) error) error {
-	return s.d.scanShard(ctx, shard, func(b *batch) error {
+	return s.d.scanShard(ctx, shard, true, func(b *batch) error {
+		var h interface{ Release() } = noRelease{}
+		if b.buf != nil {
+			h = b.buf
+		}
 		rows := make([]dataset.Row, 0, b.samples(len(s.d.cols[shard]))*len(s.d.cols[shard]))
 		err := s.d.members(shard, b, func(m *member) error {
 			rows = append(rows, dataset.Row{Name: m.name, Kind: dataset.KindFile, Type: '0', Size: int64(len(m.data)),
 				Mode: 0o644, DataFile: shard, Offset: -1, DataOffset: m.offset, Inline: m.data})
 			return nil
 		})
-		if err != nil || len(rows) == 0 {
+		if err != nil {
+			h.Release()
 			return err
 		}
-		return emit(rows)
+		return s.held.Emit(rows, h, emit)
 	})
 }
+
+// noRelease holds a batch whose bytes are its own.
+type noRelease struct{}
+
+func (noRelease) Release() {}
 
 // OpenPayload gives a row's bytes, which the row holds.
 func (s *source) OpenPayload(r *dataset.Row) (io.Reader, error) {
@@ -192,7 +208,7 @@ func (s *source) OpenPayload(r *dataset.Row) (io.Reader, error) {
 // column's encoding.
 func (d *Dataset) List(ctx context.Context, fn func(registry.Entry) error) error {
 	for i := range d.index.Shards {
-		err := d.scanShard(ctx, i, func(b *batch) error {
+		err := d.scanShard(ctx, i, false, func(b *batch) error {
 			return d.members(i, b, func(m *member) error {
 				return fn(registry.Entry{Name: string(m.name), Size: int64(len(m.data)), Fields: []registry.Field{
 					{Key: "shard", Value: i}, {Key: "sample", Value: m.sample}, {Key: "encoding", Value: d.cols[i][m.col].encName}}})

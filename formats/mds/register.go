@@ -197,7 +197,7 @@ func Verify(ctx context.Context, path string) (registry.Report, error) {
 	}
 	r := report(d, path)
 	for i := range d.index.Shards {
-		err := d.scanShard(ctx, i, func(b *batch) error {
+		err := d.scanShard(ctx, i, false, func(b *batch) error {
 			r.Members += int64(b.samples(len(d.cols[i])) * (len(d.cols[i]) - min(1, d.key[i]+1)))
 			return nil
 		})

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/itarconv/itarconv/internal/pathguard"
 )
@@ -26,7 +27,10 @@ type column struct {
 type batch struct {
 	first int // the first sample's number in the shard
 	data  []byte
-	base  int64 // the offset of data in the shard's raw bytes
+	// buf, when the scan was asked for pooled batches, holds data: to be
+	// released once nothing refers to data (nil: data is the batch's own).
+	buf  *batchBuf
+	base int64 // the offset of data in the shard's raw bytes
 	// vals holds, for sample i of the batch and column c, the value's
 	// start and end in data at [i*len(columns)+c].
 	vals [][2]uint32
@@ -45,6 +49,16 @@ const (
 	batchSamples = 4096
 )
 
+// batchBuf is a batch's bytes from a pool, given back once the batch is
+// written: reading a dataset then takes the same few buffers again and
+// again, not fresh memory (zeroed first) for each batch.
+type batchBuf struct{ b []byte }
+
+var batchBufs = sync.Pool{New: func() any { return &batchBuf{b: make([]byte, batchBytes)} }}
+
+// Release gives the buffer back to the pool.
+func (p *batchBuf) Release() { batchBufs.Put(p) }
+
 // stream reads a shard's raw bytes in order, counting them.
 type stream struct {
 	r    *bufio.Reader
@@ -54,6 +68,21 @@ type stream struct {
 
 func (s *stream) corrupt(format string, args ...any) error {
 	return fmt.Errorf("%s: offset %d: %s: %w", s.what, s.pos, fmt.Sprintf(format, args...), ErrCorrupt)
+}
+
+// readPooled reads exactly n bytes (at most batchBytes) into a buffer
+// from the pool.
+func (s *stream) readPooled(n int64) (*batchBuf, error) {
+	p := batchBufs.Get().(*batchBuf)
+	if _, err := io.ReadFull(s.r, p.b[:n]); err != nil {
+		p.Release()
+		if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
+			return nil, s.corrupt("%d bytes expected, the shard ends first", n)
+		}
+		return nil, fmt.Errorf("%s: offset %d: %w", s.what, s.pos, err)
+	}
+	s.pos += n
+	return p, nil
 }
 
 // read reads exactly n bytes. Past 16 MiB (a sample that large), memory
@@ -85,8 +114,10 @@ func (s *stream) read(n int64) ([]byte, error) {
 
 // scanShard reads shard i whole, in order: its header, then its samples
 // a batch at a time, handed to fn; then it checks the hashes the index
-// records of its files. A batch's bytes belong to fn.
-func (d *Dataset) scanShard(ctx context.Context, i int, fn func(*batch) error) error {
+// records of its files. A batch's bytes belong to fn; with pooled, those
+// of a batch of at most batchBytes are in a buffer of the pool (batch.buf)
+// that fn releases.
+func (d *Dataset) scanShard(ctx context.Context, i int, pooled bool, fn func(*batch) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -156,7 +187,12 @@ func (d *Dataset) scanShard(ctx context.Context, i int, fn func(*batch) error) e
 			k++
 		}
 		b := &batch{first: j, base: st.pos}
-		if b.data, err = st.read(int64(offsets[k] - offsets[j])); err != nil {
+		if n := int64(offsets[k] - offsets[j]); pooled && n <= batchBytes {
+			if b.buf, err = st.readPooled(n); err != nil {
+				return err
+			}
+			b.data = b.buf.b[:n]
+		} else if b.data, err = st.read(n); err != nil {
 			return err
 		}
 		b.vals = make([][2]uint32, (k-j)*len(cols))
