@@ -225,6 +225,36 @@ func TestManyBatches(t *testing.T) {
 	sameFiles(t, got, files)
 }
 
+// TestInMemoryRowsManyGroups: rows whose bytes the source carries (and
+// reuses once a batch is written), written in many small row groups:
+// each value is copied into the group its sample ends in, the samples
+// that straddle batches and groups included.
+func TestInMemoryRowsManyGroups(t *testing.T) {
+	defer func(b int64) { batchBytes = b }(batchBytes)
+	batchBytes = 2500
+	var files []formattest.File
+	for i := range 300 {
+		ext := []string{"cls", "jpg", "txt"}[i%3]
+		files = append(files, f(fmt.Sprintf("k%04d.%s", i/3, ext), string(bytes.Repeat([]byte{byte(i)}, 100+i*3))))
+	}
+	src := tarShards(t, files)
+	pq1 := filepath.Join(t.TempDir(), "pq1")
+	if _, err := convert(t, "tar", src, "parquet", pq1, registry.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Parquet's own rows carry their bytes, from arenas reused batch after
+	// batch.
+	pq2 := filepath.Join(t.TempDir(), "pq2")
+	if _, err := convert(t, "parquet", pq1, "parquet", pq2, registry.CreateOptions{Workers: 2, Format: CreateOptions{RowGroupBytes: 7000}}); err != nil {
+		t.Fatal(err)
+	}
+	back := filepath.Join(t.TempDir(), "back")
+	if _, err := convert(t, "parquet", pq2, "tar", back, registry.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sameFiles(t, formattest.Files(formattest.ReadSample(t, "tar", back)), files)
+}
+
 // TestFromBarecat: a source that serves one run (Barecat's) converts:
 // each of the write's two passes takes a source of its own.
 func TestFromBarecat(t *testing.T) {

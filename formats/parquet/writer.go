@@ -581,12 +581,17 @@ func (s *rowsSink) EndShard(int) error { return nil }
 
 func (s *rowsSink) Write(b *dataset.Batch) error {
 	p := b.Prep.(*prepared)
-	// The group being filled keeps the batch's mapping until it is
-	// written: its values point into it. (A sample of this batch in an
-	// earlier group is written before that one.)
+	// Small values are copied; where larger ones point into the batch's
+	// mapping, the group being filled keeps it until it is written. (A
+	// sample of this batch in an earlier group is written before that
+	// one.) A mapping kept holds its pages in memory: batches of small
+	// members keep none.
+	kept := false
 	defer func() {
-		if p.region != nil {
+		if kept {
 			s.w.fill.regions = append(s.w.fill.regions, p.region)
+		} else {
+			p.region.Close()
 		}
 	}()
 	var r *dataset.Row
@@ -594,18 +599,22 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 		for i := range b.Rows {
 			r = &b.Rows[i]
 			var data []byte
+			copied := true // data is to be copied (the row's, or small)
 			switch {
 			case r.Inline != nil || r.Size == 0:
-				data = s.w.fill.arena.copy(r.Inline)
-			case p.region != nil:
+				data = r.Inline
+			case p.region != nil && r.Size < copyBelow:
 				data = p.region.Bytes(r.DataOffset, r.Size)
+			case p.region != nil:
+				data, kept, copied = p.region.Bytes(r.DataOffset, r.Size), true, false
 			default:
 				var err error
 				if data, err = dataset.ReadPayload(s.src, r); err != nil {
 					return fmt.Errorf("%s: %q: %w", s.src.ShardName(b.Shard), r.Name, err)
 				}
+				copied = false // a buffer of its own
 			}
-			if err := s.member(b.Shard, r, int(p.cols[i]), data); err != nil {
+			if err := s.member(b.Shard, r, int(p.cols[i]), data, copied); err != nil {
 				return err
 			}
 		}
@@ -618,8 +627,9 @@ func (s *rowsSink) Write(b *dataset.Batch) error {
 }
 
 // member adds a member to the sample being built, starting a new one when
-// its key differs or its column does not come after the last one filled.
-func (s *rowsSink) member(shard int, r *dataset.Row, col int, data []byte) error {
+// its key differs or its column does not come after the last one filled;
+// with copied, its bytes are copied to the group the sample goes to.
+func (s *rowsSink) member(shard int, r *dataset.Row, col int, data []byte, copied bool) error {
 	key, _, _ := splitName(r.Name)
 	if !s.open || col <= s.last || string(key) != string(s.key) {
 		if err := s.endSample(); err != nil {
@@ -634,8 +644,12 @@ func (s *rowsSink) member(shard int, r *dataset.Row, col int, data []byte) error
 	}
 	s.last = col
 	c := &s.p.cols[col]
-	// Every copy goes to the group being filled: the sample ends in it
-	// (a group ends only between samples).
+	// Every copy goes to the group being filled, once the last sample is
+	// ended (which may end the group): this sample ends in it, as a group
+	// ends only between samples.
+	if copied && c.kind != kindInt64 {
+		data = s.w.fill.arena.copy(data)
+	}
 	switch c.kind {
 	case kindImage:
 		s.cells[c.leaf] = cell{set: true, b: data}
