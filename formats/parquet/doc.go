@@ -14,12 +14,17 @@
 // writes them ({"info": {"features": ...}}), so that load_dataset reads
 // the columns typed. Files roll over past --shard-size of payload
 // (default 500 MB, push_to_hub's), row groups past RowGroupBytes of
-// payload or 128Ki rows. Pages are uncompressed unless asked otherwise
-// (CreateOptions.Compression), each with its CRC-32. A write reads its
-// input twice: a first pass names and types the columns (the members of
-// the typed columns checked on the workers), a second writes. A file's
-// row groups are written out on a goroutine of their own while the next
-// is filled: a write holds two row groups' pages at most.
+// payload or 128Ki rows. Pages are data pages v1 of about 1 MiB, PLAIN
+// values and definition levels in RLE runs (no dictionary), uncompressed
+// unless asked otherwise (CreateOptions.Compression), each with its
+// CRC-32: what every Parquet reader reads. A write reads its input twice:
+// a first pass names and types the columns (the members of the typed
+// columns checked on the workers), a second writes. The row groups are
+// written here, not by parquet-go's writer (see chunks.go): a group holds
+// its values by reference (the source's mapped bytes; small ones copied),
+// and its pages go to the file in vectored writes straight from them,
+// on a goroutine of their own while the next group fills. parquet-go
+// makes the schema and encodes the Thrift of page headers and footer.
 //
 // What a write keeps: every member's name and bytes, in order, so that
 // reading the files back gives the same members. A sample's members that
