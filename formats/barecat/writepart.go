@@ -16,6 +16,7 @@ import (
 	"github.com/itarconv/itarconv/internal/filecopy"
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/mapped"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // PartStats describes the part WritePart wrote: what its rows contribute,
@@ -358,9 +359,9 @@ func (s *partSink) newShard() error {
 	}
 	s.made = append(s.made, name)
 	s.cur, s.size = f, 0
-	s.ow = io.NewOffsetWriter(f, 0)
+	s.ow = io.NewOffsetWriter(syswrite.File{File: f}, 0)
 	if s.bw == nil {
-		s.bw = bufio.NewWriterSize(s.ow, copyBufSize)
+		s.bw = bufio.NewWriterSize(s.ow, syswrite.MaxWrite)
 	} else {
 		s.bw.Reset(s.ow)
 	}

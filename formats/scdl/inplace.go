@@ -14,6 +14,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/registry"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // A partitioned run may write an archive's values and gene indices in
@@ -188,7 +189,7 @@ func (s *partSink) placeCell(v *cellPart) error {
 		if m.cells == 0 {
 			m.place.dataDT = v.dtype
 			m.place.first = run.base + s.headV
-			s.bufs[0] = newBufWriter(io.NewOffsetWriter(run.data, int64(m.place.first)*int64(v.dtype.ItemSize())))
+			s.bufs[0] = newBufWriter(io.NewOffsetWriter(syswrite.File{File: run.data}, int64(m.place.first)*int64(v.dtype.ItemSize())))
 		}
 		return nil
 	}
@@ -201,8 +202,8 @@ func (s *partSink) placeCell(v *cellPart) error {
 			return fmt.Errorf("%s: cell %d starts at value %d, past the %d values %s%s describes", v.where(), v.row, first, run.total, MetaPrefix, HeaderFile)
 		}
 		m.place.first = first
-		s.bufs[0] = newBufWriter(io.NewOffsetWriter(run.data, int64(first)*int64(run.dataDT.ItemSize())))
-		s.bufs[1] = newBufWriter(io.NewOffsetWriter(run.col, int64(first)*int64(run.colDT.ItemSize())))
+		s.bufs[0] = newBufWriter(io.NewOffsetWriter(syswrite.File{File: run.data}, int64(first)*int64(run.dataDT.ItemSize())))
+		s.bufs[1] = newBufWriter(io.NewOffsetWriter(syswrite.File{File: run.col}, int64(first)*int64(run.colDT.ItemSize())))
 	}
 	if end := m.place.first + m.nnz + uint64(v.n); end > run.total {
 		return fmt.Errorf("%s: cell %d ends at value %d, past the %d values %s%s describes", v.where(), v.row, end, run.total, MetaPrefix, HeaderFile)

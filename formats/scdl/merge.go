@@ -17,6 +17,7 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/internal/filecopy"
 	"github.com/itarconv/itarconv/internal/human"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // MergeStats describes how MergeParts made the archive: what it copied,
@@ -858,7 +859,7 @@ func (mg *merger) valuesPlaced(k int, p *mergePart, w *arrayWriter) error {
 	if err := mg.shiftRowEnds(p, w); err != nil {
 		return err
 	}
-	w.data.w = io.NewOffsetWriter(w.files[0], int64(w.total)*item)
+	w.data.w = io.NewOffsetWriter(syswrite.File{File: w.files[0]}, int64(w.total)*item)
 	return nil
 }
 
@@ -933,8 +934,8 @@ func (mg *merger) placed(p *mergePart, w *arrayWriter) error {
 	if err := mg.shiftRowEnds(p, w); err != nil {
 		return err
 	}
-	w.data.w = io.NewOffsetWriter(w.files[0], int64(w.total)*int64(w.dataDT.ItemSize()))
-	w.colPtr.w = io.NewOffsetWriter(w.files[2], int64(w.total)*int64(w.colDT.ItemSize()))
+	w.data.w = io.NewOffsetWriter(syswrite.File{File: w.files[0]}, int64(w.total)*int64(w.dataDT.ItemSize()))
+	w.colPtr.w = io.NewOffsetWriter(syswrite.File{File: w.files[2]}, int64(w.total)*int64(w.colDT.ItemSize()))
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/internal/safefile"
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // ErrNotCell: a file beside an archive's cells that is neither a cell's
@@ -1047,7 +1048,9 @@ type bufWriter struct {
 	err error
 }
 
-func newBufWriter(w io.Writer) *bufWriter { return &bufWriter{w: w, buf: make([]byte, 0, 1<<20)} }
+func newBufWriter(w io.Writer) *bufWriter {
+	return &bufWriter{w: w, buf: make([]byte, 0, syswrite.MaxWrite)}
+}
 
 func (b *bufWriter) write(p []byte) {
 	if len(b.buf)+len(p) > cap(b.buf) {

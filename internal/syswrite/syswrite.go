@@ -51,3 +51,10 @@ func WriteAt(f *os.File, p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
+
+// File is an *os.File whose Write and WriteAt make calls of at most
+// MaxWrite bytes, for writers that take an io.Writer or io.WriterAt.
+type File struct{ *os.File }
+
+func (f File) Write(p []byte) (int, error)              { return Write(f.File, p) }
+func (f File) WriteAt(p []byte, off int64) (int, error) { return WriteAt(f.File, p, off) }
