@@ -70,3 +70,29 @@ func TestWriteAndWriteAt(t *testing.T) {
 		t.Fatal("the file's bytes differ from those written")
 	}
 }
+
+// TestFileWritesAll: File writes everything it is given, through the
+// capped calls, at the file's position and at an offset.
+func TestFileWritesAll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data := bytes.Repeat([]byte{7}, 2*MaxWrite+1)
+	w := File{File: f}
+	if n, err := w.Write(data); n != len(data) || err != nil {
+		t.Fatalf("Write: %d, %v", n, err)
+	}
+	if n, err := w.WriteAt(data, 10); n != len(data) || err != nil {
+		t.Fatalf("WriteAt: %d, %v", n, err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(make([]byte, 0, 10+len(data)), append(bytes.Repeat([]byte{7}, 10), data...)...); !bytes.Equal(got, want) {
+		t.Fatalf("%d bytes in the file, want %d", len(got), len(want))
+	}
+}
