@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/itarconv/itarconv/internal/syswrite"
 )
 
 // Errors, for errors.Is.
@@ -134,7 +136,9 @@ type Writer struct {
 	spillAt  int64 // keyBytes past which they are spilled; 0: never
 }
 
-const outFlush = 1 << 20
+// outFlush: pages go to the file in writes of this many bytes (see
+// syswrite).
+const outFlush = syswrite.MaxWrite
 
 // New starts a database at f's current offset (normally an empty file).
 // The pages are written in order as they fill; page 1 is written last, by
