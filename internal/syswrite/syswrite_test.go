@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -27,22 +28,10 @@ func TestNext(t *testing.T) {
 		for _, p := range got {
 			lens = append(lens, len(p))
 		}
-		if !equal(lens, c.want) {
+		if !slices.Equal(lens, c.want) {
 			t.Errorf("%s: pieces of %v bytes, want %v", c.name, lens, c.want)
 		}
 	}
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestWriteAndWriteAt(t *testing.T) {
