@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/itarconv/itarconv/dataset"
+	"github.com/itarconv/itarconv/internal/mapped"
 )
 
 // testFile is a file of a generated archive.
@@ -1027,5 +1028,100 @@ func TestMergeDamagedKeepsArchive(t *testing.T) {
 	}
 	if after := treeSums(t, []string{dir}); fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Errorf("the archive's directory changed: %d files, %d before", len(after), len(before))
+	}
+}
+
+// shardFilesSource is a source whose shards are files holding their rows'
+// bytes at Row.DataOffset, as tar shards do (dataset.ShardFiles, no
+// FileRegions); OpenPayload refuses, so that a part reads nothing through
+// it.
+type shardFilesSource struct {
+	paths []string
+	rows  [][]dataset.Row
+}
+
+func newShardFilesSource(t *testing.T, shards [][]string) *shardFilesSource {
+	s := &shardFilesSource{}
+	for i, files := range shards {
+		var data []byte
+		var rows []dataset.Row
+		for j, f := range files {
+			data = append(data, make([]byte, 100)...) // a header's place
+			rows = append(rows, dataset.Row{Name: []byte(fmt.Sprintf("s%d/f%02d", i, j)), Kind: dataset.KindFile, Size: int64(len(f)),
+				Mode: 0o644, Offset: -1, DataOffset: int64(len(data))})
+			data = append(data, f...)
+		}
+		p := filepath.Join(t.TempDir(), fmt.Sprintf("shard%d", i))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.paths, s.rows = append(s.paths, p), append(s.rows, rows)
+	}
+	return s
+}
+
+func (s *shardFilesSource) NumShards() int             { return len(s.rows) }
+func (s *shardFilesSource) ShardName(shard int) string { return s.paths[shard] }
+func (s *shardFilesSource) Scan(_ context.Context, shard int, emit func([]dataset.Row) error) error {
+	return emit(slices.Clone(s.rows[shard]))
+}
+func (s *shardFilesSource) OpenPayload(r *dataset.Row) (io.Reader, error) {
+	return nil, fmt.Errorf("%s: read through OpenPayload, though it lies in its shard's file", r.Name)
+}
+func (s *shardFilesSource) ShardFile(shard int) (*os.File, error) { return os.Open(s.paths[shard]) }
+
+// TestWritePartFromShardFiles: tar shards' payloads are mapped on the
+// workers, checksummed there, and written from the mapping: the parts'
+// shards hold the files' bytes, the merged archive verifies; a shard cut
+// short after it was listed is an error naming it, not a crash.
+func TestWritePartFromShardFiles(t *testing.T) {
+	var shards [][]string
+	var want []byte
+	for i := range 6 {
+		var files []string
+		for j := range 7 {
+			f := strings.Repeat(string(rune('a'+(i*7+j)%26)), 50+i*131+j*17)
+			files = append(files, f)
+			want = append(want, f...)
+		}
+		shards = append(shards, files)
+	}
+	src := newShardFilesSource(t, shards)
+	out := filepath.Join(t.TempDir(), "merged.barecat")
+	dirs, got, _, err := runParts(t, func() dataset.PayloadSource { return src }, []int{0, 2, 6}, out, RowsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Files != 42 || got.Bytes != int64(len(want)) {
+		t.Fatalf("%+v", got)
+	}
+	linkedShards(t, out, dirs)
+	var all []byte
+	for _, sh := range mustGlob(t, out+"-shard-*") {
+		b, err := os.ReadFile(sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	if !bytes.Equal(all, want) {
+		t.Fatalf("the shards hold %d bytes, not the files' %d", len(all), len(want))
+	}
+	a := mustOpen(t, out)
+	if rep, err := a.Verify(context.Background()); err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %v", err, rep.Problems)
+	}
+
+	// A shard cut short: its payloads are gone from the mapping.
+	if err := os.Truncate(src.paths[3], 120); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	_, err = WritePart(context.Background(), src, dir, RowsOptions{})
+	if !errors.Is(err, mapped.ErrGone) || !strings.Contains(err.Error(), src.paths[3]) {
+		t.Fatalf("a shard cut short: %v; want mapped.ErrGone naming %s", err, src.paths[3])
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d files left in the part's directory", len(left))
 	}
 }

@@ -55,6 +55,9 @@ func WritePart(ctx context.Context, src dataset.PayloadSource, dir string, opts 
 		s.limit = UnlimitedShardSize
 	}
 	s.regions, _ = src.(dataset.FileRegions)
+	if s.regions == nil {
+		s.files, _ = src.(dataset.ShardFiles)
+	}
 	rows, err := os.OpenFile(filepath.Join(dir, partRowsName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
@@ -80,6 +83,7 @@ func WritePart(ctx context.Context, src dataset.PayloadSource, dir string, opts 
 type partSink struct {
 	src     dataset.PayloadSource
 	regions dataset.FileRegions
+	files   dataset.ShardFiles // where regions is nil: tar shards, payloads in place
 	dir     string
 	limit   int64
 	stats   *PartStats
@@ -103,12 +107,29 @@ type partPrep struct {
 	src  *os.File
 	off  int64
 	file bool
+	data []byte // the bytes, mapped from the batch's shard (else Inline)
+}
+
+// partBatch is what Prepare leaves for Write: each row's partPrep, and
+// the mapping of the batch's shard their data is in (unmapped once the
+// batch is written).
+type partBatch struct {
+	prep   []partPrep
+	region *mapped.Region
+	shard  string // the shard file's name, for messages
 }
 
 // Prepare computes, on the workers, the CRC-32C of every file whose bytes
 // the row holds, or that lie in a file of the source's (FileRegions): the
-// writer then has the kernel copy them and reads nothing itself.
+// writer then has the kernel copy them and reads nothing itself. Tar
+// shards' payloads are mapped (mapShard), their CRC-32C computed there,
+// and the writer writes them from the mapping.
 func (s *partSink) Prepare(b *dataset.Batch) error {
+	pb := &partBatch{}
+	b.Prep = pb
+	if s.files != nil {
+		return s.mapShard(b, pb)
+	}
 	var prep []partPrep
 	var inFile []int // rows whose bytes are read from their file here
 	for i := range b.Rows {
@@ -133,11 +154,64 @@ func (s *partSink) Prepare(b *dataset.Batch) error {
 			inFile = append(inFile, i)
 		}
 	}
-	b.Prep = prep
+	pb.prep = prep
 	if len(inFile) > 0 {
 		return s.fileCRCs(b, prep, inFile)
 	}
 	return nil
+}
+
+// mapShard maps the span of the batch's shard its payloads lie in (where
+// it is at most maxCRCSpan: else the writer reads them) and computes their
+// CRC-32C there, and that of the payloads the rows hold.
+func (s *partSink) mapShard(b *dataset.Batch, pb *partBatch) error {
+	lo, hi := int64(-1), int64(0)
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if r.Kind == dataset.KindFile && r.Inline == nil && r.Size > 0 {
+			if lo < 0 {
+				lo = r.DataOffset
+			}
+			lo, hi = min(lo, r.DataOffset), max(hi, r.DataOffset+r.Size)
+		}
+	}
+	if lo >= 0 && hi-lo <= maxCRCSpan {
+		f, err := s.files.ShardFile(b.Shard)
+		if err != nil {
+			return err
+		}
+		pb.shard = f.Name()
+		pb.region, err = mapped.Map(f, lo, hi-lo)
+		f.Close() // the mapping stays
+		if err != nil && !errors.Is(err, mapped.ErrUnsupported) {
+			return err
+		}
+	}
+	pb.prep = make([]partPrep, len(b.Rows))
+	var at int
+	err := mapped.Guard(func() error {
+		for i := range b.Rows {
+			r, p := &b.Rows[i], &pb.prep[i]
+			at = i
+			switch {
+			case r.Kind != dataset.KindFile:
+			case r.Inline != nil && int64(len(r.Inline)) == r.Size:
+				p.crc, p.ok = crc32.Checksum(r.Inline, castagnoli), true
+			case r.Inline == nil && r.Size > 0 && pb.region != nil:
+				p.data = pb.region.Bytes(r.DataOffset, r.Size)
+				p.crc, p.ok = crc32.Checksum(p.data, castagnoli), true
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, mapped.ErrGone) {
+		r := &b.Rows[at]
+		err = fmt.Errorf("%s: %s, data at offset %d: %w", pb.shard, human.NameBytes(r.Name), r.DataOffset, err)
+	}
+	if err != nil {
+		pb.region.Close()
+	}
+	return err
 }
 
 // fileCRCs computes the CRC-32C of the rows at idx from the files their
@@ -219,8 +293,24 @@ func readCRC(f *os.File, off, n int64, buf []byte) (uint32, []byte, error) {
 func (s *partSink) EndShard(int) error { return nil }
 
 func (s *partSink) Write(b *dataset.Batch) error {
-	prep, _ := b.Prep.([]partPrep)
+	pb, _ := b.Prep.(*partBatch)
+	if pb == nil {
+		pb = &partBatch{}
+	}
+	defer pb.region.Close()
+	var at int
+	err := mapped.Guard(func() error { return s.write(b, pb.prep, &at) })
+	if errors.Is(err, mapped.ErrGone) {
+		r := &b.Rows[at]
+		err = fmt.Errorf("%s: %s, data at offset %d: %w", pb.shard, human.NameBytes(r.Name), r.DataOffset, err)
+	}
+	return err
+}
+
+// write is Write's loop over the rows, at the one being written.
+func (s *partSink) write(b *dataset.Batch, prep []partPrep, at *int) error {
 	for i := range b.Rows {
+		*at = i
 		r := &b.Rows[i]
 		if r.Kind != dataset.KindFile && r.Kind != dataset.KindDir {
 			s.rows.sum.skipped[r.Kind.String()]++
@@ -264,7 +354,9 @@ func (s *partSink) Write(b *dataset.Batch) error {
 			f.CRC32C = pp.crc
 		case pp.ok:
 			err = s.flushRun()
-			if err == nil {
+			if err == nil && pp.data != nil {
+				_, err = s.bw.Write(pp.data)
+			} else if err == nil {
 				_, err = s.bw.Write(r.Inline)
 			}
 			f.CRC32C = pp.crc
