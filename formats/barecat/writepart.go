@@ -107,15 +107,18 @@ type partPrep struct {
 	src  *os.File
 	off  int64
 	file bool
-	data []byte // the bytes, mapped from the batch's shard (else Inline)
+	// inShard: the bytes lie in the batch's shard, in its span (see
+	// partBatch), else the row holds them.
+	inShard bool
 }
 
 // partBatch is what Prepare leaves for Write: each row's partPrep, and
-// the mapping of the batch's shard their data is in (unmapped once the
-// batch is written).
+// the span [lo, hi) of the batch's shard their bytes lie in (lo < 0: none
+// mapped). Prepare maps it to checksum them and unmaps it; Write maps it
+// again to write them: a batch waiting for the writer holds no pages.
 type partBatch struct {
 	prep   []partPrep
-	region *mapped.Region
+	lo, hi int64
 	shard  string // the shard file's name, for messages
 }
 
@@ -125,7 +128,7 @@ type partBatch struct {
 // shards' payloads are mapped (mapShard), their CRC-32C computed there,
 // and the writer writes them from the mapping.
 func (s *partSink) Prepare(b *dataset.Batch) error {
-	pb := &partBatch{}
+	pb := &partBatch{lo: -1}
 	b.Prep = pb
 	if s.files != nil {
 		return s.mapShard(b, pb)
@@ -175,18 +178,17 @@ func (s *partSink) mapShard(b *dataset.Batch, pb *partBatch) error {
 			lo, hi = min(lo, r.DataOffset), max(hi, r.DataOffset+r.Size)
 		}
 	}
+	var region *mapped.Region
 	if lo >= 0 && hi-lo <= maxCRCSpan {
-		f, err := s.files.ShardFile(b.Shard)
-		if err != nil {
+		var err error
+		if region, pb.shard, err = s.mapSpan(b.Shard, lo, hi); err != nil {
 			return err
 		}
-		pb.shard = f.Name()
-		pb.region, err = mapped.Map(f, lo, hi-lo)
-		f.Close() // the mapping stays
-		if err != nil && !errors.Is(err, mapped.ErrUnsupported) {
-			return err
+		if region != nil {
+			pb.lo, pb.hi = lo, hi
 		}
 	}
+	defer region.Close()
 	pb.prep = make([]partPrep, len(b.Rows))
 	var at int
 	err := mapped.Guard(func() error {
@@ -197,9 +199,9 @@ func (s *partSink) mapShard(b *dataset.Batch, pb *partBatch) error {
 			case r.Kind != dataset.KindFile:
 			case r.Inline != nil && int64(len(r.Inline)) == r.Size:
 				p.crc, p.ok = crc32.Checksum(r.Inline, castagnoli), true
-			case r.Inline == nil && r.Size > 0 && pb.region != nil:
-				p.data = pb.region.Bytes(r.DataOffset, r.Size)
-				p.crc, p.ok = crc32.Checksum(p.data, castagnoli), true
+			case r.Inline == nil && r.Size > 0 && region != nil:
+				p.crc, p.ok = crc32.Checksum(region.Bytes(r.DataOffset, r.Size), castagnoli), true
+				p.inShard = true
 			}
 		}
 		return nil
@@ -208,10 +210,21 @@ func (s *partSink) mapShard(b *dataset.Batch, pb *partBatch) error {
 		r := &b.Rows[at]
 		err = fmt.Errorf("%s: %s, data at offset %d: %w", pb.shard, human.NameBytes(r.Name), r.DataOffset, err)
 	}
-	if err != nil {
-		pb.region.Close()
-	}
 	return err
+}
+
+// mapSpan maps [lo, hi) of a shard's file; nil where it cannot be mapped.
+func (s *partSink) mapSpan(shard int, lo, hi int64) (*mapped.Region, string, error) {
+	f, err := s.files.ShardFile(shard)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close() // the mapping stays
+	region, err := mapped.Map(f, lo, hi-lo)
+	if err != nil && !errors.Is(err, mapped.ErrUnsupported) {
+		return nil, f.Name(), err
+	}
+	return region, f.Name(), nil
 }
 
 // fileCRCs computes the CRC-32C of the rows at idx from the files their
@@ -297,9 +310,19 @@ func (s *partSink) Write(b *dataset.Batch) error {
 	if pb == nil {
 		pb = &partBatch{}
 	}
-	defer pb.region.Close()
+	var region *mapped.Region
+	if pb.lo >= 0 {
+		var err error
+		if region, _, err = s.mapSpan(b.Shard, pb.lo, pb.hi); err != nil {
+			return err
+		}
+		if region == nil {
+			return fmt.Errorf("%s: mapped to be checksummed, cannot be mapped again", pb.shard)
+		}
+		defer region.Close()
+	}
 	var at int
-	err := mapped.Guard(func() error { return s.write(b, pb.prep, &at) })
+	err := mapped.Guard(func() error { return s.write(b, pb.prep, region, &at) })
 	if errors.Is(err, mapped.ErrGone) {
 		r := &b.Rows[at]
 		err = fmt.Errorf("%s: %s, data at offset %d: %w", pb.shard, human.NameBytes(r.Name), r.DataOffset, err)
@@ -307,8 +330,9 @@ func (s *partSink) Write(b *dataset.Batch) error {
 	return err
 }
 
-// write is Write's loop over the rows, at the one being written.
-func (s *partSink) write(b *dataset.Batch, prep []partPrep, at *int) error {
+// write is Write's loop over the rows, at the one being written; region
+// maps the batch's span of its shard.
+func (s *partSink) write(b *dataset.Batch, prep []partPrep, region *mapped.Region, at *int) error {
 	for i := range b.Rows {
 		*at = i
 		r := &b.Rows[i]
@@ -354,8 +378,8 @@ func (s *partSink) write(b *dataset.Batch, prep []partPrep, at *int) error {
 			f.CRC32C = pp.crc
 		case pp.ok:
 			err = s.flushRun()
-			if err == nil && pp.data != nil {
-				_, err = s.bw.Write(pp.data)
+			if err == nil && pp.inShard {
+				_, err = s.bw.Write(region.Bytes(r.DataOffset, r.Size))
 			} else if err == nil {
 				_, err = s.bw.Write(r.Inline)
 			}
