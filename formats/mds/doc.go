@@ -15,7 +15,8 @@
 // column where it has one (what this package writes), else the sample's
 // number in the dataset, zero-padded to 8 digits. A column's bytes are
 // the member's, except for numbers stored as numbers (int, int8..uint64,
-// float16..float64), which read as their decimal text; encodings that
+// float16..float64), which read as their decimal text (floats as numpy
+// prints them: 65500.0, 0.0001, 1e-05, nan); encodings that
 // hold structured values (pil, ndarray, list[...], jpeg_array, pkl) read
 // as the bytes MDS stores, never decoded (a pickle is never loaded).
 //

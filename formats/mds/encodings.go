@@ -116,25 +116,68 @@ func (e encoding) appendText(b, v []byte) []byte {
 	case 2:
 		return appendHalf(b, uint16(u))
 	case 4:
-		return strconv.AppendFloat(b, float64(math.Float32frombits(uint32(u))), 'g', -1, 32)
+		f := float64(math.Float32frombits(uint32(u)))
+		return appendPython(b, f, strconv.AppendFloat(nil, f, 'e', -1, 32))
 	}
-	return strconv.AppendFloat(b, math.Float64frombits(u), 'g', -1, 64)
+	f := math.Float64frombits(u)
+	return appendPython(b, f, strconv.AppendFloat(nil, f, 'e', -1, 64))
 }
 
 // appendHalf appends a half-precision float as the shortest decimal
-// text that reads back as it (as numpy prints a float16).
+// text that reads back as it, as numpy prints a float16.
 func appendHalf(b []byte, h uint16) []byte {
-	f := half(h)
-	if f != f || math.IsInf(float64(f), 0) {
-		return strconv.AppendFloat(b, float64(f), 'g', -1, 32)
-	}
-	for p := 1; p < 9; p++ {
-		t := strconv.AppendFloat(nil, float64(f), 'g', p, 32)
+	f := float64(half(h))
+	for p := 0; p < 8 && f == f && !math.IsInf(f, 0); p++ {
+		t := strconv.AppendFloat(nil, f, 'e', p, 32)
 		if g, err := strconv.ParseFloat(string(t), 32); err == nil && toHalf(float32(g)) == h {
-			return append(b, t...)
+			return appendPython(b, f, t)
 		}
 	}
-	return strconv.AppendFloat(b, float64(f), 'g', -1, 32)
+	return appendPython(b, f, strconv.AppendFloat(nil, f, 'e', -1, 32))
+}
+
+// appendPython appends f as numpy prints its scalars (str; Python's repr
+// of a float alike), from its shortest digits e (Go's 'e' format:
+// d.ddde±XX): positional from 1e-4 up to 1e16, with ".0" when whole
+// (65500.0, 0.0001, -0.0), else scientific (1e+16, 1.5e-05, a float32
+// 0.0001: 1e-04, as it is under 1e-4); nan, inf, -inf. A float column of
+// an MDS dataset so reads as the text a Python loader makes of its values.
+func appendPython(b []byte, f float64, e []byte) []byte {
+	switch {
+	case f != f:
+		return append(b, "nan"...)
+	case math.IsInf(f, 1):
+		return append(b, "inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-inf"...)
+	}
+	if e[0] == '-' {
+		b, e = append(b, '-'), e[1:]
+	}
+	mant, exp, _ := bytes.Cut(e, []byte("e"))
+	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
+		// Scientific: Go's text is numpy's once a lone ".0" is dropped.
+		return append(append(b, bytes.TrimSuffix(mant, []byte(".0"))...), e[len(mant):]...)
+	}
+	x, _ := strconv.Atoi(string(exp))
+	point := x + 1 // digits before the decimal point
+	digits := bytes.Replace(mant, []byte("."), nil, 1)
+	if len(digits) > 1 {
+		digits = bytes.TrimRight(digits, "0")
+	}
+	switch {
+	case point <= 0:
+		b = append(b, "0."...)
+		b = append(b, bytes.Repeat([]byte("0"), -point)...)
+		return append(b, digits...)
+	case point >= len(digits):
+		b = append(b, digits...)
+		b = append(b, bytes.Repeat([]byte("0"), point-len(digits))...)
+		return append(b, ".0"...)
+	}
+	b = append(b, digits[:point]...)
+	b = append(b, '.')
+	return append(b, digits[point:]...)
 }
 
 // toHalf rounds a float32 to the nearest half-precision float (ties to
