@@ -92,11 +92,14 @@ type partSink struct {
 	rows     *partWriter
 	made     []string // files created, removed on error
 
-	cur  *os.File // the local shard being written
-	ow   *io.OffsetWriter
-	bw   *bufio.Writer
-	size int64   // bytes in cur, buffered included
-	run  copyRun // files lying one after the other in a source file, not yet copied
+	cur *os.File // the local shard being written
+	// handed is how much of cur was handed to the system's writeback as
+	// it grew: the sync that closes it then waits for the tail only.
+	handed int64
+	ow     *io.OffsetWriter
+	bw     *bufio.Writer
+	size   int64   // bytes in cur, buffered included
+	run    copyRun // files lying one after the other in a source file, not yet copied
 }
 
 // partPrep is what Prepare computed for a row: its CRC-32C, where its
@@ -327,6 +330,12 @@ func (s *partSink) Write(b *dataset.Batch) error {
 		r := &b.Rows[at]
 		err = fmt.Errorf("%s: %s, data at offset %d: %w", pb.shard, human.NameBytes(r.Name), r.DataOffset, err)
 	}
+	if err == nil && fsync && s.cur != nil && s.size-s.handed >= writebackChunk {
+		if err = s.bw.Flush(); err == nil {
+			startWriteback(s.cur, s.handed, s.size-s.handed)
+			s.handed = s.size
+		}
+	}
 	return err
 }
 
@@ -474,7 +483,7 @@ func (s *partSink) newShard() error {
 		return err
 	}
 	s.made = append(s.made, name)
-	s.cur, s.size = f, 0
+	s.cur, s.size, s.handed = f, 0, 0
 	s.ow = io.NewOffsetWriter(syswrite.File{File: f}, 0)
 	if s.bw == nil {
 		s.bw = bufio.NewWriterSize(s.ow, syswrite.MaxWrite)
