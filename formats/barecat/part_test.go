@@ -881,23 +881,7 @@ func TestWritePartBytesInFiles(t *testing.T) {
 	if got.Files != 80 || got.Bytes != int64(len(want)) || ms.BytesCopied != 0 {
 		t.Fatalf("%+v %+v", got, ms)
 	}
-	linkedShards(t, out, dirs)
-	var all []byte
-	for _, sh := range mustGlob(t, out+"-shard-*") {
-		b, err := os.ReadFile(sh)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, b...)
-	}
-	if !bytes.Equal(all, want) {
-		t.Fatalf("the shards hold %d bytes, not the files' %d", len(all), len(want))
-	}
-	a := mustOpen(t, out)
-	rep, err := a.Verify(context.Background())
-	if err != nil || !rep.OK() {
-		t.Fatalf("verify: %v %v", err, rep.Problems)
-	}
+	linkedShardsHold(t, out, dirs, want)
 }
 
 // TestMergeReadsRowsOnce: the merge reads each part's rows file once
@@ -1095,22 +1079,7 @@ func TestWritePartFromShardFiles(t *testing.T) {
 	if got.Files != 42 || got.Bytes != int64(len(want)) {
 		t.Fatalf("%+v", got)
 	}
-	linkedShards(t, out, dirs)
-	var all []byte
-	for _, sh := range mustGlob(t, out+"-shard-*") {
-		b, err := os.ReadFile(sh)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, b...)
-	}
-	if !bytes.Equal(all, want) {
-		t.Fatalf("the shards hold %d bytes, not the files' %d", len(all), len(want))
-	}
-	a := mustOpen(t, out)
-	if rep, err := a.Verify(context.Background()); err != nil || !rep.OK() {
-		t.Fatalf("verify: %v %v", err, rep.Problems)
-	}
+	linkedShardsHold(t, out, dirs, want)
 
 	// A shard cut short: its payloads are gone from the mapping.
 	if err := os.Truncate(src.paths[3], 120); err != nil {
@@ -1123,5 +1092,27 @@ func TestWritePartFromShardFiles(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("%d files left in the part's directory", len(left))
+	}
+}
+
+// linkedShardsHold checks that the merged archive's shards are the parts'
+// own, linked, that they hold want back to back, and that it verifies.
+func linkedShardsHold(t *testing.T, out string, dirs []string, want []byte) {
+	t.Helper()
+	linkedShards(t, out, dirs)
+	var all []byte
+	for _, sh := range mustGlob(t, out+"-shard-*") {
+		b, err := os.ReadFile(sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	if !bytes.Equal(all, want) {
+		t.Fatalf("the shards hold %d bytes, not the files' %d", len(all), len(want))
+	}
+	rep, err := mustOpen(t, out).Verify(context.Background())
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %v", err, rep.Problems)
 	}
 }
