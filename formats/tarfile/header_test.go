@@ -1,6 +1,9 @@
 package tarfile
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 func TestParseOctal(t *testing.T) {
 	tests := []struct {
@@ -26,6 +29,36 @@ func TestParseOctal(t *testing.T) {
 		got, ok := parseOctal([]byte(tt.in))
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("parseOctal(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestUnsignedSum: the checksum's sum of a header block, eight bytes at a
+// time in four accumulators, is the sum of its bytes with the checksum
+// field counted as spaces, blocks of all 0xff (the largest sum) included.
+func TestUnsignedSum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, BlockSize)
+	for n := range 5000 {
+		for i := range b {
+			switch {
+			case n == 0:
+				b[i] = 0xff
+			case n == 1:
+				b[i] = 0
+			default:
+				b[i] = byte(rng.Uint32())
+			}
+		}
+		var want int64
+		for i, c := range b {
+			if i >= offChksum && i < offChksum+8 {
+				c = ' '
+			}
+			want += int64(c)
+		}
+		if got := unsignedSum(b); got != want {
+			t.Fatalf("block %d: %d, want %d", n, got, want)
 		}
 	}
 }
