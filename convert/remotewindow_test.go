@@ -141,16 +141,10 @@ func TestPartitionedConvertURLs(t *testing.T) {
 		files.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	var urls []string
-	for s := range 5 {
-		urls = append(urls, fmt.Sprintf("%s/train_%04d.tar", srv.URL, s))
-	}
+	urls := shardURLs(srv.URL, 5)
 	ctx := context.Background()
 	out := t.TempDir()
-	one := filepath.Join(out, "one.tbl")
-	if _, err := Convert(ctx, []string{src}, one, ConvertOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	one := oneTBL(t, src, out)
 	merged := filepath.Join(out, "merged.tbl")
 	_, ranges := partitioned(t, urls, merged, ConvertOptions{}, 3)
 	if fmt.Sprint(ranges[0][0], ranges[2][1]) != "0 5" || ranges[0][1] != ranges[1][0] || ranges[1][1] != ranges[2][0] {
@@ -196,16 +190,10 @@ func TestConvertURLsWindowOption(t *testing.T) {
 	src, want := coverFold(t, 4)
 	srv := httptest.NewServer(http.FileServer(http.Dir(src)))
 	defer srv.Close()
-	var urls []string
-	for s := range 4 {
-		urls = append(urls, fmt.Sprintf("%s/train_%04d.tar", srv.URL, s))
-	}
+	urls := shardURLs(srv.URL, 4)
 	ctx := context.Background()
 	out := t.TempDir()
-	one := filepath.Join(out, "one.tbl")
-	if _, err := Convert(ctx, []string{src}, one, ConvertOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	one := oneTBL(t, src, out)
 	got := filepath.Join(out, "urls.tbl")
 	if _, err := Convert(ctx, urls, got, ConvertOptions{Window: 1, Workers: 2}); err != nil {
 		t.Fatal(err)
@@ -220,4 +208,24 @@ func TestConvertURLsWindowOption(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameFiles(t, "fold from URLs", coverRead(t, "tar", fold), want)
+}
+
+// shardURLs are the URLs of a served fold's n shards, train_0000.tar on.
+func shardURLs(base string, n int) []string {
+	var urls []string
+	for s := range n {
+		urls = append(urls, fmt.Sprintf("%s/train_%04d.tar", base, s))
+	}
+	return urls
+}
+
+// oneTBL converts the local fold src into out/one.tbl, as one run does,
+// and returns its path: what conversions over URLs must give.
+func oneTBL(t *testing.T, src, out string) string {
+	t.Helper()
+	one := filepath.Join(out, "one.tbl")
+	if _, err := Convert(context.Background(), []string{src}, one, ConvertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return one
 }
