@@ -272,17 +272,7 @@ func TestMergePartsMatchesWriteRows(t *testing.T) {
 		for _, oc := range partOptCases {
 			t.Run(d.name+"/"+oc.name, func(t *testing.T) {
 				t.Parallel()
-				ref := filepath.Join(t.TempDir(), "whole.tbl")
-				o := oc.opts
-				o.Workers = 2
-				want, err := WriteRows(ctx, d.whole, ref, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				wantBytes, err := os.ReadFile(ref)
-				if err != nil {
-					t.Fatal(err)
-				}
+				want, wantBytes := wholeRun(t, d, oc.opts)
 				for _, split := range testSplits(d.shards) {
 					dir := t.TempDir()
 					parts, pstats := writeParts(t, d, split, oc.opts, dir)
@@ -606,17 +596,7 @@ func TestWriteRangeMatchesWriteRows(t *testing.T) {
 		for _, oc := range partOptCases {
 			t.Run(d.name+"/"+oc.name, func(t *testing.T) {
 				t.Parallel()
-				ref := filepath.Join(t.TempDir(), "whole.tbl")
-				o := oc.opts
-				o.Workers = 2
-				want, err := WriteRows(ctx, d.whole, ref, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				wantBytes, err := os.ReadFile(ref)
-				if err != nil {
-					t.Fatal(err)
-				}
+				want, wantBytes := wholeRun(t, d, oc.opts)
 				for _, split := range testSplits(d.shards) {
 					dir := t.TempDir()
 					var parts []string
@@ -635,6 +615,7 @@ func TestWriteRangeMatchesWriteRows(t *testing.T) {
 					data := mustGlobOne(t, filepath.Join(dir, "shared-tbl-*.data"), !oc.opts.LZ4)
 					var before os.FileInfo
 					if data != "" {
+						var err error
 						if before, err = os.Stat(data); err != nil {
 							t.Fatal(err)
 						}
@@ -870,4 +851,21 @@ func TestMergeInPlaceGathered(t *testing.T) {
 	if !ms.InPlace || ms.BytesCopied == 0 || ms.BytesInPlace == 0 {
 		t.Fatalf("merge stats %+v", ms)
 	}
+}
+
+// wholeRun writes d's whole source with WriteRows (two workers) and
+// returns its stats and bytes: what parts must merge into.
+func wholeRun(t *testing.T, d *partDataset, opts RowsOptions) (*RowsStats, []byte) {
+	t.Helper()
+	ref := filepath.Join(t.TempDir(), "whole.tbl")
+	opts.Workers = 2
+	want, err := WriteRows(context.Background(), d.whole, ref, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want, b
 }
