@@ -34,13 +34,15 @@ func TestParseOctal(t *testing.T) {
 	}
 }
 
-// TestUnsignedSum: the checksum's sum of a header block, eight bytes at a
-// time in four accumulators, is the sum of its bytes with the checksum
-// field counted as spaces, blocks of all 0xff (the largest sum) included.
+// TestUnsignedSum: the checksum's sum of a header block is the sum of its
+// bytes with the checksum field counted as spaces, blocks of all 0xff (the
+// largest sum) included; the sum in Go, which other processors take, and
+// the one of this processor's instructions alike, at any alignment.
 func TestUnsignedSum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	b := make([]byte, BlockSize)
+	buf := make([]byte, BlockSize+16)
 	for n := range 5000 {
+		b := buf[n%16 : n%16+BlockSize]
 		for i := range b {
 			switch {
 			case n == 0:
@@ -60,6 +62,9 @@ func TestUnsignedSum(t *testing.T) {
 		}
 		if got := unsignedSum(b); got != want {
 			t.Fatalf("block %d: %d, want %d", n, got, want)
+		}
+		if got, want := byteSumGo(b), byteSum(b); got != want {
+			t.Fatalf("block %d: byteSumGo %d, byteSum %d", n, got, want)
 		}
 	}
 }
