@@ -118,37 +118,50 @@ func octalLoop(b []byte) (int64, bool) {
 // eights joined in a few shifts), a third of the loop's time on a scan of
 // tiny members; any other shape is false, for parseOctal's loop to read.
 func fixedOctal(b []byte) (int64, bool) {
-	const (
-		high  = 0xf8f8f8f8f8f8f8f8 // a byte's bits above its digit
-		zeros = 0x3030303030303030 // '0' in every byte
-		low   = 0x0707070707070707 // a byte's digit
-	)
 	switch len(b) {
-	case 8: // seven digits and the end, or the checksum's six, NUL, space
-		shift := 8
-		switch {
-		case b[6] == 0 && b[7] == ' ':
-			shift = 16
-		case b[7] != 0 && b[7] != ' ':
-			return 0, false
-		}
-		x := binary.LittleEndian.Uint64(b) << shift // the end gone, leading zero digits in
-		if x&high != zeros&^(1<<shift-1) {
-			return 0, false
-		}
-		return int64(octal8(x & low)), true
-	case 12: // eleven digits and the end
-		if b[11] != 0 && b[11] != ' ' {
-			return 0, false
-		}
-		x := binary.LittleEndian.Uint64(b)
-		y := uint64(binary.LittleEndian.Uint32(b[8:])) << 40 // the last three digits, at the top
-		if x&high != zeros || y&high != zeros&^(1<<40-1) {
-			return 0, false
-		}
-		return int64(octal8(x&low)<<9 | octal8(y&low)), true
+	case 8:
+		return fixedOctal8(b)
+	case 12:
+		return fixedOctal12(b)
 	}
 	return 0, false
+}
+
+const (
+	octalHigh  = 0xf8f8f8f8f8f8f8f8 // a byte's bits above its digit
+	octalZeros = 0x3030303030303030 // '0' in every byte
+	octalLow   = 0x0707070707070707 // a byte's digit
+)
+
+// fixedOctal8 is fixedOctal of an 8-byte field: seven digits and the end,
+// or the checksum's six, NUL, space.
+func fixedOctal8(b []byte) (int64, bool) {
+	shift := 8
+	switch {
+	case b[6] == 0 && b[7] == ' ':
+		shift = 16
+	case b[7] != 0 && b[7] != ' ':
+		return 0, false
+	}
+	x := binary.LittleEndian.Uint64(b) << shift // the end gone, leading zero digits in
+	if x&octalHigh != octalZeros&^(1<<shift-1) {
+		return 0, false
+	}
+	return int64(octal8(x & octalLow)), true
+}
+
+// fixedOctal12 is fixedOctal of a 12-byte field: eleven digits and the
+// end.
+func fixedOctal12(b []byte) (int64, bool) {
+	if b[11] != 0 && b[11] != ' ' {
+		return 0, false
+	}
+	x := binary.LittleEndian.Uint64(b)
+	y := uint64(binary.LittleEndian.Uint32(b[8:])) << 40 // the last three digits, at the top
+	if x&octalHigh != octalZeros || y&octalHigh != octalZeros&^(1<<40-1) {
+		return 0, false
+	}
+	return int64(octal8(x&octalLow)<<9 | octal8(y&octalLow)), true
 }
 
 // octal8 joins eight octal digits, one a byte, the first in the lowest

@@ -482,6 +482,15 @@ func (s *Scanner) member(off int64, blk []byte, typeflag byte, size int64) (*Mem
 
 // numbers reads the header's numeric fields: mode, uid, gid, mtime.
 func (s *Scanner) numbers(off int64, blk []byte, m *Member) error {
+	// The usual shape of all four, read without the general path's calls.
+	mode, ok1 := fixedOctal8(blk[offMode : offMode+8])
+	uid, ok2 := fixedOctal8(blk[offUID : offUID+8])
+	gid, ok3 := fixedOctal8(blk[offGID : offGID+8])
+	mtime, ok4 := fixedOctal12(blk[offMtime : offMtime+12])
+	if ok1 && ok2 && ok3 && ok4 {
+		m.Mode, m.UID, m.GID, m.ModTime = mode, uid, gid, mtime
+		return nil
+	}
 	var err error
 	if m.Mode, err = s.numeric(off, blk, "mode", offMode, 8); err != nil {
 		return err
