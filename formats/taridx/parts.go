@@ -433,11 +433,25 @@ func MergeParts(ctx context.Context, out string, parts []PartInput, opts MergeOp
 		lastKey = p.meta.Last
 		w.nRows += p.meta.Rows
 	}
+	// The rows are copied while the stems are joined: they go after the
+	// header and the extension table, where they lie unless the join
+	// finds stems that share a hash (a crash table before them).
+	rowsAt := HeaderSize + int64(len(strings.Join(w.exts, "\n")))
+	copied := make(chan error, 1)
+	copyCtx, cancelCopy := context.WithCancel(ctx)
+	defer cancelCopy()
+	if w.opts.Contiguous {
+		copied <- nil // sorted at the end, not copied
+	} else {
+		go func() { copied <- w.copyRows(copyCtx, op, rowsAt) }()
+	}
 	if err := w.joinParts(ctx, op, opts.Workers); err != nil {
+		cancelCopy()
+		<-copied
 		return fail(err)
 	}
 	w.joined = true
-	if err := w.writeMerged(ctx, op, opts.Workers); err != nil {
+	if err := w.writeMerged(ctx, op, rowsAt, copied); err != nil {
 		return fail(fmt.Errorf("writing %s: %w", out, err))
 	}
 	w.finished = true
@@ -601,10 +615,15 @@ func (w *Writer) partCrashTable(op []*openPart, groups [][]partRec) error {
 	return nil
 }
 
-// writeMerged writes the merged file: the header and tables, then each
-// part's rows at their place, copied in the kernel where they need no
-// change, else rewritten; with Contiguous, sorted as a Writer sorts them.
-func (w *Writer) writeMerged(ctx context.Context, op []*openPart, workers int) error {
+// writeMerged writes the merged file: the header and tables before the
+// rows copyRows put at rowsAt (copied, once it is done), their crash ids
+// given in place; with a crash table between, which moves them, each
+// part's rows again after it; with Contiguous, the rows sorted as a
+// Writer sorts them.
+func (w *Writer) writeMerged(ctx context.Context, op []*openPart, rowsAt int64, copied <-chan error) error {
+	if err := <-copied; err != nil {
+		return err
+	}
 	if w.opts.Contiguous {
 		for _, p := range op {
 			if err := p.eachChunk(ctx, func(c []byte, first uint64) error {
@@ -624,23 +643,40 @@ func (w *Writer) writeMerged(ctx context.Context, op []*openPart, workers int) e
 		return w.finish()
 	}
 	head := w.head()
-	if _, err := w.out.WriteAt(head, 0); err != nil {
-		return err
-	}
-	at := int64(len(head))
-	return forEach(len(op), workers, func(i int) error {
-		p := op[i]
-		dst := at + int64(p.base)*RecordSize
-		if p.ident && p.in.FidBase == 0 && len(w.patch) == 0 {
-			_, err := filecopy.RangeContext(ctx, w.out.File, dst, p.f, p.rowsAt, int64(p.meta.Rows)*RecordSize)
+	if int64(len(head)) != rowsAt {
+		if err := w.copyRows(ctx, op, int64(len(head))); err != nil {
 			return err
 		}
-		return p.eachChunk(ctx, func(c []byte, first uint64) error {
-			w.patchRows(c, p.base+first)
+	}
+	if err := w.patchFile(w.out.File, int64(len(head)), int64(w.nRows)*RecordSize); err != nil {
+		return err
+	}
+	_, err := w.out.WriteAt(head, 0)
+	return err
+}
+
+// copyRows writes each part's rows at their place in the merged file, the
+// first at at: copied in the kernel where their fids and extension ids
+// need no change, else rewritten. One part after the other: writes to one
+// file take turns on its lock (ext4's, XFS's), and copies side by side
+// would only spin on it.
+func (w *Writer) copyRows(ctx context.Context, op []*openPart, at int64) error {
+	for _, p := range op {
+		dst := at + int64(p.base)*RecordSize
+		if p.ident && p.in.FidBase == 0 {
+			if _, err := filecopy.RangeContext(ctx, w.out.File, dst, p.f, p.rowsAt, int64(p.meta.Rows)*RecordSize); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := p.eachChunk(ctx, func(c []byte, first uint64) error {
 			_, err := w.out.WriteAt(c, dst+int64(first)*RecordSize)
 			return err
-		})
-	})
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // eachChunk hands fn the part's rows a chunk at a time, with the number
