@@ -91,9 +91,9 @@ type Writer struct {
 	// to fault in and zero, a tenth of a scan's time on tiny members.
 	scratch sync.Pool // *prepScratch: the stems of a batch
 	rowBufs sync.Pool // *[]byte: a batch's rows, back from AddBatch
-	added   uint32        // batches added
-	bases   []uint64      // by batch id: the row number of its first row
-	pending []Entry       // Add's entries, not yet a batch
+	added   uint32    // batches added
+	bases   []uint64  // by batch id: the row number of its first row
+	pending []Entry   // Add's entries, not yet a batch
 
 	// After tables: the crash table, and the crash ids to give rows.
 	joined     bool
