@@ -105,7 +105,7 @@ func (l *fileLog) spill() error {
 	b := l.buf[:0]
 	for _, e := range l.mem {
 		b = appendEntry(b, e)
-		if len(b) >= 1<<20 {
+		if len(b) >= syswrite.MaxWrite {
 			if _, err := l.f.Write(b); err != nil {
 				return err
 			}
