@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -130,6 +131,90 @@ func Prepare(s ShardSamples, spool *Spool) (*PreparedShard, error) {
 		b = binary.AppendVarint(b, x.Size)
 	}
 	p.data = b
+	if spool != nil {
+		if err := spool.keep(p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Compact is a PreparedShard's rows as Prepare keeps them: what a task of
+// a partitioned run saves of a shard, for the merge to take back with
+// PrepareCompact, without decoding and encoding every row again.
+type Compact struct {
+	Samples, Parts int
+	Split          int      // where the parts' rows start in Data
+	Names          []string // the part names rows name by number
+	Data           []byte
+}
+
+// Compact gives p's rows as they are kept (read back, if p's spool holds
+// them).
+func (p *PreparedShard) Compact() (Compact, error) {
+	c := Compact{Samples: p.samples, Parts: p.parts, Split: p.split, Names: p.names, Data: p.data}
+	if c.Data == nil && p.size > 0 {
+		c.Data = make([]byte, p.size) // the rows this process wrote
+		if err := p.spool.readAt(c.Data, p.off); err != nil {
+			return Compact{}, err
+		}
+	}
+	return c, nil
+}
+
+// PrepareCompact is Prepare of the rows Compact gave (read back from a
+// part, so checked as they are decoded: rows cut short, or bytes past the
+// last, are ErrFormat). c.Data is kept.
+func PrepareCompact(name string, end int64, c Compact, spool *Spool) (*PreparedShard, error) {
+	bad := func(what string) (*PreparedShard, error) {
+		return nil, fmt.Errorf("energon: shard %s: %w: prepared rows %s", name, ErrFormat, what)
+	}
+	if c.Samples < 0 || c.Parts < 0 || c.Split < 0 || c.Split > len(c.Data) || len(c.Names) > maxInterned {
+		return bad(fmt.Sprintf("of %d samples and %d parts, split at %d of %d bytes, %d names", c.Samples, c.Parts, c.Split, len(c.Data), len(c.Names)))
+	}
+	p := &PreparedShard{Name: name, End: end, samples: c.Samples, parts: c.Parts, names: c.Names, data: c.Data, split: c.Split}
+	// A row takes three bytes at least: no more hashes than that allows,
+	// whatever the count claims.
+	p.hashes = make([]uint64, 0, min(c.Samples, c.Split/3))
+	r := c.Data[:c.Split]
+	var x Sample
+	for range c.Samples {
+		n := decodeSample(r, &x)
+		if n == 0 {
+			return bad("cut short")
+		}
+		if p.bad == nil && !utf8.ValidString(x.Key) {
+			p.bad = &badRow{text: strings.Clone(x.Key), offset: x.Offset}
+		}
+		p.hashes = append(p.hashes, xxhash.Sum64String(x.Key))
+		r = r[n:]
+	}
+	if len(r) > 0 {
+		return bad("past the last sample")
+	}
+	slices.Sort(p.hashes)
+	r = c.Data[c.Split:]
+	var y Part
+	for range c.Parts {
+		n := decodePart(r, c.Names, &y)
+		if n == 0 {
+			return bad("cut short")
+		}
+		if n < 0 {
+			return bad(fmt.Sprintf("naming a part name past the %d kept", len(c.Names)))
+		}
+		if p.bad == nil {
+			if !utf8.ValidString(y.Name) {
+				p.bad = &badRow{part: true, text: strings.Clone(y.Name), offset: y.Offset}
+			} else if y.Sample < 0 || y.Sample >= c.Samples {
+				p.bad = &badRow{part: true, text: strings.Clone(y.Name), offset: y.Offset, sample: y.Sample, outOfRange: true}
+			}
+		}
+		r = r[n:]
+	}
+	if len(r) > 0 {
+		return bad("past the last part")
+	}
 	if spool != nil {
 		if err := spool.keep(p); err != nil {
 			return nil, err

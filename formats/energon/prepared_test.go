@@ -211,3 +211,79 @@ func TestBuilderSpills(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareCompact: shards kept as Compact gives them (from a spool's
+// file, as a task of a partitioned run saves them) and prepared again by
+// PrepareCompact give the files, and the errors, of WriteMeta; rows cut
+// short, bytes past the last row, a name number past the names kept and
+// counts past the rows are ErrFormat, naming the shard.
+func TestPrepareCompact(t *testing.T) {
+	for _, c := range append(oracleCases(t), filepath.Join("testdata", "duplicates"), filepath.Join("testdata", "noncontiguous")) {
+		shards := caseShards(t, c)
+		want := t.TempDir()
+		wantErr := WriteMeta(want, shards, MetaOptions{})
+
+		sp := NewSpool(t.TempDir(), -1)
+		var ps []*PreparedShard
+		for _, s := range shards {
+			p, err := Prepare(s, sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept, err := p.Compact()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := PrepareCompact(s.Name, s.End, kept, nil)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", c, s.Name, err)
+			}
+			ps = append(ps, back)
+		}
+		sp.Close()
+		got := filepath.Join(t.TempDir(), "out")
+		os.Mkdir(got, 0o755)
+		err := WritePrepared(context.Background(), got, ps, MetaOptions{})
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("%s: %v, want %v", c, err, wantErr)
+		}
+		if err == nil {
+			for _, f := range []string{IndexFile, UUIDFile, SplitYAMLFile, InfoJSONFile} {
+				a, _ := os.ReadFile(filepath.Join(want, MetaDir, f))
+				b, _ := os.ReadFile(filepath.Join(got, MetaDir, f))
+				if len(a) == 0 || !bytes.Equal(a, b) {
+					t.Fatalf("%s: %s differs from WriteMeta's", c, f)
+				}
+			}
+		}
+	}
+
+	s := ShardSamples{Name: "a.tar", End: 4096,
+		Samples: []Sample{{Key: "k0", Offset: 0, Size: 2048}, {Key: "k1", Offset: 2048, Size: 2048}},
+		Parts:   []Part{{0, "jpg", 512, 10}, {0, "cls", 1024, 1}, {1, "jpg", 2560, 10}, {1, "cls", 3072, 1}}}
+	p, err := Prepare(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, _ := p.Compact()
+	damaged := map[string]func(c *Compact){
+		"cut short":        func(c *Compact) { c.Data = c.Data[:len(c.Data)-1] },
+		"past the last":    func(c *Compact) { c.Data = append(c.Data, 0) },
+		"names lost":       func(c *Compact) { c.Names = c.Names[:1] },
+		"a sample more":    func(c *Compact) { c.Samples++ },
+		"a part more":      func(c *Compact) { c.Parts++ },
+		"split past data":  func(c *Compact) { c.Split = len(c.Data) + 1 },
+		"negative count":   func(c *Compact) { c.Parts = -1 },
+		"split in a row":   func(c *Compact) { c.Split-- },
+		"no rows, a count": func(c *Compact) { c.Data, c.Split = nil, 0 },
+	}
+	for what, damage := range damaged {
+		c := good
+		c.Data = bytes.Clone(good.Data)
+		c.Names = append([]string(nil), good.Names...)
+		damage(&c)
+		if _, err := PrepareCompact("a.tar", 4096, c, nil); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "a.tar") {
+			t.Errorf("%s: %v, want ErrFormat naming the shard", what, err)
+		}
+	}
+}
