@@ -23,12 +23,39 @@ import (
 // collapses "//", "." and ".." as path.Clean does for a rooted path), then
 // split at the last "/". The root is ("", "").
 func splitName(name string) (dir, base string) {
+	if cleanRelative(name) { // path.Clean would give "/" + name: no copy
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			return "", name
+		}
+		return "/" + name[:i], name[i+1:]
+	}
 	clean := path.Clean("/" + name)
 	if clean == "/" {
 		return "", ""
 	}
 	i := strings.LastIndexByte(clean, '/')
 	return clean[:i], clean[i+1:]
+}
+
+// cleanRelative tells whether name is a relative path already clean: no
+// empty, "." or ".." element, no slash at either end (a dataset's names,
+// mostly).
+func cleanRelative(name string) bool {
+	if name == "" || name[0] == '/' || name[len(name)-1] == '/' {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(name); i++ {
+		if i < len(name) && name[i] != '/' {
+			continue
+		}
+		if e := name[start:i]; e == "" || e == "." || e == ".." {
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }
 
 // escapeText is the text SQLite receives for a name. Python decodes a tar

@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -232,5 +234,43 @@ func TestPaxNumbers(t *testing.T) {
 func TestIndexPath(t *testing.T) {
 	if got := IndexPath(filepath.Join("d", "train_0000.tar")); got != filepath.Join("d", "train_0000.tar.index.sqlite") {
 		t.Errorf("IndexPath = %s", got)
+	}
+}
+
+// TestSplitNameClean: names split without path.Clean (already clean and
+// relative) split as path.Clean("/" + name) splits them, over names made
+// of the elements that matter ("", ".", "..", a dot inside a name) and
+// slashes anywhere.
+func TestSplitNameClean(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	elems := []string{"", ".", "..", "a", "b.jpg", ".hidden", "x..y", "…"}
+	fast := 0
+	for range 20000 {
+		var b strings.Builder
+		for k := rng.IntN(5); k >= 0; k-- {
+			b.WriteString(elems[rng.IntN(len(elems))])
+			if k > 0 || rng.IntN(4) == 0 {
+				b.WriteByte('/')
+			}
+		}
+		name := b.String()
+		if rng.IntN(5) == 0 {
+			name = "/" + name
+		}
+		clean := path.Clean("/" + name)
+		wantDir, wantBase := "", ""
+		if clean != "/" {
+			i := strings.LastIndexByte(clean, '/')
+			wantDir, wantBase = clean[:i], clean[i+1:]
+		}
+		if cleanRelative(name) {
+			fast++
+		}
+		if dir, base := splitName(name); dir != wantDir || base != wantBase {
+			t.Fatalf("splitName(%q) = %q, %q; want %q, %q", name, dir, base, wantDir, wantBase)
+		}
+	}
+	if fast < 2000 {
+		t.Fatalf("only %d names took the path without path.Clean", fast)
 	}
 }
