@@ -194,6 +194,22 @@ func paxFloat(v string) (float64, error) {
 	return f, nil
 }
 
+// octalDigits is the value of b when it is 1 to 21 octal digits and
+// nothing else (21 digits fit in 63 bits).
+func octalDigits(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 21 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '7' {
+			return 0, false
+		}
+		v = v<<3 | int64(c-'0')
+	}
+	return v, true
+}
+
 // headerNumber is tarfile's nti: a numeric header field, GNU base-256 when
 // its first byte is 0x80 or 0xff, else octal digits up to the first NUL
 // with surrounding white space ignored.
@@ -219,6 +235,9 @@ func headerNumber(field []byte) (int64, error) {
 			acc = acc<<8 | int64(c)
 		}
 		return acc, nil
+	}
+	if v, ok := octalDigits(cString(field)); ok {
+		return v, nil // the usual field: digits, then NULs
 	}
 	s := strings.Trim(string(cString(field)), " \t\n\r\v\f")
 	if s == "" {
