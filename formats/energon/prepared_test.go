@@ -47,21 +47,7 @@ func TestPreparedSpooled(t *testing.T) {
 		if sp.Spooled() == 0 && len(shards) > 0 && len(shards[0].Samples) > 0 {
 			t.Fatalf("%s: nothing spooled", c)
 		}
-		got := filepath.Join(t.TempDir(), "out")
-		os.Mkdir(got, 0o755)
-		err := WritePrepared(context.Background(), got, ps, MetaOptions{})
-		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
-			t.Fatalf("%s: %v, want %v", c, err, wantErr)
-		}
-		if err == nil {
-			for _, f := range []string{IndexFile, UUIDFile, SplitYAMLFile, InfoJSONFile} {
-				a, _ := os.ReadFile(filepath.Join(want, MetaDir, f))
-				b, _ := os.ReadFile(filepath.Join(got, MetaDir, f))
-				if len(a) == 0 || !bytes.Equal(a, b) {
-					t.Errorf("%s: %s differs", c, f)
-				}
-			}
-		}
+		samePrepared(t, c, ps, want, wantErr)
 		if err := sp.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -241,21 +227,7 @@ func TestPrepareCompact(t *testing.T) {
 			ps = append(ps, back)
 		}
 		sp.Close()
-		got := filepath.Join(t.TempDir(), "out")
-		os.Mkdir(got, 0o755)
-		err := WritePrepared(context.Background(), got, ps, MetaOptions{})
-		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
-			t.Fatalf("%s: %v, want %v", c, err, wantErr)
-		}
-		if err == nil {
-			for _, f := range []string{IndexFile, UUIDFile, SplitYAMLFile, InfoJSONFile} {
-				a, _ := os.ReadFile(filepath.Join(want, MetaDir, f))
-				b, _ := os.ReadFile(filepath.Join(got, MetaDir, f))
-				if len(a) == 0 || !bytes.Equal(a, b) {
-					t.Fatalf("%s: %s differs from WriteMeta's", c, f)
-				}
-			}
-		}
+		samePrepared(t, c, ps, want, wantErr)
 	}
 
 	s := ShardSamples{Name: "a.tar", End: 4096,
@@ -284,6 +256,28 @@ func TestPrepareCompact(t *testing.T) {
 		damage(&c)
 		if _, err := PrepareCompact("a.tar", 4096, c, nil); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "a.tar") {
 			t.Errorf("%s: %v, want ErrFormat naming the shard", what, err)
+		}
+	}
+}
+
+// samePrepared: WritePrepared of ps gives the error WriteMeta gave
+// (wantErr), or the files it wrote in want.
+func samePrepared(t *testing.T, c string, ps []*PreparedShard, want string, wantErr error) {
+	t.Helper()
+	got := filepath.Join(t.TempDir(), "out")
+	os.Mkdir(got, 0o755)
+	err := WritePrepared(context.Background(), got, ps, MetaOptions{})
+	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+		t.Fatalf("%s: %v, want %v", c, err, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	for _, f := range []string{IndexFile, UUIDFile, SplitYAMLFile, InfoJSONFile} {
+		a, _ := os.ReadFile(filepath.Join(want, MetaDir, f))
+		b, _ := os.ReadFile(filepath.Join(got, MetaDir, f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s: %s differs from WriteMeta's", c, f)
 		}
 	}
 }
