@@ -14,6 +14,7 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/spool"
 )
 
@@ -146,11 +147,13 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 		tx.w = w
 		sink = tx
 	}
+	var files *safefile.Group
 	if opts.Loaders != nil {
 		opts.Loaders.Plan(shards)
-		src.Members = func(path string) MemberSink { return opts.Loaders.Shard(ctx, path) }
+		files = loaderFiles(ctx, src, opts.Loaders)
 	}
 	err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
+	err = commitLoaderFiles(files, err)
 	if err != nil {
 		if w != nil {
 			w.Abort()
@@ -168,6 +171,30 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 	st.Shards = len(shards)
 	addScanStats(st, src)
 	return w, st, nil
+}
+
+// loaderFiles hands the loaders each shard's members (src.Members), under
+// a context whose group takes the files they write of each shard:
+// committed together once the pass is over (commitLoaderFiles), their
+// syncs at once rather than two a file, one after the other.
+func loaderFiles(ctx context.Context, src *TarShards, l LoaderIndexes) *safefile.Group {
+	files := new(safefile.Group)
+	lctx := safefile.WithGroup(ctx, files)
+	src.Members = func(path string) MemberSink { return l.Shard(lctx, path) }
+	return files
+}
+
+// commitLoaderFiles puts the loaders' files of a pass that ended with err
+// in place, or removes them if it failed; files may be nil (no loaders).
+func commitLoaderFiles(files *safefile.Group, err error) error {
+	if files == nil {
+		return err
+	}
+	if err != nil {
+		files.Abort()
+		return err
+	}
+	return files.Commit()
 }
 
 // indexRules decide, row by row, what a TARIDX holds: with glzn's

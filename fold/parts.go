@@ -12,6 +12,7 @@ import (
 	"github.com/itarconv/itarconv/formats/taridx"
 
 	"github.com/itarconv/itarconv/internal/pathguard"
+	"github.com/itarconv/itarconv/internal/safefile"
 )
 
 // A partitioned index run: each task indexes its range of the shards into
@@ -56,11 +57,13 @@ func IndexPart(ctx context.Context, shards []string, lo, hi int, withTARIDX bool
 		tx = &taridxSink{w: w, fidBase: lo, rules: indexRules{compat: opts.CompatGLZN, stem: opts.Stem}, shardNames: mine}
 		sink = tx
 	}
+	var files *safefile.Group
 	if opts.Loaders != nil {
 		opts.Loaders.Plan(mine)
-		src.Members = func(path string) MemberSink { return opts.Loaders.Shard(ctx, path) }
+		files = loaderFiles(ctx, src, opts.Loaders)
 	}
-	if err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+	err := dataset.Run(ctx, src, sink, dataset.Options{Workers: opts.Workers, Progress: opts.Progress})
+	if err := commitLoaderFiles(files, err); err != nil {
 		return nil, err
 	}
 	st := &IndexStats{}

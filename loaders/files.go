@@ -2,6 +2,7 @@ package loaders
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -27,8 +28,10 @@ func WriteFile(path string, b []byte) error {
 }
 
 // WriteFileTo writes what wt writes to path, as WriteFile does, with no
-// copy of it in memory.
-func WriteFileTo(path string, wt io.WriterTo) error {
+// copy of it in memory; where ctx carries a safefile.Group (a shard's
+// indexer is given one by the pass), the file is put in place, and
+// synced, with the group's others.
+func WriteFileTo(ctx context.Context, path string, wt io.WriterTo) error {
 	f, err := safefile.Create(path)
 	if err != nil {
 		return err
@@ -42,7 +45,7 @@ func WriteFileTo(path string, wt io.WriterTo) error {
 		f.Abort()
 		return fmt.Errorf("writing %s: %w", f.Target(), err)
 	}
-	return f.CommitReplace()
+	return f.CommitReplaceIn(ctx)
 }
 
 // CommonDir is the deepest directory holding every path.

@@ -50,7 +50,9 @@ type Loader interface {
 // ShardIndexer builds one shard's index. Member takes the shard's members
 // in tar order (valid only during the call: keep copies); End is told where
 // the archive's content ends, writes the shard's files (if the loader has
-// any) and says how many. An error wrapping ErrNoIndex reports a shard the
+// any) and says how many. Where the Shard's ctx carries a safefile.Group
+// (a fold's pass gives one), the files are committed in it: they appear,
+// synced, with the pass's others, once the pass is over. An error wrapping ErrNoIndex reports a shard the
 // loader does not index.
 type ShardIndexer interface {
 	Member(m *tarfile.Member)

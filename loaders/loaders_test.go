@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -235,5 +236,42 @@ func TestDALIEmptyShard(t *testing.T) {
 	}
 	if _, err := os.Stat(dali.IndexPath(shard)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("an index of an empty shard: %v", err)
+	}
+}
+
+// TestShardFilesAllOrNone: the loaders' files of each shard appear, synced
+// together, once the pass over every shard is over: a pass that fails on
+// its last shard (cut short) leaves none of the good shards' files, nor
+// any temporary file; the same pass without that shard writes them all.
+func TestShardFilesAllOrNone(t *testing.T) {
+	dir := t.TempDir()
+	shards := webShards(t, dir)
+	bad := filepath.Join(dir, "data-002.tar")
+	testutil.WriteShard(t, bad, "s3.jpg", strings.Repeat("3", 5000), "s3.cls", "3")
+	b, _ := os.ReadFile(bad)
+	os.WriteFile(bad, b[:2048], 0o644) // the first payload cut short
+	set := func() *loaders.Set {
+		return loaders.NewSet(daliloader.New(""), energonloader.New(""), ratarmountloader.New(""))
+	}
+	entries := func() []string {
+		es, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	if _, err := fold.BuildIndex(context.Background(), append(slices.Clone(shards), bad), "", fold.IndexOptions{Loaders: set(), Workers: 1}); err == nil {
+		t.Fatal("a shard cut short was indexed")
+	}
+	if got := fmt.Sprint(entries()); got != "[data-000.tar data-001.tar data-002.tar]" {
+		t.Fatalf("after the failed pass: %s", got)
+	}
+	if _, err := fold.BuildIndex(context.Background(), shards, "", fold.IndexOptions{Loaders: set(), Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	want := "[data-000.idx data-000.tar data-000.tar.idx data-000.tar.index.sqlite data-001.idx data-001.tar data-001.tar.idx data-001.tar.index.sqlite data-002.tar]"
+	if got := fmt.Sprint(entries()); got != want {
+		t.Fatalf("after the pass: %s\nwant %s", got, want)
 	}
 }

@@ -63,6 +63,22 @@ func (b *Builder) WriteTo(dbPath string, archive os.FileInfo) (err error) {
 	return err
 }
 
+// WriteInto is WriteTo into f, an empty file the caller made (and syncs,
+// closes and names: a safefile, committed with others), for the archive
+// described by archive.
+func (b *Builder) WriteInto(f *os.File, archive os.FileInfo) error {
+	if b.err != nil {
+		return b.err
+	}
+	if b.nrows == 0 {
+		return ErrEmpty
+	}
+	if err := b.writeDB(f, archive); err != nil {
+		return fmt.Errorf("writing ratarmount index: %w", err)
+	}
+	return nil
+}
+
 // fileRows gives the rows of table files again, for the keys of its
 // index: their first three values (path, name, offsetheader), which the
 // index reads, the rest of each row passed over undecoded.

@@ -155,14 +155,7 @@ func (f *File) commit(replace bool) error {
 	f.done = true
 	f.wb.stop()
 	tmp := f.Name()
-	var err error
-	if f.reserved > 0 {
-		// Frees the blocks reserved past the file's end.
-		var fi os.FileInfo
-		if fi, err = f.Stat(); err == nil {
-			err = f.Truncate(fi.Size())
-		}
-	}
+	err := f.freeReserved()
 	if err == nil {
 		err = f.Sync()
 	}
@@ -185,6 +178,19 @@ func (f *File) commit(replace bool) error {
 	}
 	SyncDir(filepath.Dir(f.target))
 	return nil
+}
+
+// freeReserved frees the blocks reserved past the file's end (see
+// ReserveAhead).
+func (f *File) freeReserved() error {
+	if f.reserved <= 0 {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = f.Truncate(fi.Size())
+	}
+	return err
 }
 
 // renameErr is ErrExists for a target that exists, else the error

@@ -45,9 +45,9 @@ func (d daliLoader) Outputs(shards []string) []string {
 	return outs
 }
 
-func (d daliLoader) Shard(_ context.Context, path string) loaders.ShardIndexer {
+func (d daliLoader) Shard(ctx context.Context, path string) loaders.ShardIndexer {
 	out := d.path(path)
-	x := &daliIndexer{out: out}
+	x := &daliIndexer{ctx: ctx, out: out}
 	x.b.Memory, x.b.TempDir = d.memory, loaders.TempDir(out)
 	return x
 }
@@ -55,7 +55,8 @@ func (d daliLoader) Shard(_ context.Context, path string) loaders.ShardIndexer {
 func (daliLoader) Finish(context.Context, []string) (int, error) { return 0, nil }
 
 type daliIndexer struct {
-	out string // "" for an index kept in memory
+	ctx context.Context // the scan's: End's file is committed with its group
+	out string          // "" for an index kept in memory
 	b   dali.Builder
 }
 
@@ -75,7 +76,7 @@ func (d *daliIndexer) End(int64) (int, error) {
 	if d.b.Samples() == 0 {
 		return 0, fmt.Errorf("%w: %w", loaders.ErrNoIndex, dali.ErrEmpty)
 	}
-	return 1, loaders.WriteFileTo(d.out, &d.b)
+	return 1, loaders.WriteFileTo(d.ctx, d.out, &d.b)
 }
 
 // ShardFile is the index of the shard.

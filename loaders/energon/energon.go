@@ -101,8 +101,8 @@ func (e *energonLoader) Outputs(shards []string) []string {
 	return outs
 }
 
-func (e *energonLoader) Shard(_ context.Context, path string) loaders.ShardIndexer {
-	x := &energonIndexer{out: e.idxPath(path), spool: e.spoolFor(path)}
+func (e *energonLoader) Shard(ctx context.Context, path string) loaders.ShardIndexer {
+	x := &energonIndexer{ctx: ctx, out: e.idxPath(path), spool: e.spoolFor(path)}
 	x.b.Memory, x.b.TempDir = e.shardMemory, loaders.TempDir(x.out)
 	e.mu.Lock()
 	e.shards[path] = x
@@ -113,7 +113,8 @@ func (e *energonLoader) Shard(_ context.Context, path string) loaders.ShardIndex
 // energonIndexer builds a shard's .tar.idx and keeps its samples for the
 // dataset's index.sqlite.
 type energonIndexer struct {
-	out     string // "" for an index kept in memory
+	ctx     context.Context // the scan's: End's file is committed with its group
+	out     string          // "" for an index kept in memory
 	b       energon.IdxBuilder
 	end     int64
 	unknown string // a member whose part energon's numbers cannot be had for
@@ -150,7 +151,7 @@ func (x *energonIndexer) End(end int64) (int, error) {
 	if x.out == "" {
 		return 0, nil
 	}
-	err := loaders.WriteFileTo(x.out, idxTo{&x.b, end})
+	err := loaders.WriteFileTo(x.ctx, x.out, idxTo{&x.b, end})
 	if err != nil {
 		x.b.Release()
 		return 0, err

@@ -105,11 +105,11 @@ func (x *ratarmountIndexer) End(int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := x.b.WriteTo(f.Name(), st); err != nil {
+	if err := x.b.WriteInto(f.File, st); err != nil {
 		f.Abort()
 		return 0, ratarmountErr(err)
 	}
-	return 1, f.CommitReplace()
+	return 1, f.CommitReplaceIn(x.ctx)
 }
 
 // ratarmountErr reports the archives ratarmount indexes not (empty ones)
