@@ -29,8 +29,9 @@ var ErrOutputClash = errors.New("two indexes would have the same path")
 
 // A Loader is another data loader's index of tar shards, written from the
 // same pass over the headers as the fold's TARIDX: a file per shard, written
-// as soon as the shard is read, and (for some loaders) files that span the
-// whole dataset, written by Finish once every shard is read.
+// as soon as the shard is read (in place once the pass is over: see
+// ShardIndexer), and (for some loaders) files that span the whole dataset,
+// written by Finish once every shard is read.
 type Loader interface {
 	// Name is the loader's name on the command line ("dali", "energon").
 	Name() string
