@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -726,7 +727,17 @@ func (w *writer) writeJob(j *job) error {
 		iov = append(iov, b)
 	}
 	w.iov = iov[:0]
-	return mapped.WritePieces(j.sh.f, iov, j.off)
+	err := mapped.WritePieces(j.sh.f, iov, j.off)
+	var ge *mapped.GoneError
+	if errors.As(err, &ge) {
+		// Name the source whose mapping lost the bytes, not the shard.
+		for _, win := range j.wins {
+			if name, off, ok := win.m.Where(ge.Piece); ok {
+				return fmt.Errorf("%s: offset %d, writing %s: %w", name, off, filepath.Base(j.sh.f.Name()), mapped.ErrGone)
+			}
+		}
+	}
+	return err
 }
 
 // complete writes a shard's header into its room, hashes its file (and

@@ -3,6 +3,7 @@ package parquet
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math"
@@ -128,6 +129,22 @@ func (g *rowGroup) add(ls []leaf, cells []cell) {
 	g.rows++
 }
 
+// goneFrom names, for a value whose mapped bytes could not be written
+// (mapped.GoneError), the source file they were mapped from and where, in
+// an error of writing out; other errors are returned as they are.
+func (g *rowGroup) goneFrom(err error, out string) error {
+	var ge *mapped.GoneError
+	if !errors.As(err, &ge) {
+		return err
+	}
+	for _, r := range g.regions {
+		if name, off, ok := r.Where(ge.Piece); ok {
+			return fmt.Errorf("%s: offset %d, writing %s: %w", name, off, out, mapped.ErrGone)
+		}
+	}
+	return err
+}
+
 // reset empties g for the next group, its memory kept, and closes the
 // mappings its values pointed into.
 func (g *rowGroup) reset() {
@@ -220,6 +237,7 @@ func (fw *fileWriter) run() {
 	for g := range fw.work {
 		if fw.failed() == nil {
 			if err := mapped.Guard(func() error { return fw.writeGroup(g) }); err != nil {
+				err = g.goneFrom(err, fw.f.Target())
 				fw.mu.Lock()
 				fw.err = err
 				fw.mu.Unlock()

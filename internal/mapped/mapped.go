@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"unsafe"
 )
 
 // ErrUnsupported: this system, or this file, cannot be mapped; callers
@@ -18,7 +19,8 @@ var ErrGone = errors.New("mapped bytes are gone: the file shrank while it was re
 // Region is part of a file mapped read-only.
 type Region struct {
 	data    []byte
-	base    int64 // the file offset of data[0]
+	base    int64  // the file offset of data[0]
+	name    string // the file's, for Where
 	cleanup runtime.Cleanup
 }
 
@@ -34,7 +36,7 @@ func Map(f *os.File, off, size int64) (*Region, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mapping %s: bytes %d to %d: %w", f.Name(), off, off+size, err)
 	}
-	r := &Region{data: data, base: base}
+	r := &Region{data: data, base: base, name: f.Name()}
 	// A region dropped without Close (a conversion abandoned halfway) is
 	// unmapped once unreachable; its bytes must not outlive it.
 	r.cleanup = runtime.AddCleanup(r, func(data []byte) { unmapFile(data) }, data)
@@ -48,6 +50,37 @@ func (r *Region) Bytes(off, n int64) []byte {
 	i := off - r.base
 	return r.data[i : i+n : i+n]
 }
+
+// Where tells whether b lies in the region's bytes and, if so, the mapped
+// file's name and b's offset in it: where the bytes of a GoneError's
+// piece came from.
+func (r *Region) Where(b []byte) (name string, off int64, ok bool) {
+	if r == nil || len(r.data) == 0 || len(b) == 0 {
+		return "", 0, false
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(r.data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p < start || p-start >= uintptr(len(r.data)) {
+		return "", 0, false
+	}
+	return r.name, r.base + int64(p-start), true
+}
+
+// GoneError is ErrGone from WritePieces: a piece's bytes, mapped from a
+// file cut short since, could not be written. Piece is that piece (nil
+// when none faulted when read again), for the caller to tell, by the
+// regions it mapped (Region.Where), which file lost it.
+type GoneError struct {
+	Output string // the file written
+	Offset int64  // where in it the piece was to go
+	Piece  []byte
+}
+
+func (e *GoneError) Error() string {
+	return fmt.Sprintf("writing %s at offset %d: %v", e.Output, e.Offset, ErrGone)
+}
+
+func (e *GoneError) Unwrap() error { return ErrGone }
 
 // Close unmaps the region; its bytes must not be used afterwards.
 func (r *Region) Close() error {

@@ -1,14 +1,33 @@
 package mapped
 
 import (
-	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/itarconv/itarconv/internal/syswrite"
 
 	"golang.org/x/sys/unix"
 )
+
+// gone is the GoneError of pieces written from off in f: the first whose
+// last byte faults when read (a file cut short loses its end) is the
+// one the kernel could not copy.
+func gone(f *os.File, pieces [][]byte, off int64) *GoneError {
+	e := &GoneError{Output: f.Name(), Offset: off}
+	for _, p := range pieces {
+		if len(p) > 0 && Guard(func() error { probed.Store(uint32(p[len(p)-1])); return nil }) != nil {
+			e.Piece = p
+			return e
+		}
+		e.Offset += int64(len(p))
+	}
+	e.Offset = off
+	return e
+}
+
+// probed keeps a probe's read from being dropped as unused.
+var probed atomic.Uint32
 
 // WritePieces writes pieces back to back at off in f, with as few vectored
 // writes as the system takes (IOV_MAX pieces, syswrite.MaxWrite bytes
@@ -24,7 +43,7 @@ func WritePieces(f *os.File, pieces [][]byte, off int64) error {
 		}
 		if err == unix.EFAULT {
 			// Pieces mapped from a source file that was cut short since.
-			return fmt.Errorf("writing %s at offset %d: %w", f.Name(), off, ErrGone)
+			return gone(f, pieces, off)
 		}
 		if err != nil {
 			return &os.PathError{Op: "pwritev", Path: f.Name(), Err: err}

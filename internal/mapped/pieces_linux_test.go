@@ -42,4 +42,15 @@ func TestWritePiecesSourceCutShort(t *testing.T) {
 	if want := "shard.00000.mds at offset 104"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not name %q", err, want)
 	}
+	// The piece that could not be written, and where it came from.
+	var ge *GoneError
+	if !errors.As(err, &ge) || ge.Piece == nil {
+		t.Fatalf("%v: no piece said", err)
+	}
+	if name, off, ok := m.Where(ge.Piece); !ok || name != src || off != 8192 {
+		t.Errorf("the piece lies at %s, %d, %v; want %s, 8192", name, off, ok, src)
+	}
+	if _, _, ok := m.Where([]byte("head")); ok {
+		t.Error("bytes of the heap said to lie in the mapping")
+	}
 }
