@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/itarconv/itarconv/internal/mapped"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // TestWriteJobSourceCutShort: a value mapped from a source shard cut
@@ -15,14 +16,7 @@ import (
 // source and the offset of the bytes it lost, not the shard being written.
 func TestWriteJobSourceCutShort(t *testing.T) {
 	dir := t.TempDir()
-	src := filepath.Join(dir, "train-0001.tar")
-	if err := os.WriteFile(src, make([]byte, 64<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, f := testutil.SourceFile(t, dir, "train-0001.tar", 64<<10)
 	win := &window{f: &sharedFile{f: f}, lo: 0, hi: 64 << 10}
 	win.f.refs.Add(1)
 	win.hold()

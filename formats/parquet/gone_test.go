@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/itarconv/itarconv/internal/mapped"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // TestGoneNamesSource: a row group's value mapped from a source shard cut
@@ -16,15 +17,7 @@ import (
 // that file's temporary name alone.
 func TestGoneNamesSource(t *testing.T) {
 	dir := t.TempDir()
-	src := filepath.Join(dir, "train-0001.tar")
-	if err := os.WriteFile(src, make([]byte, 64<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	src, f := testutil.SourceFile(t, dir, "train-0001.tar", 64<<10)
 	r, err := mapped.Map(f, 0, 64<<10)
 	if err != nil {
 		t.Skip(err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // Pieces are written from mappings of a source's files: a
@@ -13,15 +15,7 @@ import (
 // the offset (ErrGone), not a crash nor a short shard.
 func TestWritePiecesSourceCutShort(t *testing.T) {
 	dir := t.TempDir()
-	src := filepath.Join(dir, "src.tar")
-	if err := os.WriteFile(src, make([]byte, 64<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	src, f := testutil.SourceFile(t, dir, "src.tar", 64<<10)
 	m, err := Map(f, 0, 64<<10)
 	if err != nil {
 		t.Skip(err)

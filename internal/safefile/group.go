@@ -2,7 +2,6 @@ package safefile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -40,31 +39,19 @@ const groupSyncs = 64
 // Commit (replace false) or CommitReplace (replace true) would, or its
 // Abort removes it.
 func (f *File) CommitIn(g *Group, replace bool) error {
-	if f.done {
-		return fmt.Errorf("safefile: %s already committed or aborted", f.target)
-	}
-	f.done = true
-	f.wb.stop()
-	tmp := f.Name()
-	err := f.freeReserved()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		g.mu.Lock()
-		if g.ended {
-			err = errors.New("the group of files was committed or aborted already")
-		} else {
-			g.files = append(g.files, groupFile{tmp, f.target, replace})
-		}
-		g.mu.Unlock()
-	}
+	tmp, err := f.close(false)
 	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	ended := g.ended
+	if !ended {
+		g.files = append(g.files, groupFile{tmp, f.target, replace})
+	}
+	g.mu.Unlock()
+	if ended {
 		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", f.target, unwrapPath(err))
+		return fmt.Errorf("writing %s: the group of files was committed or aborted already", f.target)
 	}
 	return nil
 }

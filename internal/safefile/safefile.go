@@ -149,28 +149,14 @@ func (f *File) Commit() error { return f.commit(false) }
 func (f *File) CommitReplace() error { return f.commit(true) }
 
 func (f *File) commit(replace bool) error {
-	if f.done {
-		return fmt.Errorf("safefile: %s already committed or aborted", f.target)
+	tmp, err := f.close(true)
+	if err != nil {
+		return err
 	}
-	f.done = true
-	f.wb.stop()
-	tmp := f.Name()
-	err := f.freeReserved()
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		if replace {
-			err = os.Rename(tmp, f.target)
-		} else {
-			err = renameNoReplace(tmp, f.target)
-		}
+	if replace {
+		err = os.Rename(tmp, f.target)
+	} else {
+		err = renameNoReplace(tmp, f.target)
 	}
 	if err != nil {
 		os.Remove(tmp)
@@ -180,17 +166,37 @@ func (f *File) commit(replace bool) error {
 	return nil
 }
 
-// freeReserved frees the blocks reserved past the file's end (see
-// ReserveAhead).
-func (f *File) freeReserved() error {
-	if f.reserved <= 0 {
-		return nil
+// close ends the writing of f (synced first, with sync), complete under
+// its temporary name, which it returns; on failure it removes it.
+func (f *File) close(sync bool) (string, error) {
+	if f.done {
+		return "", fmt.Errorf("safefile: %s already committed or aborted", f.target)
 	}
-	fi, err := f.Stat()
+	f.done = true
+	f.wb.stop()
+	tmp := f.Name()
+	var err error
+	if f.reserved > 0 {
+		// Frees the blocks reserved past the file's end.
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			err = f.Truncate(fi.Size())
+		}
+	}
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err == nil {
-		err = f.Truncate(fi.Size())
+		err = os.Chmod(tmp, 0o644)
 	}
-	return err
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("writing %s: %w", f.target, unwrapPath(err))
+	}
+	return tmp, nil
 }
 
 // renameErr is ErrExists for a target that exists, else the error

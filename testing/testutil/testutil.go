@@ -147,3 +147,20 @@ func WriteShard(t testing.TB, path string, files ...string) []byte {
 	}
 	return buf.Bytes()
 }
+
+// SourceFile writes size zero bytes at dir/name and opens the file for
+// reading (closed when the test ends): a source for tests that map it and
+// then cut it short.
+func SourceFile(t testing.TB, dir, name string, size int) (string, *os.File) {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, make([]byte, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return path, f
+}
