@@ -175,8 +175,9 @@ func indexShards(ctx context.Context, shards []string, out string, opts IndexOpt
 
 // loaderFiles hands the loaders each shard's members (src.Members), under
 // a context whose group takes the files they write of each shard:
-// committed together once the pass is over (commitLoaderFiles), their
-// syncs at once rather than two a file, one after the other.
+// committed thousands at a time, the last once the pass is over
+// (commitLoaderFiles), their syncs side by side rather than two a file,
+// one after the other.
 func loaderFiles(ctx context.Context, src *TarShards, l LoaderIndexes) *safefile.Group {
 	files := new(safefile.Group)
 	lctx := safefile.WithGroup(ctx, files)

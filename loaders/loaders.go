@@ -29,7 +29,7 @@ var ErrOutputClash = errors.New("two indexes would have the same path")
 
 // A Loader is another data loader's index of tar shards, written from the
 // same pass over the headers as the fold's TARIDX: a file per shard, written
-// as soon as the shard is read (in place once the pass is over: see
+// as soon as the shard is read (put in place with others: see
 // ShardIndexer), and (for some loaders) files that span the whole dataset,
 // written by Finish once every shard is read.
 type Loader interface {
@@ -53,7 +53,7 @@ type Loader interface {
 // the archive's content ends, writes the shard's files (if the loader has
 // any) and says how many. Where the Shard's ctx carries a safefile.Group
 // (a fold's pass gives one), the files are committed in it: they appear,
-// synced, with the pass's others, once the pass is over. An error wrapping ErrNoIndex reports a shard the
+// synced, with others, thousands at a time, the last once the pass is over. An error wrapping ErrNoIndex reports a shard the
 // loader does not index.
 type ShardIndexer interface {
 	Member(m *tarfile.Member)

@@ -240,9 +240,10 @@ func TestDALIEmptyShard(t *testing.T) {
 }
 
 // TestShardFilesAllOrNone: the loaders' files of each shard appear, synced
-// together, once the pass over every shard is over: a pass that fails on
-// its last shard (cut short) leaves none of the good shards' files, nor
-// any temporary file; the same pass without that shard writes them all.
+// together, once the pass over every shard is over (under thousands of
+// them): a pass that fails on its last shard (cut short) leaves none of
+// the good shards' files, nor any temporary file; the same pass without
+// that shard writes them all.
 func TestShardFilesAllOrNone(t *testing.T) {
 	dir := t.TempDir()
 	shards := webShards(t, dir)

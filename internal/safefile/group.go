@@ -19,7 +19,9 @@ import (
 // commits), renames each into place, and syncs each directory once.
 //
 // Until Commit, the files wait under their temporary names, which
-// SweepLeftovers keeps while this process runs; Abort removes them. A
+// SweepLeftovers keeps while this process runs; Abort removes them. Past
+// groupBatch files, the CommitIn that reaches it commits those first, so
+// that a Group's memory stays bounded whatever the number of files. A
 // Group is safe for use by several goroutines; the zero Group is ready.
 type Group struct {
 	mu    sync.Mutex
@@ -35,6 +37,10 @@ type groupFile struct {
 // groupSyncs is how many syncs a Group's Commit has in flight.
 const groupSyncs = 64
 
+// groupBatch is how many files a Group holds before it commits them (a
+// variable for the tests).
+var groupBatch = 4096
+
 // CommitIn closes f and leaves it to g: g's Commit puts it in place, as
 // Commit (replace false) or CommitReplace (replace true) would, or its
 // Abort removes it.
@@ -45,22 +51,29 @@ func (f *File) CommitIn(g *Group, replace bool) error {
 	}
 	g.mu.Lock()
 	ended := g.ended
+	var batch []groupFile
 	if !ended {
 		g.files = append(g.files, groupFile{tmp, f.target, replace})
+		if len(g.files) >= groupBatch {
+			batch, g.files = g.files, nil
+		}
 	}
 	g.mu.Unlock()
 	if ended {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: the group of files was committed or aborted already", f.target)
 	}
-	return nil
+	return commitFiles(batch)
 }
 
 // Commit syncs every file of the group, then renames each into place and
 // syncs the directories they are in. A file that cannot be synced or
 // renamed is an error naming it; the files not in place then are removed.
-func (g *Group) Commit() error {
-	files := g.end()
+func (g *Group) Commit() error { return commitFiles(g.end()) }
+
+// commitFiles syncs the files, then renames each into place and syncs
+// their directories (Group.Commit).
+func commitFiles(files []groupFile) error {
 	if len(files) == 0 {
 		return nil
 	}

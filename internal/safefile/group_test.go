@@ -140,3 +140,37 @@ func TestCommitReplaceIn(t *testing.T) {
 		t.Errorf("%v", got)
 	}
 }
+
+// TestGroupBatches: a group holding groupBatch files commits them at the
+// CommitIn that reaches the count, and goes on taking files; Commit puts
+// the rest in place. Its memory is a batch's, whatever the number of files.
+func TestGroupBatches(t *testing.T) {
+	defer func(n int) { groupBatch = n }(groupBatch)
+	groupBatch = 5
+	dir := t.TempDir()
+	var g Group
+	for i := range 12 {
+		f, err := Create(filepath.Join(dir, fmt.Sprintf("f%02d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.CommitIn(&g, true); err != nil {
+			t.Fatal(err)
+		}
+		placed := 0
+		for _, n := range names(t, dir) {
+			if !strings.HasPrefix(n, TempPrefix) {
+				placed++
+			}
+		}
+		if want := (i + 1) / 5 * 5; placed != want {
+			t.Fatalf("after %d files, %d in place, want %d", i+1, placed, want)
+		}
+	}
+	if err := g.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(t, dir); len(got) != 12 || got[11] != "f11" {
+		t.Fatalf("%v", got)
+	}
+}
