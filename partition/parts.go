@@ -92,6 +92,14 @@ func StatInputs(paths []string) ([]Input, error) {
 // A URL is recorded without its user info (remote.StoredURL): a part's
 // manifest is a file we keep.
 func StatInputsContext(ctx context.Context, paths []string) ([]Input, error) {
+	return StatInputsKnown(ctx, paths, nil)
+}
+
+// StatInputsKnown is StatInputsContext taking infos[i], where it is given
+// (not nil), for the stat of paths[i]: a caller that looked at every input
+// already (a task of thousands of shards on a network file system pays
+// for each stat).
+func StatInputsKnown(ctx context.Context, paths []string, infos []fs.FileInfo) ([]Input, error) {
 	// filepath.Abs asks for the working directory each time (a stat or
 	// two): a run of many shards asks once.
 	wd, err := os.Getwd()
@@ -106,9 +114,15 @@ func StatInputsContext(ctx context.Context, paths []string) ([]Input, error) {
 			urls = append(urls, i)
 			continue
 		}
-		fi, err := os.Stat(p)
-		if err != nil {
-			return nil, err
+		var fi fs.FileInfo
+		if i < len(infos) {
+			fi = infos[i]
+		}
+		if fi == nil {
+			var err error
+			if fi, err = os.Stat(p); err != nil {
+				return nil, err
+			}
 		}
 		// A shard given twice, under one name or two, is refused as one
 		// run refuses it: by every task, over the whole run's inputs (a

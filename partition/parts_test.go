@@ -1,9 +1,11 @@
 package partition
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -443,5 +445,23 @@ func TestStatInputsRefusesSameFile(t *testing.T) {
 		if !errors.Is(err, pathguard.ErrSameInput) || err.Error() != a+" and "+again+": the same file is given twice" {
 			t.Errorf("%s after %s: %v", again, a, err)
 		}
+		// The same with the stats a caller made already.
+		paths := []string{a, b, again}
+		infos := make([]fs.FileInfo, len(paths))
+		for i, p := range paths[:2] { // the last one stat'ed here
+			infos[i], _ = os.Stat(p)
+		}
+		if _, kerr := StatInputsKnown(context.Background(), paths, infos); kerr == nil || kerr.Error() != err.Error() {
+			t.Errorf("%s after %s, stats given: %v, want %v", again, a, kerr, err)
+		}
+	}
+	// Inputs from stats given are those of stats made.
+	infos := make([]fs.FileInfo, 2)
+	infos[0], _ = os.Stat(a)
+	infos[1], _ = os.Stat(b)
+	want, _ := StatInputs([]string{a, b})
+	got, err := StatInputsKnown(context.Background(), []string{a, b}, infos)
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%v, %v; want %v", got, err, want)
 	}
 }

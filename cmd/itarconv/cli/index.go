@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -108,6 +109,7 @@ type indexJob struct {
 	fold   string
 	shards []string
 	out    string
+	infos  []fs.FileInfo // the shards' stats where planIndex made them, else nil
 }
 
 func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, error) {
@@ -126,15 +128,18 @@ func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, e
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range shards {
+	infos := make([]fs.FileInfo, len(shards))
+	for i, a := range shards {
 		if remote.IsURL(a) {
 			continue // checked when opened
 		}
-		if st, err := os.Stat(a); err != nil {
+		st, err := os.Stat(a)
+		if err != nil {
 			return nil, err
 		} else if st.IsDir() {
 			return nil, usagef("%s is a directory: give one directory, or shard files", a)
 		}
+		infos[i] = st
 	}
 	if fl.compat == "glzn" {
 		if err := glznNames(shards); err != nil {
@@ -156,7 +161,7 @@ func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, e
 		}
 		out = filepath.Join(dir, name+".taridx")
 	}
-	return []indexJob{{fold: name, shards: shards, out: out}}, nil
+	return []indexJob{{fold: name, shards: shards, out: out, infos: infos}}, nil
 }
 
 // formatHelp is --format's help: TARIDX and every registered loader.
@@ -404,7 +409,7 @@ func guardIndexJobs(ctx context.Context, args []string, jobs []indexJob, set *lo
 		if partitioned {
 			// A task opens only its own shards: a run of thousands of
 			// tasks must not have each read every shard's head.
-			if t.inputs, err = partition.StatInputsContext(ctx, job.shards); err != nil {
+			if t.inputs, err = partition.StatInputsKnown(ctx, job.shards, job.infos); err != nil {
 				return t, err
 			}
 			sizes := make([]int64, len(t.inputs))
