@@ -104,23 +104,34 @@ func expandShardArgs(ctx context.Context, args []string) ([]string, error) {
 // convertInputs gathers every file a conversion reads, as the format of
 // each source lists them (registry.Format.Inputs): tar shards (given, or
 // those of a directory), an SCDL archive's files, a Barecat index and its
-// shards (through the links of a wrapped archive).
-func convertInputs(srcs []string) (*pathguard.Inputs, error) {
+// shards (through the links of a wrapped archive). Several sources are
+// tar shards (from, convert.Formats): each is not probed for its format,
+// which takes three opens of every one of thousands.
+func convertInputs(srcs []string, from string) (*pathguard.Inputs, error) {
 	in := &pathguard.Inputs{}
+	var known *registry.Format
+	if len(srcs) > 1 && from == "tar" {
+		known = registry.Lookup("tar")
+	}
 	for _, s := range srcs {
 		if s == "-" || remote.IsURL(s) {
 			continue
 		}
 		fi, statErr := os.Stat(s)
-		f := registry.Claimed(s)
+		f := known
+		if f == nil {
+			f = registry.Claimed(s)
+		}
 		if statErr != nil && (f == nil || f.Inputs == nil) {
 			return nil, statErr
 		}
 		dir := statErr == nil && fi.IsDir()
 		files := []string{s}
-		if f != nil && f.Inputs != nil {
+		switch {
+		case known != nil && !dir: // a tar shard: itself
+		case f != nil && f.Inputs != nil:
 			files = f.Inputs(s)
-		} else if dir {
+		case dir:
 			files = nil // a directory no format reads: nothing of it is read
 		}
 		for i, p := range files {
@@ -159,7 +170,7 @@ func targetOutputs(dst string, fl convertFlags, srcs []string) (registry.Outputs
 // guardConvert refuses a conversion whose inputs are not regular files,
 // repeat themselves, or would be replaced by its outputs.
 func guardConvert(srcs []string, dst string, fl convertFlags) error {
-	in, err := convertInputs(srcs)
+	in, err := convertInputs(srcs, fl.from)
 	if err != nil {
 		return err
 	}

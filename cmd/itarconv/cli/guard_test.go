@@ -158,6 +158,7 @@ func TestFIFOInput(t *testing.T) {
 		{[]string{"index", fifo, "-o", filepath.Join(out, "x.taridx")}, ExitUsage},
 		{[]string{"index", dir}, ExitData},
 		{[]string{"convert", fifo, filepath.Join(out, "a.tbl")}, ExitUsage},
+		{[]string{"convert", filepath.Join(dir, "train_0000.tar"), fifo, filepath.Join(out, "d.tbl")}, ExitUsage}, // several shards: not probed for a format
 		{[]string{"convert", "--fold", "train", dir, filepath.Join(out, "b.tbl")}, ExitData},
 		{[]string{"convert", lone, filepath.Join(out, "c")}, ExitUsage},
 		{[]string{"inspect", lone}, ExitData},
