@@ -127,7 +127,9 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 				own = shards
 			}
 			src := fold.NewTarShards(own, opts.Scan)
-			src.Spool = opts.Spool
+			if !inPlace { // plain local shards need no copies: opened as they are
+				src.Spool = opts.Spool
+			}
 			src.BatchBytes = 2 << 20
 			return src, nil
 		}, opts)
