@@ -112,6 +112,11 @@ func Formats(srcs []string, dst, from, to string) (string, string, error) {
 	return from, to, nil
 }
 
+// SeveralShards tells whether srcs, read as the format from (Formats),
+// are tar shards given one by one: then each is known for one without
+// being probed.
+func SeveralShards(srcs []string, from string) bool { return len(srcs) > 1 && from == "tar" }
+
 // pair is a conversion written for two formats, where it does more than
 // the registry's Open and Create can: tar shards read in place (duplicate
 // policies, wrapping, TurboLoader's selection), SCDL's two folds, the

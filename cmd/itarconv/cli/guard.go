@@ -110,8 +110,8 @@ func expandShardArgs(ctx context.Context, args []string) ([]string, error) {
 func convertInputs(srcs []string, from string) (*pathguard.Inputs, error) {
 	in := &pathguard.Inputs{}
 	var known *registry.Format
-	if len(srcs) > 1 && from == "tar" {
-		known = registry.Lookup("tar")
+	if convert.SeveralShards(srcs, from) {
+		known = registry.Lookup(from)
 	}
 	for _, s := range srcs {
 		if s == "-" || remote.IsURL(s) {
