@@ -43,89 +43,44 @@ func writeRanges(t testing.TB, newSource func() (dataset.PayloadSource, error), 
 // and col_ptr.npy are the run's files; in a fresh archive data.npy is,
 // and only gene indices are copied. The run's names of its files are gone.
 func TestWriteRangeMergesInPlace(t *testing.T) {
-	ctx := context.Background()
-	for _, ds := range partDatasets(t) {
-		t.Run(ds.name, func(t *testing.T) {
-			single := filepath.Join(t.TempDir(), "single")
-			want, wantErr := WriteRows(ctx, func(bool) (dataset.PayloadSource, error) { return ds.newSource() }, single, RowsOptions{Workers: 2})
-			if (wantErr == nil) != (ds.err == nil) {
-				t.Fatalf("WriteRows: %v, want %v", wantErr, ds.err)
+	mergeEverySplit(t, writeRanges, func(t *testing.T, _ partDataset, want *RowsStats, _ []int, root string, dirs []string, pst []*PartStats, ms *MergeStats) {
+		out := filepath.Join(root, "merged")
+		for _, st := range pst {
+			if !st.InPlace {
+				t.Errorf("part %s: not written in place", st.Dir)
 			}
-			src, err := ds.newSource()
+		}
+		if want.Mode != ModeCells {
+			return
+		}
+		arrays := []struct{ out, part string }{{DataFile, partDataFile}, {ColPtrFile, partColFile}}
+		if want.Fresh {
+			// The values alone are placed; the gene indices
+			// are copied (or converted), and only they.
+			arrays = arrays[:1]
+			if st, err := os.Stat(filepath.Join(out, ColPtrFile)); err != nil || ms.CopiedBytes > st.Size() || ms.LinkedFiles < 1 {
+				t.Errorf("merge stats %+v: want at most col_ptr.npy copied, data.npy linked", *ms)
+			}
+		} else if ms.CopiedBytes != 0 || ms.LinkedFiles < 2 {
+			t.Errorf("merge stats %+v: want no byte copied, the arrays linked", *ms)
+		}
+		for _, f := range arrays {
+			a, err := os.Stat(filepath.Join(out, f.out))
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, bounds := range splits(src.NumShards()) {
-				name := strings.Trim(strings.ReplaceAll(fmt.Sprint(bounds), " ", "-"), "[]")
-				t.Run(name, func(t *testing.T) {
-					root := t.TempDir()
-					out := filepath.Join(root, "merged")
-					dirs, pst, err := writeRanges(t, ds.newSource, bounds, root)
-					var got *RowsStats
-					var ms *MergeStats
-					if err == nil {
-						got, ms, err = MergeParts(ctx, dirs, out, RowsOptions{})
-					}
-					if wantErr != nil {
-						if err == nil {
-							t.Fatalf("the parts merged; WriteRows said %v", wantErr)
-						}
-						if ds.err != errAny && !errors.Is(err, ds.err) {
-							t.Errorf("%v, want %v (WriteRows: %v)", err, ds.err, wantErr)
-						}
-						if _, serr := os.Stat(out); serr == nil {
-							t.Errorf("an output after an error")
-						}
-						return
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					wantSt := *want
-					wantSt.Output = out
-					if *got != wantSt {
-						t.Errorf("stats %+v, want %+v", got, wantSt)
-					}
-					sameTree(t, single, out)
-					for _, st := range pst {
-						if !st.InPlace {
-							t.Errorf("part %s: not written in place", st.Dir)
-						}
-					}
-					if want.Mode != ModeCells {
-						return
-					}
-					arrays := []struct{ out, part string }{{DataFile, partDataFile}, {ColPtrFile, partColFile}}
-					if want.Fresh {
-						// The values alone are placed; the gene indices
-						// are copied (or converted), and only they.
-						arrays = arrays[:1]
-						if st, err := os.Stat(filepath.Join(out, ColPtrFile)); err != nil || ms.CopiedBytes > st.Size() || ms.LinkedFiles < 1 {
-							t.Errorf("merge stats %+v: want at most col_ptr.npy copied, data.npy linked", *ms)
-						}
-					} else if ms.CopiedBytes != 0 || ms.LinkedFiles < 2 {
-						t.Errorf("merge stats %+v: want no byte copied, the arrays linked", *ms)
-					}
-					for _, f := range arrays {
-						a, err := os.Stat(filepath.Join(out, f.out))
-						if err != nil {
-							t.Fatal(err)
-						}
-						b, err := os.Stat(filepath.Join(dirs[0], f.part))
-						if err != nil {
-							t.Fatal(err)
-						}
-						if !os.SameFile(a, b) {
-							t.Errorf("%s is not the run's file", f.out)
-						}
-					}
-					if left, _ := os.ReadDir(filepath.Join(root, "run")); len(left) != 0 {
-						t.Errorf("the run's files are still named: %v", left)
-					}
-				})
+			b, err := os.Stat(filepath.Join(dirs[0], f.part))
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
+			if !os.SameFile(a, b) {
+				t.Errorf("%s is not the run's file", f.out)
+			}
+		}
+		if left, _ := os.ReadDir(filepath.Join(root, "run")); len(left) != 0 {
+			t.Errorf("the run's files are still named: %v", left)
+		}
+	})
 }
 
 // placedDataset is a dataset with its header whose cells straddle shards.

@@ -327,10 +327,13 @@ func writeParts(t testing.TB, newSource func() (dataset.PayloadSource, error), b
 	return dirs, stats, nil
 }
 
-// TestMergePartsMatchesWriteRows: for every dataset and split, the parts
-// merged are byte for byte what WriteRows writes over the whole source,
-// with the same stats, or both refuse the dataset.
-func TestMergePartsMatchesWriteRows(t *testing.T) {
+// mergeEverySplit checks, for every dataset and split, that the parts
+// write makes of the split merge into what WriteRows writes over the whole
+// source, byte for byte and with the same stats, or that both refuse the
+// dataset (and nothing is written); then check looks at the merge
+// (out, made of dirs) as the writer of the parts wants.
+func mergeEverySplit(t *testing.T, write func(t testing.TB, newSource func() (dataset.PayloadSource, error), bounds []int, root string) ([]string, []*PartStats, error),
+	check func(t *testing.T, ds partDataset, want *RowsStats, bounds []int, root string, dirs []string, pst []*PartStats, ms *MergeStats)) {
 	ctx := context.Background()
 	for _, ds := range partDatasets(t) {
 		t.Run(ds.name, func(t *testing.T) {
@@ -356,7 +359,7 @@ func TestMergePartsMatchesWriteRows(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					root := t.TempDir()
 					out := filepath.Join(root, "merged")
-					dirs, pst, err := writeParts(t, ds.newSource, bounds, root)
+					dirs, pst, err := write(t, ds.newSource, bounds, root)
 					var got *RowsStats
 					var ms *MergeStats
 					if err == nil {
@@ -386,19 +389,28 @@ func TestMergePartsMatchesWriteRows(t *testing.T) {
 						t.Errorf("stats %+v, want %+v", got, wantSt)
 					}
 					sameTree(t, single, out)
-					if ms.Parts != len(dirs) || ms.CopiedBytes+ms.LinkedBytes == 0 && want.NNZ > 2 {
-						t.Errorf("merge stats %+v", ms)
-					}
-					checkMergeStats(t, ds.name, bounds, pst, ms)
-					for _, st := range pst {
-						t.Logf("part %s: %d shards, %d members, %d whole cells, %d edge cells, genes %v, %d passes",
-							filepath.Base(st.Dir), st.Shards, st.Members, st.WholeCells, st.EdgeCells, st.GeneDType, st.Passes)
-					}
-					t.Logf("merge: %+v", *ms)
+					check(t, ds, want, bounds, root, dirs, pst, ms)
 				})
 			}
 		})
 	}
+}
+
+// TestMergePartsMatchesWriteRows: for every dataset and split, the parts
+// WritePart writes merge into what WriteRows writes over the whole source,
+// with the same stats, or both refuse the dataset.
+func TestMergePartsMatchesWriteRows(t *testing.T) {
+	mergeEverySplit(t, writeParts, func(t *testing.T, ds partDataset, want *RowsStats, bounds []int, _ string, dirs []string, pst []*PartStats, ms *MergeStats) {
+		if ms.Parts != len(dirs) || ms.CopiedBytes+ms.LinkedBytes == 0 && want.NNZ > 2 {
+			t.Errorf("merge stats %+v", ms)
+		}
+		checkMergeStats(t, ds.name, bounds, pst, ms)
+		for _, st := range pst {
+			t.Logf("part %s: %d shards, %d members, %d whole cells, %d edge cells, genes %v, %d passes",
+				filepath.Base(st.Dir), st.Shards, st.Members, st.WholeCells, st.EdgeCells, st.GeneDType, st.Passes)
+		}
+		t.Logf("merge: %+v", *ms)
+	})
 }
 
 // checkMergeStats checks what the merge says it rewrote against what the
