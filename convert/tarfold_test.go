@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 type tarEntry struct {
@@ -28,25 +28,9 @@ type tarEntry struct {
 func readTarDir(t *testing.T, paths []string) []tarEntry {
 	t.Helper()
 	var out []tarEntry
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := tar.NewReader(f)
-		for {
-			h, err := tr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(tr)
-			out = append(out, tarEntry{h.Name, h.Typeflag, h.Mode, h.ModTime.Unix(), h.ModTime.Nanosecond(), string(b)})
-		}
-		f.Close()
-	}
+	testutil.EachTarMember(t, paths, func(h *tar.Header, b []byte) {
+		out = append(out, tarEntry{h.Name, h.Typeflag, h.Mode, h.ModTime.Unix(), h.ModTime.Nanosecond(), string(b)})
+	})
 	return out
 }
 

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/partition"
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // mixedShards writes shards whose members take both of the tar writer's
@@ -91,25 +91,9 @@ func readFold(t *testing.T, dir string) map[string][]byte {
 // members they name (name, size, extension, crash id), in index order.
 func foldMembers(t *testing.T, shards []string, index string) (members, rows []string, x *taridx.Index) {
 	t.Helper()
-	for _, s := range shards {
-		f, err := os.Open(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := tar.NewReader(f)
-		for {
-			h, err := tr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", s, err)
-			}
-			b, _ := io.ReadAll(tr)
-			members = append(members, fmt.Sprintf("%s %c %d %o %s %v %x", h.Name, h.Typeflag, h.Size, h.Mode, h.Linkname, h.ModTime.UnixNano(), sha256.Sum256(b)))
-		}
-		f.Close()
-	}
+	testutil.EachTarMember(t, shards, func(h *tar.Header, b []byte) {
+		members = append(members, fmt.Sprintf("%s %c %d %o %s %v %x", h.Name, h.Typeflag, h.Size, h.Mode, h.Linkname, h.ModTime.UnixNano(), sha256.Sum256(b)))
+	})
 	x, err := taridx.ReadFile(index)
 	if err != nil {
 		t.Fatal(err)

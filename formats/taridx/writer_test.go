@@ -5,13 +5,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // writeIndex writes entries to dir/name with opts and returns the file.
@@ -189,24 +190,7 @@ func TestWriterCrashIDs(t *testing.T) {
 		t.Fatalf("folds %+v", folds)
 	}
 	var names []string
-	for _, shard := range folds[0].Shards {
-		f, err := os.Open(shard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := tar.NewReader(f)
-		for {
-			h, err := tr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", shard, err)
-			}
-			names = append(names, h.Name)
-		}
-		f.Close()
-	}
+	testutil.EachTarMember(t, folds[0].Shards, func(h *tar.Header, _ []byte) { names = append(names, h.Name) })
 	if len(names) != len(want.Rows) {
 		t.Fatalf("%d members for %d rows", len(names), len(want.Rows))
 	}

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,4 +164,34 @@ func SourceFile(t testing.TB, dir, name string, size int) (string, *os.File) {
 	}
 	t.Cleanup(func() { f.Close() })
 	return path, f
+}
+
+// EachTarMember calls fn with every member of the tar files, in order:
+// its header and its payload, as archive/tar reads them.
+func EachTarMember(t testing.TB, paths []string, fn func(h *tar.Header, body []byte)) {
+	t.Helper()
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(f)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				f.Close()
+				t.Fatalf("%s: %v", p, err)
+			}
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				f.Close()
+				t.Fatalf("%s: %s: %v", p, h.Name, err)
+			}
+			fn(h, b)
+		}
+		f.Close()
+	}
 }

@@ -3,37 +3,21 @@ package cli
 import (
 	"archive/tar"
 	"encoding/json"
-	"io"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/itarconv/itarconv/testing/testutil"
 )
 
 // tarMembers reads every regular member of the tar files.
 func tarMembers(t *testing.T, paths ...string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
+	testutil.EachTarMember(t, paths, func(h *tar.Header, b []byte) {
+		if h.Typeflag == tar.TypeReg {
+			out[h.Name] = string(b)
 		}
-		tr := tar.NewReader(f)
-		for {
-			h, err := tr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if h.Typeflag == tar.TypeReg {
-				b, _ := io.ReadAll(tr)
-				out[h.Name] = string(b)
-			}
-		}
-		f.Close()
-	}
+	})
 	return out
 }
 
