@@ -294,23 +294,32 @@ func (w *Writer) writeRun(r *run) error {
 	if err := mapped.WritePieces(f, r.pieces, r.dataOff); err != nil {
 		return fmt.Errorf("samples %d-%d, from offset %d: %w", r.first, r.first+r.n-1, r.dataOff, err)
 	}
-	// What the run wrote can be on its way to the disk while others are
-	// written (the placers write all over the file: the index, the data
-	// and the metadata section grow at once).
-	startWriteback(f, int64(w.hdrLen)+int64(r.first)*int64(w.entLen), int64(len(r.idx)))
-	startWriteback(f, r.dataOff, r.dataLen)
 	if len(r.meta) > 0 && w.metaAt >= 0 {
 		if _, err := w.out.WriteAt(r.meta, w.metaAt+r.metaOff); err != nil {
 			return fmt.Errorf("metadata of samples %d-%d: %w", r.first, r.first+r.n-1, err)
 		}
-		startWriteback(w.out.File, w.metaAt+r.metaOff, int64(len(r.meta)))
 	} else if len(r.meta) > 0 && !r.metaMem {
 		if _, err := w.spill.WriteAt(r.meta, r.metaOff); err != nil {
 			return fmt.Errorf("metadata of samples %d-%d: %w", r.first, r.first+r.n-1, err)
 		}
 	}
+	// What the runs wrote can be on its way to the disk while others are
+	// written (the placers write all over the file: the index, the data
+	// and the metadata section grow at once): every writebackEvery bytes,
+	// the file's dirty pages all at once. A call for each range of each
+	// run was a fifth of a conversion of small shards, runs of kilobytes.
+	if w.wbPending.Add(int64(len(r.idx))+r.dataLen+int64(len(r.meta))) >= writebackEvery {
+		w.wbPending.Store(0)
+		startWritebackAll(f)
+		if w.out != nil && w.out.File != f {
+			startWritebackAll(w.out.File)
+		}
+	}
 	return nil
 }
+
+// writebackEvery is how many bytes runs write between two writebacks.
+const writebackEvery = 8 << 20
 
 // finishPlaced writes the metadata section after the data, and the
 // header, of a file whose samples were placed: the index is in place.

@@ -14,3 +14,8 @@ func startWriteback(f *os.File, off, n int64) {
 		unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 	}
 }
+
+// startWritebackAll starts writing out every dirty page of f.
+func startWritebackAll(f *os.File) {
+	unix.SyncFileRange(int(f.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/itarconv/itarconv/internal/safefile"
 )
@@ -75,8 +76,9 @@ type Writer struct {
 	// Set where runs of samples are placed (place.go) rather than added.
 	pl          *placers
 	placerCount int
-	metaRuns    [][]byte // the runs' metadata blocks while they fit SpoolMemory
-	metaAt      int64    // where the metadata section starts, where known before (else -1)
+	metaRuns    [][]byte     // the runs' metadata blocks while they fit SpoolMemory
+	metaAt      int64        // where the metadata section starts, where known before (else -1)
+	wbPending   atomic.Int64 // bytes runs wrote since the last writeback (writeRun)
 
 	// share is set for a writer of one task's share of a file several
 	// tasks write at once (WriteRange): out is nil.
