@@ -1,18 +1,37 @@
 package bench
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // CPUSeconds is a finished child's user plus system time.
 func CPUSeconds(ps *os.ProcessState) float64 {
 	return (ps.UserTime() + ps.SystemTime()).Seconds()
+}
+
+// RunTimed runs bin with args and returns its wall time (process start
+// included), its state (for CPUSeconds and MaxRSS) and its standard
+// output; a failure's error carries its standard error.
+func RunTimed(bin string, args ...string) (wall float64, ps *os.ProcessState, stdout []byte, err error) {
+	cmd := exec.Command(bin, args...)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	start := time.Now()
+	err = cmd.Run()
+	wall = time.Since(start).Seconds()
+	if err != nil {
+		return wall, cmd.ProcessState, out.Bytes(), fmt.Errorf("%v\n%s", err, stderr.Bytes())
+	}
+	return wall, cmd.ProcessState, out.Bytes(), nil
 }
 
 // MachineBusy is the CPU time, in seconds, the whole machine has spent busy

@@ -38,17 +38,7 @@ func writeVectors(f *os.File, iov [][]byte) error {
 		if n == 0 {
 			return io.ErrShortWrite
 		}
-		for n > 0 {
-			if n < len(iov[0]) {
-				iov[0] = iov[0][n:]
-				break
-			}
-			n -= len(iov[0])
-			iov = iov[1:]
-		}
-		for len(iov) > 0 && len(iov[0]) == 0 {
-			iov = iov[1:]
-		}
+		iov = syswrite.Advance(iov, n)
 	}
 	return nil
 }

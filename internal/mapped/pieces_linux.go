@@ -52,15 +52,7 @@ func WritePieces(f *os.File, pieces [][]byte, off int64) error {
 			return io.ErrShortWrite
 		}
 		off += int64(n)
-		// Past what was written: whole pieces, then part of one.
-		for n > 0 {
-			if n < len(pieces[0]) {
-				pieces[0] = pieces[0][n:]
-				break
-			}
-			n -= len(pieces[0])
-			pieces = pieces[1:]
-		}
+		pieces = syswrite.Advance(pieces, n)
 	}
 	return nil
 }

@@ -24,6 +24,23 @@ func Next(dst, pieces [][]byte, maxIov int) [][]byte {
 	return dst
 }
 
+// Advance drops from pieces the n bytes a vectored write took (whole
+// pieces, then the start of one) and the empty pieces then in front.
+func Advance(pieces [][]byte, n int) [][]byte {
+	for n > 0 {
+		if n < len(pieces[0]) {
+			pieces[0] = pieces[0][n:]
+			break
+		}
+		n -= len(pieces[0])
+		pieces = pieces[1:]
+	}
+	for len(pieces) > 0 && len(pieces[0]) == 0 {
+		pieces = pieces[1:]
+	}
+	return pieces
+}
+
 // Write writes p to f in calls of at most MaxWrite bytes.
 func Write(f *os.File, p []byte) (int, error) {
 	n := 0

@@ -85,3 +85,19 @@ func TestFileWritesAll(t *testing.T) {
 		t.Fatalf("%d bytes in the file, want %d", len(got), len(want))
 	}
 }
+
+// TestAdvance: the pieces left after n bytes were written hold the bytes
+// past n, in order, with no empty piece in front.
+func TestAdvance(t *testing.T) {
+	all := []byte("abcdefghij")
+	for n := 0; n <= len(all); n++ {
+		pieces := [][]byte{all[0:3], {}, all[3:4], all[4:4], all[4:10]}
+		left := Advance(pieces, n)
+		if got := bytes.Join(left, nil); !bytes.Equal(got, all[n:]) {
+			t.Errorf("n=%d: %q, want %q", n, got, all[n:])
+		}
+		if len(left) > 0 && len(left[0]) == 0 {
+			t.Errorf("n=%d: an empty piece in front", n)
+		}
+	}
+}

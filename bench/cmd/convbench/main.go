@@ -634,17 +634,12 @@ func runConvert(j *job, kind int, out, order string, check bool) (runResult, err
 // timeItarconv runs bin with args once, timed, and returns its figures,
 // its standard output and the command line as messages show it.
 func timeItarconv(bin string, args []string) (runResult, *bytes.Buffer, string, error) {
-	cmd := exec.Command(bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start).Seconds()
+	wall, ps, stdout, err := bench.RunTimed(bin, args...)
 	what := "itarconv " + strings.Join(args, " ")
 	if err != nil {
-		return runResult{}, nil, what, fmt.Errorf("%s: %v\n%s", what, err, stderr.Bytes())
+		return runResult{}, nil, what, fmt.Errorf("%s: %w", what, err)
 	}
-	return runResult{wall: wall, cpu: bench.CPUSeconds(cmd.ProcessState), rss: bench.MaxRSS(cmd.ProcessState)}, &stdout, what, nil
+	return runResult{wall: wall, cpu: bench.CPUSeconds(ps), rss: bench.MaxRSS(ps)}, bytes.NewBuffer(stdout), what, nil
 }
 
 // runConvertFormat runs one `itarconv convert -q --json` between the tar

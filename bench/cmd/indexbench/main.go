@@ -289,14 +289,9 @@ func runIndex(bin, dir, strategy, formats string, d bench.Dataset) (indexRun, er
 	if formats != "" {
 		args = append(args, "--format", formats)
 	}
-	cmd := exec.Command(bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start).Seconds()
+	wall, ps, stdout, err := bench.RunTimed(bin, args...)
 	if err != nil {
-		return indexRun{}, fmt.Errorf("itarconv index --read-strategy %s on dataset %s: %v\n%s", strategy, d.Name, err, stderr.Bytes())
+		return indexRun{}, fmt.Errorf("itarconv index --read-strategy %s on dataset %s: %w", strategy, d.Name, err)
 	}
 	var out struct {
 		Folds []struct {
@@ -312,8 +307,8 @@ func runIndex(bin, dir, strategy, formats string, d bench.Dataset) (indexRun, er
 			Written map[string]int `json:"written"`
 		} `json:"loaders"`
 	}
-	if err := bench.Result(stdout.Bytes(), &out); err != nil {
-		return indexRun{}, fmt.Errorf("itarconv index --json on dataset %s: %v in %q", d.Name, err, stdout.Bytes())
+	if err := bench.Result(stdout, &out); err != nil {
+		return indexRun{}, fmt.Errorf("itarconv index --json on dataset %s: %v in %q", d.Name, err, stdout)
 	}
 	if len(out.Folds) != 1 || out.Folds[0].Fold != d.Fold {
 		return indexRun{}, fmt.Errorf("dataset %s: expected one fold %q, got %+v", d.Name, d.Fold, out.Folds)
@@ -337,7 +332,7 @@ func runIndex(bin, dir, strategy, formats string, d bench.Dataset) (indexRun, er
 			}
 		}
 	}
-	return indexRun{wall: wall, cpu: bench.CPUSeconds(cmd.ProcessState), self: f.Seconds, rss: bench.MaxRSS(cmd.ProcessState),
+	return indexRun{wall: wall, cpu: bench.CPUSeconds(ps), self: f.Seconds, rss: bench.MaxRSS(ps),
 		reads: f.ReadCalls, readBytes: f.ReadBytes}, nil
 }
 
