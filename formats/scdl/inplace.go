@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,14 +25,22 @@ import (
 // all the tasks of the run share (the run's data and col files), where
 // data.npy and col_ptr.npy have them. A task finds where its share
 // starts by counting the values of the cells in the shards before its
-// own, reading only each values member's NPY header. The part then holds
-// the two files as hard links (data.bin, col.bin) and records the value
-// offset of its first whole cell; its edge cells and row ends are kept as
-// a part of WritePart keeps them. MergeParts writes the edge cells' values
+// own, reading only each values member's NPY header, or from the records
+// the run's other tasks left (records.go): tasks run one wave after
+// another count only the shards of the tasks of their own wave. The part
+// then holds the two files as hard links (data.bin, col.bin) and records
+// the value offset of its first whole cell; its edge cells and row ends
+// are kept as a part of WritePart keeps them. MergeParts writes the edge cells' values
 // and gene indices into the files, row_ptr.npy from the row ends, and
 // makes the files the archive's arrays: no payload byte is copied. The
 // run's names of the files are removed once merged, so that a task run
 // again cannot write into the archive.
+//
+// The command's tasks write WritePart's parts, which the merge copies: a
+// job array starts its tasks at once, where each would count every shard
+// before its own (4 tasks of 200k cells from a Barecat archive, started
+// together on 2 cores: 1.9 s against 0.9 s, for a merge of 0.03 s
+// against 0.15 s).
 //
 // A fresh archive (cells alone) takes its col_ptr dtype from the largest
 // gene index of every cell, which no task knows before the others have
@@ -86,7 +95,7 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 		}
 		return part, nil
 	}
-	c, err := countBefore(ctx, newSource, lo, opts)
+	c, err := countBefore(ctx, newSource, lo, dataDir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -95,14 +104,14 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 		return nil, fmt.Errorf("SCDL part %s: %w", dir, err)
 	}
 	defer run.close()
-	st, err := writePlaced(ctx, share, dir, opts, run, run.colDT)
+	st, own, err := writePlaced(ctx, share, dir, opts, run, run.colDT)
 	if errors.Is(err, errWiden) {
 		// Values placed alone, the part's gene indices in dtypes of
 		// several widths: as WritePart, a first pass finds the widest.
 		clearPart(dir)
 		var dt DType
 		if dt, err = partGeneDType(ctx, share, opts); err == nil {
-			st, err = writePlaced(ctx, share, dir, opts, run, dt)
+			st, own, err = writePlaced(ctx, share, dir, opts, run, dt)
 			if st != nil {
 				st.Passes = 2
 			}
@@ -118,6 +127,9 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 		clearPart(dir)
 		return nil, err
 	}
+	// The values of the task's own shards: a later task of the run need
+	// not count them.
+	c.recs.putValues(lo, hi, own)
 	return st, nil
 }
 
@@ -127,15 +139,16 @@ var errNoLink = errors.New("the run's files cannot be linked into the part")
 // writePlaced is writePart with the whole cells in the run's files, which
 // dir holds as links: their values, and where the header fixes its dtype
 // (geneDT is run.colDT) their gene indices; otherwise these go to col.bin
-// in geneDT (0: the first whole cell's).
-func writePlaced(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), dir string, opts RowsOptions, run *runFiles, geneDT DType) (*PartStats, error) {
+// in geneDT (0: the first whole cell's). It also returns the values of
+// the cells' members in the shards it read.
+func writePlaced(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), dir string, opts RowsOptions, run *runFiles, geneDT DType) (*PartStats, uint64, error) {
 	links := []struct{ from, to string }{{run.dataName, partDataFile}, {run.colName, partColFile}}
 	if run.valuesOnly() {
 		links = links[:1]
 	}
 	for _, l := range links {
 		if err := os.Link(l.from, filepath.Join(dir, l.to)); err != nil {
-			return nil, errNoLink
+			return nil, 0, errNoLink
 		}
 	}
 	s := &partSink{o: &outDir{final: dir, tmp: dir}, geneDT: geneDT, run: run}
@@ -153,29 +166,29 @@ func writePlaced(ctx context.Context, newSource func(counting bool) (dataset.Pay
 	for i, name := range names {
 		f, err := s.o.create(name)
 		if err != nil {
-			return nil, fmt.Errorf("SCDL part %s: %w", dir, err)
+			return nil, 0, fmt.Errorf("SCDL part %s: %w", dir, err)
 		}
 		k := []int{2, 3, 1}[i]
 		s.files[k], s.bufs[k] = f, newBufWriter(f)
 	}
 	s.asm.done = s.addCell
 	if err := runPass(ctx, newSource, false, s, dataset.Options{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := s.finish(); err != nil {
-		return nil, fmt.Errorf("SCDL part %s: %w", dir, err)
+		return nil, 0, fmt.Errorf("SCDL part %s: %w", dir, err)
 	}
 	for _, f := range []*os.File{run.data, run.col} {
 		if f == nil {
 			continue
 		}
 		if err := f.Sync(); err != nil {
-			return nil, fmt.Errorf("SCDL part %s: %w", dir, err)
+			return nil, 0, fmt.Errorf("SCDL part %s: %w", dir, err)
 		}
 	}
 	m := &s.meta
 	return &PartStats{Dir: dir, Shards: m.shards, Members: int64(m.members), WholeCells: int64(m.cells), EdgeCells: len(m.edges),
-		NNZ: m.nnz, Files: len(m.files), GeneDType: m.colDT, Passes: 1, Bytes: s.bytes, InPlace: true}, nil
+		NNZ: m.nnz, Files: len(m.files), GeneDType: m.colDT, Passes: 1, Bytes: s.bytes, InPlace: true}, s.shardV, nil
 }
 
 // placeCell checks a whole cell against the run's files before addCell
@@ -267,22 +280,35 @@ func (run *runFiles) close() {
 
 // countBefore is a task's first pass: the values of the cells' members
 // in the shards before the task's, and the header, looked for there, then
-// in the shards from the task's on until it is found.
-func countBefore(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), lo int, opts RowsOptions) (*countSink, error) {
+// in the shards from the task's on until it is found. What other tasks of
+// the run counted is read from the records they left in dataDir (their
+// own shards, and those they counted before theirs): the task counts only
+// the shards before its own that no record covers, and records them in
+// turn. Tasks run in waves then count at most the shards of the tasks
+// running beside them, whatever the number of tasks.
+func countBefore(ctx context.Context, newSource func(counting bool) (dataset.PayloadSource, error), lo int, dataDir string, opts RowsOptions) (*countSink, error) {
 	c := &countSink{}
+	src, err := newSource(true)
+	if err != nil {
+		return nil, err
+	}
+	c.shards, c.sizes = make([]string, src.NumShards()), dataset.ShardSizes(src)
+	for i := range c.shards {
+		c.shards[i] = src.ShardName(i)
+	}
+	registry.CloseSource(src)
+	if lo > len(c.shards) {
+		return nil, fmt.Errorf("SCDL part: shards from %d of %d", lo, len(c.shards))
+	}
+	c.recs = openRecords(dataDir, c.datasetKey())
+	from, before := c.recs.chain(lo)
 	shards := func(lo, hi int) func(bool) (dataset.PayloadSource, error) {
 		return func(counting bool) (dataset.PayloadSource, error) {
 			src, err := newSource(counting)
 			if err != nil {
 				return nil, err
 			}
-			if c.shards == nil {
-				c.shards, c.sizes = make([]string, src.NumShards()), dataset.ShardSizes(src)
-				for i := range c.shards {
-					c.shards[i] = src.ShardName(i)
-				}
-			}
-			part, err := dataset.Slice(src, lo, max(hi, lo))
+			part, err := dataset.Slice(src, lo, hi)
 			if err != nil {
 				registry.CloseSource(src)
 				return nil, err
@@ -290,20 +316,30 @@ func countBefore(ctx context.Context, newSource func(counting bool) (dataset.Pay
 			return part, nil
 		}
 	}
-	if err := runPass(ctx, shards(0, lo), true, c, dataset.Options{Workers: opts.Workers}); err != nil {
-		return nil, err
+	if from < lo {
+		// The rows with their bytes: a values member's header is in the
+		// batch, not read again member by member.
+		if err := runPass(ctx, shards(from, lo), false, c, dataset.Options{Workers: opts.Workers}); err != nil {
+			return nil, err
+		}
+		c.recs.putValues(from, lo, c.values)
 	}
-	if c.header != nil {
+	c.values += before
+	if c.header == nil {
+		c.header, c.searched = c.recs.header()
+	}
+	if c.header != nil || c.searched {
 		return c, nil
 	}
 	// Where the layouts put it first: in the task's first shard (the
 	// files beside the cells first, as this package writes them), then
 	// in the last (rows sorted by path, scdlmeta/ after the cells'
 	// digits), then in those between, so that a task seldom lists the
-	// shards after its own.
+	// shards after its own; last in those before it that records
+	// covered.
 	c.headerOnly = true
 	n := len(c.shards)
-	for _, r := range [][2]int{{lo, min(lo+1, n)}, {max(n-1, lo+1), n}, {lo + 1, n - 1}} {
+	for _, r := range [][2]int{{lo, min(lo+1, n)}, {max(n-1, lo+1), n}, {lo + 1, n - 1}, {0, from}} {
 		if r[0] >= r[1] {
 			continue
 		}
@@ -315,6 +351,7 @@ func countBefore(ctx context.Context, newSource func(counting bool) (dataset.Pay
 			return nil, err
 		}
 	}
+	c.recs.putHeader(c.header)
 	return c, nil
 }
 
@@ -328,9 +365,11 @@ type countSink struct {
 	src        dataset.PayloadSource
 	headerOnly bool
 	header     []byte
+	searched   bool     // a record says the dataset has no header
 	shards     []string // the whole dataset's
 	sizes      []int64
 	values     uint64
+	recs       *records
 }
 
 func (c *countSink) use(src dataset.PayloadSource) { c.src = src }
@@ -459,9 +498,22 @@ func (c *countSink) runFiles() *runFiles {
 	return run
 }
 
+// datasetKey names what the run's tasks share of one dataset before its
+// header is known: a digest of its shards, the same for every task.
+func (c *countSink) datasetKey() string {
+	return hex.EncodeToString(c.shardsDigest().Sum(nil)[:12])
+}
+
 // layout names the run's files: a digest of the dataset's shards and
 // header, the same for every task of the run.
 func (c *countSink) layout() string {
+	h := c.shardsDigest()
+	h.Write([]byte{0})
+	h.Write(c.header)
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+func (c *countSink) shardsDigest() hash.Hash {
 	h := sha256.New()
 	h.Write([]byte(strconv.Itoa(len(c.shards))))
 	for i, s := range c.shards {
@@ -469,9 +521,7 @@ func (c *countSink) layout() string {
 		h.Write([]byte(s))
 		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(c.sizes[i])))
 	}
-	h.Write([]byte{0})
-	h.Write(c.header)
-	return hex.EncodeToString(h.Sum(nil)[:12])
+	return h
 }
 
 // errMixedParts: parts written in place beside parts that were not.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,15 +14,30 @@ import (
 )
 
 // writeRanges writes one part per task of the split with WriteRange, the
-// run's files in root/run.
+// run's files in root/run, the tasks one after the other: each finds the
+// records of those before it, and counts nothing.
 func writeRanges(t testing.TB, newSource func() (dataset.PayloadSource, error), bounds []int, root string) ([]string, []*PartStats, error) {
+	return writeRangesOrdered(t, newSource, bounds, root, false)
+}
+
+// writeRangesLastFirst is writeRanges with the tasks run from the last:
+// no task finds a record of the shards before its own, each counts them.
+func writeRangesLastFirst(t testing.TB, newSource func() (dataset.PayloadSource, error), bounds []int, root string) ([]string, []*PartStats, error) {
+	return writeRangesOrdered(t, newSource, bounds, root, true)
+}
+
+func writeRangesOrdered(t testing.TB, newSource func() (dataset.PayloadSource, error), bounds []int, root string, lastFirst bool) ([]string, []*PartStats, error) {
 	run := filepath.Join(root, "run")
 	if err := os.MkdirAll(run, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var dirs []string
-	var stats []*PartStats
-	for k := range len(bounds) - 1 {
+	n := len(bounds) - 1
+	dirs, stats := make([]string, n), make([]*PartStats, n)
+	for i := range n {
+		k := i
+		if lastFirst {
+			k = n - 1 - i
+		}
 		dir := filepath.Join(root, fmt.Sprintf("part%03d", k))
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -29,9 +45,9 @@ func writeRanges(t testing.TB, newSource func() (dataset.PayloadSource, error), 
 		st, err := WriteRange(context.Background(), func(bool) (dataset.PayloadSource, error) { return newSource() },
 			bounds[k], bounds[k+1], dir, run, RowsOptions{Workers: k%3 + 1})
 		if err != nil {
-			return dirs, stats, err
+			return nil, nil, err
 		}
-		dirs, stats = append(dirs, dir), append(stats, st)
+		dirs[k], stats[k] = dir, st
 	}
 	return dirs, stats, nil
 }
@@ -42,45 +58,50 @@ func writeRanges(t testing.TB, newSource func() (dataset.PayloadSource, error), 
 // carries its header, the merge copies no byte: the archive's data.npy
 // and col_ptr.npy are the run's files; in a fresh archive data.npy is,
 // and only gene indices are copied. The run's names of its files are gone.
+// The tasks run in order (each reads the values before its shards from
+// the records of those before it) and from the last (each counts them).
 func TestWriteRangeMergesInPlace(t *testing.T) {
-	mergeEverySplit(t, writeRanges, func(t *testing.T, _ partDataset, want *RowsStats, _ []int, root string, dirs []string, pst []*PartStats, ms *MergeStats) {
-		out := filepath.Join(root, "merged")
-		for _, st := range pst {
-			if !st.InPlace {
-				t.Errorf("part %s: not written in place", st.Dir)
-			}
+	t.Run("in order", func(t *testing.T) { mergeEverySplit(t, writeRanges, checkMergedInPlace) })
+	t.Run("last first", func(t *testing.T) { mergeEverySplit(t, writeRangesLastFirst, checkMergedInPlace) })
+}
+
+func checkMergedInPlace(t *testing.T, _ partDataset, want *RowsStats, _ []int, root string, dirs []string, pst []*PartStats, ms *MergeStats) {
+	out := filepath.Join(root, "merged")
+	for _, st := range pst {
+		if !st.InPlace {
+			t.Errorf("part %s: not written in place", st.Dir)
 		}
-		if want.Mode != ModeCells {
-			return
+	}
+	if want.Mode != ModeCells {
+		return
+	}
+	arrays := []struct{ out, part string }{{DataFile, partDataFile}, {ColPtrFile, partColFile}}
+	if want.Fresh {
+		// The values alone are placed; the gene indices
+		// are copied (or converted), and only they.
+		arrays = arrays[:1]
+		if st, err := os.Stat(filepath.Join(out, ColPtrFile)); err != nil || ms.CopiedBytes > st.Size() || ms.LinkedFiles < 1 {
+			t.Errorf("merge stats %+v: want at most col_ptr.npy copied, data.npy linked", *ms)
 		}
-		arrays := []struct{ out, part string }{{DataFile, partDataFile}, {ColPtrFile, partColFile}}
-		if want.Fresh {
-			// The values alone are placed; the gene indices
-			// are copied (or converted), and only they.
-			arrays = arrays[:1]
-			if st, err := os.Stat(filepath.Join(out, ColPtrFile)); err != nil || ms.CopiedBytes > st.Size() || ms.LinkedFiles < 1 {
-				t.Errorf("merge stats %+v: want at most col_ptr.npy copied, data.npy linked", *ms)
-			}
-		} else if ms.CopiedBytes != 0 || ms.LinkedFiles < 2 {
-			t.Errorf("merge stats %+v: want no byte copied, the arrays linked", *ms)
+	} else if ms.CopiedBytes != 0 || ms.LinkedFiles < 2 {
+		t.Errorf("merge stats %+v: want no byte copied, the arrays linked", *ms)
+	}
+	for _, f := range arrays {
+		a, err := os.Stat(filepath.Join(out, f.out))
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, f := range arrays {
-			a, err := os.Stat(filepath.Join(out, f.out))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := os.Stat(filepath.Join(dirs[0], f.part))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !os.SameFile(a, b) {
-				t.Errorf("%s is not the run's file", f.out)
-			}
+		b, err := os.Stat(filepath.Join(dirs[0], f.part))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if left, _ := os.ReadDir(filepath.Join(root, "run")); len(left) != 0 {
-			t.Errorf("the run's files are still named: %v", left)
+		if !os.SameFile(a, b) {
+			t.Errorf("%s is not the run's file", f.out)
 		}
-	})
+	}
+	if left, _ := os.ReadDir(filepath.Join(root, "run")); len(left) != 0 {
+		t.Errorf("the run's files are still named: %v", left)
+	}
 }
 
 // placedDataset is a dataset with its header whose cells straddle shards.
@@ -237,4 +258,139 @@ func TestWriteRangeCanceled(t *testing.T) {
 			t.Errorf("lo %d: the part holds %v", lo, left)
 		}
 	}
+}
+
+// TestWriteRangeRecords: tasks run one after the other count nothing (the
+// only records are each task's own shards'); tasks run from the last
+// count the shards before their own and record them. A record damaged,
+// or records that disagree, are counted again; a record that lies is
+// found by the merge.
+func TestWriteRangeRecords(t *testing.T) {
+	ds := placedDataset(t)
+	ctx := context.Background()
+	src, _ := ds.newSource()
+	n := src.NumShards()
+	bounds := []int{0, n / 3, 2 * n / 3, n}
+	single := filepath.Join(t.TempDir(), "single")
+	if _, err := WriteRows(ctx, func(bool) (dataset.PayloadSource, error) { return ds.newSource() }, single, RowsOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// recorded lists the value records of the run's directory, by range.
+	recorded := func(run string) []string {
+		var got []string
+		ents, _ := os.ReadDir(run)
+		for _, e := range ents {
+			if _, rest, ok := strings.Cut(e.Name(), "."+valuesRecord); ok {
+				got = append(got, rest)
+			}
+		}
+		slices.Sort(got)
+		return got
+	}
+	ranges := func(pairs ...int) []string {
+		var s []string
+		for i := 0; i < len(pairs); i += 2 {
+			s = append(s, fmt.Sprintf("%d-%d", pairs[i], pairs[i+1]))
+		}
+		slices.Sort(s)
+		return s
+	}
+	merge := func(t *testing.T, dirs []string) error {
+		out := filepath.Join(filepath.Dir(dirs[0]), "merged")
+		if _, _, err := MergeParts(ctx, dirs, out, RowsOptions{}); err != nil {
+			return err
+		}
+		sameTree(t, single, out)
+		return nil
+	}
+	b1, b2 := bounds[1], bounds[2]
+
+	t.Run("in order", func(t *testing.T) {
+		root := t.TempDir()
+		dirs, _, err := writeRanges(t, ds.newSource, bounds, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := recorded(filepath.Join(root, "run")), ranges(0, b1, b1, b2, b2, n); !slices.Equal(got, want) {
+			t.Errorf("records %v, want %v (each task's own shards alone)", got, want)
+		}
+		if err := merge(t, dirs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("last first", func(t *testing.T) {
+		root := t.TempDir()
+		dirs, _, err := writeRangesLastFirst(t, ds.newSource, bounds, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := recorded(filepath.Join(root, "run")), ranges(0, b2, 0, b1, b1, b2, b2, n); !slices.Equal(got, want) {
+			t.Errorf("records %v, want %v (the shards before each task's, and its own)", got, want)
+		}
+		if err := merge(t, dirs); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	// The first two tasks' records, then the third task alone over them.
+	third := func(t *testing.T, spoil func(r *records)) ([]string, error) {
+		root := t.TempDir()
+		dirs, _, err := writeRanges(t, ds.newSource, bounds[:3], root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := filepath.Join(root, "run")
+		c := &countSink{}
+		c.shards, c.sizes = make([]string, n), dataset.ShardSizes(src)
+		for i := range c.shards {
+			c.shards[i] = src.ShardName(i)
+		}
+		spoil(openRecords(run, c.datasetKey()))
+		dir := filepath.Join(root, "part002")
+		os.Mkdir(dir, 0o755)
+		if _, err := WriteRange(ctx, func(bool) (dataset.PayloadSource, error) { return ds.newSource() }, b2, n, dir, run, RowsOptions{}); err != nil {
+			return nil, err
+		}
+		return append(dirs, dir), nil
+	}
+	t.Run("damaged", func(t *testing.T) {
+		dirs, err := third(t, func(r *records) {
+			name := filepath.Join(r.dir, r.valuesName(b1, b2))
+			b, _ := os.ReadFile(name)
+			b[0]++
+			os.WriteFile(name, b, 0o644)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := merge(t, dirs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("disagree", func(t *testing.T) {
+		dirs, err := third(t, func(r *records) { r.putValues(0, b2, 1) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := merge(t, dirs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("lies", func(t *testing.T) {
+		dirs, err := third(t, func(r *records) {
+			_, before := r.chain(b1)
+			if from, v := r.chain(b2); from != b2 {
+				t.Fatalf("the records reach shard %d, want %d", from, b2)
+			} else {
+				r.putValues(b1, b2, v-before-1)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = merge(t, dirs)
+		if !errors.Is(err, ErrPart) || !strings.Contains(err.Error(), "did not see the same dataset") {
+			t.Errorf("a record one value off: %v", err)
+		}
+	})
 }

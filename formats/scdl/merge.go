@@ -200,12 +200,18 @@ func MergeParts(ctx context.Context, parts []string, out string, opts RowsOption
 	if mg.inPlace {
 		// The run's names of its files: a task run again must not write
 		// into the archive's arrays.
+		// Nor a task of a run to come rely on the run's records.
+		dirs := map[string]bool{}
 		for _, p := range ps {
 			for _, name := range []string{p.meta.place.data, p.meta.place.col} {
 				if name != "" {
 					os.Remove(name)
+					dirs[filepath.Dir(name)] = true
 				}
 			}
+		}
+		for dir := range dirs {
+			removeRecords(dir)
 		}
 	}
 	return st, mg.ms, nil

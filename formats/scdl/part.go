@@ -151,6 +151,9 @@ type partSink struct {
 	// the values of the head's members seen here, which come before them.
 	run   *runFiles
 	headV uint64
+	// shardV counts the values of every cell's member read, for the
+	// run's records (WriteRange).
+	shardV uint64
 }
 
 func (s *partSink) use(src dataset.PayloadSource) {
@@ -229,6 +232,9 @@ func (s *partSink) Write(b *dataset.Batch) error {
 		p, err := cellPartOf(s.src, b, i, row, part, ref)
 		if err != nil {
 			return err
+		}
+		if p.part == 'v' {
+			s.shardV += uint64(p.n)
 		}
 		if err := s.addMember(p); err != nil {
 			return err
