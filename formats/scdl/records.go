@@ -2,24 +2,21 @@ package scdl
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/itarconv/itarconv/internal/sharedrec"
 )
 
 // records are what the tasks of a run written in place (WriteRange) tell
-// each other in the run's directory, so that a task need not count what
-// another counted: the values of the cells' members in a range of the
-// dataset's shards (a task's own shards, or those it counted before its
-// own), and the dataset's header, or that it has none. Each is a small
-// file, written whole under a temporary name and then renamed, and
-// checked by a CRC-32C of its key and content: a task reads a record
-// whole or not at all. Records only save work: one that cannot be written
-// or read is counted again, and records that disagree are all ignored.
-// The merge checks that each part's cells start where the part before
+// each other in the run's directory (package sharedrec), so that a task
+// need not count what another counted: the values of the cells' members
+// in a range of the dataset's shards (a task's own shards, or those it
+// counted before its own), and the dataset's header, or that it has
+// none. Records that disagree are all ignored. The merge checks that each part's cells start where the part before
 // ends, so a record that lied could not go unnoticed.
 type records struct {
 	dir    string
@@ -35,54 +32,17 @@ const (
 	headerRecord = "header"
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// maxRecord bounds the record files read: a header and its framing.
-const maxRecord = maxHeaderFile + 16
+// maxRecord bounds the records read: a header and its framing.
+const maxRecord = maxHeaderFile + 1
 
 func openRecords(dir, key string) *records {
 	return &records{dir: dir, prefix: recordPrefix + key + "."}
 }
 
-// seal appends the CRC of the record's name and content.
-func (r *records) seal(name string, content []byte) []byte {
-	sum := crc32.Update(crc32.Checksum([]byte(name), castagnoli), castagnoli, content)
-	return binary.LittleEndian.AppendUint32(content, sum)
-}
+func (r *records) open(name string) []byte { return sharedrec.Get(r.dir, name, maxRecord) }
 
-// open reads the record name: its content, or nil where there is none
-// whole.
-func (r *records) open(name string) []byte {
-	f, err := os.Open(filepath.Join(r.dir, name))
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || st.Size() < 4 || st.Size() > maxRecord {
-		return nil
-	}
-	b := make([]byte, maxRecord)
-	n, _ := f.ReadAt(b, 0)
-	b = b[:n]
-	if n < 4 || !slices.Equal(r.seal(name, slices.Clone(b[:n-4])), b) {
-		return nil
-	}
-	return b[:n-4]
-}
-
-// put writes the record name, leaving it as it is where that fails.
 func (r *records) put(name string, content []byte) {
-	if r == nil {
-		return
-	}
-	f, err := os.CreateTemp(r.dir, r.prefix+"tmp-*")
-	if err != nil {
-		return
-	}
-	_, err = f.Write(r.seal(name, content))
-	if cerr := f.Close(); err != nil || cerr != nil || os.Rename(f.Name(), filepath.Join(r.dir, name)) != nil {
-		os.Remove(f.Name())
-	}
+	sharedrec.Put(r.dir, name, r.prefix+"tmp-", content)
 }
 
 func (r *records) valuesName(lo, hi int) string {

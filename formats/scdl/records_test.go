@@ -5,15 +5,17 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/itarconv/itarconv/internal/sharedrec"
 )
 
 // FuzzRecords: whatever a run's directory holds under the records' names,
 // reading them never panics, and only a record written whole counts.
 func FuzzRecords(f *testing.F) {
 	seed := openRecords(f.TempDir(), "k")
-	f.Add("values-0-3", seed.seal(seed.valuesName(0, 3), []byte{7, 0, 0, 0, 0, 0, 0, 0}), 3)
-	f.Add("header", seed.seal(seed.prefix+headerRecord, []byte{1, 'h'}), 1)
-	f.Add("header", seed.seal(seed.prefix+headerRecord, []byte{0}), 1)
+	f.Add("values-0-3", sharedrec.Seal(seed.valuesName(0, 3), []byte{7, 0, 0, 0, 0, 0, 0, 0}), 3)
+	f.Add("header", sharedrec.Seal(seed.prefix+headerRecord, []byte{1, 'h'}), 1)
+	f.Add("header", sharedrec.Seal(seed.prefix+headerRecord, []byte{0}), 1)
 	f.Add("values-2-1", []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 4)
 	f.Fuzz(func(t *testing.T, name string, content []byte, lo int) {
 		dir := t.TempDir()
@@ -28,7 +30,7 @@ func FuzzRecords(f *testing.F) {
 		if from != 0 {
 			want := r.valuesName(0, from)
 			b, _ := os.ReadFile(filepath.Join(dir, want))
-			if r.prefix+name != want || len(b) != 12 || !bytes.Equal(r.seal(want, b[:8]), b) || from > lo {
+			if r.prefix+name != want || len(b) != 12 || !bytes.Equal(sharedrec.Seal(want, b[:8]), b) || from > lo {
 				t.Errorf("the records reach shard %d with %d values from %q (%x)", from, n, name, content)
 			}
 		}

@@ -3,9 +3,6 @@ package tbl
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -117,19 +114,35 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 		registry.CloseSource(counting)
 		return nil, fmt.Errorf("writing a TBL part in %s: shards %d to %d of %d", dir, lo, hi, counting.NumShards())
 	}
+	digest, err := shardsDigest(counting, opts)
+	if err != nil {
+		registry.CloseSource(counting)
+		return nil, err
+	}
 	sel := &selector{sel: whole, skipped: map[string]int64{}, src: counting}
 	sel.files, _ = counting.(dataset.ShardFiles)
 	targets := map[string]*dataset.Row{}
 	cs := &countSink{sel: sel, src: counting, noMetaMembers: opts.NoMetaMembers, targets: targets,
 		shards: make([]shardCount, counting.NumShards())}
-	err = dataset.Run(ctx, counting, cs, dataset.Options{Workers: opts.Workers})
-	if err == nil && cs.pairing.pending != nil {
-		cs.counted(cs.pendingShard, cs.pending)
-		cs.resolved(false)
+	// Records of shards that are files, whose sizes and modification
+	// times the digest holds; a selection (a function) is not in it: such
+	// a run counts in every task.
+	rec := opts.Select == nil && sel.files != nil
+	var c *wholeCount
+	if rec {
+		c = loadCount(dataDir, digest, counting.NumShards())
 	}
-	var layout string
-	if err == nil {
-		layout, err = layoutDigest(counting, cs.shards, opts)
+	if c != nil {
+		sel.n, cs.bytes, cs.shards = c.samples, c.bytes, c.shards
+	} else {
+		err = dataset.Run(ctx, counting, cs, dataset.Options{Workers: opts.Workers})
+		if err == nil && cs.pairing.pending != nil {
+			cs.counted(cs.pendingShard, cs.pending)
+			cs.resolved(false)
+		}
+		if err == nil && rec && len(targets) == 0 {
+			storeCount(dataDir, digest, &wholeCount{samples: sel.n, bytes: cs.bytes, shards: cs.shards})
+		}
 	}
 	registry.CloseSource(counting)
 	if err != nil {
@@ -140,6 +153,7 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 		// task's share: placed by the merge.
 		return WritePart(ctx, sliced, dir, opts)
 	}
+	layout := layoutOf(digest, cs.shards)
 	limit := int64(MaxSamplesV2)
 	if opts.Version == 1 {
 		limit = MaxSamplesV1
@@ -248,36 +262,6 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 	}
 	st.Output = ip.Data
 	return &PartStats{Dir: dir, RowsStats: *st, PendingMember: info.Trailing != nil}, nil
-}
-
-// layoutDigest names the layout the count gives: the options that shape
-// the bytes, and every shard's name, size and modification time where
-// it is a file, samples and bytes.
-func layoutDigest(src dataset.PayloadSource, shards []shardCount, opts RowsOptions) (string, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "tbl-in-place 1 v%d lz4=%v nonames=%v nometa=%v %d\n", opts.Version, opts.LZ4, opts.NoNames, opts.NoMetaMembers, len(shards))
-	files, _ := src.(dataset.ShardFiles)
-	var b [8]byte
-	for k, c := range shards {
-		name := src.ShardName(k)
-		binary.LittleEndian.PutUint64(b[:], uint64(len(name)))
-		h.Write(b[:])
-		h.Write([]byte(name))
-		if files != nil {
-			f, err := files.ShardFile(k)
-			if err != nil {
-				return "", err
-			}
-			fi, err := f.Stat()
-			f.Close()
-			if err != nil {
-				return "", err
-			}
-			fmt.Fprintf(h, " %d %d", fi.Size(), fi.ModTime().UnixNano())
-		}
-		fmt.Fprintf(h, " %d %d\n", c.samples, c.bytes)
-	}
-	return hex.EncodeToString(h.Sum(nil)[:12]), nil
 }
 
 // share is where a Writer of one task's share writes: the shared data

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/itarconv/itarconv/dataset"
 )
@@ -868,4 +869,89 @@ func wholeRun(t *testing.T, d *partDataset, opts RowsOptions) (*RowsStats, []byt
 		t.Fatal(err)
 	}
 	return want, b
+}
+
+// noCount is a dataset whose counting passes fail: a task given it must
+// take the run's record of the count.
+type noCount struct{ toyFiles }
+
+func (noCount) Scan(context.Context, int, func([]dataset.Row) error) error {
+	return errors.New("counted again")
+}
+
+// TestWriteRangeCountRecord: the first task of a run leaves its count of
+// the whole dataset in the run's directory, and a later task takes it
+// rather than counting; a damaged record, or a shard changed since (its
+// modification time), is counted again; either way the merge gives what
+// WriteRows gives.
+func TestWriteRangeCountRecord(t *testing.T) {
+	ctx := context.Background()
+	var d *partDataset
+	for _, ds := range partDatasets(t) {
+		if ds.name == "toy" {
+			d = ds
+		}
+	}
+	_, wantBytes := wholeRun(t, d, RowsOptions{})
+	src, _ := d.whole(true)
+	toy := src.(toyFiles)
+	split := []int{0, 2, 4, d.shards}
+	run := func(t *testing.T, later func(bool) (dataset.PayloadSource, error), between func(dir string)) error {
+		dir := t.TempDir()
+		var parts []string
+		for k := range len(split) - 1 {
+			p := filepath.Join(dir, fmt.Sprintf("part%02d", k))
+			os.Mkdir(p, 0o755)
+			whole := d.whole
+			if k > 0 {
+				whole = later
+			}
+			if _, err := WriteRange(ctx, whole, split[k], split[k+1], p, dir, RowsOptions{Workers: 1}); err != nil {
+				return fmt.Errorf("task %d: %w", k, err)
+			}
+			if k == 0 {
+				if recs, _ := filepath.Glob(filepath.Join(dir, "shared-tbl-*.count")); len(recs) != 1 {
+					t.Fatalf("records after the first task: %q", recs)
+				}
+				between(dir)
+			}
+			parts = append(parts, p)
+		}
+		out := filepath.Join(dir, "merged.tbl")
+		if _, _, err := MergeParts(ctx, parts, out, RowsOptions{}); err != nil {
+			return err
+		}
+		if got, _ := os.ReadFile(out); !bytes.Equal(got, wantBytes) {
+			t.Errorf("the merged file differs from WriteRows'")
+		}
+		return nil
+	}
+	counting := func(counting bool) (dataset.PayloadSource, error) {
+		if counting {
+			return noCount{toy}, nil
+		}
+		return d.whole(false)
+	}
+	if err := run(t, counting, func(string) {}); err != nil {
+		t.Fatalf("later tasks over the record: %v", err)
+	}
+	damage := func(dir string) {
+		recs, _ := filepath.Glob(filepath.Join(dir, "shared-tbl-*.count"))
+		b, _ := os.ReadFile(recs[0])
+		b[len(b)/2] ^= 1
+		os.WriteFile(recs[0], b, 0o644)
+	}
+	if err := run(t, counting, damage); err == nil || !strings.Contains(err.Error(), "counted again") {
+		t.Errorf("over a damaged record: %v, want the count run again", err)
+	}
+	if err := run(t, d.whole, damage); err != nil {
+		t.Errorf("counted again over a damaged record: %v", err)
+	}
+	touch := func(string) {
+		later := time.Now().Add(time.Hour)
+		os.Chtimes(toy.paths[3], later, later)
+	}
+	if err := run(t, counting, touch); err == nil || !strings.Contains(err.Error(), "counted again") {
+		t.Errorf("a shard changed since the record: %v, want the count run again", err)
+	}
 }
