@@ -477,3 +477,44 @@ func TestConvertBarecatShardSize(t *testing.T) {
 	}
 	sameFiles(t, "Barecat", coverRead(t, "barecat", bc), want)
 }
+
+// TestPlainLocalRun: the first task of a run to find its shards plain
+// records it, and the run's later tasks take the record without opening
+// a shard; a compressed shard, or a run without a name, records nothing.
+func TestPlainLocalRun(t *testing.T) {
+	src, _ := coverFold(t, 3)
+	shards, err := ConvertInputs([]string{src}, ConvertOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), ".out.parts")
+	if !plainLocalRun(shards, dir, "") {
+		t.Fatal("plain shards said not plain")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("a run without a name recorded %d files", len(ents))
+	}
+	if !plainLocalRun(shards, dir, "run1") {
+		t.Fatal("plain shards said not plain")
+	}
+	// The record, not the shards: paths that are no files pass for run1.
+	gone := []string{filepath.Join(dir, "nosuch.tar")}
+	if !plainLocalRun(gone, dir, "run1") {
+		t.Errorf("the run's record was not taken")
+	}
+	if plainLocalRun(gone, dir, "run2") {
+		t.Errorf("another run took run1's record")
+	}
+	gz := filepath.Join(t.TempDir(), "a.tar.gz")
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(coverTar(t, "", "a.txt", "a"))
+	zw.Close()
+	os.WriteFile(gz, buf.Bytes(), 0o644)
+	if plainLocalRun(append(shards, gz), dir, "run3") {
+		t.Errorf("a compressed shard said plain")
+	}
+	if ents, _ := filepath.Glob(filepath.Join(dir, "*run3*")); len(ents) != 0 {
+		t.Errorf("recorded for a compressed shard: %v", ents)
+	}
+}

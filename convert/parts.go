@@ -15,6 +15,7 @@ import (
 	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tbl"
+	"github.com/itarconv/itarconv/internal/sharedrec"
 	"github.com/itarconv/itarconv/partition"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -120,7 +121,7 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 		// Remote or compressed shards would be fetched or decompressed by
 		// every task for that count: there a task writes a part of its
 		// own shards, which the merge copies.
-		inPlace := tbl.CanWriteInPlace(tbl.RowsOptions{LZ4: opts.LZ4}) && plainLocal(shards)
+		inPlace := tbl.CanWriteInPlace(tbl.RowsOptions{LZ4: opts.LZ4}) && plainLocalRun(shards, partition.PartsDir(dst), t.Run)
 		newSource, ro := tblSetup(func(bool) (dataset.PayloadSource, error) {
 			own := shards[lo:hi]
 			if inPlace {
@@ -133,6 +134,7 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 			src.BatchBytes = 2 << 20
 			return src, nil
 		}, opts)
+		ro.Run = t.Run
 		var st *tbl.PartStats
 		if inPlace {
 			shared := partition.PartsDir(dst)
@@ -242,6 +244,22 @@ func (s sliced) Name() string {
 		return n.Name()
 	}
 	return "rows"
+}
+
+// plainLocalRun is plainLocal for a task of the run named run (""
+// where unknown), whose first task to find every shard plain records it
+// in dir for the others: each would otherwise open every shard of the
+// run. The run's name digests its inputs' sizes and modification times.
+func plainLocalRun(shards []string, dir, run string) bool {
+	name := partition.SharedPrefix + "plain-" + run
+	if run != "" && string(sharedrec.Get(dir, name, 1)) == "1" {
+		return true
+	}
+	plain := plainLocal(shards)
+	if plain && run != "" && os.MkdirAll(dir, 0o755) == nil {
+		sharedrec.Put(dir, name, partition.SharedPrefix+"tmp-", []byte("1"))
+	}
+	return plain
 }
 
 // plainLocal tells whether every shard is a plain tar file on this

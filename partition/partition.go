@@ -24,6 +24,10 @@ type Task struct {
 	// Source says where the task came from: "--task", or the environment
 	// variables read.
 	Source string
+	// Run is the run's ID (RunID) where the caller knows it: the tasks of
+	// a run may leave each other what they computed under it (files named
+	// SharedPrefix and more in the parts directory). "" where unknown.
+	Run string
 }
 
 func (t Task) String() string { return fmt.Sprintf("%d/%d", t.K, t.N) }

@@ -338,6 +338,14 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 			os.RemoveAll(tmp)
 		}
 	}()
+	m.InputsDigest, m.NumInputs = inputsDigest(m.Inputs), len(m.Inputs)
+	if m.Tool == "" {
+		m.Tool = ToolVersion()
+	}
+	// The run is named before the part is filled: a task may name what it
+	// shares with the run's other tasks by it (fill changes neither the
+	// inputs nor the options).
+	m.Run = RunID(m)
 	if err := fill(tmp); err != nil {
 		return "", err
 	}
@@ -353,7 +361,6 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 			m.Written[i].Name = abs
 		}
 	}
-	m.InputsDigest, m.NumInputs = inputsDigest(m.Inputs), len(m.Inputs)
 	if err := writeSharedInputs(parts, m); err != nil {
 		return "", err
 	}
@@ -362,10 +369,6 @@ func WritePart(out string, m *Manifest, fill func(dir string) error) (string, er
 		return "", fmt.Errorf("listing the part's files: %w", err)
 	}
 	m.Format, m.Files, m.Finished = manifestFormat, files, time.Now().UTC()
-	if m.Tool == "" {
-		m.Tool = ToolVersion()
-	}
-	m.Run = RunID(m)
 	if m.Host == "" {
 		m.Host, _ = os.Hostname()
 	}

@@ -465,3 +465,38 @@ func TestStatInputsRefusesSameFile(t *testing.T) {
 		t.Errorf("%v, %v; want %v", got, err, want)
 	}
 }
+
+// TestRunNamedBeforeFill: a task's part is filled knowing the run's ID,
+// the one its manifest records, the same for every task of the run and
+// another for other inputs.
+func TestRunNamedBeforeFill(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.tar")
+	os.WriteFile(a, []byte("a"), 0o644)
+	out := filepath.Join(dir, "out.taridx")
+	seen := map[int]string{}
+	for k := range 2 {
+		in, err := StatInputs([]string{a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &Manifest{Command: "index", Output: out, Task: k, Tasks: 2, Options: json.RawMessage(`{}`), Inputs: in}
+		if _, err := WritePart(out, m, func(string) error { seen[k] = m.Run; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if seen[k] == "" || seen[k] != m.Run {
+			t.Errorf("task %d: filled under run %q, recorded %q", k, seen[k], m.Run)
+		}
+	}
+	if seen[0] != seen[1] {
+		t.Errorf("two tasks of a run: %q and %q", seen[0], seen[1])
+	}
+	os.WriteFile(a, []byte("ab"), 0o644)
+	in, _ := StatInputs([]string{a})
+	m := &Manifest{Command: "index", Output: out, Task: 0, Tasks: 2, Options: json.RawMessage(`{}`), Inputs: in}
+	var run string
+	WritePart(out, m, func(string) error { run = m.Run; return nil })
+	if run == seen[0] {
+		t.Errorf("a task over a changed input named the run as before")
+	}
+}

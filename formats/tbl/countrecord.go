@@ -28,11 +28,17 @@ const countRecordPrefix = "shared-tbl-"
 const maxCountRecord = 64 << 20
 
 // shardsDigest digests the options that shape the count and every
-// shard's name, and size and modification time where it is a file.
+// shard's name, and size and modification time where it is a file; where
+// the caller names the run (opts.Run), whose name digests those, the
+// shards are not looked at again.
 func shardsDigest(src dataset.PayloadSource, opts RowsOptions) ([]byte, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "tbl-in-place 2 v%d lz4=%v nonames=%v nometa=%v %d\n", opts.Version, opts.LZ4, opts.NoNames, opts.NoMetaMembers, src.NumShards())
 	files, _ := src.(dataset.ShardFiles)
+	if opts.Run != "" {
+		fmt.Fprintf(h, "run %q\n", opts.Run)
+		files = nil
+	}
 	var b [8]byte
 	for k := range src.NumShards() {
 		name := src.ShardName(k)

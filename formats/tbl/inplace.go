@@ -125,9 +125,9 @@ func WriteRange(ctx context.Context, newSource func(counting bool) (dataset.Payl
 	cs := &countSink{sel: sel, src: counting, noMetaMembers: opts.NoMetaMembers, targets: targets,
 		shards: make([]shardCount, counting.NumShards())}
 	// Records of shards that are files, whose sizes and modification
-	// times the digest holds; a selection (a function) is not in it: such
-	// a run counts in every task.
-	rec := opts.Select == nil && sel.files != nil
+	// times the digest holds (or the run's name does); a selection (a
+	// function) is not in it: such a run counts in every task.
+	rec := opts.Select == nil && (sel.files != nil || opts.Run != "")
 	var c *wholeCount
 	if rec {
 		c = loadCount(dataDir, digest, counting.NumShards())

@@ -947,6 +947,30 @@ func TestWriteRangeCountRecord(t *testing.T) {
 	if err := run(t, d.whole, damage); err != nil {
 		t.Errorf("counted again over a damaged record: %v", err)
 	}
+	// Under the name of the run the caller gives, the shards are not
+	// looked at: the tasks of one run share its count, another run's
+	// count is its own.
+	named := func(t *testing.T, first, later string) error {
+		dir := t.TempDir()
+		for k := range len(split) - 1 {
+			p := filepath.Join(dir, fmt.Sprintf("part%02d", k))
+			os.Mkdir(p, 0o755)
+			whole, o := d.whole, RowsOptions{Workers: 1, Run: first}
+			if k > 0 {
+				whole, o.Run = counting, later
+			}
+			if _, err := WriteRange(ctx, whole, split[k], split[k+1], p, dir, o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := named(t, "r1", "r1"); err != nil {
+		t.Errorf("tasks of a named run over its record: %v", err)
+	}
+	if err := named(t, "r1", "r2"); err == nil || !strings.Contains(err.Error(), "counted again") {
+		t.Errorf("a task of another run: %v, want the count run again", err)
+	}
 	touch := func(string) {
 		later := time.Now().Add(time.Hour)
 		os.Chtimes(toy.paths[3], later, later)

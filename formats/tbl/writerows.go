@@ -52,6 +52,13 @@ type RowsOptions struct {
 	// index is written in place and nothing else is kept a sample, so
 	// memory does not grow with the samples.
 	Memory int64
+	// Run names the partitioned run a task of WriteRange belongs to,
+	// where the caller knows it: a digest of what the run is (its
+	// inputs with their sizes and modification times, its options),
+	// such as package partition's RunID. The run's tasks share their
+	// count of the dataset under it. "": WriteRange digests every
+	// shard's name, size and modification time itself.
+	Run string
 }
 
 // DefaultMemory is RowsOptions.Memory's default.

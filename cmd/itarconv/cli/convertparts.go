@@ -85,7 +85,8 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 	if err != nil {
 		return err
 	}
-	return e.runTask("convert", dst, t, inputs, po, func(dir string, _ *partition.Manifest) (any, int, int, error) {
+	return e.runTask("convert", dst, t, inputs, po, func(dir string, m *partition.Manifest) (any, int, int, error) {
+		t.Run = m.Run
 		bar := e.newProgress(fl.to, 0)
 		o.Progress = func(p dataset.Progress) { bar.update(fl.to, p) }
 		lo, hi, st, err := convert.ConvertPart(ctx, read, po.Dst, o, t, dir)
