@@ -37,6 +37,11 @@ type IndexOptions struct {
 	// end (rows, and stems for its tables): past it they spill to
 	// temporary files beside the output. 0: taridx's defaults (24 MiB).
 	Memory int64
+	// ShardSizes are the shards' sizes where the caller knows them now
+	// (MergeIndexParts: the tasks recorded them, and the merge found
+	// them unchanged), for the index's manifest; nil: each shard is
+	// stat'ed for it.
+	ShardSizes []int64
 }
 
 // writerOptions gives the TARIDX writer a quarter of the memory budget
@@ -86,7 +91,7 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 		return nil, err
 	}
 	if w != nil {
-		if err := closeWithManifest(w, out, shards); err != nil {
+		if err := closeWithManifest(w, out, shards, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -96,8 +101,8 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 
 // closeWithManifest puts the index w wrote at out into place, with the
 // manifest naming its shards where one is needed.
-func closeWithManifest(w *taridx.Writer, out string, shards []string) error {
-	manifest, err := stageManifest(out, shards)
+func closeWithManifest(w *taridx.Writer, out string, shards []string, sizes []int64) error {
+	manifest, err := stageManifest(out, shards, sizes)
 	if err != nil {
 		w.Abort()
 		return err

@@ -150,7 +150,10 @@ func samePath(a, b string) bool {
 // stageManifest writes the manifest of an index of shards under a
 // temporary name; nil when the index needs none. The caller commits it
 // once the index is in place, or aborts it.
-func stageManifest(indexPath string, shards []string) (*safefile.File, error) {
+func stageManifest(indexPath string, shards []string, sizes []int64) (*safefile.File, error) {
+	if len(sizes) != len(shards) {
+		sizes = nil
+	}
 	if !NeedsManifest(indexPath, shards) {
 		return nil, nil
 	}
@@ -159,7 +162,7 @@ func stageManifest(indexPath string, shards []string) (*safefile.File, error) {
 		return nil, err
 	}
 	m := Manifest{Kind: manifestKind, Version: 1, Index: filepath.Base(indexPath)}
-	for _, s := range shards {
+	for i, s := range shards {
 		if remote.IsURL(s) {
 			size, etag, ok := remote.Known(s)
 			if !ok {
@@ -177,9 +180,15 @@ func stageManifest(indexPath string, shards []string) (*safefile.File, error) {
 			m.Shards = append(m.Shards, ManifestShard{Path: stored, Size: size, ETag: etag})
 			continue
 		}
-		st, err := os.Stat(s)
-		if err != nil {
-			return nil, err
+		var size int64
+		if sizes != nil {
+			size = sizes[i]
+		} else {
+			st, err := os.Stat(s)
+			if err != nil {
+				return nil, err
+			}
+			size = st.Size()
 		}
 		abs, err := filepath.Abs(s)
 		if err != nil {
@@ -189,7 +198,7 @@ func stageManifest(indexPath string, shards []string) (*safefile.File, error) {
 		if err != nil {
 			rel = abs
 		}
-		m.Shards = append(m.Shards, ManifestShard{Path: filepath.ToSlash(rel), Size: st.Size()})
+		m.Shards = append(m.Shards, ManifestShard{Path: filepath.ToSlash(rel), Size: size})
 	}
 	b, err := m.encode()
 	if err != nil {

@@ -21,7 +21,7 @@ func TestManifestRoundTrip(t *testing.T) {
 	}
 	idx := filepath.Join(dir, "out", "imagenet-train.taridx")
 	os.Mkdir(filepath.Dir(idx), 0o755)
-	f, err := stageManifest(idx, shards)
+	f, err := stageManifest(idx, shards, nil)
 	if err != nil || f == nil {
 		t.Fatalf("stageManifest: %v, %v", f, err)
 	}
@@ -38,6 +38,19 @@ func TestManifestRoundTrip(t *testing.T) {
 	}
 	if got := m.Paths(filepath.Dir(idx)); !samePath(got[1], shards[1]) {
 		t.Errorf("Paths = %v", got)
+	}
+	// Sizes the caller knows (a merge's, recorded by its tasks) are
+	// taken as they are: no shard is stat'ed.
+	gone := []string{filepath.Join(data, "gone-0.tar"), filepath.Join(data, "gone-1.tar")}
+	f, err = stageManifest(idx, gone, []int64{7, 9})
+	if err != nil {
+		t.Fatalf("stageManifest with sizes: %v", err)
+	}
+	if err := commitManifest(idx, f); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := ReadManifest(idx); err != nil || m.Shards[0].Size != 7 || m.Shards[1].Size != 9 {
+		t.Errorf("manifest from known sizes: %+v, %v", m, err)
 	}
 	// glzn's naming beside the index needs no manifest, and one left
 	// there goes.

@@ -123,7 +123,7 @@ func MergeIndexParts(ctx context.Context, shards []string, parts []string, out s
 		}
 		ws := (&indexTally{}).stats(out, w)
 		st.Rows, st.Stems, st.Exts, st.Crash, st.Contiguous = ws.Rows, ws.Stems, ws.Exts, ws.Crash, ws.Contiguous
-		if err := closeWithManifest(w, out, shards); err != nil {
+		if err := closeWithManifest(w, out, shards, opts.ShardSizes); err != nil {
 			return nil, err
 		}
 	}

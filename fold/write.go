@@ -277,7 +277,7 @@ func foldManifest(idx string, shards []string, byNames bool) (*safefile.File, er
 	if !byNames {
 		return nil, nil
 	}
-	return stageManifest(idx, shards)
+	return stageManifest(idx, shards, nil)
 }
 
 // removeStale removes the shards of an earlier fold that the new one did

@@ -118,8 +118,11 @@ func mergeIndex(ctx context.Context, e *env, fl mergeFlags, set *partition.Set) 
 		return nil, err
 	}
 	shards := make([]string, len(inputs))
+	// The sizes the tasks recorded, which the merge found unchanged: the
+	// index's manifest takes them rather than a stat of every shard.
+	opts.ShardSizes = make([]int64, len(inputs))
 	for i, in := range inputs {
-		shards[i] = in.Path
+		shards[i], opts.ShardSizes[i] = in.Path, in.Size
 	}
 	dirs := make([]string, len(set.Parts))
 	for i, p := range set.Parts {
