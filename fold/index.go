@@ -37,10 +37,11 @@ type IndexOptions struct {
 	// end (rows, and stems for its tables): past it they spill to
 	// temporary files beside the output. 0: taridx's defaults (24 MiB).
 	Memory int64
-	// ShardSizes are the shards' sizes where the caller knows them now
-	// (MergeIndexParts: the tasks recorded them, and the merge found
-	// them unchanged), for the index's manifest; nil: each shard is
-	// stat'ed for it.
+	// ShardSizes are the shards' sizes where the caller knows them
+	// (BuildIndex: its caller stat'ed the shards; MergeIndexParts: the
+	// tasks recorded them, and the merge found them unchanged), for the
+	// index's manifest; nil: each shard is stat'ed for it. A remote
+	// shard's is not taken (its manifest entry is what the reads saw).
 	ShardSizes []int64
 }
 
@@ -91,7 +92,7 @@ func BuildIndex(ctx context.Context, shards []string, out string, opts IndexOpti
 		return nil, err
 	}
 	if w != nil {
-		if err := closeWithManifest(w, out, shards, nil); err != nil {
+		if err := closeWithManifest(w, out, shards, opts.ShardSizes); err != nil {
 			return nil, err
 		}
 	}

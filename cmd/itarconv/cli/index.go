@@ -445,6 +445,7 @@ func (e *env) buildIndexes(ctx context.Context, fl indexFlags, opts fold.IndexOp
 	for _, job := range jobs {
 		bar := e.newShardProgress(job.fold, job.shards)
 		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
+		opts.ShardSizes = knownSizes(job.infos)
 		st, err := fold.BuildIndex(ctx, job.shards, job.out, opts)
 		bar.done(err)
 		if err != nil {
@@ -636,4 +637,19 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// knownSizes are the shards' sizes from the stats planIndex made, for the
+// index's manifest (nil where it made none).
+func knownSizes(infos []fs.FileInfo) []int64 {
+	if infos == nil {
+		return nil
+	}
+	sizes := make([]int64, len(infos))
+	for i, fi := range infos {
+		if fi != nil {
+			sizes[i] = fi.Size()
+		}
+	}
+	return sizes
 }
