@@ -390,6 +390,13 @@ func TestShardsResolution(t *testing.T) {
 	if _, _, err := Shards([]string{set[0], sub}, ""); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("a directory among shards: %v", err)
 	}
+	// A link to a directory, told by what it names, not by the link.
+	link := filepath.Join(t.TempDir(), "d.tar")
+	if err := os.Symlink(sub, link); err == nil {
+		if _, _, err := Shards([]string{set[0], link}, ""); err == nil || !strings.Contains(err.Error(), "is a directory") {
+			t.Errorf("a link to a directory among shards: %v", err)
+		}
+	}
 	if _, _, err := Shards([]string{set[0], filepath.Join(two, "nosuch.tar")}, ""); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing shard: %v", err)
 	}

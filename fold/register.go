@@ -292,15 +292,15 @@ func ShardsContext(ctx context.Context, paths []string, foldName string) ([]stri
 			return f.Shards, f.Name, nil
 		}
 	}
-	shards, err := shardset.ResolveContext(ctx, paths)
+	shards, infos, err := shardset.ResolveInfo(ctx, paths)
 	if err != nil {
 		return nil, "", err
 	}
-	for _, p := range shards {
+	for i, p := range shards {
 		if p == spool.Stdin || remote.IsURL(p) {
 			continue // a remote shard is checked when read
 		}
-		st, err := os.Stat(p)
+		st, err := shardStat(p, infos[i])
 		if err != nil {
 			return nil, "", err
 		}
@@ -309,6 +309,15 @@ func ShardsContext(ctx context.Context, paths []string, foldName string) ([]stri
 		}
 	}
 	return shards, "", nil
+}
+
+// shardStat is os.Stat of a shard, or what the resolution's os.Lstat
+// said where that was no symbolic link (the same, one stat fewer).
+func shardStat(path string, lstat fs.FileInfo) (fs.FileInfo, error) {
+	if lstat != nil && lstat.Mode()&fs.ModeSymlink == 0 {
+		return lstat, nil
+	}
+	return os.Stat(path)
 }
 
 // dirShards finds a directory's folds: its shards grouped by name, and

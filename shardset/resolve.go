@@ -72,23 +72,34 @@ func Resolve(args []string) ([]string, error) {
 // arguments, are ErrUsage. Standard input ("-") may be given once. An S3
 // listing, and the reading of a list, stop when ctx is cancelled.
 func ResolveContext(ctx context.Context, args []string) ([]string, error) {
+	shards, _, err := ResolveInfo(ctx, args)
+	return shards, err
+}
+
+// ResolveInfo is ResolveContext that also gives, for each shard, what
+// os.Lstat said of it where the resolution looked (an existing path, a
+// name of a brace pattern), and nil where it did not (a glob's match, a
+// URL, standard input): of thousands of shards, a caller that must stat
+// each need not again where the name is not a symbolic link.
+func ResolveInfo(ctx context.Context, args []string) ([]string, []fs.FileInfo, error) {
 	r := resolver{ctx: ctx, seen: map[string]origin{}}
 	for i, a := range args {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r.at = origin{arg: i + 1}
 		if err := r.one(a, true); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return r.out, nil
+	return r.out, r.infos, nil
 }
 
 // resolver gathers the shards of a set of arguments.
 type resolver struct {
 	ctx   context.Context
 	out   []string
+	infos []fs.FileInfo // os.Lstat's of out, where the resolver made one
 	seen  map[string]origin // local shards by cleaned name
 	stdin int
 	at    origin // where the name being resolved comes from
@@ -110,7 +121,10 @@ func (o origin) String() string {
 }
 
 // add appends a shard, refusing one given before.
-func (r *resolver) add(name string) error {
+func (r *resolver) add(name string) error { return r.addInfo(name, nil) }
+
+// addInfo is add with what os.Lstat said of the shard (nil: nothing).
+func (r *resolver) addInfo(name string, fi fs.FileInfo) error {
 	if name == "-" {
 		if r.stdin++; r.stdin > 1 {
 			return fmt.Errorf("%w: standard input (-) is one stream, given twice", ErrPattern)
@@ -122,7 +136,7 @@ func (r *resolver) add(name string) error {
 		}
 		r.seen[key] = r.at
 	}
-	r.out = append(r.out, name)
+	r.out, r.infos = append(r.out, name), append(r.infos, fi)
 	return nil
 }
 
@@ -142,8 +156,8 @@ func (r *resolver) one(arg string, lists bool) error {
 			return usageError{err}
 		}
 	}
-	if _, err := os.Lstat(arg); err == nil {
-		return r.add(arg) // an existing path is itself
+	if fi, err := os.Lstat(arg); err == nil {
+		return r.addInfo(arg, fi) // an existing path is itself
 	}
 	if strings.HasPrefix(arg, "@") && lists {
 		return r.list(arg[1:])
@@ -159,13 +173,14 @@ func (r *resolver) one(arg string, lists bool) error {
 			}
 		}
 		if !strings.ContainsAny(n, "*?[") {
-			if _, err := os.Lstat(n); err != nil {
+			fi, err := os.Lstat(n)
+			if err != nil {
 				if n == arg {
 					return err // a plain name: os's own message names it
 				}
 				return fmt.Errorf("%s (from %s): %w", n, human.Name(arg), fs.ErrNotExist)
 			}
-			if err := r.add(n); err != nil {
+			if err := r.addInfo(n, fi); err != nil {
 				return err
 			}
 			continue

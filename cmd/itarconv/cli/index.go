@@ -124,7 +124,7 @@ func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, e
 	if fl.output != "" && fl.outDir != "" {
 		return nil, usagef("-o names the index; --out-dir is where it goes when its name comes from the shards: give one")
 	}
-	shards, err := shardset.ResolveContext(ctx, args)
+	shards, lstats, err := shardset.ResolveInfo(ctx, args)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,10 @@ func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, e
 		if remote.IsURL(a) {
 			continue // checked when opened
 		}
-		st, err := os.Stat(a)
+		st, err := lstats[i], error(nil)
+		if st == nil || st.Mode()&fs.ModeSymlink != 0 {
+			st, err = os.Stat(a) // what a link names
+		}
 		if err != nil {
 			return nil, err
 		} else if st.IsDir() {
