@@ -99,7 +99,7 @@ func ResolveInfo(ctx context.Context, args []string) ([]string, []fs.FileInfo, e
 type resolver struct {
 	ctx   context.Context
 	out   []string
-	infos []fs.FileInfo // os.Lstat's of out, where the resolver made one
+	infos []fs.FileInfo     // os.Lstat's of out, where the resolver made one
 	seen  map[string]origin // local shards by cleaned name
 	stdin int
 	at    origin // where the name being resolved comes from
