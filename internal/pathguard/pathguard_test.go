@@ -72,6 +72,21 @@ func TestInputs(t *testing.T) {
 	if in.Len() != 2 {
 		t.Errorf("%d inputs, want 2", in.Len())
 	}
+	// AddStat: what AddRegular does, from the caller's stat.
+	hard, _ := os.Stat(filepath.Join(dir, "hard"))
+	if err := in.AddStat(filepath.Join(dir, "hard"), hard); !errors.Is(err, ErrSameInput) {
+		t.Errorf("AddStat of a link to an input: %v, want ErrSameInput", err)
+	}
+	sub, _ := os.Stat(filepath.Join(dir, "sub"))
+	if err := in.AddStat(filepath.Join(dir, "sub"), sub); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("AddStat of a directory: %v, want ErrNotRegular", err)
+	}
+	c := filepath.Join(dir, "c")
+	os.WriteFile(c, nil, 0o644)
+	fc, _ := os.Stat(c)
+	if err := in.AddStat(c, fc); err != nil || in.Len() != 3 {
+		t.Errorf("AddStat of a new file: %v (%d inputs)", err, in.Len())
+	}
 }
 
 // TestCheckName: a name no file can have is refused before any system

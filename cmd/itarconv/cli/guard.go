@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -41,7 +42,17 @@ func guardErr(err error) error {
 // explicitInput records a file the user named (one stat: of thousands
 // of shards, each stat counts).
 func explicitInput(in *pathguard.Inputs, path string) error {
-	err := in.AddRegular(path)
+	return explicitErr(in.AddRegular(path))
+}
+
+// explicitStat is explicitInput for a file just stat'ed (fi).
+func explicitStat(in *pathguard.Inputs, path string, fi fs.FileInfo) error {
+	return explicitErr(in.AddStat(path, fi))
+}
+
+// explicitErr: a named input that is no regular file is the user's
+// mistake.
+func explicitErr(err error) error {
 	if errors.Is(err, pathguard.ErrNotRegular) {
 		return usageError{err}
 	}
@@ -135,9 +146,12 @@ func convertInputs(srcs []string, from string) (*pathguard.Inputs, error) {
 		}
 		for i, p := range files {
 			var err error
-			if i == 0 && !dir { // the file the user named
+			switch {
+			case i == 0 && !dir && statErr == nil && p == s: // the file the user named, stat'ed
+				err = explicitStat(in, p, fi)
+			case i == 0 && !dir: // the file the user named
 				err = explicitInput(in, p)
-			} else {
+			default:
 				err = guardErr(in.AddRegular(p))
 			}
 			if err != nil {
