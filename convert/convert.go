@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -380,12 +381,19 @@ func (o ConvertOptions) scdlSource() (scdl.OpenOptions, error) {
 // tarShards are the tar shards a pair reads, and the options it reads
 // them with.
 func (o ConvertOptions) tarShards(srcs []string) ([]string, fold.OpenOptions, error) {
+	shards, _, src, err := o.tarShardsInfo(srcs)
+	return shards, src, err
+}
+
+// tarShardsInfo is tarShards with what os.Stat said of each shard given
+// as a file (fold.ShardsInfo).
+func (o ConvertOptions) tarShardsInfo(srcs []string) ([]string, []fs.FileInfo, fold.OpenOptions, error) {
 	src, err := o.tarSource()
 	if err != nil {
-		return nil, src, err
+		return nil, nil, src, err
 	}
-	shards, _, err := fold.Shards(srcs, src.Fold)
-	return shards, src, err
+	shards, infos, _, err := fold.ShardsInfo(context.Background(), srcs, src.Fold)
+	return shards, infos, src, err
 }
 
 // tblTarget is what tar shards are written into TBL with: the TBL

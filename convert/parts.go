@@ -106,11 +106,11 @@ func ConvertPart(ctx context.Context, srcs []string, dst string, o ConvertOption
 		if err != nil {
 			return 0, 0, nil, err
 		}
-		shards, src, err := o.tarShards(srcs)
+		shards, infos, src, err := o.tarShardsInfo(srcs)
 		if err != nil {
 			return 0, 0, nil, err
 		}
-		lo, hi = partition.Range(dataset.ShardSizes(fold.NewTarShards(shards, src.Scan)), t)
+		lo, hi = partition.Range(shardSizes(fold.NewTarShards(shards, src.Scan), infos), t)
 		opts.Workers, opts.Scan, opts.Progress = o.Workers, src.Scan, o.Progress
 		opts.Spool = o.spool(dst)
 		defer opts.Spool.Close()
@@ -244,6 +244,20 @@ func (s sliced) Name() string {
 		return n.Name()
 	}
 	return "rows"
+}
+
+// shardSizes are the shards' sizes, from the stats made as they were
+// found where there are (infos), asked of the source otherwise.
+func shardSizes(src *fold.TarShards, infos []fs.FileInfo) []int64 {
+	sizes := make([]int64, src.NumShards())
+	for i := range sizes {
+		if i < len(infos) && infos[i] != nil {
+			sizes[i] = infos[i].Size()
+		} else {
+			sizes[i] = src.ShardSize(i)
+		}
+	}
+	return sizes
 }
 
 // plainLocalRun is plainLocal for a task of the run named run (""

@@ -276,39 +276,51 @@ func Shards(paths []string, foldName string) ([]string, string, error) {
 // ShardsContext is Shards with the context of the checks it makes of
 // remote shards.
 func ShardsContext(ctx context.Context, paths []string, foldName string) ([]string, string, error) {
+	shards, _, name, err := ShardsInfo(ctx, paths, foldName)
+	return shards, name, err
+}
+
+// ShardsInfo is ShardsContext that also gives what os.Stat says of each
+// shard of a set given as files (nil for a URL or standard input, and
+// for every shard of a directory or of an index, which it does not
+// stat): their sizes, for one, need not be asked again.
+func ShardsInfo(ctx context.Context, paths []string, foldName string) ([]string, []fs.FileInfo, string, error) {
 	if len(paths) == 1 {
 		st, err := os.Stat(paths[0])
 		if err == nil && st.IsDir() {
-			return dirShards(ctx, paths[0], foldName)
+			shards, name, err := dirShards(ctx, paths[0], foldName)
+			return shards, nil, name, err
 		}
 		if err == nil && strings.HasSuffix(paths[0], ".taridx") && taridx.Detect(paths[0]) {
 			f, err := Open(paths[0], nil)
 			if err != nil {
-				return nil, "", err
+				return nil, nil, "", err
 			}
 			if err := f.CheckManifest(ctx); err != nil {
-				return nil, "", err
+				return nil, nil, "", err
 			}
-			return f.Shards, f.Name, nil
+			return f.Shards, nil, f.Name, nil
 		}
 	}
 	shards, infos, err := shardset.ResolveInfo(ctx, paths)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
+	stats := make([]fs.FileInfo, len(shards))
 	for i, p := range shards {
 		if p == spool.Stdin || remote.IsURL(p) {
 			continue // a remote shard is checked when read
 		}
 		st, err := shardStat(p, infos[i])
 		if err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
 		if st.IsDir() {
-			return nil, "", fmt.Errorf("%s is a directory: give one directory, or tar files", p)
+			return nil, nil, "", fmt.Errorf("%s is a directory: give one directory, or tar files", p)
 		}
+		stats[i] = st
 	}
-	return shards, "", nil
+	return shards, stats, "", nil
 }
 
 // shardStat is os.Stat of a shard, or what the resolution's os.Lstat
