@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -266,6 +267,21 @@ func TestConvertInputs(t *testing.T) {
 	}
 	if _, err := ConvertInputs([]string{filepath.Join(src, "nosuch")}, ConvertOptions{From: "tar"}); err == nil {
 		t.Error("a missing fold has inputs")
+	}
+	// Shards given as files come with their stats, which the manifest
+	// takes; a directory's come without.
+	files, _ := ConvertInputs([]string{src}, ConvertOptions{})
+	paths, infos, err := ConvertInputsInfo(files, ConvertOptions{})
+	if err != nil || !slices.Equal(paths, files) || len(infos) != len(files) {
+		t.Fatalf("ConvertInputsInfo: %v (%d infos), %v", paths, len(infos), err)
+	}
+	for i, fi := range infos {
+		if st, _ := os.Stat(files[i]); fi == nil || !os.SameFile(fi, st) || fi.Size() != st.Size() {
+			t.Errorf("%s: stat %v, want %v", files[i], fi, st)
+		}
+	}
+	if _, infos, _ := ConvertInputsInfo([]string{src}, ConvertOptions{}); infos != nil {
+		t.Errorf("a directory's shards came with stats: %v", infos)
 	}
 }
 

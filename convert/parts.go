@@ -33,16 +33,24 @@ var ErrNoPartition = errors.New("this conversion does not run as a partitioned r
 // ConvertInputs are the files a conversion reads, as a partitioned run's
 // manifests record them: tar shards one by one, else the paths given.
 func ConvertInputs(srcs []string, o ConvertOptions) ([]string, error) {
+	paths, _, err := ConvertInputsInfo(srcs, o)
+	return paths, err
+}
+
+// ConvertInputsInfo is ConvertInputs with what os.Stat said of each tar
+// shard given as a file (nil where it made no stat): a partitioned run's
+// manifest need not stat each again (partition.StatInputsKnown).
+func ConvertInputsInfo(srcs []string, o ConvertOptions) ([]string, []fs.FileInfo, error) {
 	from, _, err := Formats(srcs, "", o.From, o.To)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if from == "tar" {
 		o.From = from
-		shards, _, err := o.tarShards(srcs)
-		return shards, err
+		shards, infos, _, err := o.tarShardsInfo(srcs)
+		return shards, infos, err
 	}
-	return srcs, nil
+	return srcs, nil, nil
 }
 
 // partitionable says why the conversion cannot run as tasks, or nil.

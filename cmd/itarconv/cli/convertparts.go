@@ -77,11 +77,11 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 			read[i] = po.Srcs[i]
 		}
 	}
-	paths, err := convert.ConvertInputs(read, o)
+	paths, infos, err := convert.ConvertInputsInfo(read, o)
 	if err != nil {
 		return err
 	}
-	inputs, err := partition.StatInputsContext(ctx, paths)
+	inputs, err := partition.StatInputsKnown(ctx, paths, infos)
 	if err != nil {
 		return err
 	}
