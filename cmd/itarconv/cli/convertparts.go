@@ -19,12 +19,17 @@ import (
 // the flags that shape the output (not --workers), so that merge writes
 // exactly the run's.
 type convertPartOptions struct {
-	Srcs      []string `json:"sources"`
-	Dst       string   `json:"target"`
-	From      string   `json:"from"`
-	To        string   `json:"to"`
-	ShardSize int64    `json:"shard_size"`
-	Force     bool     `json:"force"`
+	Srcs []string `json:"sources,omitempty"`
+	// SrcsAreInputs: the sources are the run's inputs, in order, which
+	// the parts record once for the run (Srcs is then left out: of
+	// thousands of shards, a copy in every manifest was most of what a
+	// merge read).
+	SrcsAreInputs bool   `json:"sources_are_inputs,omitempty"`
+	Dst           string `json:"target"`
+	From          string `json:"from"`
+	To            string `json:"to"`
+	ShardSize     int64  `json:"shard_size"`
+	Force         bool   `json:"force"`
 	// Options are the formats' options (the flags they declare) by name.
 	Options registry.Values `json:"options"`
 }
@@ -50,6 +55,19 @@ func newConvertPartOptions(fl convertFlags, srcs []string, dst string, shardSize
 	}
 	o.Dst, err = filepath.Abs(dst)
 	return o, err
+}
+
+// sameSources tells whether the sources are the inputs, in order.
+func sameSources(srcs []string, inputs []partition.Input) bool {
+	if len(srcs) != len(inputs) {
+		return false
+	}
+	for i, in := range inputs {
+		if in.Path != srcs[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (o convertPartOptions) flags(workers int) convertFlags {
@@ -85,6 +103,9 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 	if err != nil {
 		return err
 	}
+	if sameSources(po.Srcs, inputs) {
+		po.Srcs, po.SrcsAreInputs = nil, true
+	}
 	return e.runTask("convert", dst, t, inputs, po, func(dir string, m *partition.Manifest) (any, int, int, error) {
 		t.Run = m.Run
 		bar := e.newProgress(fl.to, 0)
@@ -103,6 +124,15 @@ func mergeConvert(ctx context.Context, e *env, fl mergeFlags, set *partition.Set
 	var po convertPartOptions
 	if err := json.Unmarshal(m.Options, &po); err != nil {
 		return nil, nil, fmt.Errorf("%s: the options of its conversion: %w: %w", set.Dir, partition.ErrParts, err)
+	}
+	if po.SrcsAreInputs {
+		inputs, err := set.Parts[0].ReadInputs()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, in := range inputs {
+			po.Srcs = append(po.Srcs, in.Path)
+		}
 	}
 	o, err := convertOptions(po.flags(fl.workers), po.ShardSize)
 	o.Memory = e.memory

@@ -609,3 +609,38 @@ func lsNames(out string) string {
 	}
 	return b.String()
 }
+
+// TestConvertPartSources: a task whose sources are the run's inputs (tar
+// shards named one by one) records them once, as the inputs, not again
+// among its options; a directory's task keeps its source; either merges.
+func TestConvertPartSources(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 3, 4, 5)
+	for _, c := range []struct {
+		name   string
+		srcs   []string
+		inputs bool
+	}{{"shards", paths, true}, {"directory", []string{dir}, false}} {
+		out := filepath.Join(t.TempDir(), "out.tbl")
+		tasks(t, 2, nil, append(append([]string{"convert", "-q", "--task", "%k/%n"}, c.srcs...), out)...)
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(out), ".out.tbl.parts", "task-0-of-2", "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Options struct {
+				Srcs   []string `json:"sources"`
+				Inputs bool     `json:"sources_are_inputs"`
+			} `json:"options"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Options.Inputs != c.inputs || (len(m.Options.Srcs) == 0) != c.inputs {
+			t.Errorf("%s: the part's options record sources %q, sources_are_inputs %v", c.name, m.Options.Srcs, m.Options.Inputs)
+		}
+		if code, msg := process(t, nil, "merge", "-q", out); code != 0 {
+			t.Errorf("%s: merge: %s", c.name, msg)
+		}
+	}
+}
