@@ -194,16 +194,24 @@ func TestPartitionedConvertMatchesOneRun(t *testing.T) {
 	sameFiles(t, "TBL from Barecat by parts", coverRead(t, "tbl", tb), want)
 }
 
-// TestPartitionRefused: conversions that cannot run as tasks say so, with
-// ErrNoPartition, before anything is written.
-func TestPartitionRefused(t *testing.T) {
-	src, _ := coverFold(t, 2)
+// coverGzipShard writes a gzip-compressed tar shard of one member.
+func coverGzipShard(t *testing.T) string {
 	gz := filepath.Join(t.TempDir(), "a.tar.gz")
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	zw.Write(coverTar(t, "", "a.txt", "a"))
 	zw.Close()
-	os.WriteFile(gz, buf.Bytes(), 0o644)
+	if err := os.WriteFile(gz, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return gz
+}
+
+// TestPartitionRefused: conversions that cannot run as tasks say so, with
+// ErrNoPartition, before anything is written.
+func TestPartitionRefused(t *testing.T) {
+	src, _ := coverFold(t, 2)
+	gz := coverGzipShard(t)
 	out := t.TempDir()
 	cases := []struct {
 		name string
@@ -521,12 +529,7 @@ func TestPlainLocalRun(t *testing.T) {
 	if plainLocalRun(gone, dir, "run2") {
 		t.Errorf("another run took run1's record")
 	}
-	gz := filepath.Join(t.TempDir(), "a.tar.gz")
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(coverTar(t, "", "a.txt", "a"))
-	zw.Close()
-	os.WriteFile(gz, buf.Bytes(), 0o644)
+	gz := coverGzipShard(t)
 	if plainLocalRun(append(shards, gz), dir, "run3") {
 		t.Errorf("a compressed shard said plain")
 	}

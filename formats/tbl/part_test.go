@@ -194,6 +194,18 @@ func partDatasets(t *testing.T) []*partDataset {
 	}
 }
 
+// partDatasetNamed is the dataset of partDatasets named name.
+func partDatasetNamed(t *testing.T, name string) *partDataset {
+	t.Helper()
+	for _, d := range partDatasets(t) {
+		if d.name == name {
+			return d
+		}
+	}
+	t.Fatalf("no dataset %s", name)
+	return nil
+}
+
 var partOptCases = []struct {
 	name string
 	opts RowsOptions
@@ -737,12 +749,7 @@ func TestWriteRangeSelectShards(t *testing.T) {
 // wrote leaves them), and parts of the two kinds.
 func TestMergeInPlaceErrors(t *testing.T) {
 	ctx := context.Background()
-	var d *partDataset
-	for _, x := range partDatasets(t) {
-		if x.name == "v2-rich" {
-			d = x
-		}
-	}
+	d := partDatasetNamed(t, "v2-rich")
 	split := []int{0, d.shards / 3, 2 * d.shards / 3, d.shards}
 	write := func(t *testing.T) (dir string, parts []string, data string) {
 		dir = t.TempDir()
@@ -808,12 +815,7 @@ func TestMergeInPlaceErrors(t *testing.T) {
 // share) merge into the same file, each share copied from its part.
 func TestMergeInPlaceGathered(t *testing.T) {
 	ctx := context.Background()
-	var d *partDataset
-	for _, x := range partDatasets(t) {
-		if x.name == "v2-rich" {
-			d = x
-		}
-	}
+	d := partDatasetNamed(t, "v2-rich")
 	ref := filepath.Join(t.TempDir(), "whole.tbl")
 	if _, err := WriteRows(ctx, d.whole, ref, RowsOptions{}); err != nil {
 		t.Fatal(err)
@@ -886,12 +888,7 @@ func (noCount) Scan(context.Context, int, func([]dataset.Row) error) error {
 // WriteRows gives.
 func TestWriteRangeCountRecord(t *testing.T) {
 	ctx := context.Background()
-	var d *partDataset
-	for _, ds := range partDatasets(t) {
-		if ds.name == "toy" {
-			d = ds
-		}
-	}
+	d := partDatasetNamed(t, "toy")
 	_, wantBytes := wholeRun(t, d, RowsOptions{})
 	src, _ := d.whole(true)
 	toy := src.(toyFiles)
