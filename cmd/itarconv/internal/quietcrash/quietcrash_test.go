@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package quietcrash
 
 import (
 	"os"
@@ -11,10 +11,10 @@ import (
 )
 
 // TestMain lets TestQuietCrashes run this test binary as the command runs:
-// quietCrashes first, then a panic no code recovers, on a goroutine.
+// Exec first, then a panic no code recovers, on a goroutine.
 func TestMain(m *testing.M) {
 	if os.Getenv("ITARCONV_CRASH_TEST") == "1" {
-		quietCrashes()
+		Exec()
 		go func() {
 			var rows []int
 			_ = rows[3]
