@@ -364,8 +364,7 @@ func (t *TarShards) openForScan(ctx context.Context, shard int) (string, *spool.
 		if growth != nil {
 			f = openGrowing(ctx, copy, t.Paths[shard], growth, t.Options)
 		} else {
-			copy.Close()
-			f, err = openScan(ctx, path, t.Options)
+			f, err = tarfile.OpenFile(copy, path, t.Options) // opened once
 		}
 	}
 	if err != nil {

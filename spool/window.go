@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"slices"
 	"sync"
 
+	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/remote"
@@ -460,6 +462,9 @@ func (s *Spool) Open(ctx context.Context, name string, whole bool) (*os.File, *G
 	if e := s.copyEntry(name); e != nil {
 		return s.openCopy(ctx, e, whole, false)
 	}
+	if f := s.openPlain(name); f != nil {
+		return f, nil, nil
+	}
 	p, err := s.Plain(ctx, name)
 	if err != nil {
 		return nil, nil, err
@@ -469,6 +474,34 @@ func (s *Spool) Open(ctx context.Context, name string, whole bool) (*os.File, *G
 		return nil, nil, err // not a nil *os.File in an interface
 	}
 	return f, nil, nil
+}
+
+// openPlain opens a local shard the spool has not seen that is plain, as
+// it is: its first bytes, read from the file opened, tell it is no
+// compressed stream, where Plain would open it once more to tell (of
+// thousands of small shards, each open counts). nil: anything else, for
+// Plain to take.
+func (s *Spool) openPlain(name string) *os.File {
+	if s == nil || name == Stdin || remote.IsURL(name) {
+		return nil
+	}
+	s.mu.Lock()
+	_, seen := s.entries[name]
+	s.mu.Unlock()
+	if seen {
+		return nil
+	}
+	f, err := pathguard.Open(name)
+	if err != nil {
+		return nil // Plain says why
+	}
+	head := make([]byte, compressed.HeadSize)
+	n, err := f.ReadAt(head, 0)
+	if (err == nil || err == io.EOF) && compressed.Sniff(head[:n]) == compressed.None {
+		return f
+	}
+	f.Close()
+	return nil
 }
 
 // openCopy opens the entry's current copy, fetched anew if it was

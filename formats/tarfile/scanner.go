@@ -656,6 +656,14 @@ func Open(path string, opts Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return OpenFile(f, path, opts)
+}
+
+// OpenFile is Open for a file the caller opened (named path in
+// messages), which the File then owns: it is closed with the File, or
+// here where OpenFile fails. A shard just opened for another reason (to
+// tell whether it is compressed) is not opened again.
+func OpenFile(f *os.File, path string, opts Options) (*File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
