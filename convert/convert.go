@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/itarconv/itarconv/dataset"
@@ -60,6 +61,12 @@ type ConvertOptions struct {
 	// is written for the target "-", one tar stream (default os.Stdout).
 	Stdin  io.Reader
 	Stdout io.Writer
+
+	// Found, when set, are the tar shards that the sources it names were
+	// found to be (ConvertInputsInfo's): a caller that found them
+	// already (a partitioned run's task, for its manifest) saves finding
+	// them again, which takes a stat of each.
+	Found *FoundShards
 
 	// Mode is how a source with several layouts is read: SCDL "cells"
 	// (default) or "archive"; Barecat "path" or "address" order (default:
@@ -392,8 +399,20 @@ func (o ConvertOptions) tarShardsInfo(srcs []string) ([]string, []fs.FileInfo, f
 	if err != nil {
 		return nil, nil, src, err
 	}
+	if f := o.Found; f != nil && f.Fold == src.Fold && slices.Equal(f.Srcs, srcs) {
+		return f.Shards, f.Infos, src, nil
+	}
 	shards, infos, _, err := fold.ShardsInfo(context.Background(), srcs, src.Fold)
 	return shards, infos, src, err
+}
+
+// FoundShards are the tar shards the sources Srcs name (with --fold
+// Fold), and what os.Stat said of each (nil where nothing was stat'ed).
+type FoundShards struct {
+	Srcs   []string
+	Fold   string
+	Shards []string
+	Infos  []fs.FileInfo
 }
 
 // tblTarget is what tar shards are written into TBL with: the TBL

@@ -291,6 +291,14 @@ func TestConvertInputs(t *testing.T) {
 	if _, infos, _ := ConvertInputsInfo([]string{src}, ConvertOptions{}); infos != nil {
 		t.Errorf("a directory's shards came with stats: %v", infos)
 	}
+	// What a caller found is taken as found: a task's share is of the
+	// shards it says, not found again.
+	found := &FoundShards{Srcs: files, Shards: files[:2]}
+	dir := t.TempDir()
+	lo, hi, _, err := ConvertPart(context.Background(), files, filepath.Join(t.TempDir(), "x.tbl"), ConvertOptions{Found: found}, partition.Task{K: 0, N: 1}, dir)
+	if err != nil || lo != 0 || hi != 2 {
+		t.Errorf("a task over the shards found: shards %d to %d, %v; want 0 to 2", lo, hi, err)
+	}
 }
 
 // TestConvertTarToTar: compressed shards decompress into an indexed fold

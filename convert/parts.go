@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/itarconv/itarconv/dataset"
@@ -41,16 +42,29 @@ func ConvertInputs(srcs []string, o ConvertOptions) ([]string, error) {
 // shard given as a file (nil where it made no stat): a partitioned run's
 // manifest need not stat each again (partition.StatInputsKnown).
 func ConvertInputsInfo(srcs []string, o ConvertOptions) ([]string, []fs.FileInfo, error) {
-	from, _, err := Formats(srcs, "", o.From, o.To)
-	if err != nil {
+	f, err := FindShards(srcs, o)
+	switch {
+	case err != nil:
 		return nil, nil, err
+	case f == nil:
+		return srcs, nil, nil
 	}
-	if from == "tar" {
-		o.From = from
-		shards, infos, _, err := o.tarShardsInfo(srcs)
-		return shards, infos, err
+	return f.Shards, f.Infos, nil
+}
+
+// FindShards finds the tar shards srcs name, for ConvertOptions.Found;
+// nil where the source is not tar shards.
+func FindShards(srcs []string, o ConvertOptions) (*FoundShards, error) {
+	from, _, err := Formats(srcs, "", o.From, o.To)
+	if err != nil || from != "tar" {
+		return nil, err
 	}
-	return srcs, nil, nil
+	o.From = from
+	shards, infos, src, err := o.tarShardsInfo(srcs)
+	if err != nil {
+		return nil, err
+	}
+	return &FoundShards{Srcs: slices.Clone(srcs), Fold: src.Fold, Shards: shards, Infos: infos}, nil
 }
 
 // partitionable says why the conversion cannot run as tasks, or nil.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -95,9 +96,14 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 			read[i] = po.Srcs[i]
 		}
 	}
-	paths, infos, err := convert.ConvertInputsInfo(read, o)
+	paths, infos := read, []fs.FileInfo(nil)
+	found, err := convert.FindShards(read, o)
 	if err != nil {
 		return err
+	}
+	if found != nil {
+		// Found once: the manifest and the task's share take them.
+		paths, infos, o.Found = found.Shards, found.Infos, found
 	}
 	inputs, err := partition.StatInputsKnown(ctx, paths, infos)
 	if err != nil {
