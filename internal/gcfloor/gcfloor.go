@@ -5,12 +5,17 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
 )
 
 // minHeap is the runtime's least heap goal at GOGC=100, which it scales
 // with GOGC: a percentage past floor/minHeap*100 would put the goal past
 // the floor whatever the live heap.
 const minHeap = 4 << 20
+
+// started: the tuning is started once in a process (the first floor
+// stands).
+var started atomic.Bool
 
 // sentinel is an object that becomes garbage at once: its finalizer runs
 // after each collection, and arms it again.
@@ -20,10 +25,10 @@ type sentinel struct {
 }
 
 // Start keeps the heap goal at floor bytes at least, from now on, unless
-// GOGC is set (the user's choice). The percentage is set again after
+// GOGC is set (the user's choice); once a process. The percentage is set again after
 // every collection, from the heap found live.
 func Start(floor uint64) {
-	if os.Getenv("GOGC") != "" || floor == 0 {
+	if os.Getenv("GOGC") != "" || floor == 0 || !started.CompareAndSwap(false, true) {
 		return
 	}
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/itarconv/itarconv/internal/gcfloor"
 	"github.com/itarconv/itarconv/remote"
 )
 
@@ -238,6 +239,9 @@ verifies members through them.`,
 	root.PersistentFlags().StringVar(&e.memoryFlag, "memory", "",
 		"memory for what a command keeps of every member until the end (index rows and sample keys, the loaders' and a conversion's tables), such as 512MiB; past it, sorted runs spill to temporary files beside the output (default: each part's own: 24 MiB for a TARIDX, 16 MiB for TBL's metadata, 256 MiB for Barecat and the loaders' indexes)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if HeapFloor > 0 && floorCommands[cmd.Name()] {
+			gcfloor.Start(HeapFloor)
+		}
 		if e.connections < 1 {
 			return usagef("--connections must be at least 1")
 		}
@@ -263,6 +267,16 @@ verifies members through them.`,
 	root.SetVersionTemplate("{{.Version}}\n")
 	return root
 }
+
+// HeapFloor, set by the binary, is the least heap goal of the commands
+// that pass over every shard of a dataset (floorCommands), whose live
+// heap is a few megabytes: see package gcfloor. 0: the runtime's own.
+// The commands that read an index for random access (ls, cat, inspect)
+// and verify keep theirs, so that their memory stays what the live heap
+// asks.
+var HeapFloor uint64
+
+var floorCommands = map[string]bool{"index": true, "convert": true, "merge": true}
 
 // args checks a command's argument count, as a usage error.
 func argsBetween(min, max int) cobra.PositionalArgs {
