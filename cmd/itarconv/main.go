@@ -10,6 +10,6 @@ import (
 )
 
 func main() {
-	cli.HeapFloor = 64 << 20
+	cli.HeapFloor = 32 << 20
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

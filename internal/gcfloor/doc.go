@@ -1,5 +1,5 @@
 // Package gcfloor keeps the garbage collector's heap goal at least a
-// floor (the command's: 64 MiB, for index, convert and merge). A pass
+// floor (the command's: 32 MiB, for index, convert and merge). A pass
 // over thousands of small shards
 // keeps a few megabytes live and allocates steadily, and with the
 // default goal (twice the live heap) it collected every few
