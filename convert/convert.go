@@ -63,7 +63,7 @@ type ConvertOptions struct {
 	Stdout io.Writer
 
 	// Found, when set, are the tar shards that the sources it names were
-	// found to be (ConvertInputsInfo's): a caller that found them
+	// found to be (FindShards'): a caller that found them
 	// already (a partitioned run's task, for its manifest) saves finding
 	// them again, which takes a stat of each.
 	Found *FoundShards

@@ -279,17 +279,18 @@ func TestConvertInputs(t *testing.T) {
 	// Shards given as files come with their stats, which the manifest
 	// takes; a directory's come without.
 	files, _ := ConvertInputs([]string{src}, ConvertOptions{})
-	paths, infos, err := ConvertInputsInfo(files, ConvertOptions{})
-	if err != nil || !slices.Equal(paths, files) || len(infos) != len(files) {
-		t.Fatalf("ConvertInputsInfo: %v (%d infos), %v", paths, len(infos), err)
+	f, err := FindShards(files, ConvertOptions{})
+	if err != nil || !slices.Equal(f.Shards, files) || len(f.Infos) != len(files) {
+		t.Fatalf("FindShards: %+v, %v", f, err)
 	}
+	infos := f.Infos
 	for i, fi := range infos {
 		if st, _ := os.Stat(files[i]); fi == nil || !os.SameFile(fi, st) || fi.Size() != st.Size() {
 			t.Errorf("%s: stat %v, want %v", files[i], fi, st)
 		}
 	}
-	if _, infos, _ := ConvertInputsInfo([]string{src}, ConvertOptions{}); infos != nil {
-		t.Errorf("a directory's shards came with stats: %v", infos)
+	if f, _ := FindShards([]string{src}, ConvertOptions{}); f == nil || f.Infos != nil {
+		t.Errorf("a directory's shards came with stats: %+v", f)
 	}
 	// What a caller found is taken as found: a task's share is of the
 	// shards it says, not found again.

@@ -34,26 +34,20 @@ var ErrNoPartition = errors.New("this conversion does not run as a partitioned r
 // ConvertInputs are the files a conversion reads, as a partitioned run's
 // manifests record them: tar shards one by one, else the paths given.
 func ConvertInputs(srcs []string, o ConvertOptions) ([]string, error) {
-	paths, _, err := ConvertInputsInfo(srcs, o)
-	return paths, err
-}
-
-// ConvertInputsInfo is ConvertInputs with what os.Stat said of each tar
-// shard given as a file (nil where it made no stat): a partitioned run's
-// manifest need not stat each again (partition.StatInputsKnown).
-func ConvertInputsInfo(srcs []string, o ConvertOptions) ([]string, []fs.FileInfo, error) {
 	f, err := FindShards(srcs, o)
 	switch {
 	case err != nil:
-		return nil, nil, err
+		return nil, err
 	case f == nil:
-		return srcs, nil, nil
+		return srcs, nil
 	}
-	return f.Shards, f.Infos, nil
+	return f.Shards, nil
 }
 
-// FindShards finds the tar shards srcs name, for ConvertOptions.Found;
-// nil where the source is not tar shards.
+// FindShards finds the tar shards srcs name, with what os.Stat said of
+// each given as a file (a partitioned run's manifest need not stat each
+// again: partition.StatInputsKnown), for ConvertOptions.Found; nil where
+// the source is not tar shards.
 func FindShards(srcs []string, o ConvertOptions) (*FoundShards, error) {
 	from, _, err := Formats(srcs, "", o.From, o.To)
 	if err != nil || from != "tar" {

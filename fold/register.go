@@ -311,7 +311,7 @@ func ShardsInfo(ctx context.Context, paths []string, foldName string) ([]string,
 		if p == spool.Stdin || remote.IsURL(p) {
 			continue // a remote shard is checked when read
 		}
-		st, err := shardStat(p, infos[i])
+		st, err := shardset.StatResolved(p, infos[i])
 		if err != nil {
 			return nil, nil, "", err
 		}
@@ -321,15 +321,6 @@ func ShardsInfo(ctx context.Context, paths []string, foldName string) ([]string,
 		stats[i] = st
 	}
 	return shards, stats, "", nil
-}
-
-// shardStat is os.Stat of a shard, or what the resolution's os.Lstat
-// said where that was no symbolic link (the same, one stat fewer).
-func shardStat(path string, lstat fs.FileInfo) (fs.FileInfo, error) {
-	if lstat != nil && lstat.Mode()&fs.ModeSymlink == 0 {
-		return lstat, nil
-	}
-	return os.Stat(path)
 }
 
 // dirShards finds a directory's folds: its shards grouped by name, and

@@ -80,7 +80,8 @@ func ResolveContext(ctx context.Context, args []string) ([]string, error) {
 // os.Lstat said of it where the resolution looked (an existing path, a
 // name of a brace pattern), and nil where it did not (a glob's match, a
 // URL, standard input): of thousands of shards, a caller that must stat
-// each need not again where the name is not a symbolic link.
+// each need not again where the name is not a symbolic link
+// (StatResolved).
 func ResolveInfo(ctx context.Context, args []string) ([]string, []fs.FileInfo, error) {
 	r := resolver{ctx: ctx, seen: map[string]origin{}}
 	for i, a := range args {
@@ -93,6 +94,15 @@ func ResolveInfo(ctx context.Context, args []string) ([]string, []fs.FileInfo, e
 		}
 	}
 	return r.out, r.infos, nil
+}
+
+// StatResolved is os.Stat of a shard ResolveInfo gave, taking what it
+// said (lstat) where that is no symbolic link: the same, one stat fewer.
+func StatResolved(path string, lstat fs.FileInfo) (fs.FileInfo, error) {
+	if lstat != nil && lstat.Mode()&fs.ModeSymlink == 0 {
+		return lstat, nil
+	}
+	return os.Stat(path)
 }
 
 // resolver gathers the shards of a set of arguments.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"slices"
@@ -495,9 +494,7 @@ func (s *Spool) openPlain(name string) *os.File {
 	if err != nil {
 		return nil // Plain says why
 	}
-	head := make([]byte, compressed.HeadSize)
-	n, err := f.ReadAt(head, 0)
-	if (err == nil || err == io.EOF) && compressed.Sniff(head[:n]) == compressed.None {
+	if c, err := compressed.DetectReaderAt(f); err == nil && c == compressed.None {
 		return f
 	}
 	f.Close()

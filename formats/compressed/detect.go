@@ -49,9 +49,15 @@ func DetectFile(path string) (Codec, error) {
 		return None, err
 	}
 	defer f.Close()
+	return DetectReaderAt(f)
+}
+
+// DetectReaderAt tells the codec of r from its first bytes, read at
+// offset 0 (a file the caller opened keeps its offset).
+func DetectReaderAt(r io.ReaderAt) (Codec, error) {
 	head := make([]byte, HeadSize)
-	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+	n, err := r.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
 		return None, err
 	}
 	return Sniff(head[:n]), nil

@@ -56,10 +56,15 @@ func Regular(path string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return fi, regular(path, fi)
+}
+
+// regular refuses what fi says is not a regular file.
+func regular(path string, fi fs.FileInfo) error {
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(fi.Mode()))
+		return fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(fi.Mode()))
 	}
-	return fi, nil
+	return nil
 }
 
 // stat is os.Stat for a name that passes CheckName.
@@ -181,8 +186,8 @@ func (in *Inputs) AddStat(path string, fi fs.FileInfo) error {
 	if err := CheckName(path); err != nil {
 		return err
 	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, kind(fi.Mode()))
+	if err := regular(path, fi); err != nil {
+		return err
 	}
 	return in.add(path, fi)
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/itarconv/itarconv/convert"
 	"github.com/itarconv/itarconv/dataset"
@@ -60,15 +61,7 @@ func newConvertPartOptions(fl convertFlags, srcs []string, dst string, shardSize
 
 // sameSources tells whether the sources are the inputs, in order.
 func sameSources(srcs []string, inputs []partition.Input) bool {
-	if len(srcs) != len(inputs) {
-		return false
-	}
-	for i, in := range inputs {
-		if in.Path != srcs[i] {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(srcs, inputs, func(s string, in partition.Input) bool { return s == in.Path })
 }
 
 func (o convertPartOptions) flags(workers int) convertFlags {

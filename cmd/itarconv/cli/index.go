@@ -133,10 +133,7 @@ func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, e
 		if remote.IsURL(a) {
 			continue // checked when opened
 		}
-		st, err := lstats[i], error(nil)
-		if st == nil || st.Mode()&fs.ModeSymlink != 0 {
-			st, err = os.Stat(a) // what a link names
-		}
+		st, err := shardset.StatResolved(a, lstats[i])
 		if err != nil {
 			return nil, err
 		} else if st.IsDir() {
