@@ -3,8 +3,10 @@ package mapped
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -39,12 +41,21 @@ func TestMap(t *testing.T) {
 		t.Errorf("empty region: %v, want an error other than ErrUnsupported", err)
 	}
 
-	// Bytes cut off after mapping: a fault, reported as ErrGone.
-	r, err := Map(f, 0, int64(len(content)))
+	// Bytes cut off after mapping: a fault, reported as ErrGone. (The
+	// file grows past readBelow first, so that the region is mapped.)
+	big := make([]byte, readBelow+5*page)
+	copy(big, content)
+	if err := os.WriteFile(path, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Map(f, 0, int64(len(big)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	if r.read {
+		t.Fatalf("a region of %d bytes was read, not mapped", len(big))
+	}
 	if err := os.Truncate(path, int64(page)); err != nil {
 		t.Fatal(err)
 	}
@@ -60,5 +71,84 @@ func TestMap(t *testing.T) {
 	}
 	if err := Guard(func() error { sum += r.Bytes(0, 1)[0]; return nil }); err != nil {
 		t.Errorf("reading what is left: %v", err)
+	}
+}
+
+// TestMapSmallRead: a region under readBelow is read: its bytes are the
+// file's at the call, kept when the file is cut short after, and a file
+// already shorter than the region is ErrGone at once, naming it.
+func TestMapSmallRead(t *testing.T) {
+	content := make([]byte, 3<<10)
+	for i := range content {
+		content[i] = byte(i * 7)
+	}
+	path := filepath.Join(t.TempDir(), "small")
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := Map(f, 100, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.read {
+		t.Fatal("a region of 2000 bytes was mapped, not read")
+	}
+	if err := os.Truncate(path, 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Bytes(300, 50); !bytes.Equal(got, content[300:350]) {
+		t.Errorf("bytes 300+50 differ")
+	}
+	if name, off, ok := r.Where(r.Bytes(1000, 8)); !ok || name != path || off != 1000 {
+		t.Errorf("Where = %q, %d, %v; want %q, 1000, true", name, off, ok, path)
+	}
+	if err := r.Close(); err != nil || r.Close() != nil {
+		t.Errorf("Close: %v", err)
+	}
+	_, err = Map(f, 0, 100)
+	if !errors.Is(err, ErrGone) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "bytes 0 to 100") {
+		t.Errorf("a region past the end of a 10-byte file: %v, want ErrGone naming %s and the bytes", err, path)
+	}
+}
+
+// BenchmarkRegion: a region mapped or read, every byte touched once (as
+// a checksum does), then closed, by one goroutine: the figures behind
+// readBelow (go test ./internal/mapped -run '^$' -bench Region).
+func BenchmarkRegion(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "f")
+	if err := os.WriteFile(path, make([]byte, 16<<20), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	for _, size := range []int64{4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20} {
+		for _, how := range []struct {
+			name string
+			fn   func(*os.File, int64, int64) (*Region, error)
+		}{{"map", mapRegion}, {"read", readRegion}} {
+			b.Run(fmt.Sprintf("%s/%dKiB", how.name, size>>10), func(b *testing.B) {
+				b.SetBytes(size)
+				var sum byte
+				for b.Loop() {
+					r, err := how.fn(f, 4096, size)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for i, data := int64(0), r.Bytes(4096, size); i < size; i += 64 {
+						sum += data[i]
+					}
+					r.Close()
+				}
+				_ = sum
+			})
+		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 func TestWritePiecesSourceCutShort(t *testing.T) {
 	dir := t.TempDir()
 	src, f := testutil.SourceFile(t, dir, "src.tar", 64<<10)
-	m, err := Map(f, 0, 64<<10)
+	m, err := Map(f, 0, 64<<10) // over readBelow: mapped, not read
 	if err != nil {
 		t.Skip(err)
 	}
