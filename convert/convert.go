@@ -395,6 +395,12 @@ func (o ConvertOptions) tarShards(srcs []string) ([]string, fold.OpenOptions, er
 // tarShardsInfo is tarShards with what os.Stat said of each shard given
 // as a file (fold.ShardsInfo).
 func (o ConvertOptions) tarShardsInfo(srcs []string) ([]string, []fs.FileInfo, fold.OpenOptions, error) {
+	return o.tarShardsKnown(srcs, nil)
+}
+
+// tarShardsKnown is tarShardsInfo with the caller's stats of srcs
+// (fold.ShardsKnown).
+func (o ConvertOptions) tarShardsKnown(srcs []string, known []fs.FileInfo) ([]string, []fs.FileInfo, fold.OpenOptions, error) {
 	src, err := o.tarSource()
 	if err != nil {
 		return nil, nil, src, err
@@ -402,7 +408,7 @@ func (o ConvertOptions) tarShardsInfo(srcs []string) ([]string, []fs.FileInfo, f
 	if f := o.Found; f != nil && f.Fold == src.Fold && slices.Equal(f.Srcs, srcs) {
 		return f.Shards, f.Infos, src, nil
 	}
-	shards, infos, _, err := fold.ShardsInfo(context.Background(), srcs, src.Fold)
+	shards, infos, _, err := fold.ShardsKnown(context.Background(), srcs, known, src.Fold)
 	return shards, infos, src, err
 }
 

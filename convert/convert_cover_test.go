@@ -292,6 +292,13 @@ func TestConvertInputs(t *testing.T) {
 	if f, _ := FindShards([]string{src}, ConvertOptions{}); f == nil || f.Infos != nil {
 		t.Errorf("a directory's shards came with stats: %+v", f)
 	}
+	// The stats a caller made are taken, not made again: the guard's, of
+	// thousands of shards.
+	known := slices.Clone(infos)
+	known[1] = infos[0] // a stat no os.Stat would give for files[1]
+	if f, err := FindShardsKnown(files, known, ConvertOptions{}); err != nil || !slices.Equal(f.Shards, files) || f.Infos[1] != infos[0] || f.Infos[0] != infos[0] {
+		t.Errorf("FindShardsKnown: %+v, %v; want the shards with the stats given", f, err)
+	}
 	// What a caller found is taken as found: a task's share is of the
 	// shards it says, not found again.
 	found := &FoundShards{Srcs: files, Shards: files[:2]}

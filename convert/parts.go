@@ -49,12 +49,19 @@ func ConvertInputs(srcs []string, o ConvertOptions) ([]string, error) {
 // again: partition.StatInputsKnown), for ConvertOptions.Found; nil where
 // the source is not tar shards.
 func FindShards(srcs []string, o ConvertOptions) (*FoundShards, error) {
+	return FindShardsKnown(srcs, nil, o)
+}
+
+// FindShardsKnown is FindShards for sources the caller has stat'ed
+// (known[i], where set, is os.Stat of srcs[i]): of thousands of shards
+// given one by one, none is stat'ed again.
+func FindShardsKnown(srcs []string, known []fs.FileInfo, o ConvertOptions) (*FoundShards, error) {
 	from, _, err := Formats(srcs, "", o.From, o.To)
 	if err != nil || from != "tar" {
 		return nil, err
 	}
 	o.From = from
-	shards, infos, src, err := o.tarShardsInfo(srcs)
+	shards, infos, src, err := o.tarShardsKnown(srcs, known)
 	if err != nil {
 		return nil, err
 	}

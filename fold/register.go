@@ -285,8 +285,19 @@ func ShardsContext(ctx context.Context, paths []string, foldName string) ([]stri
 // for every shard of a directory or of an index, which it does not
 // stat): their sizes, for one, need not be asked again.
 func ShardsInfo(ctx context.Context, paths []string, foldName string) ([]string, []fs.FileInfo, string, error) {
+	return ShardsKnown(ctx, paths, nil, foldName)
+}
+
+// ShardsKnown is ShardsInfo for paths the caller has stat'ed: known[i],
+// where set, is os.Stat (or os.Lstat) of paths[i], not asked again
+// (shardset.ResolveKnown).
+func ShardsKnown(ctx context.Context, paths []string, known []fs.FileInfo, foldName string) ([]string, []fs.FileInfo, string, error) {
 	if len(paths) == 1 {
-		st, err := os.Stat(paths[0])
+		var k fs.FileInfo
+		if len(known) == 1 {
+			k = known[0]
+		}
+		st, err := shardset.StatResolved(paths[0], k)
 		if err == nil && st.IsDir() {
 			shards, name, err := dirShards(ctx, paths[0], foldName)
 			return shards, nil, name, err
@@ -302,7 +313,7 @@ func ShardsInfo(ctx context.Context, paths []string, foldName string) ([]string,
 			return f.Shards, nil, f.Name, nil
 		}
 	}
-	shards, infos, err := shardset.ResolveInfo(ctx, paths)
+	shards, infos, err := shardset.ResolveKnown(ctx, paths, known)
 	if err != nil {
 		return nil, nil, "", err
 	}

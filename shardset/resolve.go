@@ -83,12 +83,24 @@ func ResolveContext(ctx context.Context, args []string) ([]string, error) {
 // each need not again where the name is not a symbolic link
 // (StatResolved).
 func ResolveInfo(ctx context.Context, args []string) ([]string, []fs.FileInfo, error) {
+	return ResolveKnown(ctx, args, nil)
+}
+
+// ResolveKnown is ResolveInfo for arguments the caller has stat'ed:
+// known[i], where set, stands for os.Lstat of args[i] (an os.Stat does as
+// well: either says the path exists, and StatResolved takes it), so that
+// thousands of shards resolved once are not stat'ed again.
+func ResolveKnown(ctx context.Context, args []string, known []fs.FileInfo) ([]string, []fs.FileInfo, error) {
 	r := resolver{ctx: ctx, seen: map[string]origin{}}
 	for i, a := range args {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		r.at = origin{arg: i + 1}
+		r.known = nil
+		if i < len(known) {
+			r.known = known[i]
+		}
 		if err := r.one(a, true); err != nil {
 			return nil, nil, err
 		}
@@ -112,7 +124,8 @@ type resolver struct {
 	infos []fs.FileInfo     // os.Lstat's of out, where the resolver made one
 	seen  map[string]origin // local shards by cleaned name
 	stdin int
-	at    origin // where the name being resolved comes from
+	at    origin      // where the name being resolved comes from
+	known fs.FileInfo // the caller's stat of the argument being resolved
 }
 
 // origin is where a name was given: argument arg (from 1), or line line
@@ -151,6 +164,8 @@ func (r *resolver) addInfo(name string, fi fs.FileInfo) error {
 }
 
 func (r *resolver) one(arg string, lists bool) error {
+	known := r.known
+	r.known = nil // the argument's, not its list's lines'
 	if arg == "" {
 		return fmt.Errorf("an empty shard name: %w", fs.ErrNotExist)
 	}
@@ -165,6 +180,9 @@ func (r *resolver) one(arg string, lists bool) error {
 		if err := pathguard.CheckName(arg); err != nil {
 			return usageError{err}
 		}
+	}
+	if known != nil {
+		return r.addInfo(arg, known)
 	}
 	if fi, err := os.Lstat(arg); err == nil {
 		return r.addInfo(arg, fi) // an existing path is itself

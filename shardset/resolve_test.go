@@ -2,11 +2,14 @@ package shardset
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/itarconv/itarconv/internal/pathguard"
 )
 
 // TestResolveInfo: ResolveInfo gives os.Lstat's word on the names it
@@ -43,5 +46,34 @@ func TestResolveInfo(t *testing.T) {
 	}
 	if infos[4] != nil || infos[5] != nil {
 		t.Errorf("a glob's match and a URL: %v, %v, want nil", infos[4], infos[5])
+	}
+}
+
+// TestResolveKnown: an argument the caller stat'ed is taken as it said,
+// not stat'ed again (a name no file has resolves, with the caller's
+// info); one it did not is resolved as ResolveInfo resolves it, and a
+// shard given twice is refused all the same.
+func TestResolveKnown(t *testing.T) {
+	dir := t.TempDir()
+	a, gone := filepath.Join(dir, "a.tar"), filepath.Join(dir, "gone.tar")
+	os.WriteFile(a, []byte("12345"), 0o644)
+	os.WriteFile(gone, []byte("1234567"), 0o644)
+	fiGone, err := os.Lstat(gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(gone)
+	list := filepath.Join(dir, "list")
+	os.WriteFile(list, []byte("a.tar\n"), 0o644)
+	shards, infos, err := ResolveKnown(context.Background(), []string{gone, "@" + list}, []fs.FileInfo{fiGone, nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(shards, []string{gone, a}) || infos[0] != fiGone || infos[1] == nil || infos[1].Size() != 5 {
+		t.Errorf("ResolveKnown = %v, %v; want the known name with its info, then the list's shard stat'ed", shards, infos)
+	}
+	_, _, err = ResolveKnown(context.Background(), []string{a, a}, []fs.FileInfo{infos[1], infos[1]})
+	if !errors.Is(err, pathguard.ErrSameInput) {
+		t.Errorf("a known shard given twice: %v, want pathguard.ErrSameInput", err)
 	}
 }

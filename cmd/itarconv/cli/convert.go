@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -149,11 +150,11 @@ func tarSources(args []string, foldName string) ([]string, string, error) {
 
 func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) error {
 	srcs, dst := args[:len(args)-1], args[len(args)-1]
-	srcs, err := expandShardArgs(ctx, srcs)
+	srcs, lstats, err := expandShardArgsInfo(ctx, srcs)
 	if err != nil {
 		return err
 	}
-	shardSize, err := resolveConvertFlags(e, &fl, srcs, dst)
+	shardSize, stats, err := resolveConvertFlags(e, &fl, srcs, lstats, dst)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 		if partitioned {
 			return usagef("-: a tar stream on standard output is one run, not parts to merge")
 		}
-		return e.convert(ctx, fl, srcs, dst, shardSize)
+		return e.convert(ctx, fl, srcs, stats, dst, shardSize)
 	}
 	if err := checkOverwrite(srcs, dst, fl); err != nil {
 		return err
@@ -178,9 +179,9 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 		return err
 	}
 	if partitioned {
-		err = e.convertTask(ctx, fl, srcs, dst, shardSize, task)
+		err = e.convertTask(ctx, fl, srcs, stats, dst, shardSize, task)
 	} else {
-		err = e.convert(ctx, fl, srcs, dst, shardSize)
+		err = e.convert(ctx, fl, srcs, stats, dst, shardSize)
 	}
 	if err != nil {
 		safefile.RemoveCreated(created)
@@ -191,32 +192,34 @@ func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) err
 // resolveConvertFlags checks the flags against the sources and the
 // destination before anything is read or written, settling fl's workers
 // and formats in place (a task and a single run both need them), and
-// returns --shard-size in bytes. The checks run in the order the
-// messages have always come in: the first wrong flag is the one named.
-func resolveConvertFlags(e *env, fl *convertFlags, srcs []string, dst string) (shardSize int64, err error) {
+// returns --shard-size in bytes and what os.Stat said of each source
+// (guardConvert; lstats: what the expansion of the arguments said). The
+// checks run in the order the messages have always come in: the first
+// wrong flag is the one named.
+func resolveConvertFlags(e *env, fl *convertFlags, srcs []string, lstats []fs.FileInfo, dst string) (shardSize int64, stats []fs.FileInfo, err error) {
 	if fl.shardSize != "" {
 		if shardSize, err = parseSize(fl.shardSize); err != nil {
-			return 0, usageError{err}
+			return 0, nil, usageError{err}
 		}
 	}
 	if fl.workers < 1 {
-		return 0, usagef("--workers must be at least 1")
+		return 0, nil, usagef("--workers must be at least 1")
 	}
 	fl.workers = e.shardWorkers(fl.cmd, fl.workers, srcs)
 	if err := validateFold(fl.fold()); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if fl.from, fl.to, err = convert.Formats(srcs, dst, fl.from, fl.to); err != nil {
-		return 0, usagef("--from, --to: %v (known: %s)", err, strings.Join(formatNames(), ", "))
+		return 0, nil, usagef("--from, --to: %v (known: %s)", err, strings.Join(formatNames(), ", "))
 	}
 	if err := checkStreamFlags(*fl, dst); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	if err := guardConvert(srcs, dst, *fl); err != nil {
-		return 0, err
+	if stats, err = guardConvert(srcs, lstats, dst, *fl); err != nil {
+		return 0, nil, err
 	}
 	if err := checkClaimedSource(srcs); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	c := fl.conversion(srcs)
 	if src := registry.Lookup(fl.from); fl.from == fl.to && (src.Recodes == nil || !src.Recodes(c, dst)) {
@@ -224,17 +227,17 @@ func resolveConvertFlags(e *env, fl *convertFlags, srcs []string, dst string) (s
 		if fl.to == fold.FormatName {
 			hint = " (--shard-size writes new shards; index indexes these in place)"
 		}
-		return 0, usagef("convert: %s is already %s: nothing to convert%s", strings.Join(srcs, " "), label(fl.to), hint)
+		return 0, nil, usagef("convert: %s is already %s: nothing to convert%s", strings.Join(srcs, " "), label(fl.to), hint)
 	}
 	if err := checkConvertFlags(fl.formats, c); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	// The format options are parsed once here so that a bad value is a
 	// usage error before a task starts, not a failure halfway through.
 	if _, err := convertOptions(*fl, shardSize); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return shardSize, nil
+	return shardSize, stats, nil
 }
 
 // checkStreamFlags refuses what a tar stream on standard output cannot
@@ -257,11 +260,18 @@ func checkStreamFlags(fl convertFlags, dst string) error {
 
 // convert is the one library call, with a progress bar over the source's
 // bytes counting its rows (members of tar shards, files, samples).
-func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, dst string, shardSize int64) error {
+func (e *env) convert(ctx context.Context, fl convertFlags, srcs []string, stats []fs.FileInfo, dst string, shardSize int64) error {
 	o, err := convertOptions(fl, shardSize)
 	o.Memory = e.memory
 	if err != nil {
 		return err
+	}
+	if convert.SeveralShards(srcs, fl.from) {
+		// Found with the guard's stats: not stat'ed again, each of
+		// thousands.
+		if o.Found, err = convert.FindShardsKnown(srcs, stats, o); err != nil {
+			return err
+		}
 	}
 	o.Stdout = e.stdout
 	what := fl.to

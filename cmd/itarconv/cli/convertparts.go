@@ -70,7 +70,7 @@ func (o convertPartOptions) flags(workers int) convertFlags {
 
 // convertTask converts this task's share of the source into its part of
 // the run whose output is dst.
-func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, dst string, shardSize int64, t partition.Task) error {
+func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, stats []fs.FileInfo, dst string, shardSize int64, t partition.Task) error {
 	po, err := newConvertPartOptions(fl, srcs, dst, shardSize, e.storeSignedURLs)
 	if err != nil {
 		return err
@@ -90,7 +90,7 @@ func (e *env) convertTask(ctx context.Context, fl convertFlags, srcs []string, d
 		}
 	}
 	paths, infos := read, []fs.FileInfo(nil)
-	found, err := convert.FindShards(read, o)
+	found, err := convert.FindShardsKnown(read, stats, o)
 	if err != nil {
 		return err
 	}

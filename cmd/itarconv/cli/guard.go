@@ -84,31 +84,40 @@ func guardShards(in *pathguard.Inputs, shards []string, explicit bool) error {
 // name in none of these notations (a Barecat 0.2 base path), stays as it
 // is.
 func expandShardArgs(ctx context.Context, args []string) ([]string, error) {
+	out, _, err := expandShardArgsInfo(ctx, args)
+	return out, err
+}
+
+// expandShardArgsInfo is expandShardArgs that also gives what os.Lstat
+// said of each name where it looked (nil where not): the guard need not
+// ask again (convertInputs).
+func expandShardArgsInfo(ctx context.Context, args []string) ([]string, []fs.FileInfo, error) {
 	var out []string
+	var infos []fs.FileInfo
 	stdin := 0
 	for _, a := range args {
 		if a == "-" {
 			if stdin++; stdin > 1 {
-				return nil, usagef("standard input (-) is one stream: give it once")
+				return nil, nil, usagef("standard input (-) is one stream: give it once")
 			}
 		}
 		if err := pathguard.CheckName(a); err != nil && a != "-" && !remote.IsURL(a) {
-			return nil, usageError{err}
+			return nil, nil, usageError{err}
 		}
-		if _, err := os.Lstat(a); err == nil || a == "-" || !strings.HasPrefix(a, "@") && !shardset.HasPattern(a) {
-			out = append(out, a)
+		if fi, err := os.Lstat(a); err == nil || a == "-" || !strings.HasPrefix(a, "@") && !shardset.HasPattern(a) {
+			out, infos = append(out, a), append(infos, fi)
 			continue
 		}
-		shards, err := shardset.ResolveContext(ctx, []string{a})
+		shards, lstats, err := shardset.ResolveInfo(ctx, []string{a})
 		if errors.Is(err, shardset.ErrPattern) {
-			return nil, usageError{err}
+			return nil, nil, usageError{err}
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, shards...)
+		out, infos = append(out, shards...), append(infos, lstats...)
 	}
-	return out, nil
+	return out, infos, nil
 }
 
 // convertInputs gathers every file a conversion reads, as the format of
@@ -116,24 +125,35 @@ func expandShardArgs(ctx context.Context, args []string) ([]string, error) {
 // those of a directory), an SCDL archive's files, a Barecat index and its
 // shards (through the links of a wrapped archive). Several sources are
 // tar shards (from, convert.Formats): each is not probed for its format,
-// which takes three opens of every one of thousands.
-func convertInputs(srcs []string, from string) (*pathguard.Inputs, error) {
+// which takes three opens of every one of thousands. lstats are what the
+// expansion of the arguments said of each source (expandShardArgsInfo;
+// nil entries: nothing); the stats it made are returned for the
+// conversion to take (convert.FindShardsKnown).
+func convertInputs(srcs []string, lstats []fs.FileInfo, from string) (*pathguard.Inputs, []fs.FileInfo, error) {
 	in := &pathguard.Inputs{}
 	var known *registry.Format
 	if convert.SeveralShards(srcs, from) {
 		known = registry.Lookup(from)
 	}
-	for _, s := range srcs {
+	stats := make([]fs.FileInfo, len(srcs))
+	for i, s := range srcs {
 		if s == "-" || remote.IsURL(s) {
 			continue
 		}
-		fi, statErr := os.Stat(s)
+		var lstat fs.FileInfo
+		if i < len(lstats) {
+			lstat = lstats[i]
+		}
+		fi, statErr := shardset.StatResolved(s, lstat)
+		if statErr == nil {
+			stats[i] = fi
+		}
 		f := known
 		if f == nil {
 			f = registry.Claimed(s)
 		}
 		if statErr != nil && (f == nil || f.Inputs == nil) {
-			return nil, statErr
+			return nil, nil, statErr
 		}
 		dir := statErr == nil && fi.IsDir()
 		files := []string{s}
@@ -155,11 +175,11 @@ func convertInputs(srcs []string, from string) (*pathguard.Inputs, error) {
 				err = guardErr(in.AddRegular(p))
 			}
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return in, nil
+	return in, stats, nil
 }
 
 // targetOutputs are the existing files a conversion into dst would
@@ -181,18 +201,19 @@ func targetOutputs(dst string, fl convertFlags, srcs []string) (registry.Outputs
 }
 
 // guardConvert refuses a conversion whose inputs are not regular files,
-// repeat themselves, or would be replaced by its outputs.
-func guardConvert(srcs []string, dst string, fl convertFlags) error {
-	in, err := convertInputs(srcs, fl.from)
+// repeat themselves, or would be replaced by its outputs; it returns what
+// os.Stat said of each source (convertInputs).
+func guardConvert(srcs []string, lstats []fs.FileInfo, dst string, fl convertFlags) ([]fs.FileInfo, error) {
+	in, stats, err := convertInputs(srcs, lstats, fl.from)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if dst == convert.Stream {
-		return nil
+		return stats, nil
 	}
 	outs, err := targetOutputs(dst, fl, srcs)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return guardErr(in.CheckOutputs(append([]string{dst}, outs.All()...)...))
+	return stats, guardErr(in.CheckOutputs(append([]string{dst}, outs.All()...)...))
 }
