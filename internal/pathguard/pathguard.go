@@ -79,15 +79,29 @@ func stat(path string) (fs.FileInfo, error) {
 // stat'ed first, so a FIFO is never opened, and checked again once open
 // (without blocking), so that one swapped in meanwhile is refused too.
 func Open(path string) (*os.File, error) {
-	if _, err := Regular(path); err != nil {
+	fi, err := Regular(path)
+	if err != nil {
+		return nil, err
+	}
+	return OpenStat(path, fi)
+}
+
+// OpenStat is Open for a file the caller has just stat'ed (fi: what
+// os.Stat said of path; a guard that checked thousands of shards need not
+// stat each again to open it): refused unless fi is a regular file, and
+// checked again once open.
+func OpenStat(path string, fi fs.FileInfo) (*os.File, error) {
+	if err := CheckName(path); err != nil {
+		return nil, err
+	}
+	if err := regular(path, fi); err != nil {
 		return nil, err
 	}
 	f, err := openNonblocking(path)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
+	if fi, err = f.Stat(); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -43,6 +43,32 @@ func TestRegularAndOpen(t *testing.T) {
 	}
 }
 
+// TestOpenStat: a stat the caller made is taken: one that says FIFO is
+// refused without an open; one that says regular of a path that is a
+// FIFO now (swapped in since) is refused once open, without blocking.
+func TestOpenStat(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.tar")
+	os.WriteFile(file, []byte("x"), 0o644)
+	fifo := filepath.Join(dir, "f.tar")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	regular, _ := os.Stat(file)
+	fifoStat, _ := os.Stat(fifo)
+	f, err := OpenStat(file, regular)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := OpenStat(file, fifoStat); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "a FIFO") {
+		t.Errorf("OpenStat with a FIFO's stat: %v, want ErrNotRegular", err)
+	}
+	if _, err := OpenStat(fifo, regular); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), fifo) {
+		t.Errorf("OpenStat of a FIFO said regular: %v, want ErrNotRegular naming it", err)
+	}
+}
+
 func TestInputs(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")

@@ -158,7 +158,7 @@ func benchOptions(fl benchFlags, args []string) (formatcompare.Options, error) {
 	}
 	opts.Shards, opts.Fold = shards, fold
 	in := &pathguard.Inputs{}
-	if err := guardShards(in, shards, len(args) > 1); err != nil {
+	if err := guardShards(in, shards, nil, len(args) > 1); err != nil {
 		return opts, err
 	}
 	if fl.out != "" {

@@ -60,16 +60,26 @@ func explicitErr(err error) error {
 }
 
 // guardShards checks shard files: given ones (explicit) or found in a
-// directory.
-func guardShards(in *pathguard.Inputs, shards []string, explicit bool) error {
-	for _, s := range shards {
+// directory. infos, where set, are what os.Stat said of each (taken, not
+// asked again; nil: each is stat'ed).
+func guardShards(in *pathguard.Inputs, shards []string, infos []fs.FileInfo, explicit bool) error {
+	for i, s := range shards {
 		if remote.IsURL(s) {
 			continue // read where it lives: no local output can be it
 		}
+		var fi fs.FileInfo
+		if i < len(infos) {
+			fi = infos[i]
+		}
 		var err error
-		if explicit {
+		switch {
+		case explicit && fi != nil:
+			err = explicitStat(in, s, fi)
+		case explicit:
 			err = explicitInput(in, s)
-		} else {
+		case fi != nil:
+			err = guardErr(in.AddStat(s, fi))
+		default:
 			err = guardErr(in.AddRegular(s))
 		}
 		if err != nil {

@@ -279,14 +279,18 @@ func glznNames(shards []string) error {
 
 // refuseCompressed: a compressed shard has no random access, so no index
 // can address its members; convert makes an indexed fold of plain tars.
-func refuseCompressed(shards []string, source string) error {
-	for _, s := range shards {
+func refuseCompressed(shards []string, infos []fs.FileInfo, source string) error {
+	for i, s := range shards {
 		if remote.IsURL(s) {
 			// Its scan tells a compressed shard by its first bytes, without
 			// a request of its own (a round trip each, in turn, here).
 			continue
 		}
-		codec, err := compressed.DetectFile(s)
+		var fi fs.FileInfo
+		if i < len(infos) {
+			fi = infos[i]
+		}
+		codec, err := detectShard(s, fi)
 		if err != nil {
 			return err
 		}
@@ -296,6 +300,21 @@ func refuseCompressed(shards []string, source string) error {
 		}
 	}
 	return nil
+}
+
+// detectShard tells a shard's compression from its first bytes; fi, if
+// set, is the stat the guard just found regular (pathguard.OpenStat: not
+// asked again).
+func detectShard(path string, fi fs.FileInfo) (compressed.Codec, error) {
+	if fi == nil {
+		return compressed.DetectFile(path)
+	}
+	f, err := pathguard.OpenStat(path, fi)
+	if err != nil {
+		return compressed.None, err
+	}
+	defer f.Close()
+	return compressed.DetectReaderAt(f)
 }
 
 // convertHint is the source of the convert command that makes an indexed
@@ -405,7 +424,7 @@ func guardIndexJobs(ctx context.Context, args []string, jobs []indexJob, set *lo
 	var t taskShards
 	for _, job := range jobs {
 		in := &pathguard.Inputs{}
-		mine := job.shards
+		mine, infos := job.shards, job.infos
 		if partitioned {
 			// A task opens only its own shards: a run of thousands of
 			// tasks must not have each read every shard's head.
@@ -418,11 +437,14 @@ func guardIndexJobs(ctx context.Context, args []string, jobs []indexJob, set *lo
 			}
 			t.lo, t.hi = partition.Range(sizes, task)
 			mine = job.shards[t.lo:t.hi]
+			if infos != nil {
+				infos = infos[t.lo:t.hi]
+			}
 		}
-		if err := guardShards(in, mine, explicit); err != nil {
+		if err := guardShards(in, mine, infos, explicit); err != nil {
 			return t, err
 		}
-		if err := refuseCompressed(mine, convertHint(args, job)); err != nil {
+		if err := refuseCompressed(mine, infos, convertHint(args, job)); err != nil {
 			return t, err
 		}
 		if set != nil {

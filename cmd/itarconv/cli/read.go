@@ -42,7 +42,7 @@ func (fl *foldFlags) openWith(ctx context.Context, args []string, openAll func(p
 	if len(shards) > 0 && !strings.HasSuffix(args[0], ".taridx") {
 		return nil, usagef("explicit shard files follow an index file (FILE.taridx SHARD.tar...)")
 	}
-	if err := guardShards(&pathguard.Inputs{}, shards, true); err != nil {
+	if err := guardShards(&pathguard.Inputs{}, shards, nil, true); err != nil {
 		return nil, err
 	}
 	folds, err := openAll(args[0], fl.fold, shards)
