@@ -65,13 +65,19 @@ type shardProgress struct {
 	emitted, written int
 	scanned          bool // Scan returned
 	released         bool // told to the spool
+	// file is the local shard's file as its scan opened it, kept past the
+	// scan until its batches are written: ShardFile hands out a duplicate
+	// of it rather than open the shard again (a path looked up and stat'ed,
+	// its head read to tell it plain: of thousands of small shards, each
+	// open counts).
+	file *os.File
 }
 
 // OpenPayload reads a row's payload from its shard. Rows come in order, so
 // one shard file is kept open at a time.
 func (t *TarShards) OpenPayload(r *dataset.Row) (io.Reader, error) {
 	if t.open == nil || t.openIdx != r.DataFile {
-		t.Close()
+		t.closeOpen()
 		f, err := t.openShard(r.DataFile)
 		if err != nil {
 			return nil, err
@@ -81,8 +87,22 @@ func (t *TarShards) OpenPayload(r *dataset.Row) (io.Reader, error) {
 	return io.NewSectionReader(t.open, r.DataOffset, r.Size), nil
 }
 
-// Close closes the shard file OpenPayload keeps open.
+// Close closes the shard file OpenPayload keeps open, and those kept for
+// ShardFile whose batches were not all written (a run that failed).
 func (t *TarShards) Close() error {
+	t.relMu.Lock()
+	for _, p := range t.progress {
+		if p.file != nil {
+			p.file.Close()
+			p.file = nil
+		}
+	}
+	t.relMu.Unlock()
+	return t.closeOpen()
+}
+
+// closeOpen closes the shard file OpenPayload keeps open.
+func (t *TarShards) closeOpen() error {
 	if t.open == nil {
 		return nil
 	}
@@ -118,7 +138,19 @@ func NewTarShards(paths []string, opts tarfile.Options) *TarShards {
 // ShardFile opens a shard's file (dataset.ShardFiles): a sink maps the
 // payloads of a batch there. The file's name is the shard's path (or its
 // decompressed copy's).
-func (t *TarShards) ShardFile(shard int) (*os.File, error) { return t.openShard(shard) }
+func (t *TarShards) ShardFile(shard int) (*os.File, error) {
+	t.relMu.Lock()
+	var kept *os.File
+	if p := t.progress[shard]; p != nil {
+		kept = p.file
+	}
+	f, err := dupFile(kept)
+	t.relMu.Unlock()
+	if f != nil || err != nil {
+		return f, err
+	}
+	return t.openShard(shard)
+}
 
 // ShardSize is the shard file's size (dataset.ShardSizer), by which a
 // partitioned run balances its tasks; 0 when it cannot be stat'ed.
@@ -191,16 +223,44 @@ func (t *TarShards) shardProgress(shard int) *shardProgress {
 	return p
 }
 
-// maybeRelease releases shard's copy once it is scanned and written.
+// maybeRelease releases shard's copy once it is scanned and written,
+// and closes the file kept for its batches.
 func (t *TarShards) maybeRelease(shard int) {
 	t.relMu.Lock()
 	p := t.shardProgress(shard)
 	now := p.scanned && p.written == p.emitted && !p.released
 	p.released = p.released || now
+	var kept *os.File
+	if now {
+		kept, p.file = p.file, nil
+	}
 	t.relMu.Unlock()
+	if kept != nil {
+		kept.Close()
+	}
 	if now {
 		t.Spool.Release(t.Paths[shard])
 	}
+}
+
+// keepOrClose ends a scan. A local shard's file, lent to ShardFile
+// during the scan (openForScan), stays for it while batches of the shard
+// are still to be written, and is closed with the last (maybeRelease);
+// any other is closed now.
+func (t *TarShards) keepOrClose(shard int, f shardScan, lent bool) error {
+	if !lent {
+		return f.Close()
+	}
+	t.relMu.Lock()
+	p := t.shardProgress(shard)
+	if p.written < p.emitted {
+		f.(*tarfile.File).Detach() // the file is p.file's now
+		t.relMu.Unlock()
+		return nil
+	}
+	p.file = nil
+	t.relMu.Unlock()
+	return f.Close()
 }
 
 // released tells whether shard's copy was released.
@@ -285,11 +345,11 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 			t.maybeRelease(shard)
 		}()
 	}
-	path, growth, f, err := t.openForScan(ctx, shard)
+	path, growth, f, lent, err := t.openForScan(ctx, shard)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer t.keepOrClose(shard, f, lent)
 	st := &t.Stats[shard]
 	defer func() { st.Reads, st.ReadBytes = f.ReadStats() }()
 
@@ -344,13 +404,10 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 // the spool for a compressed or remote shard; a remote one's as it grows),
 // the first scan starting the copies of every remote shard in shard order,
 // as the sink takes them.
-func (t *TarShards) openForScan(ctx context.Context, shard int) (string, *spool.Growth, shardScan, error) {
+func (t *TarShards) openForScan(ctx context.Context, shard int) (path string, growth *spool.Growth, f shardScan, lent bool, err error) {
 	// From the first shard scanned: a task's share starts there.
 	t.prefetch.Do(func() { t.Spool.Prefetch(ctx, t.Paths[shard:]) })
-	path := t.Paths[shard]
-	var growth *spool.Growth
-	var f shardScan
-	var err error
+	path = t.Paths[shard]
 	if t.Spool == nil {
 		f, err = openScan(ctx, path, t.Options) // a URL read by ranges
 	} else {
@@ -358,19 +415,26 @@ func (t *TarShards) openForScan(ctx context.Context, shard int) (string, *spool.
 		// it grows, opened at once: a released copy may go for room.
 		var copy *os.File
 		if copy, growth, err = t.Spool.Open(ctx, path, false); err != nil {
-			return "", nil, nil, err
+			return "", nil, nil, false, err
 		}
 		path = copy.Name()
 		if growth != nil {
 			f = openGrowing(ctx, copy, t.Paths[shard], growth, t.Options)
-		} else {
-			f, err = tarfile.OpenFile(copy, path, t.Options) // opened once
+		} else if f, err = tarfile.OpenFile(copy, path, t.Options); err == nil { // opened once
+			// Lent to ShardFile while the shard's first scan goes on
+			// (keepOrClose; a later scan of it, for a second pass, keeps
+			// its own).
+			t.relMu.Lock()
+			if p := t.shardProgress(shard); p.file == nil && !p.scanned && !p.released {
+				p.file, lent = copy, true
+			}
+			t.relMu.Unlock()
 		}
 	}
 	if err != nil {
-		return "", nil, nil, t.spooled(shard, path, err)
+		return "", nil, nil, false, t.spooled(shard, path, err)
 	}
-	return path, growth, f, nil
+	return path, growth, f, lent, nil
 }
 
 // keep tells whether a member becomes a row: pax global headers and

@@ -722,7 +722,24 @@ func (f *File) Close() error {
 		f.mapped = nil
 		f.src.buf, f.src.mapped = nil, false
 	}
+	if f.f == nil {
+		return nil // detached
+	}
 	return f.f.Close()
+}
+
+// Detach ends the scan and hands its file to the caller, who closes it
+// (a reader of the members' payloads keeps it, rather than open the tar
+// again); Close then closes nothing. Nothing may be read through f after.
+func (f *File) Detach() *os.File {
+	if f.mapped != nil {
+		munmapFile(f.mapped)
+		f.mapped = nil
+		f.src.buf, f.src.mapped = nil, false
+	}
+	file := f.f
+	f.f = nil
+	return file
 }
 
 // Walk hands every member of the tar file at path to fn, in order, and
