@@ -25,8 +25,10 @@
 // of 100-500 bytes each, indexed (TARIDX, and --format all) and converted
 // into TBL once and as 10 tasks (-many-tasks), two at a time; what it is
 // for is the merge's time, and its cost per shard. -many-tasks 1000 is the
-// merge of 1,000 parts of 10,000 shards (target: under 2 s for the index). Its tasks run on the first rep
-// only: later reps merge again from a copy of their parts (and the
+// merge of 1,000 parts of 10,000 shards (target: under 2 s for the index). The
+// index's tasks run on the first rep only (TBL's too, with 100 tasks or
+// more: a copy of TBL's parts has its samples merged by copying, not in
+// place): later reps merge again from a copy of their parts (and the
 // loaders' files they wrote beside the shards, linked back), so that the
 // merge and the one run are medians over -reps and the tasks one run.
 //
