@@ -10,13 +10,15 @@ import (
 	"testing"
 )
 
-func TestMap(t *testing.T) {
-	page := os.Getpagesize()
-	content := make([]byte, 5*page+123)
+// patternFile writes n bytes of a pattern to a file and opens it (closed
+// with the test).
+func patternFile(t *testing.T, n int) (content []byte, path string, f *os.File) {
+	t.Helper()
+	content = make([]byte, n)
 	for i := range content {
 		content[i] = byte(i * 13 >> 3)
 	}
-	path := filepath.Join(t.TempDir(), "f")
+	path = filepath.Join(t.TempDir(), "f")
 	if err := os.WriteFile(path, content, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +26,13 @@ func TestMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return content, path, f
+}
+
+func TestMap(t *testing.T) {
+	page := os.Getpagesize()
+	content, path, f := patternFile(t, 5*page+123)
 	for _, c := range []struct{ off, n int64 }{{0, 1}, {1, 10}, {int64(page) - 1, 2}, {int64(page), int64(page)}, {123, int64(len(content)) - 123}} {
 		r, err := Map(f, c.off, c.n)
 		if err != nil {
@@ -78,19 +86,7 @@ func TestMap(t *testing.T) {
 // file's at the call, kept when the file is cut short after, and a file
 // already shorter than the region is ErrGone at once, naming it.
 func TestMapSmallRead(t *testing.T) {
-	content := make([]byte, 3<<10)
-	for i := range content {
-		content[i] = byte(i * 7)
-	}
-	path := filepath.Join(t.TempDir(), "small")
-	if err := os.WriteFile(path, content, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	content, path, f := patternFile(t, 3<<10)
 	r, err := Map(f, 100, 2000)
 	if err != nil {
 		t.Fatal(err)

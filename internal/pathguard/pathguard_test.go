@@ -10,14 +10,21 @@ import (
 	"testing"
 )
 
-func TestRegularAndOpen(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "a.tar")
+// fileAndFIFO makes a regular file and a FIFO in a new directory.
+func fileAndFIFO(t *testing.T) (dir, file, fifo string) {
+	t.Helper()
+	dir = t.TempDir()
+	file = filepath.Join(dir, "a.tar")
 	os.WriteFile(file, []byte("x"), 0o644)
-	fifo := filepath.Join(dir, "f.tar")
+	fifo = filepath.Join(dir, "f.tar")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
+	return dir, file, fifo
+}
+
+func TestRegularAndOpen(t *testing.T) {
+	dir, file, fifo := fileAndFIFO(t)
 	link := filepath.Join(dir, "l.tar")
 	os.Symlink(fifo, link)
 	for _, c := range []struct {
@@ -47,13 +54,7 @@ func TestRegularAndOpen(t *testing.T) {
 // refused without an open; one that says regular of a path that is a
 // FIFO now (swapped in since) is refused once open, without blocking.
 func TestOpenStat(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "a.tar")
-	os.WriteFile(file, []byte("x"), 0o644)
-	fifo := filepath.Join(dir, "f.tar")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	_, file, fifo := fileAndFIFO(t)
 	regular, _ := os.Stat(file)
 	fifoStat, _ := os.Stat(fifo)
 	f, err := OpenStat(file, regular)
