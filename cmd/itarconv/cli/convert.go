@@ -150,7 +150,7 @@ func tarSources(args []string, foldName string) ([]string, string, error) {
 
 func runConvert(ctx context.Context, e *env, fl convertFlags, args []string) error {
 	srcs, dst := args[:len(args)-1], args[len(args)-1]
-	srcs, lstats, err := expandShardArgsInfo(ctx, srcs)
+	srcs, lstats, err := expandTaskArgs(ctx, e, fl.taskFlags, srcs, dst)
 	if err != nil {
 		return err
 	}

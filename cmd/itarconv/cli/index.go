@@ -112,7 +112,7 @@ type indexJob struct {
 	infos  []fs.FileInfo // the shards' stats where planIndex made them, else nil
 }
 
-func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, error) {
+func planIndex(ctx context.Context, e *env, fl indexFlags, args []string) ([]indexJob, error) {
 	if len(args) == 1 {
 		if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
 			return planIndexDir(fl, args[0])
@@ -124,7 +124,7 @@ func planIndex(ctx context.Context, fl indexFlags, args []string) ([]indexJob, e
 	if fl.output != "" && fl.outDir != "" {
 		return nil, usagef("-o names the index; --out-dir is where it goes when its name comes from the shards: give one")
 	}
-	shards, lstats, err := shardset.ResolveInfo(ctx, args)
+	shards, lstats, err := resolveIndexShards(ctx, e, fl, args)
 	if err != nil {
 		return nil, err
 	}
@@ -277,6 +277,14 @@ func glznNames(shards []string) error {
 	return nil
 }
 
+// resolveIndexShards resolves the shards an index is given; a task of a
+// partitioned run named by -o takes what the run's first task found.
+func resolveIndexShards(ctx context.Context, e *env, fl indexFlags, args []string) ([]string, []fs.FileInfo, error) {
+	return resolveTaskShards(ctx, e, fl.taskFlags, args, fl.output, func() ([]string, []fs.FileInfo, error) {
+		return shardset.ResolveInfo(ctx, args)
+	})
+}
+
 // refuseCompressed: a compressed shard has no random access, so no index
 // can address its members; convert makes an indexed fold of plain tars.
 func refuseCompressed(shards []string, infos []fs.FileInfo, source string) error {
@@ -349,7 +357,7 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	jobs, err := planIndex(ctx, fl, args)
+	jobs, err := planIndex(ctx, e, fl, args)
 	if err != nil {
 		return err
 	}

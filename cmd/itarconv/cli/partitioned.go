@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,6 +48,26 @@ func (tf *taskFlags) resolve(getenv func(string) string) (t partition.Task, ok b
 		return t, false, usagef("--tasks %d: no JOB_COMPLETION_INDEX in the environment says which task this is (give --task K/N)", tf.tasks)
 	}
 	return t, ok, nil
+}
+
+// expandTaskArgs is expandShardArgsInfo of a conversion's sources, which
+// a task takes from the run's first task where it can
+// (resolveTaskShards).
+func expandTaskArgs(ctx context.Context, e *env, tf taskFlags, args []string, out string) ([]string, []fs.FileInfo, error) {
+	return resolveTaskShards(ctx, e, tf, args, out, func() ([]string, []fs.FileInfo, error) { return expandShardArgsInfo(ctx, args) })
+}
+
+// resolveTaskShards is resolve, but for a task of a partitioned run whose
+// output is out: there the first task to resolve @LIST arguments leaves
+// what it found for the others (partition.ResolveShared), which then stat
+// only their own shards. A task flag that is wrong is left for the
+// command's own checks to report, in their order.
+func resolveTaskShards(ctx context.Context, e *env, tf taskFlags, args []string, out string, resolve func() ([]string, []fs.FileInfo, error)) ([]string, []fs.FileInfo, error) {
+	t, ok, err := tf.resolve(e.getenv)
+	if err != nil || !ok || out == "" || out == "-" {
+		return resolve()
+	}
+	return partition.ResolveShared(ctx, args, out, t, resolve)
 }
 
 // runTask writes this task's part of the run whose output is out over

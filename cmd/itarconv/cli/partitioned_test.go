@@ -10,11 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/itarconv/itarconv/partition"
 	"github.com/itarconv/itarconv/testing/testutil"
 )
 
@@ -641,6 +643,50 @@ func TestConvertPartSources(t *testing.T) {
 		}
 		if code, msg := process(t, nil, "merge", "-q", out); code != 0 {
 			t.Errorf("%s: merge: %s", c.name, msg)
+		}
+	}
+}
+
+// TestTasksShareResolvedList: tasks given an @LIST, one after the other:
+// the first leaves what it resolved in the parts directory, the others
+// take it, and the merged TBL and index equal one run's, byte for byte.
+func TestTasksShareResolvedList(t *testing.T) {
+	dir := t.TempDir()
+	paths := makeShards(t, dir, 3, 4, 5, 2)
+	list := filepath.Join(dir, "shards.list")
+	if err := os.WriteFile(list, []byte(strings.Join(paths, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, out string }{{"convert", "out.tbl"}, {"index", "out.taridx"}} {
+		outDir := t.TempDir()
+		out, one := filepath.Join(outDir, c.out), filepath.Join(t.TempDir(), c.out)
+		argv := func(o string, extra ...string) []string {
+			if c.name == "convert" {
+				return append(append([]string{"convert", "-q"}, extra...), "@"+list, o)
+			}
+			return append(append([]string{"index", "-q", "-o", o}, extra...), "@"+list)
+		}
+		if code, msg := process(t, nil, argv(one)...); code != 0 {
+			t.Fatalf("%s: one run: %s", c.name, msg)
+		}
+		for k := range 3 {
+			if code, msg := process(t, nil, argv(out, "--task", fmt.Sprintf("%d/3", k))...); code != 0 {
+				t.Fatalf("%s: task %d: %s", c.name, k, msg)
+			}
+			if k == 0 {
+				recs, _ := filepath.Glob(filepath.Join(partition.PartsDir(out), partition.SharedPrefix+"resolved-*"))
+				if len(recs) != 1 && runtime.GOOS == "linux" {
+					t.Errorf("%s: after the first task, records %v, want one", c.name, recs)
+				}
+			}
+		}
+		if code, msg := process(t, nil, "merge", "-q", out); code != 0 {
+			t.Fatalf("%s: merge: %s", c.name, msg)
+		}
+		a, _ := os.ReadFile(out)
+		b, _ := os.ReadFile(one)
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s: the merged output (%d bytes) differs from one run's (%d)", c.name, len(a), len(b))
 		}
 	}
 }
