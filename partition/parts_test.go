@@ -2,6 +2,8 @@ package partition
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -498,5 +500,23 @@ func TestRunNamedBeforeFill(t *testing.T) {
 	WritePart(out, m, func(string) error { run = m.Run; return nil })
 	if run == seen[0] {
 		t.Errorf("a task over a changed input named the run as before")
+	}
+}
+
+// TestInputsDigestFormat: the inputs digest is of each input as fmt's
+// "%q %d %d\n" writes it (a run's ID is the same whatever writes it):
+// names with quotes, escapes and invalid UTF-8, negative times.
+func TestInputsDigestFormat(t *testing.T) {
+	in := []Input{
+		{Path: "/data/a.tar", Size: 10240, ModTime: 1700000000123456789},
+		{Path: "/data/\"q\"\tb\n\x00\xff.tar", Size: 0, ModTime: -1},
+		{Path: "/données/ü.tar", Size: 1 << 40, ModTime: 0},
+	}
+	h := sha256.New()
+	for _, i := range in {
+		fmt.Fprintf(h, "%q %d %d\n", i.Path, i.Size, i.ModTime)
+	}
+	if got, want := inputsDigest(in), hex.EncodeToString(h.Sum(nil)); got != want {
+		t.Errorf("inputsDigest = %s, want %s", got, want)
 	}
 }
