@@ -470,6 +470,9 @@ type scanBatch struct {
 	rows       []dataset.Row
 	arena      []byte
 	batchBytes int64
+	// The capacities of the next batch's rows and names, made at its
+	// first member (a shard's last batch is followed by none).
+	nextRows, nextArena int
 }
 
 func newScanBatch(ctx context.Context, t *TarShards, shard int, growth *spool.Growth, size int64, emit func([]dataset.Row) error) *scanBatch {
@@ -481,12 +484,24 @@ func newScanBatch(ctx context.Context, t *TarShards, shard int, growth *spool.Gr
 		firstRows = int(min(int64(batchRows), size/512+1))
 		firstArena = int(min(int64(firstArena), size))
 	}
-	return &scanBatch{ctx: ctx, t: t, shard: shard, growth: growth, emit: emit,
-		rows: make([]dataset.Row, 0, firstRows), arena: make([]byte, 0, firstArena)}
+	return &scanBatch{ctx: ctx, t: t, shard: shard, growth: growth, emit: emit, nextRows: firstRows, nextArena: firstArena}
+}
+
+// start makes a batch's rows and names.
+func (b *scanBatch) start() {
+	if b.nextRows == batchRows {
+		b.rows = getRows()
+	} else {
+		b.rows = make([]dataset.Row, 0, b.nextRows)
+	}
+	b.arena = make([]byte, 0, b.nextArena)
 }
 
 // add makes m a row, and emits the batch when it is full.
 func (b *scanBatch) add(m *tarfile.Member) error {
+	if b.rows == nil {
+		b.start()
+	}
 	start := len(b.arena)
 	b.arena = append(b.arena, m.Name...)
 	name := b.arena[start:len(b.arena):len(b.arena)]
@@ -544,12 +559,8 @@ func (b *scanBatch) flush() error {
 	}
 	// Sized after the last batch: batches cut by BatchBytes hold far fewer
 	// than batchRows rows, and several wait in memory at once.
-	if n := min(batchRows, len(b.rows)+len(b.rows)/4+16); n == batchRows {
-		b.rows = getRows()
-	} else {
-		b.rows = make([]dataset.Row, 0, n)
-	}
-	b.arena = make([]byte, 0, cap(b.arena))
+	b.nextRows, b.nextArena = min(batchRows, len(b.rows)+len(b.rows)/4+16), cap(b.arena)
+	b.rows, b.arena = nil, nil
 	return nil
 }
 
