@@ -157,6 +157,10 @@ func encodeResolved(names []string, lstats []fs.FileInfo) ([]byte, bool) {
 
 var errRecord = errors.New("a damaged record")
 
+// minResolvedEntry is the fewest bytes a shard takes in a record: a name
+// of one byte, its length, and five one-byte varints.
+const minResolvedEntry = 7
+
 // decodeResolved reads encodeResolved's layout; false for anything else.
 // Nothing is allocated from a count it claims past what its bytes hold.
 func decodeResolved(b []byte) ([]string, []fs.FileInfo, bool) {
@@ -165,7 +169,7 @@ func decodeResolved(b []byte) ([]string, []fs.FileInfo, bool) {
 	}
 	r := recordReader{b: b}
 	n := r.uvarint()
-	if r.err != nil || n == 0 || n > uint64(len(b)) {
+	if r.err != nil || n == 0 || n > uint64(len(b)/minResolvedEntry) {
 		return nil, nil, false
 	}
 	names := make([]string, 0, n)
