@@ -566,13 +566,15 @@ type chunkWriter struct {
 
 func newChunkWriter(f *os.File, at int64, size int, written func(end int64)) *chunkWriter {
 	c := &chunkWriter{f: f, at: at, size: size, written: written, queue: make(chan []byte, 4), free: make(chan []byte, 6), done: make(chan struct{})}
-	go c.run()
+	// The queue is handed over, not read from c: close takes c.queue
+	// away, maybe before the goroutine starts.
+	go c.run(c.queue)
 	return c
 }
 
-func (c *chunkWriter) run() {
+func (c *chunkWriter) run(queue <-chan []byte) {
 	defer close(c.done)
-	for b := range c.queue {
+	for b := range queue {
 		if c.failed() == nil {
 			if _, err := c.f.WriteAt(b, c.at); err != nil {
 				c.mu.Lock()
