@@ -88,7 +88,7 @@ func (c compression) reader(r io.Reader) (io.ReadCloser, error) {
 	}
 	// Snappy's copies expand a byte to at most 32: a block that claims
 	// more is refused before its bytes are allocated.
-	if n > maxUint32 || n > 32*len(b)+64<<10 {
+	if uint64(n) > maxUint32 || n > 32*len(b)+64<<10 {
 		return nil, fmt.Errorf("a snappy block of %d bytes claims %d: %w", len(b), n, ErrCorrupt)
 	}
 	out, err := s2.Decode(nil, b)
