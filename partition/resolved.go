@@ -50,10 +50,19 @@ func ResolveShared(ctx context.Context, args []string, out string, t Task, resol
 	if err != nil {
 		return nil, nil, err
 	}
-	if rec, ok := encodeResolved(names, lstats); ok && os.MkdirAll(dir, 0o755) == nil {
+	// Recorded in the parts directory, made here where the output's
+	// directory is already (no directory of the output's is made
+	// before the command's checks pass).
+	if rec, ok := encodeResolved(names, lstats); ok && mkdirOnce(dir) {
 		sharedrec.Put(dir, name, SharedPrefix+"tmp-", rec)
 	}
 	return names, lstats, nil
+}
+
+// mkdirOnce makes dir, whose parent must be there; true if dir is there.
+func mkdirOnce(dir string) bool {
+	err := os.Mkdir(dir, 0o755)
+	return err == nil || errors.Is(err, fs.ErrExist)
 }
 
 // resolvedKey names the record of args: every one an @LIST, each list

@@ -171,3 +171,21 @@ func FuzzDecodeResolved(f *testing.F) {
 		}
 	})
 }
+
+// TestResolveSharedMakesNoOutputDir: a task whose output's directory is
+// not there yet records nothing, and makes no directory (the command
+// makes the output's directories once its checks pass, and takes them
+// away again if the run fails).
+func TestResolveSharedMakesNoOutputDir(t *testing.T) {
+	ctx := context.Background()
+	dir, list, _, _ := resolvedRun(t, 3)
+	args := []string{"@" + list}
+	out := filepath.Join(dir, "new", "out.tbl")
+	var calls int
+	if _, _, err := ResolveShared(ctx, args, out, Task{K: 0, N: 2}, counted(ctx, args, &calls)); err != nil || calls != 1 {
+		t.Fatalf("%d resolves, %v", calls, err)
+	}
+	if _, err := os.Stat(filepath.Dir(out)); err == nil {
+		t.Errorf("the output's directory was made before the command's checks")
+	}
+}
