@@ -50,9 +50,14 @@ type TarShards struct {
 	// the shard. Other loaders' indexes are built so, from the same pass.
 	Members func(path string) MemberSink
 
-	open     *os.File // the shard OpenPayload read last
-	openIdx  int
-	prefetch sync.Once
+	open    *os.File // the shard OpenPayload read last
+	openIdx int
+	// The remote shards are prefetched from the first shard scanned on:
+	// prefetchFrom (with prefetched), lowered when a scan of an earlier
+	// shard comes after (workers start in either order).
+	prefetchMu   sync.Mutex
+	prefetched   bool
+	prefetchFrom int
 
 	// Batches emitted and written (Release), by shard: a remote shard's
 	// copy is released to the spool once its scan is over and its last
@@ -405,8 +410,7 @@ func (t *TarShards) Scan(ctx context.Context, shard int, emit func([]dataset.Row
 // the first scan starting the copies of every remote shard in shard order,
 // as the sink takes them.
 func (t *TarShards) openForScan(ctx context.Context, shard int) (path string, growth *spool.Growth, f shardScan, lent bool, err error) {
-	// From the first shard scanned: a task's share starts there.
-	t.prefetch.Do(func() { t.Spool.Prefetch(ctx, t.Paths[shard:]) })
+	t.prefetchShards(ctx, shard)
 	path = t.Paths[shard]
 	if t.Spool == nil {
 		f, err = openScan(ctx, path, t.Options) // a URL read by ranges
@@ -435,6 +439,26 @@ func (t *TarShards) openForScan(ctx context.Context, shard int) (path string, gr
 		return "", nil, nil, false, t.spooled(shard, path, err)
 	}
 	return path, growth, f, lent, nil
+}
+
+// prefetchShards prefetches the remote shards from shard on (a task's
+// share starts at its first scan), each at its place in the shard order,
+// where no scan before asked for them.
+func (t *TarShards) prefetchShards(ctx context.Context, shard int) {
+	if t.Spool == nil {
+		return
+	}
+	t.prefetchMu.Lock()
+	defer t.prefetchMu.Unlock()
+	end := len(t.Paths)
+	if t.prefetched {
+		end = t.prefetchFrom
+	}
+	if shard >= end {
+		return
+	}
+	t.Spool.PrefetchAt(ctx, t.Paths[shard:end], shard)
+	t.prefetched, t.prefetchFrom = true, shard
 }
 
 // keep tells whether a member becomes a row: pax global headers and

@@ -158,6 +158,17 @@ func (s *Spool) claim(path string) (e *spoolEntry, maker bool) {
 // needs next would often come last, with nothing to convert meanwhile.
 // Close stops it.
 func (s *Spool) Prefetch(ctx context.Context, names []string) {
+	s.PrefetchAt(ctx, names, -1)
+}
+
+// PrefetchAt is Prefetch of names that are a list's shards from first on:
+// their copies are fetched in the list's order (shard first+i at place
+// first+i), also where a shard before first is asked for after them. A
+// conversion's two workers start their first scans in either order: the
+// shards prefetched from the second's, the first's shard came last, and
+// the writer, which needs it first, waited on a window the others held.
+// first < 0: in the order they are asked for, after those before.
+func (s *Spool) PrefetchAt(ctx context.Context, names []string, first int) {
 	if s == nil {
 		return
 	}
@@ -180,11 +191,15 @@ func (s *Spool) Prefetch(ctx context.Context, names []string) {
 	if s.fetchCtx == nil {
 		s.fetchCtx = s.prefetchCtx
 	}
-	for _, n := range names {
+	for i, n := range names {
 		if !remote.IsURL(n) || s.entries[n] != nil {
 			continue // local, or asked for already
 		}
-		e := &spoolEntry{done: make(chan struct{}), started: true, order: len(s.entries)} // Prefetch makes it
+		order := len(s.entries)
+		if first >= 0 {
+			order = first + i
+		}
+		e := &spoolEntry{done: make(chan struct{}), started: true, order: order} // Prefetch makes it
 		s.entries[n] = e
 		queue = append(queue, item{n, e})
 	}
@@ -510,6 +525,21 @@ func (s *Spool) Close() error {
 	copies := s.q.copies
 	s.q.copies = nil
 	s.q.mu.Unlock()
+	// A copy the stopped fetchers left short (a conversion that failed
+	// before it read them all) ends now, as closed: who waits for it is
+	// told, and the wait below for its entry returns.
+	for _, c := range copies {
+		c.mu.Lock()
+		end := !c.finished
+		c.finished = true
+		if end && c.err == nil {
+			c.err = ErrClosed
+		}
+		c.mu.Unlock()
+		if end {
+			c.finish()
+		}
+	}
 	// Unlinking a large copy frees its pages, which takes a while: the
 	// copies go side by side, as many at once as there are cores.
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))

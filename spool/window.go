@@ -553,10 +553,12 @@ func (s *Spool) openCopy(ctx context.Context, e *spoolEntry, whole, pin bool) (*
 			f.Close()
 			return nil, nil, err
 		}
-		// Read out of order: the caller has it open, and the copy may go.
+		// Read out of order: the caller has it open, and the copy may go;
+		// fetches waiting for room are told (nothing else may wake them).
 		q.mu.Lock()
 		c.released = c.released || c.urgent
 		q.mu.Unlock()
+		q.signal()
 	}
 	return f, c.g, nil
 }

@@ -138,3 +138,43 @@ func TestSpoolWindowChanged(t *testing.T) {
 		t.Fatalf("shard 0 changed, fetched anew: %v, want remote.ErrChanged naming it", err)
 	}
 }
+
+// TestSpoolPrefetchAtEarlierShard: two workers' first scans start in
+// either order. Shards 1 on prefetched first, shard 0 after: its copy
+// still comes first, though the window is smaller than a shard and the
+// copies of the later shards, not released, hold it (it came last and
+// waited for ever on room they held). Close then returns, though the
+// copies of shards 2 and 3 were left short (it waited for them for
+// ever).
+func TestSpoolPrefetchAtEarlierShard(t *testing.T) {
+	const shards, size = 4, 1 << 20
+	urls, data, _ := windowServer(t, shards, size)
+	ctx := remote.WithClient(context.Background(), remote.NewClient(remote.Options{Connections: 2}))
+	s := New(t.TempDir(), nil)
+	defer s.Close()
+	s.Window = size / 2
+	s.PrefetchAt(ctx, urls[1:], 1)
+	f1, g1, err := s.Open(ctx, urls[1], false) // a scan of shard 1, never released
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f1.Close()
+	s.PrefetchAt(ctx, urls[:1], 0)
+	f0, g0, err := s.Open(ctx, urls[0], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f0.Close()
+	wait, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := g0.Wait(wait, g0.Size()); err != nil {
+		t.Fatalf("shard 0's copy, asked for after shard 1's: %v", err)
+	}
+	got, _ := io.ReadAll(f0)
+	if !bytes.Equal(got, data[:size]) {
+		t.Errorf("shard 0's copy differs")
+	}
+	if err := g1.Wait(wait, g1.Size()); err != nil {
+		t.Fatalf("shard 1's copy: %v", err)
+	}
+}
