@@ -305,6 +305,11 @@ func (q *fetchQueue) next(ctx context.Context, window int64) (*growingCopy, int6
 			q.mu.Unlock()
 			return nil, 0, false
 		}
+		if q.changed == nil {
+			// No signal yet (the first enqueue starts its fetchers
+			// before it signals): a nil channel would never wake.
+			q.changed = make(chan struct{})
+		}
 		ch := q.changed
 		q.mu.Unlock()
 		select {

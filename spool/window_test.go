@@ -178,3 +178,42 @@ func TestSpoolPrefetchAtEarlierShard(t *testing.T) {
 		t.Fatalf("shard 1's copy: %v", err)
 	}
 }
+
+// TestFetchQueueWaitWakes: a fetch that waits for room before the queue
+// has ever signalled (the first enqueue starts its fetchers before it
+// signals) wakes at the next signal: it once waited on a nil channel,
+// for ever, and a conversion from URLs stalled when all of them had.
+func TestFetchQueueWaitWakes(t *testing.T) {
+	dir := t.TempDir()
+	copyOf := func(size int64) *growingCopy {
+		f, err := os.CreateTemp(dir, "copy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return &growingCopy{f: f, g: &Growth{path: f.Name(), size: size, changed: make(chan struct{})}, part: size, parts: 1, ahead: map[int64]bool{}}
+	}
+	first, second := copyOf(100), copyOf(100)
+	first.handed = 1 // live, its one part handed out: it holds the room
+	q := &fetchQueue{copies: []*growingCopy{first, second}, used: 100}
+	got := make(chan *growingCopy, 1)
+	go func() {
+		c, _, _ := q.next(context.Background(), 150)
+		got <- c
+	}()
+	time.Sleep(50 * time.Millisecond) // it waits: no room
+	q.mu.Lock()
+	first.mu.Lock()
+	first.finished, first.released = true, true
+	first.mu.Unlock()
+	q.mu.Unlock()
+	q.signal()
+	select {
+	case c := <-got:
+		if c != second {
+			t.Errorf("handed out %p, want the second copy %p", c, second)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a fetch that waited before the queue's first signal never woke")
+	}
+}
