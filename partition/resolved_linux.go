@@ -9,13 +9,10 @@ import (
 	"time"
 )
 
-// fileID is the device and inode of the file fi describes.
+// fileID is the device and inode of the file fi describes (identity).
 func fileID(fi fs.FileInfo) (dev, ino uint64, ok bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, 0, false
-	}
-	return st.Dev, st.Ino, true
+	k, ok := identity(fi)
+	return k.dev, k.ino, ok
 }
 
 // recordedStat is a stat a task recorded (ResolveShared): what another

@@ -79,11 +79,11 @@ func stat(path string) (fs.FileInfo, error) {
 // stat'ed first, so a FIFO is never opened, and checked again once open
 // (without blocking), so that one swapped in meanwhile is refused too.
 func Open(path string) (*os.File, error) {
-	fi, err := Regular(path)
+	fi, err := stat(path)
 	if err != nil {
 		return nil, err
 	}
-	return OpenStat(path, fi)
+	return openRegular(path, fi)
 }
 
 // OpenStat is Open for a file the caller has just stat'ed (fi: what
@@ -94,6 +94,12 @@ func OpenStat(path string, fi fs.FileInfo) (*os.File, error) {
 	if err := CheckName(path); err != nil {
 		return nil, err
 	}
+	return openRegular(path, fi)
+}
+
+// openRegular opens path, whose name passed CheckName and whose stat is
+// fi, if fi and the open file say it is a regular file.
+func openRegular(path string, fi fs.FileInfo) (*os.File, error) {
 	if err := regular(path, fi); err != nil {
 		return nil, err
 	}

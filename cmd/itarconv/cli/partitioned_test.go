@@ -675,7 +675,8 @@ func TestTasksShareResolvedList(t *testing.T) {
 			}
 			if k == 0 {
 				recs, _ := filepath.Glob(filepath.Join(partition.PartsDir(out), partition.SharedPrefix+"resolved-*"))
-				if len(recs) != 1 && runtime.GOOS == "linux" {
+				recorded := runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64")
+				if len(recs) != 1 && recorded {
 					t.Errorf("%s: after the first task, records %v, want one", c.name, recs)
 				}
 			}
