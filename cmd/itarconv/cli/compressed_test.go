@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -267,5 +268,63 @@ func TestConcatenatedCompressed(t *testing.T) {
 	}
 	if code, _, stderr := run(t, "convert", "-", "-", filepath.Join(t.TempDir(), "x.tbl")); code != ExitUsage {
 		t.Errorf("- twice: exit %d: %s", code, stderr)
+	}
+}
+
+// TestIndexRefusesCompressed: index refuses a compressed shard among plain
+// ones, told by its bytes whatever its name, in one line that names the
+// shard and says which convert makes it indexable; it exits 1 and writes
+// nothing, as a single run, with the loaders' indexes, as a task (which
+// leaves the parts' directory empty), and named alone.
+func TestIndexRefusesCompressed(t *testing.T) {
+	plain, _ := writeShards(t, 3, 10)
+	z := compressShards(t, plain, "gzip", ".tar")
+	dir := t.TempDir()
+	for _, n := range []string{"train_0000.tar", "train_0001.tar", "train_0002.tar"} {
+		src := filepath.Join(plain, n)
+		if n == "train_0001.tar" {
+			src = filepath.Join(z, n)
+		}
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, n), b, 0o644)
+	}
+	before := dirNames(dir)
+	one := filepath.Join(dir, "train_0001.tar")
+	for _, args := range [][]string{
+		{"index", "-q", dir},
+		{"index", "-q", "--workers", "1", "--format", "all", dir},
+		{"index", "-q", "--task", "0/1", dir},
+		{"index", one},
+	} {
+		code, _, stderr := run(t, args...)
+		if code != ExitData {
+			t.Errorf("%q: exit %d, want %d: %s", args, code, ExitData, stderr)
+		}
+		msg := strings.TrimSpace(stderr)
+		hint := "itarconv convert --fold train " + dir + " OUTDIR"
+		if args[1] == one {
+			hint = "itarconv convert " + one + " OUTDIR"
+		}
+		for _, want := range []string{"train_0001.tar: offset 0: compressed file", "gzip data", hint} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%q: %q not in the message: %s", args, want, msg)
+			}
+		}
+		if strings.Contains(msg, "\n") {
+			t.Errorf("%q: a message of several lines: %s", args, msg)
+		}
+		// A task leaves the run's directory of parts, which other tasks
+		// may be writing into, empty.
+		parts := filepath.Join(dir, ".train.taridx.parts")
+		if left := dirNames(parts); len(left) > 0 {
+			t.Errorf("%q: left in the parts' directory: %v", args, left)
+		}
+		os.Remove(parts)
+		if got := dirNames(dir); !slices.Equal(got, before) {
+			t.Errorf("%q: the fold holds %v after the refusal, %v before", args, got, before)
+		}
 	}
 }

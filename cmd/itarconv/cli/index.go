@@ -20,7 +20,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/itarconv/itarconv/fold"
-	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/tarfile"
 	"github.com/itarconv/itarconv/formats/taridx"
 	"github.com/itarconv/itarconv/loaders"
@@ -285,44 +284,16 @@ func resolveIndexShards(ctx context.Context, e *env, fl indexFlags, args []strin
 	})
 }
 
-// refuseCompressed: a compressed shard has no random access, so no index
-// can address its members; convert makes an indexed fold of plain tars.
-func refuseCompressed(shards []string, infos []fs.FileInfo, source string) error {
-	for i, s := range shards {
-		if remote.IsURL(s) {
-			// Its scan tells a compressed shard by its first bytes, without
-			// a request of its own (a round trip each, in turn, here).
-			continue
-		}
-		var fi fs.FileInfo
-		if i < len(infos) {
-			fi = infos[i]
-		}
-		codec, err := detectShard(s, fi)
-		if err != nil {
-			return err
-		}
-		if codec != compressed.None {
-			return fmt.Errorf("%s: a %s-compressed shard: %w; an index needs plain tar to address its members: "+
-				"itarconv convert %s OUTDIR writes an indexed fold of uncompressed shards", s, codec, errCompressedShard, source)
-		}
+// withConvertHint adds to the refusal of a compressed shard how to index
+// it: no index can address the members of a compressed tar (its scan
+// tells it by its first bytes, and refuses it, as for a URL; no shard is
+// opened beforehand, which a run of 10^5 shards would pay in turn), and
+// convert makes an indexed fold of plain tars of it.
+func withConvertHint(err error, args []string, job indexJob) error {
+	if !errors.Is(err, tarfile.ErrCompressed) {
+		return err
 	}
-	return nil
-}
-
-// detectShard tells a shard's compression from its first bytes; fi, if
-// set, is the stat the guard just found regular (pathguard.OpenStat: not
-// asked again).
-func detectShard(path string, fi fs.FileInfo) (compressed.Codec, error) {
-	if fi == nil {
-		return compressed.DetectFile(path)
-	}
-	f, err := pathguard.OpenStat(path, fi)
-	if err != nil {
-		return compressed.None, err
-	}
-	defer f.Close()
-	return compressed.DetectReaderAt(f)
+	return fmt.Errorf("%w; itarconv convert %s OUTDIR writes an indexed fold of uncompressed shards", err, convertHint(args, job))
 }
 
 // convertHint is the source of the convert command that makes an indexed
@@ -339,9 +310,6 @@ func convertHint(args []string, job indexJob) string {
 	}
 	return hint
 }
-
-// errCompressedShard: index was given a compressed shard.
-var errCompressedShard = errors.New("compressed shards cannot be indexed in place")
 
 // shellQuote quotes a path for a command line the user may paste.
 func shellQuote(s string) string {
@@ -394,9 +362,9 @@ func runIndex(ctx context.Context, e *env, fl indexFlags, args []string) error {
 		return err
 	}
 	if partitioned {
-		err = e.indexTask(ctx, fl, opts, set, withTARIDX, jobs[0], anchor, task, mine.inputs, mine.lo, mine.hi)
+		err = withConvertHint(e.indexTask(ctx, fl, opts, set, withTARIDX, jobs[0], anchor, task, mine.inputs, mine.lo, mine.hi), args, jobs[0])
 	} else {
-		err = e.buildIndexes(ctx, fl, opts, set, jobs)
+		err = e.buildIndexes(ctx, fl, opts, set, args, jobs)
 	}
 	if err != nil {
 		safefile.RemoveCreated(created)
@@ -452,9 +420,6 @@ func guardIndexJobs(ctx context.Context, args []string, jobs []indexJob, set *lo
 		if err := guardShards(in, mine, infos, explicit); err != nil {
 			return t, err
 		}
-		if err := refuseCompressed(mine, infos, convertHint(args, job)); err != nil {
-			return t, err
-		}
 		if set != nil {
 			set.PlanFold(job.fold, mine)
 		}
@@ -470,7 +435,7 @@ func guardIndexJobs(ctx context.Context, args []string, jobs []indexJob, set *lo
 
 // buildIndexes is a single run: each fold's index in turn, then the
 // loaders' indexes, reported as text or as one JSON object.
-func (e *env) buildIndexes(ctx context.Context, fl indexFlags, opts fold.IndexOptions, set *loaders.Set, jobs []indexJob) error {
+func (e *env) buildIndexes(ctx context.Context, fl indexFlags, opts fold.IndexOptions, set *loaders.Set, args []string, jobs []indexJob) error {
 	var results []indexResult
 	for _, job := range jobs {
 		bar := e.newShardProgress(job.fold, job.shards)
@@ -479,7 +444,7 @@ func (e *env) buildIndexes(ctx context.Context, fl indexFlags, opts fold.IndexOp
 		st, err := fold.BuildIndex(ctx, job.shards, job.out, opts)
 		bar.done(err)
 		if err != nil {
-			return fmt.Errorf("indexing fold %s: %w", job.fold, err)
+			return withConvertHint(fmt.Errorf("indexing fold %s: %w", job.fold, err), args, job)
 		}
 		res := newIndexResult(job.fold, st)
 		results = append(results, res)

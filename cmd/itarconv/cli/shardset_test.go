@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"os"
@@ -180,23 +179,6 @@ func TestShardSetErrors(t *testing.T) {
 	code, _, stderr = run(t, "index", filepath.Join(wds, "imagenet-train-000000.tar"), filepath.Join(dir, "train_0000.tar"))
 	if code != ExitUsage || !strings.Contains(stderr, "-o") {
 		t.Errorf("two folds: exit %d: %s", code, stderr)
-	}
-}
-
-// TestIndexRefusesCompressed: index names the convert command instead.
-func TestIndexRefusesCompressed(t *testing.T) {
-	wds, _, _ := webdatasetShards(t, 1)
-	shard := filepath.Join(wds, "imagenet-train-000000.tar")
-	b, _ := os.ReadFile(shard)
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b)
-	zw.Close()
-	// By its bytes, whatever its name.
-	os.WriteFile(shard, z.Bytes(), 0o644)
-	code, _, stderr := run(t, "index", shard)
-	if code != ExitData || !strings.Contains(stderr, "gzip-compressed") || !strings.Contains(stderr, "itarconv convert "+shard+" OUTDIR") {
-		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
 
