@@ -13,12 +13,11 @@ import (
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/fold"
 	"github.com/itarconv/itarconv/formats/barecat"
-	"github.com/itarconv/itarconv/formats/compressed"
 	"github.com/itarconv/itarconv/formats/registry"
 	"github.com/itarconv/itarconv/formats/tbl"
 	"github.com/itarconv/itarconv/internal/sharedrec"
 	"github.com/itarconv/itarconv/partition"
-	"github.com/itarconv/itarconv/remote"
+	"github.com/itarconv/itarconv/spool"
 )
 
 // A partitioned conversion: task K of N converts its share of the
@@ -300,15 +299,9 @@ func plainLocalRun(shards []string, dir, run string) bool {
 }
 
 // plainLocal tells whether every shard is a plain tar file on this
-// machine: no URL, no compressed shard (told by its first bytes).
+// machine: no URL, no compressed shard (told by its first bytes), no
+// standard input, and every one readable.
 func plainLocal(shards []string) bool {
-	for _, s := range shards {
-		if remote.IsURL(s) {
-			return false
-		}
-		if c, err := compressed.DetectFile(s); err != nil || c != compressed.None {
-			return false
-		}
-	}
-	return true
+	need, err := spool.Needed(shards)
+	return !need && err == nil
 }

@@ -114,22 +114,51 @@ func New(dir string, stdin io.Reader) *Spool {
 func (s *Spool) dir() string { return cmp.Or(s.Dir, os.TempDir()) }
 
 // Needed reports whether any shard is compressed, a URL or standard
-// input: a conversion reading them needs a Spool.
+// input: a conversion reading them needs a Spool. A local shard is told by
+// its first bytes, an open each, detectAtOnce at a time (on a cluster file
+// system an open is a round trip; of 10^5 shards, in turn, minutes). The
+// answer and the error are those of the first shard, in order, that
+// decides: the same whichever open ends first.
 func Needed(shards []string) (bool, error) {
-	for _, p := range shards {
-		if p == Stdin || remote.IsURL(p) {
-			return true, nil
-		}
-		c, err := compressed.DetectFile(p)
-		if err != nil {
-			return false, err
-		}
-		if c != compressed.None {
-			return true, nil
-		}
+	decided := make([]struct {
+		need bool
+		err  error
+	}, len(shards))
+	var first atomic.Int64 // the lowest shard that decides so far
+	first.Store(int64(len(shards)))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(detectAtOnce, len(shards)) {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				if i >= first.Load() { // past a shard that decides (or the end)
+					return
+				}
+				d := &decided[i]
+				if p := shards[i]; p == Stdin || remote.IsURL(p) {
+					d.need = true
+				} else {
+					var c compressed.Codec
+					c, d.err = compressed.DetectFile(p)
+					d.need = d.err == nil && c != compressed.None
+				}
+				if d.need || d.err != nil {
+					for f := first.Load(); i < f && !first.CompareAndSwap(f, i); f = first.Load() {
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if i := first.Load(); i < int64(len(shards)) {
+		return decided[i].need, decided[i].err
 	}
 	return false, nil
 }
+
+// detectAtOnce is how many shards Needed opens at once.
+const detectAtOnce = 16
 
 // claim gives path's entry, and whether the caller is the one to make
 // its copy (the first to ask for it).

@@ -2,8 +2,10 @@ package spool
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,6 +15,35 @@ import (
 
 	"github.com/itarconv/itarconv/formats/compressed"
 )
+
+// neededInOrder: among many shards opened at once, Needed answers for the
+// first shard that decides, in order: a missing shard before a compressed
+// one is an error, after it not; every run the same.
+func neededInOrder(t *testing.T, plain, gz string) {
+	t.Helper()
+	missing := filepath.Join(t.TempDir(), "missing.tar")
+	set := func(at map[int]string) []string {
+		shards := make([]string, 200)
+		for i := range shards {
+			shards[i] = cmp.Or(at[i], plain)
+		}
+		return shards
+	}
+	for range 20 {
+		if need, err := Needed(set(map[int]string{150: missing, 170: gz})); need || !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("missing, then compressed: %v, %v", need, err)
+		}
+		if need, err := Needed(set(map[int]string{150: gz, 170: missing})); !need || err != nil {
+			t.Fatalf("compressed, then missing: %v, %v", need, err)
+		}
+		if need, err := Needed(set(map[int]string{199: "https://example.com/x.tar"})); !need || err != nil {
+			t.Fatalf("a URL last: %v, %v", need, err)
+		}
+		if need, err := Needed(set(nil)); need || err != nil {
+			t.Fatalf("all plain: %v, %v", need, err)
+		}
+	}
+}
 
 func TestSpool(t *testing.T) {
 	dir := t.TempDir()
@@ -27,6 +58,7 @@ func TestSpool(t *testing.T) {
 	if need, err := Needed([]string{plain, gz}); !need || err != nil {
 		t.Errorf("Needed(plain, gzip) = %v, %v", need, err)
 	}
+	neededInOrder(t, plain, gz)
 	out := t.TempDir()
 	s := New(out, bytes.NewReader(testutil.CompressWith(t, "zstd", data)))
 	if p, err := s.Plain(context.Background(), plain); p != plain || err != nil || s.Codec(plain) != compressed.None {
