@@ -305,7 +305,7 @@ func (e *env) convertProgress(what, from string, srcs []string, o convert.Conver
 	}
 	if from == fold.FormatName {
 		if shards, err := convert.ConvertInputs(srcs, o); err == nil {
-			return e.newShardProgress(what, shards)
+			return e.newShardProgress(what, shards, nil, false)
 		}
 	}
 	total, unit := sourceSize(from, srcs, o)

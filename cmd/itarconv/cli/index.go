@@ -438,7 +438,7 @@ func guardIndexJobs(ctx context.Context, args []string, jobs []indexJob, set *lo
 func (e *env) buildIndexes(ctx context.Context, fl indexFlags, opts fold.IndexOptions, set *loaders.Set, args []string, jobs []indexJob) error {
 	var results []indexResult
 	for _, job := range jobs {
-		bar := e.newShardProgress(job.fold, job.shards)
+		bar := e.newShardProgress(job.fold, job.shards, knownSizes(job.infos), true)
 		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
 		opts.ShardSizes = knownSizes(job.infos)
 		st, err := fold.BuildIndex(ctx, job.shards, job.out, opts)

@@ -78,7 +78,11 @@ func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptio
 	}
 	job.shards = shards
 	return e.runTask("index", anchor, t, inputs, po, func(dir string, m *partition.Manifest) (any, int, int, error) {
-		bar := e.newShardProgress(job.fold, job.shards[lo:hi])
+		var sizes []int64
+		for _, in := range inputs[lo:hi] {
+			sizes = append(sizes, in.Size)
+		}
+		bar := e.newShardProgress(job.fold, job.shards[lo:hi], sizes, true)
 		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
 		st, err := fold.IndexPart(ctx, job.shards, lo, hi, withTARIDX, dir, opts)
 		bar.done(err)

@@ -111,18 +111,21 @@ func (e *env) barShown() bool { return !e.quiet && isTerminal(e.stderr) }
 
 // newShardProgress starts a bar over the bytes of shards, one a shard of
 // the run's source; their sizes are asked for only when it is shown
-// (remote shards' take requests).
-func (e *env) newShardProgress(label string, shards []string) *progress {
+// (remote shards' take requests), but for those known (sizes[i] > 0: the
+// stats the command made). With plain (index, which refuses compressed
+// shards) no shard is opened to tell whether it is compressed: of 10^5
+// shards, each open is a round trip before the bar starts.
+func (e *env) newShardProgress(label string, shards []string, sizes []int64, plain bool) *progress {
 	if !e.barShown() {
 		return nil
 	}
 	p := e.newBar(label, 0)
-	p.sizes = totalSizes(e.client(), shards)
+	p.sizes = totalSizes(e.client(), shards, sizes)
 	p.packed = make([]bool, len(shards))
 	p.prefix = make([]int64, len(shards)+1)
 	p.plainPrefix = make([]int64, len(shards)+1)
 	for i, s := range shards {
-		p.packed[i] = isCompressed(s)
+		p.packed[i] = !plain && isCompressed(s)
 		p.prefix[i+1] = p.prefix[i] + p.sizes[i]
 		p.plainPrefix[i+1] = p.plainPrefix[i]
 		if !p.packed[i] {
@@ -344,30 +347,35 @@ func shortDuration(d time.Duration) string {
 // a progress bar.
 func totalSize(c *remote.Client, paths []string) int64 {
 	var n int64
-	for _, s := range totalSizes(c, paths) {
+	for _, s := range totalSizes(c, paths, nil) {
 		n += s
 	}
 	return n
 }
 
-// totalSizes are the files' sizes (0 for one that cannot be stat'ed).
-func totalSizes(c *remote.Client, paths []string) []int64 {
+// totalSizes are the files' sizes (0 for one that cannot be stat'ed), but for
+// those known (known[i] > 0), not asked again.
+func totalSizes(c *remote.Client, paths []string, known []int64) []int64 {
 	sizes := make([]int64, len(paths))
 	var urls []string
-	for _, p := range paths {
-		if remote.IsURL(p) {
+	for i, p := range paths {
+		if i < len(known) && known[i] > 0 {
+			sizes[i] = known[i]
+		} else if remote.IsURL(p) {
 			urls = append(urls, p)
 		}
 	}
 	// Remote shards are asked together, not a round trip each in turn.
 	remoteSizes, _, _ := c.StatAll(context.Background(), urls)
 	for i, p := range paths {
-		if remote.IsURL(p) {
+		switch {
+		case sizes[i] > 0:
+		case remote.IsURL(p):
 			sizes[i], remoteSizes = remoteSizes[0], remoteSizes[1:]
-			continue
-		}
-		if st, err := os.Stat(p); err == nil {
-			sizes[i] = st.Size()
+		default:
+			if st, err := os.Stat(p); err == nil {
+				sizes[i] = st.Size()
+			}
 		}
 	}
 	return sizes

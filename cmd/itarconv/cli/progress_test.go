@@ -209,6 +209,29 @@ func TestProgressOnTerminal(t *testing.T) {
 	args := append([]string{"index", "--workers", "1", "--connections", "1", "-o", filepath.Join(out, "data.taridx")}, urls(srv, plain)...)
 	checkBar(t, ptyRun(t, args...), "data", plainSizes, shards*perShard)
 
+	// Local shards: the total is their sizes, the stats the command made
+	// (none is opened before the run: index refuses compressed shards by
+	// their scan); as one run and as a task. Too fast for frames: the
+	// final line.
+	local := func(names []string) []string {
+		var p []string
+		for _, n := range names {
+			p = append(p, filepath.Join(dir, n))
+		}
+		return p
+	}
+	for _, task := range [][]string{nil, {"--task", "0/1"}} {
+		args = append(append([]string{"index", "--workers", "1", "-o", filepath.Join(t.TempDir(), "data.taridx")}, task...), local(plain)...)
+		var total int64
+		for _, n := range plainSizes {
+			total += n
+		}
+		final := fmt.Sprintf("data: shard %d/%d, %d members  100%% %s in ", shards, shards, shards*perShard, human.Bytes(total))
+		if out := ptyRun(t, args...); !strings.Contains(out, final) {
+			t.Errorf("%q: no final line %q: %q", args, final, out)
+		}
+	}
+
 	args = append([]string{"convert", "--workers", "1", "--connections", "1", "--fold", "data"}, urls(slower, packed)...)
 	checkBar(t, ptyRun(t, append(args, filepath.Join(out, "unpacked"))...), "data", packedSizes, shards*perShard)
 }
