@@ -290,15 +290,21 @@ func (c *cutBody) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// countingWriter counts the body bytes written to a client.
+// countingWriter counts the body bytes written to a client. They are
+// counted before they are written (and a short write's rest taken back):
+// counted after, a client that has read the whole body could ask for the
+// count before the write that brought it had returned.
 type countingWriter struct {
 	http.ResponseWriter
 	n *atomic.Int64
 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
+	c.n.Add(int64(len(b)))
 	n, err := c.ResponseWriter.Write(b)
-	c.n.Add(int64(n))
+	if n < len(b) {
+		c.n.Add(int64(n - len(b)))
+	}
 	return n, err
 }
 
