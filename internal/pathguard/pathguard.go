@@ -86,17 +86,6 @@ func Open(path string) (*os.File, error) {
 	return openRegular(path, fi)
 }
 
-// OpenStat is Open for a file the caller has just stat'ed (fi: what
-// os.Stat said of path; a guard that checked thousands of shards need not
-// stat each again to open it): refused unless fi is a regular file, and
-// checked again once open.
-func OpenStat(path string, fi fs.FileInfo) (*os.File, error) {
-	if err := CheckName(path); err != nil {
-		return nil, err
-	}
-	return openRegular(path, fi)
-}
-
 // openRegular opens path, whose name passed CheckName and whose stat is
 // fi, if fi and the open file say it is a regular file.
 func openRegular(path string, fi fs.FileInfo) (*os.File, error) {

@@ -50,23 +50,24 @@ func TestRegularAndOpen(t *testing.T) {
 	}
 }
 
-// TestOpenStat: a stat the caller made is taken: one that says FIFO is
-// refused without an open; one that says regular of a path that is a
-// FIFO now (swapped in since) is refused once open, without blocking.
-func TestOpenStat(t *testing.T) {
+// TestOpenRegular: Open's open of a path already stat'ed takes the stat:
+// one that says FIFO is refused without an open; one that says regular of
+// a path that is a FIFO now (swapped in since) is refused once open,
+// without blocking.
+func TestOpenRegular(t *testing.T) {
 	_, file, fifo := fileAndFIFO(t)
 	regular, _ := os.Stat(file)
 	fifoStat, _ := os.Stat(fifo)
-	f, err := OpenStat(file, regular)
+	f, err := openRegular(file, regular)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
-	if _, err := OpenStat(file, fifoStat); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "a FIFO") {
-		t.Errorf("OpenStat with a FIFO's stat: %v, want ErrNotRegular", err)
+	if _, err := openRegular(file, fifoStat); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "a FIFO") {
+		t.Errorf("a FIFO's stat: %v, want ErrNotRegular", err)
 	}
-	if _, err := OpenStat(fifo, regular); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), fifo) {
-		t.Errorf("OpenStat of a FIFO said regular: %v, want ErrNotRegular naming it", err)
+	if _, err := openRegular(fifo, regular); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), fifo) {
+		t.Errorf("a FIFO said regular: %v, want ErrNotRegular naming it", err)
 	}
 }
 
