@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/itarconv/itarconv/internal/atonce"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/remote"
@@ -202,30 +203,17 @@ func restatInputs(recorded []Input) []Input {
 	now := slices.Clone(recorded)
 	// Several stats at once: on a network file system each is a round
 	// trip, and a run has thousands of shards.
-	next := make(chan int, restatWorkers)
-	var wg sync.WaitGroup
-	for range min(restatWorkers, len(now)) {
-		wg.Go(func() {
-			for i := range next {
-				if remote.IsURL(now[i].Path) {
-					continue // the merge reads no shard: the tasks checked them
-				}
-				if fi, err := os.Stat(now[i].Path); err == nil {
-					now[i].Size, now[i].ModTime = fi.Size(), fi.ModTime().UnixNano()
-				}
-			}
-		})
-	}
-	for i := range now {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	atonce.Each(len(now), atonce.Files, func(i int) bool {
+		if remote.IsURL(now[i].Path) {
+			return false // the merge reads no shard: the tasks checked them
+		}
+		if fi, err := os.Stat(now[i].Path); err == nil {
+			now[i].Size, now[i].ModTime = fi.Size(), fi.ModTime().UnixNano()
+		}
+		return false
+	})
 	return now
 }
-
-// restatWorkers is how many stats restatInputs has in flight.
-const restatWorkers = 16
 
 // File is one file of a part, with its size: a part is complete when all
 // its files are there at these sizes.

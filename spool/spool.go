@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/itarconv/itarconv/formats/compressed"
+	"github.com/itarconv/itarconv/internal/atonce"
 	"github.com/itarconv/itarconv/internal/pathguard"
 	"github.com/itarconv/itarconv/internal/safefile"
 	"github.com/itarconv/itarconv/internal/syswrite"
@@ -115,7 +116,7 @@ func (s *Spool) dir() string { return cmp.Or(s.Dir, os.TempDir()) }
 
 // Needed reports whether any shard is compressed, a URL or standard
 // input: a conversion reading them needs a Spool. A local shard is told by
-// its first bytes, an open each, detectAtOnce at a time (on a cluster file
+// its first bytes, an open each, atonce.Files at a time (on a cluster file
 // system an open is a round trip; of 10^5 shards, in turn, minutes). The
 // answer and the error are those of the first shard, in order, that
 // decides: the same whichever open ends first.
@@ -124,41 +125,22 @@ func Needed(shards []string) (bool, error) {
 		need bool
 		err  error
 	}, len(shards))
-	var first atomic.Int64 // the lowest shard that decides so far
-	first.Store(int64(len(shards)))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(detectAtOnce, len(shards)) {
-		wg.Go(func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= first.Load() { // past a shard that decides (or the end)
-					return
-				}
-				d := &decided[i]
-				if p := shards[i]; p == Stdin || remote.IsURL(p) {
-					d.need = true
-				} else {
-					var c compressed.Codec
-					c, d.err = compressed.DetectFile(p)
-					d.need = d.err == nil && c != compressed.None
-				}
-				if d.need || d.err != nil {
-					for f := first.Load(); i < f && !first.CompareAndSwap(f, i); f = first.Load() {
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if i := first.Load(); i < int64(len(shards)) {
+	i := atonce.Each(len(shards), atonce.Files, func(i int) bool {
+		d := &decided[i]
+		if p := shards[i]; p == Stdin || remote.IsURL(p) {
+			d.need = true
+		} else {
+			var c compressed.Codec
+			c, d.err = compressed.DetectFile(p)
+			d.need = d.err == nil && c != compressed.None
+		}
+		return d.need || d.err != nil
+	})
+	if i < len(shards) {
 		return decided[i].need, decided[i].err
 	}
 	return false, nil
 }
-
-// detectAtOnce is how many shards Needed opens at once.
-const detectAtOnce = 16
 
 // claim gives path's entry, and whether the caller is the one to make
 // its copy (the first to ask for it).

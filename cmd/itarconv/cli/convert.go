@@ -304,6 +304,10 @@ func (e *env) convertProgress(what, from string, srcs []string, o convert.Conver
 		return nil
 	}
 	if from == fold.FormatName {
+		if f := o.Found; f != nil {
+			// The shards the command found, and its stats of them.
+			return e.newShardProgress(what, f.Shards, knownSizes(f.Infos), false)
+		}
 		if shards, err := convert.ConvertInputs(srcs, o); err == nil {
 			return e.newShardProgress(what, shards, nil, false)
 		}

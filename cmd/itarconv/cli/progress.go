@@ -15,6 +15,7 @@ import (
 
 	"github.com/itarconv/itarconv/dataset"
 	"github.com/itarconv/itarconv/formats/compressed"
+	"github.com/itarconv/itarconv/internal/atonce"
 	"github.com/itarconv/itarconv/internal/human"
 	"github.com/itarconv/itarconv/remote"
 	"github.com/itarconv/itarconv/spool"
@@ -114,7 +115,8 @@ func (e *env) barShown() bool { return !e.quiet && isTerminal(e.stderr) }
 // (remote shards' take requests), but for those known (sizes[i] > 0: the
 // stats the command made). With plain (index, which refuses compressed
 // shards) no shard is opened to tell whether it is compressed: of 10^5
-// shards, each open is a round trip before the bar starts.
+// shards, each open is a round trip before the bar starts (those it
+// opens and stats, it does several at a time).
 func (e *env) newShardProgress(label string, shards []string, sizes []int64, plain bool) *progress {
 	if !e.barShown() {
 		return nil
@@ -124,8 +126,13 @@ func (e *env) newShardProgress(label string, shards []string, sizes []int64, pla
 	p.packed = make([]bool, len(shards))
 	p.prefix = make([]int64, len(shards)+1)
 	p.plainPrefix = make([]int64, len(shards)+1)
-	for i, s := range shards {
-		p.packed[i] = !plain && isCompressed(s)
+	if !plain {
+		atonce.Each(len(shards), atonce.Files, func(i int) bool {
+			p.packed[i] = isCompressed(shards[i])
+			return false
+		})
+	}
+	for i := range shards {
 		p.prefix[i+1] = p.prefix[i] + p.sizes[i]
 		p.plainPrefix[i+1] = p.plainPrefix[i]
 		if !p.packed[i] {
@@ -368,16 +375,18 @@ func totalSizes(c *remote.Client, paths []string, known []int64) []int64 {
 	// Remote shards are asked together, not a round trip each in turn.
 	remoteSizes, _, _ := c.StatAll(context.Background(), urls)
 	for i, p := range paths {
-		switch {
-		case sizes[i] > 0:
-		case remote.IsURL(p):
+		if sizes[i] == 0 && remote.IsURL(p) {
 			sizes[i], remoteSizes = remoteSizes[0], remoteSizes[1:]
-		default:
-			if st, err := os.Stat(p); err == nil {
+		}
+	}
+	atonce.Each(len(paths), atonce.Files, func(i int) bool {
+		if sizes[i] == 0 && !remote.IsURL(paths[i]) {
+			if st, err := os.Stat(paths[i]); err == nil {
 				sizes[i] = st.Size()
 			}
 		}
-	}
+		return false
+	})
 	return sizes
 }
 

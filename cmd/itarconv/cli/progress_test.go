@@ -211,8 +211,8 @@ func TestProgressOnTerminal(t *testing.T) {
 
 	// Local shards: the total is their sizes, the stats the command made
 	// (none is opened before the run: index refuses compressed shards by
-	// their scan); as one run and as a task. Too fast for frames: the
-	// final line.
+	// their scan); as one run and as a task; and a conversion's. Too fast
+	// for frames: the final line.
 	local := func(names []string) []string {
 		var p []string
 		for _, n := range names {
@@ -220,13 +220,24 @@ func TestProgressOnTerminal(t *testing.T) {
 		}
 		return p
 	}
-	for _, task := range [][]string{nil, {"--task", "0/1"}} {
-		args = append(append([]string{"index", "--workers", "1", "-o", filepath.Join(t.TempDir(), "data.taridx")}, task...), local(plain)...)
-		var total int64
-		for _, n := range plainSizes {
-			total += n
+	var total int64
+	for _, n := range plainSizes {
+		total += n
+	}
+	for _, c := range []struct {
+		label string
+		args  []string
+	}{
+		{"data", []string{"index", "--workers", "1", "-o", filepath.Join(t.TempDir(), "data.taridx")}},
+		{"data", []string{"index", "--workers", "1", "--task", "0/1", "-o", filepath.Join(t.TempDir(), "data.taridx")}},
+		// The shards the command found, several told plain at once.
+		{"tbl", []string{"convert", "--workers", "1"}},
+	} {
+		args = append(c.args, local(plain)...)
+		if c.label == "tbl" {
+			args = append(args, filepath.Join(t.TempDir(), "out.tbl"))
 		}
-		final := fmt.Sprintf("data: shard %d/%d, %d members  100%% %s in ", shards, shards, shards*perShard, human.Bytes(total))
+		final := fmt.Sprintf("%s: shard %d/%d, %d members  100%% %s in ", c.label, shards, shards, shards*perShard, human.Bytes(total))
 		if out := ptyRun(t, args...); !strings.Contains(out, final) {
 			t.Errorf("%q: no final line %q: %q", args, final, out)
 		}
