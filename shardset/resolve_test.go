@@ -1,12 +1,15 @@
 package shardset
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/itarconv/itarconv/internal/pathguard"
@@ -75,5 +78,68 @@ func TestResolveKnown(t *testing.T) {
 	_, _, err = ResolveKnown(context.Background(), []string{a, a}, []fs.FileInfo{infos[1], infos[1]})
 	if !errors.Is(err, pathguard.ErrSameInput) {
 		t.Errorf("a known shard given twice: %v, want pathguard.ErrSameInput", err)
+	}
+}
+
+// TestResolveListAhead: a list of hundreds of lines, whose names are
+// stat'ed in batches ahead of their turn, resolves as each line would in
+// turn: in order, with each name's os.Lstat (a link as a link), globs,
+// braces and URLs among them; and of two mistakes, the earlier line's is
+// refused, whichever kind each is.
+func TestResolveListAhead(t *testing.T) {
+	dir := t.TempDir()
+	const n = 300
+	var lines, want []string
+	for i := range n {
+		name := fmt.Sprintf("s%05d.tar", i)
+		os.WriteFile(filepath.Join(dir, name), bytes.Repeat([]byte{1}, i%7), 0o644)
+		lines = append(lines, name)
+		want = append(want, filepath.Join(dir, name))
+	}
+	os.WriteFile(filepath.Join(dir, "g1.tar"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "b1.tar"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "b2.tar"), nil, 0o644)
+	if err := os.Symlink(filepath.Join(dir, "s00000.tar"), filepath.Join(dir, "link.tar")); err != nil {
+		t.Skip(err)
+	}
+	lines = append(lines, "# a comment", "", "g[1].tar", "b{1,2}.tar", "link.tar", "https://example.com/x.tar")
+	want = append(want, filepath.Join(dir, "g1.tar"), filepath.Join(dir, "b1.tar"), filepath.Join(dir, "b2.tar"), filepath.Join(dir, "link.tar"), "https://example.com/x.tar")
+	list := filepath.Join(dir, "list.txt")
+	os.WriteFile(list, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	shards, infos, err := ResolveInfo(context.Background(), []string{"@" + list})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(shards, want) {
+		t.Fatalf("%d shards, want %d in order", len(shards), len(want))
+	}
+	for i := range n {
+		if infos[i] == nil || infos[i].Name() != filepath.Base(want[i]) || infos[i].Size() != int64(i%7) {
+			t.Fatalf("line %d: %v", i+1, infos[i])
+		}
+	}
+	if infos[n] != nil || infos[n+1] == nil || infos[n+2] == nil || infos[n+3] == nil || infos[n+3].Mode()&fs.ModeSymlink == 0 || infos[n+4] != nil {
+		t.Errorf("a glob's match, a brace's names, a link, a URL: %v %v %v %v %v", infos[n], infos[n+1], infos[n+2], infos[n+3], infos[n+4])
+	}
+
+	// Two mistakes: the earlier line's is the one refused.
+	for _, c := range []struct {
+		at   map[int]string
+		line int
+		is   error
+	}{
+		{map[int]string{100: "missing.tar", 280: "@other"}, 101, fs.ErrNotExist},
+		{map[int]string{100: "@other", 280: "missing.tar"}, 101, ErrListInList},
+		{map[int]string{280: "s00002.tar"}, 281, pathguard.ErrSameInput},
+	} {
+		bad := slices.Clone(lines[:n])
+		for i, s := range c.at {
+			bad[i] = s
+		}
+		os.WriteFile(list, []byte(strings.Join(bad, "\n")+"\n"), 0o644)
+		_, err := Resolve([]string{"@" + list})
+		if !errors.Is(err, c.is) || !strings.Contains(err.Error(), fmt.Sprintf("%s:%d:", list, c.line)) {
+			t.Errorf("%v: %v, want %v at line %d", c.at, err, c.is, c.line)
+		}
 	}
 }
