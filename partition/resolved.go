@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/itarconv/itarconv/internal/atonce"
 	"github.com/itarconv/itarconv/internal/sharedrec"
 	"github.com/itarconv/itarconv/remote"
 )
@@ -102,23 +103,22 @@ func resolvedKey(args []string) (string, bool) {
 }
 
 // ownAsRecorded stats task t's own shards (its Range over the recorded
-// sizes): true when each is the file recorded, as recorded.
+// sizes), atonce.Files at a time: true when each is the file recorded,
+// as recorded.
 func ownAsRecorded(ctx context.Context, names []string, infos []fs.FileInfo, t Task) bool {
 	sizes := make([]int64, len(infos))
 	for i, fi := range infos {
 		sizes[i] = fi.Size()
 	}
 	lo, hi := Range(sizes, t)
-	for i := lo; i < hi; i++ {
-		if i%1024 == 0 && ctx.Err() != nil {
-			return false
+	differs := atonce.Each(hi-lo, atonce.Files, func(k int) bool {
+		if ctx.Err() != nil {
+			return true
 		}
-		fi, err := os.Stat(names[i])
-		if err != nil || !sameRecorded(fi, infos[i]) {
-			return false
-		}
-	}
-	return true
+		fi, err := os.Stat(names[lo+k])
+		return err != nil || !sameRecorded(fi, infos[lo+k])
+	})
+	return differs == hi-lo
 }
 
 // sameRecorded tells whether fi, a fresh stat, says what rec recorded.
