@@ -3,6 +3,7 @@ package loaders_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -124,4 +125,31 @@ func sizesOf(t *testing.T, paths []string) []int64 {
 		sizes[i] = fi.Size()
 	}
 	return sizes
+}
+
+// FuzzLoadPart: the file of the loaders' states a task leaves in its part,
+// damaged any way, is refused as a damaged part (fold.ErrPart) or
+// restored; nothing panics. Seeds: the file of a task over the
+// webdataset case, whole and cut short.
+func FuzzLoadPart(f *testing.F) {
+	_, shards := testutil.CopyShards(f, filepath.Join("..", "formats", "energon", "testdata", "webdataset"))
+	part := f.TempDir()
+	if _, err := fold.IndexPart(context.Background(), shards, 0, len(shards), true, part, fold.IndexOptions{Workers: 1, Loaders: allLoaders()}); err != nil {
+		f.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(part, "loaders.gob"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(b[:len(b)/2])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(t.TempDir(), "loaders.gob")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := allLoaders().LoadPart(p); err != nil && !errors.Is(err, fold.ErrPart) {
+			t.Fatalf("%v: not fold.ErrPart", err)
+		}
+	})
 }
