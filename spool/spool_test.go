@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -114,5 +115,33 @@ func TestSpoolCorruptLeavesNothing(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(out); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// BenchmarkNeeded tells 2,000 plain shards from compressed ones, several
+// at a time (atonce) and, the baseline in the same run, one at a time
+// (serial).
+func BenchmarkNeeded(b *testing.B) {
+	dir := b.TempDir()
+	data := testutil.PlainData(4 << 10)
+	var shards []string
+	for i := range 2000 {
+		p := filepath.Join(dir, fmt.Sprintf("s%05d.tar", i))
+		os.WriteFile(p, data, 0o644)
+		shards = append(shards, p)
+	}
+	defer func(w int) { detectWidth = w }(detectWidth)
+	for _, c := range []struct {
+		name  string
+		width int
+	}{{"serial", 1}, {"atonce", detectWidth}} {
+		b.Run(c.name, func(b *testing.B) {
+			detectWidth = c.width
+			for b.Loop() {
+				if need, err := Needed(shards); need || err != nil {
+					b.Fatal(need, err)
+				}
+			}
+		})
 	}
 }

@@ -407,11 +407,7 @@ func guardIndexJobs(ctx context.Context, args []string, jobs []indexJob, set *lo
 			if t.inputs, err = partition.StatInputsKnown(ctx, job.shards, job.infos); err != nil {
 				return t, err
 			}
-			sizes := make([]int64, len(t.inputs))
-			for i, x := range t.inputs {
-				sizes[i] = x.Size
-			}
-			t.lo, t.hi = partition.Range(sizes, task)
+			t.lo, t.hi = partition.Range(inputSizes(t.inputs), task)
 			mine = job.shards[t.lo:t.hi]
 			if infos != nil {
 				infos = infos[t.lo:t.hi]
@@ -632,6 +628,15 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// inputSizes are the sizes of a run's inputs, as its tasks saw them.
+func inputSizes(inputs []partition.Input) []int64 {
+	sizes := make([]int64, len(inputs))
+	for i, in := range inputs {
+		sizes[i] = in.Size
+	}
+	return sizes
 }
 
 // knownSizes are the shards' sizes from the stats planIndex made, for the

@@ -78,11 +78,7 @@ func (e *env) indexTask(ctx context.Context, fl indexFlags, opts fold.IndexOptio
 	}
 	job.shards = shards
 	return e.runTask("index", anchor, t, inputs, po, func(dir string, m *partition.Manifest) (any, int, int, error) {
-		var sizes []int64
-		for _, in := range inputs[lo:hi] {
-			sizes = append(sizes, in.Size)
-		}
-		bar := e.newShardProgress(job.fold, job.shards[lo:hi], sizes, true)
+		bar := e.newShardProgress(job.fold, job.shards[lo:hi], inputSizes(inputs[lo:hi]), true)
 		opts.Progress = func(p dataset.Progress) { bar.update(job.fold, p) }
 		st, err := fold.IndexPart(ctx, job.shards, lo, hi, withTARIDX, dir, opts)
 		bar.done(err)
